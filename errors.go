@@ -1,0 +1,92 @@
+package settleflow
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Failure is why a workflow failed: the workflow's "failure" object on the wire.
+type Failure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error implements error, so a Failure can be returned where an error is
+// expected (for example from a product or a Settler, wrapped with Permanent).
+func (f *Failure) Error() string { return f.Code + ": " + f.Message }
+
+// Failure codes the engine itself sets.
+const (
+	FailureExecutionFailed  = "execution_failed"
+	FailureAttemptsExceeded = "attempts_exceeded"
+	FailureSettlementFailed = "settlement_failed"
+)
+
+// PermanentError marks an error that retrying cannot fix. A product or Settler
+// returns one (via [Permanent]) to end a workflow in Failed at once.
+type PermanentError struct {
+	Err error
+}
+
+func (e *PermanentError) Error() string { return "permanent: " + e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err so the engine does not retry it. Wrapping a *Failure
+// sets the workflow's failure code and message; any other error is reported
+// under a generic code.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// IsPermanent reports whether err, or any error it wraps, is permanent.
+func IsPermanent(err error) bool {
+	var p *PermanentError
+	return errors.As(err, &p)
+}
+
+// Sentinel errors returned by the engine and every Store.
+var (
+	// ErrNotFound: no such workflow in that environment.
+	ErrNotFound = errors.New("settleflow: not found")
+	// ErrEngineStopped: the engine is stopping or stopped and takes no work.
+	ErrEngineStopped = errors.New("settleflow: engine stopped")
+)
+
+// InvalidError is a bad input to the engine. Param names the offending
+// field as it is spelled on the wire (for example "customerId" or
+// "payload.ticketId"); Code is a stable machine-readable string.
+type InvalidError struct {
+	Code    string
+	Param   string
+	Message string
+}
+
+func (e *InvalidError) Error() string {
+	if e.Param == "" {
+		return "settleflow: " + e.Message
+	}
+	return fmt.Sprintf("settleflow: %s: %s", e.Param, e.Message)
+}
+
+// Codes of InvalidError.
+const (
+	CodeParameterMissing = "parameter_missing"
+	CodeParameterInvalid = "parameter_invalid"
+	CodeProductNotFound  = "product_not_found"
+	CodeQuoteOutOfRange  = "quote_out_of_range"
+)
+
+// FieldError is returned by a product's payload validation to name the field
+// at fault. Field is the path inside the payload ("ticketId", "items.0.sku");
+// the engine reports it as "payload.<Field>".
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }

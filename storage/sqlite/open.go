@@ -1,0 +1,73 @@
+// Package sqlite is the SQLite Store of settleflow, the embedded default: a
+// single file, no server, on modernc.org/sqlite (pure Go, no cgo) through bun.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Synchronous is SQLite's PRAGMA synchronous setting for the write-ahead log.
+type Synchronous string
+
+// The synchronous settings that keep WAL mode consistent.
+const (
+	// SyncFull fsyncs the WAL at every commit: a commit survives power loss.
+	// The default.
+	SyncFull Synchronous = "FULL"
+	// SyncNormal fsyncs only at checkpoints: a commit survives the death of
+	// the process (kill -9) but the last commits may be lost on power loss.
+	SyncNormal Synchronous = "NORMAL"
+)
+
+// OpenOptions tune OpenDB. The zero value is the recommended setting.
+type OpenOptions struct {
+	// Synchronous defaults to SyncFull.
+	Synchronous Synchronous
+	// BusyTimeoutMillis is how long a connection waits for another process's
+	// write lock before failing with SQLITE_BUSY. Default 10000.
+	BusyTimeoutMillis int
+}
+
+// OpenDB opens (creating if needed) the SQLite database at path with the
+// settings settleflow relies on: WAL journal, a busy timeout, foreign keys,
+// and write transactions that take the write lock at BEGIN (BEGIN IMMEDIATE),
+// so two writers never deadlock upgrading a read lock.
+func OpenDB(path string, opts OpenOptions) (*bun.DB, error) {
+	if opts.Synchronous == "" {
+		opts.Synchronous = SyncFull
+	}
+	if opts.Synchronous != SyncFull && opts.Synchronous != SyncNormal {
+		return nil, fmt.Errorf("sqlite: synchronous must be FULL or NORMAL, not %q", opts.Synchronous)
+	}
+	if opts.BusyTimeoutMillis == 0 {
+		opts.BusyTimeoutMillis = 10000
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeoutMillis))
+	q.Add("_pragma", "synchronous("+string(opts.Synchronous)+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	sqldb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	// Readers run in parallel under WAL; writers are serialized by the Store
+	// itself, so a handful of connections is plenty.
+	sqldb.SetMaxOpenConns(8)
+	sqldb.SetMaxIdleConns(8)
+	sqldb.SetConnMaxLifetime(0)
+	if err := sqldb.PingContext(context.Background()); err != nil {
+		sqldb.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return bun.NewDB(sqldb, sqlitedialect.New()), nil
+}

@@ -1,0 +1,121 @@
+package settleflow
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Store persists workflows and the event outbox. The engine depends on
+// nothing else for state: whatever a Store method has acknowledged must
+// survive a crash of the process.
+//
+// Implementations live in storage/ (SQLite, Postgres); every one must pass
+// the conformance suite in storage/storetest. All methods are safe for
+// concurrent use.
+type Store interface {
+	// InsertWorkflows inserts new Pending workflows in one transaction. An
+	// insert that carries an idempotency key whose record (same environment,
+	// younger than IdempotencyTTL) already exists inserts nothing and reports
+	// the existing record instead. Results are in the order of ins.
+	InsertWorkflows(ctx context.Context, ins []Insert) ([]InsertResult, error)
+
+	// GetWorkflow returns the workflow with id in env, or ErrNotFound.
+	GetWorkflow(ctx context.Context, env Environment, id string) (*Workflow, error)
+
+	// ListWorkflows returns one page of q, newest first, and whether more
+	// workflows lie beyond it in the direction of travel.
+	ListWorkflows(ctx context.Context, q ListQuery) (ws []*Workflow, hasMore bool, err error)
+
+	// ClaimWorkflows leases up to c.Limit due workflows to c.Owner: those
+	// Pending, Running or Settling whose due time is at or before c.Now,
+	// earliest due first. A claimed workflow's due time becomes c.LeaseUntil,
+	// so it is claimed again if its owner vanishes; a claimed Pending workflow
+	// moves to Running in the same statement (claiming is starting it).
+	ClaimWorkflows(ctx context.Context, c Claim) ([]*Workflow, error)
+
+	// UpdateWorkflows applies us in one transaction. Each update applies only
+	// if the workflow still has status u.Status and is leased to u.Owner;
+	// otherwise it is skipped (another worker took it over). An applied
+	// update's Event is written to the outbox in the same transaction.
+	// applied[i] reports whether us[i] applied.
+	UpdateWorkflows(ctx context.Context, us []Update) (applied []bool, err error)
+
+	// ClaimEvents leases up to c.Limit undispatched outbox events that are due
+	// at c.Now, oldest first, until c.LeaseUntil.
+	ClaimEvents(ctx context.Context, c Claim) ([]Event, error)
+
+	// MarkEventsDispatched records that the Notifier took the events.
+	MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error
+}
+
+// IdempotencyTTL is how long an idempotency key is remembered.
+const IdempotencyTTL = 24 * time.Hour
+
+// Insert is one workflow to insert, optionally under an idempotency key.
+type Insert struct {
+	Workflow *Workflow
+	// IdempotencyKey, when not empty, is remembered with RequestHash and the
+	// workflow as created, in the same transaction as the workflow.
+	IdempotencyKey string
+	RequestHash    string
+}
+
+// InsertResult reports what an Insert did.
+type InsertResult struct {
+	// Existing is the workflow as it was created under the same idempotency
+	// key, when the key was already taken; nil when the insert happened.
+	Existing *Workflow
+	// ExistingHash is the request hash stored with the existing key.
+	ExistingHash string
+}
+
+// ListQuery selects a page of workflows. Workflows are ordered by id, which
+// sorts by creation time; pages run newest first.
+type ListQuery struct {
+	Environment Environment
+	// Optional filters; zero values match everything.
+	Status     Status
+	CustomerID string
+	Product    string
+	// At most one of StartingAfter and EndingBefore: the id of a workflow on
+	// the previous page. StartingAfter returns older workflows, EndingBefore
+	// newer ones (still ordered newest first).
+	StartingAfter string
+	EndingBefore  string
+	Limit         int
+}
+
+// Claim is a lease request for workflows or events.
+type Claim struct {
+	Owner      string
+	Now        time.Time
+	LeaseUntil time.Time
+	Limit      int
+}
+
+// Update changes one leased workflow.
+type Update struct {
+	ID string
+	// Owner must hold the workflow's lease.
+	Owner string
+	// Status is the status the workflow must have. If Transition is not zero,
+	// its From must equal Status.
+	Status     Status
+	Transition Transition
+	// RunAt is when the workflow is next due for a worker (ignored once it
+	// reaches a terminal status).
+	RunAt time.Time
+	// Release ends the lease; otherwise Owner keeps it until RunAt.
+	Release  bool
+	Attempts int
+	// Fields set when non-nil.
+	Result     json.RawMessage
+	ActualCost *int64
+	Achieved   *BasisPoints
+	Settlement *Settlement
+	Failure    *Failure
+	UpdatedAt  time.Time
+	// Event is written to the outbox if and only if the update applies.
+	Event *Event
+}

@@ -1,0 +1,151 @@
+package settleflow
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Status is a workflow's state. The names are part of the wire contract.
+type Status string
+
+// The states of a workflow. See the package documentation for the diagram.
+const (
+	// Pending: created and quoted, queued for execution.
+	Pending Status = "Pending"
+	// Running: the product is executing.
+	Running Status = "Running"
+	// Settling: the charge is on its way to the chain and waits for
+	// confirmations.
+	Settling Status = "Settling"
+	// Settled: the charge is confirmed; workflow.completed was emitted.
+	Settled Status = "Settled"
+	// Failed: execution or settlement failed for good; workflow.failed was
+	// emitted.
+	Failed Status = "Failed"
+)
+
+// Statuses lists every status in the order of the state machine.
+var Statuses = []Status{Pending, Running, Settling, Settled, Failed}
+
+// transitions is the state machine, and the only place it is written down.
+// Store adapters derive their database guard from it (see Transitions).
+var transitions = map[Status][]Status{
+	Pending:  {Running},
+	Running:  {Settling, Failed},
+	Settling: {Settled, Failed},
+}
+
+// Valid reports whether s is one of the five statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case Pending, Running, Settling, Settled, Failed:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether no transition leaves s.
+func (s Status) Terminal() bool { return s == Settled || s == Failed }
+
+// ParseStatus returns the status named by s, exactly as on the wire.
+func ParseStatus(s string) (Status, error) {
+	st := Status(s)
+	if !st.Valid() {
+		return "", fmt.Errorf("settleflow: unknown status %q (want one of Pending, Running, Settling, Settled, Failed)", s)
+	}
+	return st, nil
+}
+
+// Transition is a legal move between two statuses. The zero Transition means
+// "no change of status". A non-zero Transition can only be obtained from
+// [Status.To], so a Store that applies Transitions cannot apply an illegal one.
+type Transition struct {
+	from, to Status
+}
+
+// To returns the transition from s to next, or an error if the state machine
+// does not allow it.
+func (s Status) To(next Status) (Transition, error) {
+	for _, allowed := range transitions[s] {
+		if allowed == next {
+			return Transition{from: s, to: next}, nil
+		}
+	}
+	return Transition{}, fmt.Errorf("settleflow: illegal transition %s → %s", s, next)
+}
+
+// mustTo is To for transitions the engine hard-codes; a typo is a bug found
+// by the first test that takes the path.
+func (s Status) mustTo(next Status) Transition {
+	t, err := s.To(next)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// From is the status the workflow must have for the transition to apply.
+func (t Transition) From() Status { return t.from }
+
+// Next is the status the transition moves to.
+func (t Transition) Next() Status { return t.to }
+
+// IsZero reports whether t is "no change of status".
+func (t Transition) IsZero() bool { return t.from == "" }
+
+// Transitions lists every legal transition, for Store adapters that enforce
+// the state machine in the database too.
+func Transitions() []Transition {
+	var out []Transition
+	for _, from := range Statuses {
+		for _, to := range transitions[from] {
+			out = append(out, Transition{from: from, to: to})
+		}
+	}
+	return out
+}
+
+// Workflow is a priced run of a product for a customer. Its JSON form is the
+// wire object of the HTTP API.
+type Workflow struct {
+	ID         string          `json:"id"`
+	Object     string          `json:"object"`
+	Livemode   bool            `json:"livemode"`
+	Product    string          `json:"product"`
+	CustomerID string          `json:"customerId"`
+	Payload    json.RawMessage `json:"payload"`
+	Quoted     Money           `json:"quoted"`
+	Margin     Margin          `json:"margin"`
+	Status     Status          `json:"status"`
+	Result     json.RawMessage `json:"result"`
+	Settlement *Settlement     `json:"settlement"`
+	Failure    *Failure        `json:"failure"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	UpdatedAt  time.Time       `json:"updatedAt"`
+
+	// ActualCost is the cost execution reported, in minor units; nil before.
+	ActualCost *int64 `json:"-"`
+	// Attempts counts executions and settlement checks that ended in a
+	// transient error since the last state change.
+	Attempts int `json:"-"`
+}
+
+// Environment returns the environment the workflow belongs to.
+func (w *Workflow) Environment() Environment {
+	if w.Livemode {
+		return Live
+	}
+	return Test
+}
+
+// charge is the charge that settles w: always the quoted amount.
+func (w *Workflow) charge() Charge {
+	return Charge{
+		WorkflowID:  w.ID,
+		Environment: w.Environment(),
+		CustomerID:  w.CustomerID,
+		Amount:      w.Quoted.Amount,
+		Currency:    w.Quoted.Currency,
+	}
+}
