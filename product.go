@@ -1,0 +1,226 @@
+package settleflow
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Product is a product with a payload of type P, registered with [Register].
+// P is decoded from the workflow's payload object with unknown fields
+// rejected; if *P or P has a method Validate() error, it runs next (return a
+// *FieldError to name the field at fault).
+type Product[P any] struct {
+	// Name is what clients put in "product": 1–64 of [a-z0-9-], starting with a letter.
+	Name        string
+	Description string
+	Price       Price
+	// PricingSummary tells people how the cost is estimated, e.g.
+	// "2.00 USD per ticket plus 0.10 USD per attachment".
+	PricingSummary string
+	// Estimate returns the estimated cost of running p, in minor units. It
+	// must be fast and must not do I/O: Create calls it inline.
+	Estimate func(p P) (int64, error)
+	// Execute runs the product. It may run again for the same workflow after a
+	// crash (at least once), so it should be idempotent by workflow id
+	// (available from WorkflowID(ctx)). Return an error wrapped with
+	// [Permanent] to fail the workflow for good; other errors are retried.
+	Execute func(ctx context.Context, p P) (Execution, error)
+}
+
+// Execution is what a product reports when it has run.
+type Execution struct {
+	// ActualCost is what the run cost, in minor units.
+	ActualCost int64
+	// Result is the workflow's "result": anything that marshals to a JSON
+	// object, or nil.
+	Result any
+}
+
+// ProductInfo describes a registered product: the catalogue entry.
+type ProductInfo struct {
+	Name           string      `json:"name"`
+	Description    string      `json:"description"`
+	TargetMargin   BasisPoints `json:"targetMargin"`
+	MinimumCharge  Money       `json:"minimumCharge"`
+	PricingSummary string      `json:"pricingSummary"`
+}
+
+// Products is the registry of products an engine serves. The zero value is
+// not usable; call NewProducts. It is safe for concurrent use.
+type Products struct {
+	mu sync.RWMutex
+	m  map[string]*product
+}
+
+// NewProducts returns an empty registry.
+func NewProducts() *Products { return &Products{m: map[string]*product{}} }
+
+type product struct {
+	info  ProductInfo
+	price Price
+	// estimate decodes and validates a payload and estimates its cost.
+	estimate func(payload json.RawMessage) (int64, error)
+	execute  func(ctx context.Context, payload json.RawMessage) (Execution, error)
+}
+
+var productName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+
+// Register adds p to r. It fails if the name is taken or malformed, the
+// price is invalid, or Estimate or Execute is missing.
+func Register[P any](r *Products, p Product[P]) error {
+	if !productName.MatchString(p.Name) {
+		return fmt.Errorf("settleflow: product name %q must be 1-64 of [a-z0-9-] starting with a letter", p.Name)
+	}
+	if err := p.Price.Validate(); err != nil {
+		return fmt.Errorf("settleflow: product %s: %w", p.Name, err)
+	}
+	if p.Estimate == nil || p.Execute == nil {
+		return fmt.Errorf("settleflow: product %s needs Estimate and Execute", p.Name)
+	}
+	decode := func(raw json.RawMessage) (P, error) {
+		var v P
+		if err := decodePayload(raw, &v); err != nil {
+			return v, err
+		}
+		var validate func() error
+		if vv, ok := any(&v).(interface{ Validate() error }); ok {
+			validate = vv.Validate
+		}
+		if validate != nil {
+			if err := validate(); err != nil {
+				return v, payloadError(err)
+			}
+		}
+		return v, nil
+	}
+	entry := &product{
+		info: ProductInfo{
+			Name:           p.Name,
+			Description:    p.Description,
+			TargetMargin:   p.Price.TargetMargin,
+			MinimumCharge:  Money{Amount: p.Price.MinimumCharge, Currency: Currency},
+			PricingSummary: p.PricingSummary,
+		},
+		price: p.Price,
+		estimate: func(raw json.RawMessage) (int64, error) {
+			v, err := decode(raw)
+			if err != nil {
+				return 0, err
+			}
+			cost, err := p.Estimate(v)
+			if err != nil {
+				return 0, payloadError(err)
+			}
+			return cost, nil
+		},
+		execute: func(ctx context.Context, raw json.RawMessage) (Execution, error) {
+			v, err := decode(raw)
+			if err != nil {
+				// The payload was valid at creation; a product whose rules
+				// changed since cannot run it, and retrying will not help.
+				return Execution{}, Permanent(&Failure{Code: "payload_invalid", Message: err.Error()})
+			}
+			return p.Execute(ctx, v)
+		},
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.m[p.Name]; dup {
+		return fmt.Errorf("settleflow: product %s is already registered", p.Name)
+	}
+	r.m[p.Name] = entry
+	return nil
+}
+
+// List returns the catalogue, sorted by name.
+func (r *Products) List() []ProductInfo {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]ProductInfo, 0, len(r.m))
+	for _, p := range r.m {
+		out = append(out, p.info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (r *Products) get(name string) (*product, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.m[name]
+	return p, ok
+}
+
+// decodePayload decodes a JSON object strictly into v, naming the field at
+// fault in errors.
+func decodePayload(raw json.RawMessage, v any) error {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload must be a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return payloadDecodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload has data after the object"}
+	}
+	return nil
+}
+
+func payloadDecodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		param := "payload"
+		if typeErr.Field != "" {
+			param += "." + typeErr.Field
+		}
+		return &InvalidError{Code: CodeParameterInvalid, Param: param,
+			Message: fmt.Sprintf("%s must be %s, not %s", param, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, `json: unknown field "`) {
+		field := strings.TrimSuffix(strings.TrimPrefix(msg, `json: unknown field "`), `"`)
+		return &InvalidError{Code: CodeParameterInvalid, Param: "payload." + field,
+			Message: fmt.Sprintf("payload.%s is not a field of this product", field)}
+	}
+	return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload is not valid JSON for this product: " + strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	default:
+		return "a number"
+	}
+}
+
+// payloadError turns a product's validation or estimate error into an
+// InvalidError that names the payload field.
+func payloadError(err error) error {
+	var inv *InvalidError
+	if errors.As(err, &inv) {
+		return inv
+	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "payload." + fe.Field, Message: "payload." + fe.Field + " " + fe.Message}
+	}
+	return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: err.Error()}
+}

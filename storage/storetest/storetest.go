@@ -1,0 +1,516 @@
+// Package storetest is the conformance suite every settleflow.Store must
+// pass. An adapter's test calls Run with a function that returns a new,
+// empty, migrated Store:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) settleflow.Store { return openEmpty(t) })
+//	}
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/ids"
+)
+
+// Run runs the whole suite; newStore must return an empty store each call.
+func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, settleflow.Store)
+	}{
+		{"InsertAndGet", testInsertAndGet},
+		{"InsertBatchIsAtomic", testInsertBatchAtomic},
+		{"Idempotency", testIdempotency},
+		{"List", testList},
+		{"Claim", testClaim},
+		{"ClaimConcurrent", testClaimConcurrent},
+		{"Update", testUpdate},
+		{"Events", testEvents},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.fn(t, newStore(t))
+		})
+	}
+}
+
+// base is a fixed instant, so tests compare times exactly.
+var base = time.Date(2026, 11, 21, 10, 0, 0, 123456000, time.UTC)
+
+func newWorkflow(env settleflow.Environment, at time.Time, customer, product string) *settleflow.Workflow {
+	return &settleflow.Workflow{
+		ID:         ids.New(ids.Workflow, at),
+		Object:     "workflow",
+		Livemode:   env.Livemode(),
+		Product:    product,
+		CustomerID: customer,
+		Payload:    json.RawMessage(`{"ticketId":"T-42"}`),
+		Quoted:     settleflow.Money{Amount: 1250, Currency: "usd"},
+		Margin:     settleflow.Margin{Target: 3000},
+		Status:     settleflow.Pending,
+		CreatedAt:  at,
+		UpdatedAt:  at,
+	}
+}
+
+func insert(t *testing.T, s settleflow.Store, ws ...*settleflow.Workflow) {
+	t.Helper()
+	ins := make([]settleflow.Insert, len(ws))
+	for i, w := range ws {
+		ins[i] = settleflow.Insert{Workflow: w}
+	}
+	res, err := s.InsertWorkflows(context.Background(), ins)
+	if err != nil {
+		t.Fatalf("InsertWorkflows: %v", err)
+	}
+	for i, r := range res {
+		if r.Existing != nil {
+			t.Fatalf("insert %d reported an existing workflow", i)
+		}
+	}
+}
+
+func mustGet(t *testing.T, s settleflow.Store, env settleflow.Environment, id string) *settleflow.Workflow {
+	t.Helper()
+	w, err := s.GetWorkflow(context.Background(), env, id)
+	if err != nil {
+		t.Fatalf("GetWorkflow(%s): %v", id, err)
+	}
+	return w
+}
+
+func equalWorkflow(t *testing.T, got, want *settleflow.Workflow) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Fatalf("workflow mismatch\n got: %s\nwant: %s", g, w)
+	}
+	if !reflect.DeepEqual(got.ActualCost, want.ActualCost) || got.Attempts != want.Attempts {
+		t.Fatalf("cost/attempts: got %v/%d want %v/%d", got.ActualCost, got.Attempts, want.ActualCost, want.Attempts)
+	}
+}
+
+func testInsertAndGet(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	w := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	live := newWorkflow(settleflow.Live, base.Add(time.Millisecond), "cus_1", "triage")
+	insert(t, s, w, live)
+	equalWorkflow(t, mustGet(t, s, settleflow.Test, w.ID), w)
+	equalWorkflow(t, mustGet(t, s, settleflow.Live, live.ID), live)
+	// Environments do not see each other's workflows.
+	if _, err := s.GetWorkflow(ctx, settleflow.Live, w.ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("test workflow through live: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetWorkflow(ctx, settleflow.Test, live.ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("live workflow through test: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetWorkflow(ctx, settleflow.Test, ids.New(ids.Workflow, base)); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("unknown id: %v, want ErrNotFound", err)
+	}
+}
+
+func testInsertBatchAtomic(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	a := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	dup := *a // same id twice in one batch: the batch must fail whole
+	_, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: a}, {Workflow: &dup}})
+	if err == nil {
+		t.Fatal("a batch with a duplicate id was accepted")
+	}
+	if _, err := s.GetWorkflow(ctx, settleflow.Test, a.ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("half a failed batch was stored: %v", err)
+	}
+}
+
+func testIdempotency(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	first := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	second := newWorkflow(settleflow.Test, base.Add(time.Second), "cus_1", "triage")
+	live := newWorkflow(settleflow.Live, base.Add(time.Second), "cus_1", "triage")
+	// Two inserts with one key in the same batch: one workflow.
+	res, err := s.InsertWorkflows(ctx, []settleflow.Insert{
+		{Workflow: first, IdempotencyKey: "k1", RequestHash: "h1"},
+		{Workflow: second, IdempotencyKey: "k1", RequestHash: "h2"},
+		{Workflow: live, IdempotencyKey: "k1", RequestHash: "h1"}, // other environment: independent
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Existing != nil || res[2].Existing != nil {
+		t.Fatal("first use of a key reported an existing workflow")
+	}
+	if res[1].Existing == nil || res[1].Existing.ID != first.ID || res[1].ExistingHash != "h1" {
+		t.Fatalf("second use of key: %+v, want the first workflow and hash h1", res[1])
+	}
+	equalJSON(t, res[1].Existing, first)
+	if _, err := s.GetWorkflow(ctx, settleflow.Test, second.ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatal("a replayed insert stored a second workflow")
+	}
+	// In a later batch, still the first one.
+	again := newWorkflow(settleflow.Test, base.Add(time.Hour), "cus_1", "triage")
+	res, err = s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: again, IdempotencyKey: "k1", RequestHash: "h1"}})
+	if err != nil || res[0].Existing == nil || res[0].Existing.ID != first.ID {
+		t.Fatalf("replay in a later batch: %+v, %v", res, err)
+	}
+	// After the TTL the key is free again.
+	late := newWorkflow(settleflow.Test, base.Add(settleflow.IdempotencyTTL+time.Second), "cus_1", "triage")
+	res, err = s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: late, IdempotencyKey: "k1", RequestHash: "h9"}})
+	if err != nil || res[0].Existing != nil {
+		t.Fatalf("key after TTL: %+v, %v; want a fresh insert", res, err)
+	}
+	mustGet(t, s, settleflow.Test, late.ID)
+}
+
+func equalJSON(t *testing.T, got, want any) {
+	t.Helper()
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	if string(g) != string(w) {
+		t.Fatalf("got %s\nwant %s", g, w)
+	}
+}
+
+func testList(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	var all []*settleflow.Workflow // oldest first
+	for i := 0; i < 25; i++ {
+		cus := fmt.Sprintf("cus_%d", i%3)
+		prod := []string{"triage", "summarize"}[i%2]
+		all = append(all, newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Millisecond), cus, prod))
+	}
+	insert(t, s, all...)
+	insert(t, s, newWorkflow(settleflow.Live, base, "cus_0", "triage")) // never listed under test
+
+	list := func(q settleflow.ListQuery) ([]*settleflow.Workflow, bool) {
+		t.Helper()
+		q.Environment = settleflow.Test
+		ws, more, err := s.ListWorkflows(ctx, q)
+		if err != nil {
+			t.Fatalf("ListWorkflows(%+v): %v", q, err)
+		}
+		return ws, more
+	}
+	// Forward through every page: newest first, no gap, no duplicate.
+	var seen []string
+	after := ""
+	for {
+		page, more := list(settleflow.ListQuery{Limit: 7, StartingAfter: after})
+		for _, w := range page {
+			seen = append(seen, w.ID)
+		}
+		if !more {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if len(seen) != len(all) {
+		t.Fatalf("forward pages returned %d workflows, want %d", len(seen), len(all))
+	}
+	for i, id := range seen {
+		if want := all[len(all)-1-i].ID; id != want {
+			t.Fatalf("forward position %d: %s, want %s", i, id, want)
+		}
+	}
+	// Backward from the oldest: still newest first within a page.
+	var back []string
+	before := all[0].ID
+	for {
+		page, more := list(settleflow.ListQuery{Limit: 7, EndingBefore: before})
+		for i := len(page) - 1; i >= 0; i-- {
+			back = append(back, page[i].ID)
+		}
+		for i := 1; i < len(page); i++ {
+			if page[i-1].ID <= page[i].ID {
+				t.Fatal("backward page not newest first")
+			}
+		}
+		if !more {
+			break
+		}
+		before = page[0].ID
+	}
+	if len(back) != len(all)-1 {
+		t.Fatalf("backward pages returned %d, want %d", len(back), len(all)-1)
+	}
+	for i, id := range back {
+		if id != all[i+1].ID {
+			t.Fatalf("backward position %d: %s, want %s", i, id, all[i+1].ID)
+		}
+	}
+	// Filters.
+	byCus, _ := list(settleflow.ListQuery{Limit: 100, CustomerID: "cus_1"})
+	byProd, _ := list(settleflow.ListQuery{Limit: 100, Product: "summarize"})
+	byStatus, _ := list(settleflow.ListQuery{Limit: 100, Status: settleflow.Pending})
+	none, more := list(settleflow.ListQuery{Limit: 100, Status: settleflow.Settled})
+	if len(byCus) != 8 || len(byProd) != 12 || len(byStatus) != 25 || len(none) != 0 || more {
+		t.Fatalf("filters: customer %d (want 8), product %d (want 12), status %d (want 25), settled %d (want 0)",
+			len(byCus), len(byProd), len(byStatus), len(none))
+	}
+	for _, w := range byCus {
+		if w.CustomerID != "cus_1" {
+			t.Fatalf("customer filter returned %s", w.CustomerID)
+		}
+	}
+	combined, _ := list(settleflow.ListQuery{Limit: 100, CustomerID: "cus_0", Product: "triage"})
+	if len(combined) != 5 {
+		t.Fatalf("customer+product filter returned %d, want 5", len(combined))
+	}
+	first, more := list(settleflow.ListQuery{Limit: 25})
+	if len(first) != 25 || more {
+		t.Fatalf("limit equal to the count: %d, has_more %v", len(first), more)
+	}
+}
+
+func claim(t *testing.T, s settleflow.Store, owner string, now time.Time, lease time.Duration, limit int) []*settleflow.Workflow {
+	t.Helper()
+	ws, err := s.ClaimWorkflows(context.Background(), settleflow.Claim{Owner: owner, Now: now, LeaseUntil: now.Add(lease), Limit: limit})
+	if err != nil {
+		t.Fatalf("ClaimWorkflows: %v", err)
+	}
+	return ws
+}
+
+func testClaim(t *testing.T, s settleflow.Store) {
+	a := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	b := newWorkflow(settleflow.Live, base.Add(time.Millisecond), "cus_1", "triage")
+	future := newWorkflow(settleflow.Test, base.Add(time.Hour), "cus_1", "triage")
+	insert(t, s, a, b, future)
+
+	got := claim(t, s, "w1", base.Add(time.Second), time.Minute, 10)
+	if len(got) != 2 {
+		t.Fatalf("claimed %d, want the 2 due workflows", len(got))
+	}
+	for _, w := range got {
+		if w.Status != settleflow.Running {
+			t.Fatalf("claimed Pending workflow has status %s, want Running", w.Status)
+		}
+		if !w.UpdatedAt.Equal(base.Add(time.Second)) {
+			t.Fatalf("updatedAt %v, want the claim time", w.UpdatedAt)
+		}
+	}
+	if again := claim(t, s, "w2", base.Add(2*time.Second), time.Minute, 10); len(again) != 0 {
+		t.Fatalf("leased workflows were claimed again: %d", len(again))
+	}
+	// The lease expires: another worker takes over; the workflow stays Running.
+	taken := claim(t, s, "w2", base.Add(2*time.Minute), time.Minute, 1)
+	if len(taken) != 1 || taken[0].Status != settleflow.Running {
+		t.Fatalf("after lease expiry: %+v", taken)
+	}
+	// The first owner lost the lease: its update does not apply.
+	tr, _ := settleflow.Running.To(settleflow.Settling)
+	applied, err := s.UpdateWorkflows(context.Background(), []settleflow.Update{{
+		ID: taken[0].ID, Owner: "w1", Status: settleflow.Running, Transition: tr, RunAt: base, UpdatedAt: base,
+	}})
+	if err != nil || applied[0] {
+		t.Fatalf("update by a former owner: applied=%v err=%v", applied, err)
+	}
+	if n := len(claim(t, s, "w3", base.Add(2*time.Hour), time.Minute, 0)); n != 0 {
+		t.Fatalf("limit 0 claimed %d", n)
+	}
+	// Terminal workflows are never claimed.
+	w := claim(t, s, "w3", base.Add(2*time.Hour), time.Minute, 10)
+	if len(w) != 3 {
+		t.Fatalf("claimed %d, want 3", len(w))
+	}
+	for _, x := range w {
+		moveTo(t, s, x, "w3", settleflow.Failed)
+	}
+	if n := len(claim(t, s, "w4", base.Add(24*time.Hour), time.Minute, 10)); n != 0 {
+		t.Fatalf("terminal workflows claimed: %d", n)
+	}
+}
+
+// moveTo walks x (leased to owner) to the target status.
+func moveTo(t *testing.T, s settleflow.Store, x *settleflow.Workflow, owner string, to settleflow.Status) {
+	t.Helper()
+	tr, err := x.Status.To(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err := s.UpdateWorkflows(context.Background(), []settleflow.Update{{
+		ID: x.ID, Owner: owner, Status: x.Status, Transition: tr, RunAt: base, UpdatedAt: base, Release: true,
+	}})
+	if err != nil || !applied[0] {
+		t.Fatalf("move %s %s→%s: applied=%v err=%v", x.ID, x.Status, to, applied, err)
+	}
+	x.Status = to
+}
+
+func testClaimConcurrent(t *testing.T, s settleflow.Store) {
+	const n = 200
+	var ws []*settleflow.Workflow
+	for i := 0; i < n; i++ {
+		ws = append(ws, newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Microsecond), "cus_1", "triage"))
+	}
+	insert(t, s, ws...)
+	var mu sync.Mutex
+	owners := map[string]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(owner string) {
+			defer wg.Done()
+			for {
+				got, err := s.ClaimWorkflows(context.Background(), settleflow.Claim{Owner: owner, Now: base.Add(time.Second), LeaseUntil: base.Add(time.Hour), Limit: 7})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, w := range got {
+					if prev, dup := owners[w.ID]; dup {
+						errs <- fmt.Errorf("%s claimed by %s and %s", w.ID, prev, owner)
+					}
+					owners[w.ID] = owner
+				}
+				mu.Unlock()
+			}
+		}(fmt.Sprintf("w%d", g))
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(owners) != n {
+		t.Fatalf("claimed %d distinct workflows, want %d", len(owners), n)
+	}
+}
+
+func testUpdate(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	w := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	insert(t, s, w)
+	c := claim(t, s, "w1", base, time.Minute, 1)[0]
+	// A transition whose From is not the expected status is refused.
+	bad, _ := settleflow.Settling.To(settleflow.Settled)
+	if _, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: c.ID, Owner: "w1", Status: settleflow.Running, Transition: bad}}); err == nil {
+		t.Fatal("an update with a transition from another status was accepted")
+	}
+	// A retry: no status change, lease released, attempts and due time set.
+	applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{{
+		ID: c.ID, Owner: "w1", Status: settleflow.Running, Release: true, Attempts: 1,
+		RunAt: base.Add(time.Hour), UpdatedAt: base.Add(time.Second),
+	}})
+	if err != nil || !applied[0] {
+		t.Fatalf("retry update: %v %v", applied, err)
+	}
+	if n := len(claim(t, s, "w2", base.Add(time.Minute), time.Minute, 1)); n != 0 {
+		t.Fatal("a workflow scheduled for later was claimed early")
+	}
+	c = claim(t, s, "w2", base.Add(time.Hour), time.Minute, 1)[0]
+	if c.Attempts != 1 || c.Status != settleflow.Running {
+		t.Fatalf("after retry: attempts %d status %s", c.Attempts, c.Status)
+	}
+	// Running → Settling with the execution's outcome; the lease is kept.
+	cost := int64(800)
+	achieved := settleflow.AchievedMargin(1250, cost)
+	tr, _ := settleflow.Running.To(settleflow.Settling)
+	at := base.Add(time.Hour + time.Second)
+	applied, err = s.UpdateWorkflows(ctx, []settleflow.Update{{
+		ID: c.ID, Owner: "w2", Status: settleflow.Running, Transition: tr,
+		Result: json.RawMessage(`{"summary":"ok"}`), ActualCost: &cost, Achieved: &achieved,
+		RunAt: at.Add(time.Minute), UpdatedAt: at,
+	}})
+	if err != nil || !applied[0] {
+		t.Fatalf("Running→Settling: %v %v", applied, err)
+	}
+	if n := len(claim(t, s, "w3", at, time.Minute, 1)); n != 0 {
+		t.Fatal("a leased Settling workflow was claimed by another worker")
+	}
+	// Settling → Settled with the settlement and the completed event.
+	settlement := &settleflow.Settlement{ChainID: 1337, Network: "simulated", TxHash: "0xabc", BlockNumber: 7, Confirmations: 1}
+	done, _ := settleflow.Settling.To(settleflow.Settled)
+	ev := &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventWorkflowCompleted, CreatedAt: at,
+		Data: settleflow.EventData{WorkflowID: c.ID, Status: settleflow.Settled, Quoted: c.Quoted}}
+	applied, err = s.UpdateWorkflows(ctx, []settleflow.Update{
+		// Wrong owner first: skipped, and its event not written.
+		{ID: c.ID, Owner: "w9", Status: settleflow.Settling, Transition: done, RunAt: at, UpdatedAt: at,
+			Event: &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventWorkflowFailed, CreatedAt: at,
+				Data: settleflow.EventData{WorkflowID: c.ID}}},
+		{ID: c.ID, Owner: "w2", Status: settleflow.Settling, Transition: done, Settlement: settlement, RunAt: at, UpdatedAt: at, Release: true, Event: ev},
+	})
+	if err != nil || applied[0] || !applied[1] {
+		t.Fatalf("Settling→Settled: applied=%v err=%v", applied, err)
+	}
+	got := mustGet(t, s, settleflow.Test, c.ID)
+	want := *w
+	want.Status, want.Result, want.ActualCost, want.Settlement, want.UpdatedAt = settleflow.Settled, json.RawMessage(`{"summary":"ok"}`), &cost, settlement, at
+	want.Margin.Achieved = &achieved
+	// Every update sets attempts; the last one reset them to 0.
+	equalWorkflow(t, got, &want)
+	evs, err := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d", Now: at, LeaseUntil: at.Add(time.Minute), Limit: 10})
+	if err != nil || len(evs) != 1 || evs[0].ID != ev.ID || evs[0].Type != settleflow.EventWorkflowCompleted {
+		t.Fatalf("outbox after update: %+v %v; want exactly the completed event", evs, err)
+	}
+	equalJSON(t, evs[0], ev)
+	// A terminal workflow accepts no further update.
+	applied, err = s.UpdateWorkflows(ctx, []settleflow.Update{{ID: c.ID, Owner: "w2", Status: settleflow.Settling, RunAt: at, UpdatedAt: at}})
+	if err != nil || applied[0] {
+		t.Fatalf("update of a settled workflow: %v %v", applied, err)
+	}
+}
+
+func testEvents(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	var evIDs []string
+	for i := 0; i < 5; i++ {
+		w := newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Millisecond), "cus_1", "triage")
+		insert(t, s, w)
+		c := claim(t, s, "w", base.Add(time.Second), time.Minute, 1)[0]
+		tr, _ := settleflow.Running.To(settleflow.Failed)
+		at := base.Add(time.Duration(i) * time.Second)
+		ev := &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventWorkflowFailed, Livemode: false, CreatedAt: at,
+			Data: settleflow.EventData{WorkflowID: c.ID, Status: settleflow.Failed, Failure: &settleflow.Failure{Code: "x", Message: "y"}}}
+		applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: c.ID, Owner: "w", Status: settleflow.Running, Transition: tr, Release: true, RunAt: at, UpdatedAt: at, Event: ev}})
+		if err != nil || !applied[0] {
+			t.Fatal(applied, err)
+		}
+		evIDs = append(evIDs, ev.ID)
+	}
+	now := base.Add(time.Minute)
+	first, err := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d1", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 3})
+	if err != nil || len(first) != 3 {
+		t.Fatalf("ClaimEvents: %d %v", len(first), err)
+	}
+	for i, ev := range first {
+		if ev.ID != evIDs[i] {
+			t.Fatalf("events not oldest first: %d is %s, want %s", i, ev.ID, evIDs[i])
+		}
+		if ev.Data.Failure == nil || ev.Data.Failure.Code != "x" {
+			t.Fatalf("event data lost: %+v", ev.Data)
+		}
+	}
+	rest, _ := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d2", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10})
+	if len(rest) != 2 {
+		t.Fatalf("second claimer got %d leased-or-free events, want the 2 free ones", len(rest))
+	}
+	if err := s.MarkEventsDispatched(ctx, []string{first[0].ID, first[1].ID}, now); err != nil {
+		t.Fatal(err)
+	}
+	// After the lease: the undispatched ones come back, the dispatched never.
+	later := now.Add(2 * time.Minute)
+	again, _ := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d3", Now: later, LeaseUntil: later.Add(time.Minute), Limit: 10})
+	if len(again) != 3 {
+		t.Fatalf("after lease expiry: %d events, want 3 undispatched", len(again))
+	}
+	for _, ev := range again {
+		if ev.ID == first[0].ID || ev.ID == first[1].ID {
+			t.Fatal("a dispatched event came back")
+		}
+	}
+}
