@@ -1,0 +1,433 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
+	"go.uber.org/zap"
+)
+
+// Start starts the deliverer: a loop that claims due deliveries under a
+// lease and POSTs them, at most Config.MaxConcurrency at once and
+// Config.MaxPerEndpoint per endpoint. It returns at once. Canceling ctx stops
+// the deliverer hard (attempts in flight are abandoned and retried after
+// their lease); [Service.Stop] stops it gracefully.
+func (s *Service) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return ErrRunning
+	}
+	workCtx, cancel := context.WithCancel(ctx)
+	s.running = true
+	s.cancel = cancel
+	s.stopping = make(chan struct{})
+	s.loopDone = make(chan struct{})
+	go s.loop(workCtx, s.stopping, s.loopDone)
+	s.log.Info("webhook deliverer started", zap.String("owner", s.cfg.Owner),
+		zap.Int("max_concurrency", s.cfg.MaxConcurrency), zap.Int("max_per_endpoint", s.cfg.MaxPerEndpoint))
+	return nil
+}
+
+// Stop stops claiming deliveries and waits for the attempts in flight to
+// finish and be recorded. If ctx ends first, it abandons them (they are
+// retried after their lease, by this or another process) and returns
+// ctx.Err(). Stopping a stopped Service does nothing.
+func (s *Service) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.running {
+		s.mu.Unlock()
+		return nil
+	}
+	s.running = false
+	close(s.stopping)
+	cancel, loopDone := s.cancel, s.loopDone
+	s.mu.Unlock()
+
+	<-loopDone
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		cancel()
+		<-done
+		err = ctx.Err()
+	}
+	cancel()
+	s.log.Info("webhook deliverer stopped")
+	return err
+}
+
+func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-stopping:
+			return
+		case <-timer.C:
+		case <-s.wake:
+		}
+		if err := s.claimAndDispatch(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("webhook claim failed", zap.Error(err))
+		}
+		timer.Reset(s.cfg.PollInterval)
+	}
+}
+
+// claimed is a delivery leased to this process with what it takes to send.
+type claimed struct {
+	row  deliveryRow
+	url  string
+	keys [][]byte
+}
+
+// claimAndDispatch leases as many due deliveries as there are free slots and
+// starts an attempt for each.
+func (s *Service) claimAndDispatch(ctx context.Context) error {
+	s.mu.Lock()
+	free := s.cfg.MaxConcurrency - s.total
+	busy := make(map[string]int, len(s.inflight))
+	for k, v := range s.inflight {
+		busy[k] = v
+	}
+	s.mu.Unlock()
+	if free <= 0 {
+		return nil
+	}
+	now := s.now()
+	batch, err := s.claim(ctx, now, free, busy)
+	if err != nil {
+		return err
+	}
+	for _, c := range batch {
+		s.mu.Lock()
+		s.inflight[c.row.EndpointID]++
+		s.total++
+		s.mu.Unlock()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.attempt(ctx, c)
+			s.mu.Lock()
+			if s.inflight[c.row.EndpointID]--; s.inflight[c.row.EndpointID] == 0 {
+				delete(s.inflight, c.row.EndpointID)
+			}
+			s.total--
+			s.mu.Unlock()
+			s.poke()
+		}()
+	}
+	return nil
+}
+
+type candidate struct {
+	ID         string `bun:"id"`
+	EndpointID string `bun:"endpoint_id"`
+}
+
+// claim leases up to free due deliveries, no more per endpoint than its free
+// slots. The candidates are read first, then taken with a conditional update
+// that claims only what is still pending and due, so two processes never
+// hold the same lease.
+func (s *Service) claim(ctx context.Context, now time.Time, free int, busy map[string]int) ([]claimed, error) {
+	per := s.cfg.MaxPerEndpoint
+	var cands []candidate
+	err := s.db.NewRaw(`SELECT c.id, c.endpoint_id FROM (
+		SELECT d.id, d.endpoint_id, d.next_attempt_at,
+			ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS rn
+		FROM webhook_deliveries AS d
+		JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.disabled_at IS NULL
+		WHERE d.status = ? AND d.next_attempt_at <= ?
+	) AS c WHERE c.rn <= ? ORDER BY c.next_attempt_at, c.id LIMIT ?`,
+		string(DeliveryPending), ms(now), per, free+per*len(busy)).Scan(ctx, &cands)
+	if err != nil {
+		return nil, err
+	}
+	var pick []string
+	for _, c := range cands {
+		if len(pick) == free {
+			break
+		}
+		if busy[c.EndpointID] >= per {
+			continue
+		}
+		busy[c.EndpointID]++
+		pick = append(pick, c.ID)
+	}
+	if len(pick) == 0 {
+		return nil, nil
+	}
+	var rows []deliveryRow
+	err = s.db.NewRaw(`UPDATE webhook_deliveries
+		SET lease_owner = ?, next_attempt_at = ?, updated_at = ?
+		WHERE id IN (?) AND status = ? AND next_attempt_at <= ?
+		RETURNING *`,
+		s.cfg.Owner, ms(now.Add(s.cfg.Lease)), ms(now),
+		bun.In(pick), string(DeliveryPending), ms(now)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	// What to send: each endpoint's URL and the secrets valid now.
+	epIDs := map[string]bool{}
+	for _, r := range rows {
+		epIDs[r.EndpointID] = true
+	}
+	idList := make([]string, 0, len(epIDs))
+	for id := range epIDs {
+		idList = append(idList, id)
+	}
+	var eps []endpointRow
+	if err := s.db.NewSelect().Model(&eps).Column("id", "url").Where("id IN (?)", bun.In(idList)).Scan(ctx); err != nil {
+		return nil, err
+	}
+	var secrets []secretRow
+	if err := s.db.NewSelect().Model(&secrets).
+		Where("endpoint_id IN (?)", bun.In(idList)).
+		Where("expires_at IS NULL OR expires_at > ?", ms(now)).
+		OrderExpr("created_at DESC, secret").Scan(ctx); err != nil {
+		return nil, err
+	}
+	urls := map[string]string{}
+	for _, e := range eps {
+		urls[e.ID] = e.URL
+	}
+	keys := map[string][][]byte{}
+	for _, sr := range secrets {
+		k, err := secretKey(sr.Secret)
+		if err != nil {
+			s.log.Error("webhook endpoint has an unusable secret", zap.String("endpoint", sr.EndpointID))
+			continue
+		}
+		keys[sr.EndpointID] = append(keys[sr.EndpointID], k)
+	}
+	out := make([]claimed, 0, len(rows))
+	for _, r := range rows {
+		u, ok := urls[r.EndpointID]
+		if !ok || len(keys[r.EndpointID]) == 0 {
+			// Removed meanwhile, or no secret: leave it to the lease.
+			continue
+		}
+		out = append(out, claimed{row: r, url: u, keys: keys[r.EndpointID]})
+	}
+	return out, nil
+}
+
+// outcome is what an attempt came to.
+type outcome struct {
+	status     int
+	err        string
+	body       string
+	latency    time.Duration
+	retryAfter time.Duration // 0 if none
+}
+
+func (o outcome) ok() bool { return o.err == "" && o.status >= 200 && o.status < 300 }
+
+// maxResponseExcerpt is how much of a receiver's answer is kept.
+const maxResponseExcerpt = 512
+
+// attempt sends one delivery and records the result.
+func (s *Service) attempt(ctx context.Context, c claimed) {
+	started := s.now()
+	o := s.send(ctx, c, started)
+	if ctx.Err() != nil && !o.ok() {
+		// Stopped hard: the lease brings the delivery back; recording a
+		// failure we caused ourselves would only spend an attempt.
+		return
+	}
+	// Record even while stopping: the attempt happened.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := s.record(rctx, c, started, o); err != nil {
+		s.log.Error("webhook attempt not recorded", zap.String("delivery", c.row.ID), zap.Error(err))
+	}
+}
+
+func (s *Service) send(ctx context.Context, c claimed, started time.Time) outcome {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader([]byte(c.row.Payload)))
+	if err != nil {
+		return outcome{err: "bad endpoint url: " + unwrapURLError(err)}
+	}
+	setDeliveryHeaders(req.Header, s.sigHeader, c.row.EventID, started.Unix(), []byte(c.row.Payload), c.keys)
+	req.Header.Set("User-Agent", "settleflow-webhooks/1")
+	t0 := time.Now()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		o := outcome{latency: time.Since(t0)}
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
+			o.err = fmt.Sprintf("timeout: no answer within %v", s.cfg.Timeout)
+		default:
+			o.err = unwrapURLError(err)
+		}
+		return o
+	}
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseExcerpt))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	o := outcome{status: resp.StatusCode, latency: time.Since(t0), body: cleanText(excerpt)}
+	if !o.ok() {
+		o.err = "HTTP " + strconv.Itoa(resp.StatusCode)
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			o.err += " (redirects are not followed)"
+		}
+		o.retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), s.now())
+	}
+	return o
+}
+
+// record writes the attempt and moves the delivery on: succeeded, due again
+// on the schedule, or failed for good. A 410 disables the endpoint.
+func (s *Service) record(ctx context.Context, c claimed, started time.Time, o outcome) error {
+	now := s.now()
+	log := s.log.With(zap.String("delivery", c.row.ID), zap.String("event", c.row.EventID),
+		zap.String("endpoint", c.row.EndpointID))
+	var (
+		next    DeliveryStatus
+		attempt int
+	)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var cur deliveryRow
+		err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?
+			WHERE id = ? RETURNING *`, ms(now), c.row.ID).Scan(ctx, &cur)
+		if err != nil {
+			return err // sql.ErrNoRows: the endpoint was removed meanwhile
+		}
+		attempt = cur.Attempts
+		if _, err := tx.NewInsert().Model(&attemptRow{
+			DeliveryID:   c.row.ID,
+			Attempt:      cur.Attempts,
+			StartedAt:    ms(started),
+			LatencyUS:    o.latency.Microseconds(),
+			StatusCode:   o.status,
+			Error:        o.err,
+			ResponseBody: o.body,
+		}).Exec(ctx); err != nil {
+			return err
+		}
+		if cur.LeaseOwner != s.cfg.Owner || cur.Status != string(DeliveryPending) {
+			// Another process took it over, or the endpoint was disabled:
+			// the attempt is history, the delivery is theirs.
+			next = DeliveryStatus(cur.Status)
+			return nil
+		}
+		q := tx.NewUpdate().Model((*deliveryRow)(nil)).
+			Set("lease_owner = ''").
+			Set("last_status_code = ?", o.status).
+			Set("last_error = ?", o.err).
+			Where("id = ?", c.row.ID)
+		switch {
+		case o.ok():
+			next = DeliverySucceeded
+			q = q.Set("status = ?", string(next)).Set("completed_at = ?", ms(now))
+		case o.status == http.StatusGone:
+			next = DeliveryFailed
+			q = q.Set("status = ?", string(next)).Set("completed_at = ?", ms(now))
+		case cur.Attempts-cur.ScheduleStart >= len(s.cfg.Retry.Schedule):
+			next = DeliveryFailed
+			q = q.Set("status = ?", string(next)).Set("completed_at = ?", ms(now))
+		default:
+			next = DeliveryPending
+			d := s.delay(cur.Attempts - cur.ScheduleStart)
+			// A receiver's Retry-After postpones, never hastens, the retry.
+			d = max(d, min(o.retryAfter, s.cfg.MaxRetryAfter))
+			q = q.Set("next_attempt_at = ?", ms(now.Add(d)))
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return err
+		}
+		if o.status == http.StatusGone {
+			return disableTx(ctx, tx, c.row.EndpointID, "endpoint answered 410 Gone", ms(now))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fields := []zap.Field{zap.Int("attempt", attempt), zap.Int("status", o.status),
+		zap.Duration("latency", o.latency), zap.String("outcome", string(next))}
+	switch {
+	case o.ok():
+		log.Debug("webhook delivered", fields...)
+	case o.status == http.StatusGone:
+		log.Warn("webhook endpoint answered 410 Gone and was disabled", fields...)
+	default:
+		log.Info("webhook attempt failed", append(fields, zap.String("error", o.err))...)
+	}
+	return nil
+}
+
+// delay returns the wait before attempt n+1 (n attempts made), with jitter.
+func (s *Service) delay(n int) time.Duration {
+	sch := s.cfg.Retry.Schedule
+	if n >= len(sch) {
+		n = len(sch) - 1
+	}
+	d := sch[n]
+	if j := s.cfg.Retry.Jitter; j > 0 && d > 0 {
+		d += time.Duration(rand.Float64() * j * float64(d))
+	}
+	return d
+}
+
+// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		if n > int64(100*365*24*time.Hour/time.Second) {
+			n = int64(100 * 365 * 24 * time.Hour / time.Second)
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// unwrapURLError drops the URL, which may carry credentials, from a client
+// error.
+func unwrapURLError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Op + ": " + ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// cleanText makes b storable as text in any database: valid UTF-8, no NUL.
+func cleanText(b []byte) string {
+	s := string(b)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return strings.ReplaceAll(s, "\x00", "")
+}

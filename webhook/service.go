@@ -1,0 +1,580 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/uptrace/bun"
+	"go.uber.org/zap"
+)
+
+// DefaultSchedule is the retry schedule of DESIGN.md: the first attempt is
+// immediate, each later one follows the failure of the one before by the
+// next delay. Ten attempts spread over about three and a half days.
+var DefaultSchedule = []time.Duration{
+	0,
+	5 * time.Second,
+	5 * time.Minute,
+	30 * time.Minute,
+	2 * time.Hour,
+	5 * time.Hour,
+	10 * time.Hour,
+	14 * time.Hour,
+	20 * time.Hour,
+	24 * time.Hour,
+}
+
+// Defaults of [Config].
+const (
+	DefaultTimeout        = 10 * time.Second
+	DefaultMaxConcurrency = 16
+	DefaultMaxPerEndpoint = 4
+	DefaultPollInterval   = time.Second
+	DefaultJitter         = 0.1
+	DefaultMaxRetryAfter  = 24 * time.Hour
+)
+
+// RetryPolicy says when failed attempts are retried.
+type RetryPolicy struct {
+	// Schedule[0] is the delay of the first attempt after the event is
+	// recorded; Schedule[i] the delay of attempt i+1 after attempt i failed.
+	// After len(Schedule) failed attempts the delivery fails for good.
+	Schedule []time.Duration
+	// Jitter adds a random delay of up to Jitter × the scheduled delay, so
+	// retries to one receiver spread out. 0 adds none.
+	Jitter float64
+}
+
+// Config configures a [Service]. The zero value is the production setting
+// (with a no-op logger).
+type Config struct {
+	// Logger receives the service's logs; nil discards them. Secrets are
+	// never logged.
+	Logger *zap.Logger
+	// ShortName is the service's short name: the signature header is
+	// ShortName + "-signature". Default "service".
+	ShortName string
+	// Retry is the retry policy. A nil Schedule means DefaultSchedule with
+	// DefaultJitter.
+	Retry RetryPolicy
+	// Timeout bounds each attempt: the receiver must answer within it.
+	// Default 10 s.
+	Timeout time.Duration
+	// MaxConcurrency bounds the attempts in flight at once. Default 16.
+	MaxConcurrency int
+	// MaxPerEndpoint bounds the attempts in flight to one endpoint, so a slow
+	// endpoint cannot take every slot. Default 4.
+	MaxPerEndpoint int
+	// PollInterval is how often the deliverer looks for due deliveries
+	// recorded by other processes or coming due; deliveries recorded by this
+	// Service's Notify start at once. Default 1 s.
+	PollInterval time.Duration
+	// Lease is how long a claimed delivery stays with this process before
+	// another may take it over. Default Timeout + 30 s. It must exceed
+	// Timeout.
+	Lease time.Duration
+	// MaxRetryAfter caps how long a receiver's Retry-After can postpone the
+	// next attempt. Default 24 h.
+	MaxRetryAfter time.Duration
+	// Transport sends the requests; nil means a clone of
+	// http.DefaultTransport. Redirects are never followed.
+	Transport http.RoundTripper
+	// Now is the clock; nil means time.Now. Times are stored in UTC.
+	Now func() time.Time
+	// Owner names this process in delivery leases; default host-pid-random.
+	Owner string
+}
+
+// Service keeps webhook endpoints and delivers events to them. It implements
+// [settleflow.Notifier]. All methods are safe for concurrent use; the
+// endpoint and inspection methods work without [Service.Start], for example
+// from a command-line tool sharing the database with a running server.
+type Service struct {
+	db        *bun.DB
+	log       *zap.Logger
+	cfg       Config
+	sigHeader string
+	client    *http.Client
+
+	wake chan struct{}
+
+	mu       sync.Mutex
+	running  bool
+	stopping chan struct{} // closed by Stop
+	loopDone chan struct{} // closed when the claim loop returns
+	cancel   context.CancelFunc
+	inflight map[string]int // endpoint id → attempts in flight
+	total    int
+	wg       sync.WaitGroup
+}
+
+// Errors of the endpoint API.
+var (
+	// ErrEndpointNotFound: no endpoint has that id.
+	ErrEndpointNotFound = errors.New("webhook: endpoint not found")
+	// ErrDeliveryNotFound: no delivery has that id.
+	ErrDeliveryNotFound = errors.New("webhook: delivery not found")
+	// ErrRunning: Start was called on a Service that is running.
+	ErrRunning = errors.New("webhook: deliverer already running")
+)
+
+// New returns a Service on db, the engine's database, after creating or
+// upgrading its tables (see [Migrate]).
+func New(ctx context.Context, db *bun.DB, cfg Config) (*Service, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.ShortName == "" {
+		cfg.ShortName = DefaultShortName
+	}
+	if cfg.Retry.Schedule == nil {
+		cfg.Retry = RetryPolicy{Schedule: DefaultSchedule, Jitter: DefaultJitter}
+	}
+	if len(cfg.Retry.Schedule) == 0 {
+		return nil, errors.New("webhook: retry schedule is empty")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxConcurrency <= 0 {
+		cfg.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if cfg.MaxPerEndpoint <= 0 {
+		cfg.MaxPerEndpoint = DefaultMaxPerEndpoint
+	}
+	if cfg.MaxPerEndpoint > cfg.MaxConcurrency {
+		cfg.MaxPerEndpoint = cfg.MaxConcurrency
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = cfg.Timeout + 30*time.Second
+	}
+	if cfg.Lease <= cfg.Timeout {
+		return nil, fmt.Errorf("webhook: lease %v must exceed the timeout %v", cfg.Lease, cfg.Timeout)
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Owner == "" {
+		host, _ := os.Hostname()
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		cfg.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = cfg.MaxPerEndpoint
+		tr = t
+	}
+	if err := Migrate(ctx, db); err != nil {
+		return nil, err
+	}
+	return &Service{
+		db:        db,
+		log:       cfg.Logger,
+		cfg:       cfg,
+		sigHeader: SignatureHeaderName(cfg.ShortName),
+		client: &http.Client{
+			Transport: tr,
+			Timeout:   cfg.Timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+		wake:     make(chan struct{}, 1),
+		inflight: map[string]int{},
+	}, nil
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// SignatureHeader returns the name of the signature header this Service
+// sends: the short name + "-signature".
+func (s *Service) SignatureHeader() string { return s.sigHeader }
+
+// EndpointParams describe a new endpoint.
+type EndpointParams struct {
+	Environment settleflow.Environment
+	// URL is where events are POSTed: an absolute http or https URL.
+	URL         string
+	Description string
+}
+
+func validateURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "url",
+			Message: "url must be an absolute http or https URL"}
+	}
+	return nil
+}
+
+// CreateEndpoint registers an endpoint and returns it with its new secret.
+// The secret is shown this once: keep it, the list operations never return
+// it. The endpoint receives the events recorded from now on.
+func (s *Service) CreateEndpoint(ctx context.Context, p EndpointParams) (*Endpoint, string, error) {
+	if !p.Environment.Valid() {
+		return nil, "", &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "environment",
+			Message: "environment must be test or live"}
+	}
+	if err := validateURL(p.URL); err != nil {
+		return nil, "", err
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return nil, "", err
+	}
+	now := s.now()
+	row := &endpointRow{
+		ID:          ids.New(ids.Endpoint, now),
+		Environment: string(p.Environment),
+		URL:         p.URL,
+		Description: p.Description,
+		CreatedAt:   ms(now),
+	}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(&secretRow{EndpointID: row.ID, Secret: secret, CreatedAt: ms(now)}).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("webhook: create endpoint: %w", err)
+	}
+	s.log.Info("webhook endpoint created", zap.String("endpoint", row.ID), zap.String("env", row.Environment))
+	return row.endpoint(nil), secret, nil
+}
+
+// rotationEnds returns, per endpoint, the latest expiry of its secrets that
+// are still valid at now.
+func (s *Service) rotationEnds(ctx context.Context, endpointIDs []string, now time.Time) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(endpointIDs) == 0 {
+		return out, nil
+	}
+	var rows []secretRow
+	err := s.db.NewSelect().Model(&rows).Column("endpoint_id", "expires_at").
+		Where("endpoint_id IN (?)", bun.In(endpointIDs)).
+		Where("expires_at IS NOT NULL AND expires_at > ?", ms(now)).
+		Scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		if *r.ExpiresAt > out[r.EndpointID] {
+			out[r.EndpointID] = *r.ExpiresAt
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) endpoints(ctx context.Context, rows []endpointRow) ([]*Endpoint, error) {
+	idsList := make([]string, len(rows))
+	for i := range rows {
+		idsList[i] = rows[i].ID
+	}
+	ends, err := s.rotationEnds(ctx, idsList, s.now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Endpoint, len(rows))
+	for i := range rows {
+		var end *int64
+		if v, ok := ends[rows[i].ID]; ok {
+			end = &v
+		}
+		out[i] = rows[i].endpoint(end)
+	}
+	return out, nil
+}
+
+// ListEndpoints returns the endpoints of env, oldest first, or of every
+// environment if env is empty. It never returns secrets.
+func (s *Service) ListEndpoints(ctx context.Context, env settleflow.Environment) ([]*Endpoint, error) {
+	var rows []endpointRow
+	q := s.db.NewSelect().Model(&rows).Order("id")
+	if env != "" {
+		q = q.Where("environment = ?", string(env))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("webhook: list endpoints: %w", err)
+	}
+	return s.endpoints(ctx, rows)
+}
+
+// GetEndpoint returns the endpoint with id, or [ErrEndpointNotFound].
+func (s *Service) GetEndpoint(ctx context.Context, id string) (*Endpoint, error) {
+	var row endpointRow
+	err := s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrEndpointNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("webhook: get endpoint: %w", err)
+	}
+	eps, err := s.endpoints(ctx, []endpointRow{row})
+	if err != nil {
+		return nil, err
+	}
+	return eps[0], nil
+}
+
+// DisableEndpoint stops deliveries to the endpoint: it receives no new
+// events, and its pending deliveries are canceled. Disabling a disabled
+// endpoint does nothing.
+func (s *Service) DisableEndpoint(ctx context.Context, id string) error {
+	return s.disable(ctx, id, "disabled through the API")
+}
+
+func (s *Service) disable(ctx context.Context, id, reason string) error {
+	now := ms(s.now())
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := endpointExists(ctx, tx, id); err != nil {
+			return err
+		}
+		return disableTx(ctx, tx, id, reason, now)
+	})
+	if err != nil {
+		return wrapNotFound("disable endpoint", err)
+	}
+	s.log.Info("webhook endpoint disabled", zap.String("endpoint", id), zap.String("reason", reason))
+	return nil
+}
+
+func disableTx(ctx context.Context, tx bun.IDB, id, reason string, now int64) error {
+	if _, err := tx.NewUpdate().Model((*endpointRow)(nil)).
+		Set("disabled_at = ?", now).Set("disabled_reason = ?", reason).
+		Where("id = ? AND disabled_at IS NULL", id).Exec(ctx); err != nil {
+		return err
+	}
+	_, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
+		Set("status = ?", string(DeliveryCanceled)).
+		Set("lease_owner = ''").
+		Set("last_error = ?", "endpoint disabled: "+reason).
+		Set("updated_at = ?", now).Set("completed_at = ?", now).
+		Where("endpoint_id = ? AND status = ?", id, string(DeliveryPending)).Exec(ctx)
+	return err
+}
+
+// EnableEndpoint enables a disabled endpoint again. It receives the events
+// recorded from then on; deliveries canceled by the disabling stay canceled.
+func (s *Service) EnableEndpoint(ctx context.Context, id string) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := endpointExists(ctx, tx, id); err != nil {
+			return err
+		}
+		_, err := tx.NewUpdate().Model((*endpointRow)(nil)).
+			Set("disabled_at = NULL").Set("disabled_reason = ''").
+			Where("id = ?", id).Exec(ctx)
+		return err
+	})
+	return wrapNotFound("enable endpoint", err)
+}
+
+// RemoveEndpoint deletes the endpoint with its secrets, deliveries and
+// their attempts. An attempt in flight finishes but is not retried.
+func (s *Service) RemoveEndpoint(ctx context.Context, id string) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := endpointExists(ctx, tx, id); err != nil {
+			return err
+		}
+		// Children first, so this works with foreign keys off too.
+		if _, err := tx.NewDelete().Model((*attemptRow)(nil)).
+			Where("delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)", id).Exec(ctx); err != nil {
+			return err
+		}
+		for _, m := range []any{(*deliveryRow)(nil), (*secretRow)(nil)} {
+			if _, err := tx.NewDelete().Model(m).Where("endpoint_id = ?", id).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		_, err := tx.NewDelete().Model((*endpointRow)(nil)).Where("id = ?", id).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return wrapNotFound("remove endpoint", err)
+	}
+	s.log.Info("webhook endpoint removed", zap.String("endpoint", id))
+	return nil
+}
+
+// RotateSecret gives the endpoint a new secret and returns it (shown this
+// once). For overlap, the secrets valid before keep signing alongside the
+// new one, so receivers can switch without losing a delivery; with overlap 0
+// they stop at once.
+func (s *Service) RotateSecret(ctx context.Context, id string, overlap time.Duration) (string, error) {
+	if overlap < 0 {
+		return "", &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "overlap",
+			Message: "overlap must not be negative"}
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return "", err
+	}
+	now := s.now()
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := endpointExists(ctx, tx, id); err != nil {
+			return err
+		}
+		// Forget secrets that already expired.
+		if _, err := tx.NewDelete().Model((*secretRow)(nil)).
+			Where("endpoint_id = ? AND expires_at IS NOT NULL AND expires_at <= ?", id, ms(now)).Exec(ctx); err != nil {
+			return err
+		}
+		end := ms(now.Add(overlap))
+		if _, err := tx.NewUpdate().Model((*secretRow)(nil)).
+			Set("expires_at = ?", end).
+			Where("endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?)", id, end).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(&secretRow{EndpointID: id, Secret: secret, CreatedAt: ms(now)}).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return "", wrapNotFound("rotate secret", err)
+	}
+	s.log.Info("webhook secret rotated", zap.String("endpoint", id), zap.Duration("overlap", overlap))
+	return secret, nil
+}
+
+func endpointExists(ctx context.Context, db bun.IDB, id string) error {
+	n, err := db.NewSelect().Model((*endpointRow)(nil)).Where("id = ?", id).Count(ctx)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrEndpointNotFound
+	}
+	return nil
+}
+
+func wrapNotFound(op string, err error) error {
+	if err == nil || errors.Is(err, ErrEndpointNotFound) {
+		return err
+	}
+	return fmt.Errorf("webhook: %s: %w", op, err)
+}
+
+// DeliveryQuery selects deliveries for [Service.ListDeliveries]. Empty
+// fields do not filter.
+type DeliveryQuery struct {
+	EndpointID string
+	EventID    string
+	Status     DeliveryStatus
+	// Limit is the most deliveries returned, newest first; default 100.
+	Limit int
+}
+
+// ListDeliveries returns the deliveries matching q, newest first.
+func (s *Service) ListDeliveries(ctx context.Context, q DeliveryQuery) ([]*Delivery, error) {
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	var rows []deliveryRow
+	sq := s.db.NewSelect().Model(&rows).OrderExpr("id DESC").Limit(int64(q.Limit))
+	if q.EndpointID != "" {
+		sq = sq.Where("endpoint_id = ?", q.EndpointID)
+	}
+	if q.EventID != "" {
+		sq = sq.Where("event_id = ?", q.EventID)
+	}
+	if q.Status != "" {
+		sq = sq.Where("status = ?", string(q.Status))
+	}
+	if err := sq.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("webhook: list deliveries: %w", err)
+	}
+	out := make([]*Delivery, len(rows))
+	for i := range rows {
+		out[i] = rows[i].delivery()
+	}
+	return out, nil
+}
+
+// GetDelivery returns the delivery with id, or [ErrDeliveryNotFound].
+func (s *Service) GetDelivery(ctx context.Context, id string) (*Delivery, error) {
+	var row deliveryRow
+	err := s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrDeliveryNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("webhook: get delivery: %w", err)
+	}
+	return row.delivery(), nil
+}
+
+// ListAttempts returns every recorded attempt of the delivery, in order.
+func (s *Service) ListAttempts(ctx context.Context, deliveryID string) ([]*Attempt, error) {
+	var rows []attemptRow
+	if err := s.db.NewSelect().Model(&rows).Where("delivery_id = ?", deliveryID).Order("attempt").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("webhook: list attempts: %w", err)
+	}
+	out := make([]*Attempt, len(rows))
+	for i := range rows {
+		out[i] = rows[i].attempt()
+	}
+	return out, nil
+}
+
+// RetryDelivery makes a delivery that failed or was canceled pending again,
+// due now, with a fresh retry schedule; its attempt history is kept. The
+// endpoint must be enabled.
+func (s *Service) RetryDelivery(ctx context.Context, id string) error {
+	now := ms(s.now())
+	res, err := s.db.NewUpdate().Model((*deliveryRow)(nil)).
+		Set("status = ?", string(DeliveryPending)).
+		Set("schedule_start = attempts").Set("next_attempt_at = ?", now).
+		Set("lease_owner = ''").Set("updated_at = ?", now).Set("completed_at = NULL").
+		Where("id = ? AND status IN (?)", id, bun.In([]string{string(DeliveryFailed), string(DeliveryCanceled)})).
+		Where("endpoint_id IN (SELECT id FROM webhook_endpoints WHERE disabled_at IS NULL)").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("webhook: retry delivery: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("webhook: retry delivery %s: %w", id, errNotRetryable)
+	}
+	s.poke()
+	return nil
+}
+
+var errNotRetryable = errors.New("no failed or canceled delivery with that id on an enabled endpoint")
+
+// poke wakes the deliverer without blocking.
+func (s *Service) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// redactURL drops userinfo and query from a URL for logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "?"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return strings.TrimSuffix(u.String(), "?")
+}
