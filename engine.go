@@ -988,21 +988,30 @@ func (e *Engine) dispatchLoop(ctx context.Context, rs *runState) {
 
 func (e *Engine) dispatchOnce(ctx context.Context, failures int) (int, error) {
 	now := e.clock.Now()
-	// The lease doubles as the backoff should the Notifier fail.
-	lease := max(30*time.Second, e.opts.Retry.Backoff(failures+1))
-	evs, err := e.store.ClaimEvents(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(lease), Limit: e.opts.BatchSize})
+	// The lease outlives the Notify call it covers.
+	evs, err := e.store.ClaimEvents(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(2 * notifyTimeout), Limit: e.opts.BatchSize})
 	if err != nil || len(evs) == 0 {
-		return 0, err
-	}
-	if err := e.notifier.Notify(ctx, evs); err != nil {
 		return 0, err
 	}
 	idList := make([]string, len(evs))
 	for i := range evs {
 		idList[i] = evs[i].ID
 	}
+	nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	err = e.notifier.Notify(nctx, evs)
+	cancel()
+	if err != nil {
+		retryAt := e.clock.Now().Add(e.opts.Retry.Backoff(failures + 1))
+		if rerr := e.store.RetryEvents(context.WithoutCancel(ctx), idList, retryAt); rerr != nil {
+			e.log.Error("rescheduling events failed; their lease will expire", zap.Error(rerr))
+		}
+		return 0, err
+	}
 	if err := e.store.MarkEventsDispatched(context.WithoutCancel(ctx), idList, e.clock.Now()); err != nil {
 		return 0, err
 	}
 	return len(evs), nil
 }
+
+// notifyTimeout bounds one Notify call.
+const notifyTimeout = 30 * time.Second

@@ -47,6 +47,10 @@ type Store interface {
 
 	// MarkEventsDispatched records that the Notifier took the events.
 	MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error
+
+	// RetryEvents ends the lease on undispatched events and makes them due
+	// again at the given time (the Notifier failed; back off).
+	RetryEvents(ctx context.Context, ids []string, at time.Time) error
 }
 
 // IdempotencyTTL is how long an idempotency key is remembered.

@@ -558,3 +558,18 @@ func (s *Store) MarkEventsDispatched(ctx context.Context, ids []string, at time.
 		return err
 	})
 }
+
+// RetryEvents implements settleflow.Store.
+func (s *Store) RetryEvents(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx bun.Tx) error {
+		_, err := tx.NewUpdate().Table("settleflow_events").
+			Set("run_at = ?", micros(at)).
+			Set("lease_owner = NULL").
+			Where("id IN (?) AND dispatched_at IS NULL", bun.In(ids)).
+			Exec(ctx)
+		return err
+	})
+}

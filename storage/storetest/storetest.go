@@ -513,4 +513,15 @@ func testEvents(t *testing.T, s settleflow.Store) {
 			t.Fatal("a dispatched event came back")
 		}
 	}
+	// A failed hand-over: due again at the chosen time, not before.
+	if err := s.RetryEvents(ctx, []string{again[0].ID, again[1].ID, again[2].ID}, later.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d4", Now: later.Add(30 * time.Minute), LeaseUntil: later.Add(31 * time.Minute), Limit: 10}); len(evs) != 0 {
+		t.Fatalf("%d events claimed before their retry time", len(evs))
+	}
+	evs, _ := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d4", Now: later.Add(time.Hour), LeaseUntil: later.Add(2 * time.Hour), Limit: 10})
+	if len(evs) != 3 {
+		t.Fatalf("after the retry time: %d events, want 3", len(evs))
+	}
 }
