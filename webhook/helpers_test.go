@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -95,6 +96,7 @@ func newUnstartedReceiver(t testing.TB, respond func(w http.ResponseWriter, r *h
 		n := len(rc.reqs)
 		rc.mu.Unlock()
 		if rc.respond != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
 			rc.respond(w, r, n)
 			return
 		}
