@@ -2,7 +2,9 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +38,10 @@ func (s *Service) Start(ctx context.Context) error {
 	s.cancel = cancel
 	s.stopping = make(chan struct{})
 	s.loopDone = make(chan struct{})
-	go s.loop(workCtx, s.stopping, s.loopDone)
+	s.results = make(chan *result, s.cfg.MaxConcurrency)
+	s.writerDone = make(chan struct{})
+	go s.writer(s.results, s.writerDone)
+	go s.loop(workCtx, s.stopping, s.results, s.loopDone)
 	s.log.Info("webhook deliverer started", zap.String("owner", s.cfg.Owner),
 		zap.Int("max_concurrency", s.cfg.MaxConcurrency), zap.Int("max_per_endpoint", s.cfg.MaxPerEndpoint))
 	return nil
@@ -53,7 +59,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	s.running = false
 	close(s.stopping)
-	cancel, loopDone := s.cancel, s.loopDone
+	cancel, loopDone, results, writerDone := s.cancel, s.loopDone, s.results, s.writerDone
 	s.mu.Unlock()
 
 	<-loopDone
@@ -68,11 +74,13 @@ func (s *Service) Stop(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	cancel()
+	close(results)
+	<-writerDone
 	s.log.Info("webhook deliverer stopped")
 	return err
 }
 
-func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, done chan<- struct{}) {
+func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, results chan<- *result, done chan<- struct{}) {
 	defer close(done)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -85,7 +93,7 @@ func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, done chan<
 		case <-timer.C:
 		case <-s.wake:
 		}
-		if err := s.claimAndDispatch(ctx); err != nil && ctx.Err() == nil {
+		if err := s.claimAndDispatch(ctx, results); err != nil && ctx.Err() == nil {
 			s.log.Warn("webhook claim failed", zap.Error(err))
 		}
 		timer.Reset(s.cfg.PollInterval)
@@ -101,7 +109,7 @@ type claimed struct {
 
 // claimAndDispatch leases as many due deliveries as there are free slots and
 // starts an attempt for each.
-func (s *Service) claimAndDispatch(ctx context.Context) error {
+func (s *Service) claimAndDispatch(ctx context.Context, results chan<- *result) error {
 	s.mu.Lock()
 	free := s.cfg.MaxConcurrency - s.total
 	busy := make(map[string]int, len(s.inflight))
@@ -125,7 +133,7 @@ func (s *Service) claimAndDispatch(ctx context.Context) error {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.attempt(ctx, c)
+			s.attempt(ctx, c, results)
 			s.mu.Lock()
 			if s.inflight[c.row.EndpointID]--; s.inflight[c.row.EndpointID] == 0 {
 				delete(s.inflight, c.row.EndpointID)
@@ -139,44 +147,63 @@ func (s *Service) claimAndDispatch(ctx context.Context) error {
 }
 
 type candidate struct {
-	ID         string `bun:"id"`
-	EndpointID string `bun:"endpoint_id"`
+	ID            string `bun:"id"`
+	EndpointID    string `bun:"endpoint_id"`
+	NextAttemptAt int64  `bun:"next_attempt_at"`
 }
 
 // claim leases up to free due deliveries, no more per endpoint than its free
-// slots. The candidates are read first, then taken with a conditional update
-// that claims only what is still pending and due, so two processes never
-// hold the same lease.
+// slots. The candidates are read first: for each enabled endpoint with a free
+// slot, its earliest due deliveries (an index probe each, so a long backlog on
+// one endpoint costs nothing to the others); then the earliest of them are
+// taken with a conditional update that claims only what is still pending and
+// due, so two processes never hold the same lease.
 func (s *Service) claim(ctx context.Context, now time.Time, free int, busy map[string]int) ([]claimed, error) {
 	per := s.cfg.MaxPerEndpoint
-	var cands []candidate
-	err := s.db.NewRaw(`SELECT c.id, c.endpoint_id FROM (
-		SELECT d.id, d.endpoint_id, d.next_attempt_at,
-			ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.id) AS rn
-		FROM webhook_deliveries AS d
-		JOIN webhook_endpoints AS e ON e.id = d.endpoint_id AND e.disabled_at IS NULL
-		WHERE d.status = ? AND d.next_attempt_at <= ?
-	) AS c WHERE c.rn <= ? ORDER BY c.next_attempt_at, c.id LIMIT ?`,
-		string(DeliveryPending), ms(now), per, free+per*len(busy)).Scan(ctx, &cands)
-	if err != nil {
+	var enabled []string
+	if err := s.db.NewSelect().Model((*endpointRow)(nil)).Column("id").
+		Where("disabled_at IS NULL").Order("id").Scan(ctx, &enabled); err != nil {
 		return nil, err
 	}
-	var pick []string
-	for _, c := range cands {
-		if len(pick) == free {
-			break
+	var cands []candidate
+	const probesPerQuery = 50
+	for start := 0; start < len(enabled); {
+		var (
+			parts []string
+			args  []any
+		)
+		for ; start < len(enabled) && len(parts) < probesPerQuery; start++ {
+			ep := enabled[start]
+			slots := min(per-busy[ep], free)
+			if slots <= 0 {
+				continue
+			}
+			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, next_attempt_at
+				FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND next_attempt_at <= ?
+				ORDER BY next_attempt_at, id LIMIT %d) AS p%d`, slots, len(parts)))
+			args = append(args, ep, string(DeliveryPending), ms(now))
 		}
-		if busy[c.EndpointID] >= per {
+		if len(parts) == 0 {
 			continue
 		}
-		busy[c.EndpointID]++
+		var batch []candidate
+		if err := s.db.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &batch); err != nil {
+			return nil, err
+		}
+		cands = append(cands, batch...)
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.NextAttemptAt, b.NextAttemptAt), strings.Compare(a.ID, b.ID))
+	})
+	pick := make([]string, 0, min(free, len(cands)))
+	for _, c := range cands[:min(free, len(cands))] {
 		pick = append(pick, c.ID)
 	}
 	if len(pick) == 0 {
 		return nil, nil
 	}
 	var rows []deliveryRow
-	err = s.db.NewRaw(`UPDATE webhook_deliveries
+	err := s.db.NewRaw(`UPDATE webhook_deliveries
 		SET lease_owner = ?, next_attempt_at = ?, updated_at = ?
 		WHERE id IN (?) AND status = ? AND next_attempt_at <= ?
 		RETURNING *`,
@@ -248,7 +275,7 @@ func (o outcome) ok() bool { return o.err == "" && o.status >= 200 && o.status <
 const maxResponseExcerpt = 512
 
 // attempt sends one delivery and records the result.
-func (s *Service) attempt(ctx context.Context, c claimed) {
+func (s *Service) attempt(ctx context.Context, c claimed, results chan<- *result) {
 	started := s.now()
 	o := s.send(ctx, c, started)
 	if ctx.Err() != nil && !o.ok() {
@@ -257,11 +284,13 @@ func (s *Service) attempt(ctx context.Context, c claimed) {
 		return
 	}
 	// Record even while stopping: the attempt happened.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := s.record(rctx, c, started, o); err != nil {
+	r := &result{c: c, started: started, o: o, done: make(chan error, 1)}
+	results <- r
+	if err := <-r.done; err != nil {
 		s.log.Error("webhook attempt not recorded", zap.String("delivery", c.row.ID), zap.Error(err))
+		return
 	}
+	s.logResult(r)
 }
 
 func (s *Service) send(ctx context.Context, c claimed, started time.Time) outcome {
@@ -298,85 +327,143 @@ func (s *Service) send(ctx context.Context, c claimed, started time.Time) outcom
 	return o
 }
 
-// record writes the attempt and moves the delivery on: succeeded, due again
-// on the schedule, or failed for good. A 410 disables the endpoint.
-func (s *Service) record(ctx context.Context, c claimed, started time.Time, o outcome) error {
+// result is a finished attempt on its way to the database.
+type result struct {
+	c       claimed
+	started time.Time
+	o       outcome
+	done    chan error
+	// Set when recorded:
+	next    DeliveryStatus // "" if the delivery no longer exists
+	attempt int
+}
+
+// maxRecordBatch bounds the attempts recorded in one transaction.
+const maxRecordBatch = 64
+
+// writer records finished attempts until results is closed. It commits
+// whatever has queued up in one short transaction (group commit), so the
+// cost of a durable commit is shared by the attempts that finished while the
+// previous one was written.
+func (s *Service) writer(results <-chan *result, done chan<- struct{}) {
+	defer close(done)
+	for r := range results {
+		batch := []*result{r}
+	drain:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r2, ok := <-results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r2)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *Service) commit(batch []*result) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	now := s.now()
-	log := s.log.With(zap.String("delivery", c.row.ID), zap.String("event", c.row.EventID),
-		zap.String("endpoint", c.row.EndpointID))
-	var (
-		next    DeliveryStatus
-		attempt int
-	)
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var cur deliveryRow
-		err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?
-			WHERE id = ? RETURNING *`, ms(now), c.row.ID).Scan(ctx, &cur)
-		if err != nil {
-			return err // sql.ErrNoRows: the endpoint was removed meanwhile
-		}
-		attempt = cur.Attempts
-		if _, err := tx.NewInsert().Model(&attemptRow{
-			DeliveryID:   c.row.ID,
-			Attempt:      cur.Attempts,
-			StartedAt:    ms(started),
-			LatencyUS:    o.latency.Microseconds(),
-			StatusCode:   o.status,
-			Error:        o.err,
-			ResponseBody: o.body,
-		}).Exec(ctx); err != nil {
-			return err
-		}
-		if cur.LeaseOwner != s.cfg.Owner || cur.Status != string(DeliveryPending) {
-			// Another process took it over, or the endpoint was disabled:
-			// the attempt is history, the delivery is theirs.
-			next = DeliveryStatus(cur.Status)
-			return nil
-		}
-		q := tx.NewUpdate().Model((*deliveryRow)(nil)).
-			Set("lease_owner = ''").
-			Set("last_status_code = ?", o.status).
-			Set("last_error = ?", o.err).
-			Where("id = ?", c.row.ID)
-		switch {
-		case o.ok():
-			next = DeliverySucceeded
-			q = q.Set("status = ?", string(next)).Set("completed_at = ?", ms(now))
-		case o.status == http.StatusGone:
-			next = DeliveryFailed
-			q = q.Set("status = ?", string(next)).Set("completed_at = ?", ms(now))
-		case cur.Attempts-cur.ScheduleStart >= len(s.cfg.Retry.Schedule):
-			next = DeliveryFailed
-			q = q.Set("status = ?", string(next)).Set("completed_at = ?", ms(now))
-		default:
-			next = DeliveryPending
-			d := s.delay(cur.Attempts - cur.ScheduleStart)
-			// A receiver's Retry-After postpones, never hastens, the retry.
-			d = max(d, min(o.retryAfter, s.cfg.MaxRetryAfter))
-			q = q.Set("next_attempt_at = ?", ms(now.Add(d)))
-		}
-		if _, err := q.Exec(ctx); err != nil {
-			return err
-		}
-		if o.status == http.StatusGone {
-			return disableTx(ctx, tx, c.row.EndpointID, "endpoint answered 410 Gone", ms(now))
+		for _, r := range batch {
+			if err := s.recordTx(ctx, tx, r, now); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+	if err != nil && len(batch) > 1 {
+		// One bad attempt must not sink the others: record one by one.
+		for _, r := range batch {
+			r.done <- s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				return s.recordTx(ctx, tx, r, now)
+			})
+		}
+		return
+	}
+	for _, r := range batch {
+		r.done <- err
+	}
+}
+
+// recordTx writes the attempt and moves the delivery on: succeeded, due
+// again on the schedule, or failed for good. A 410 disables the endpoint.
+func (s *Service) recordTx(ctx context.Context, tx bun.Tx, r *result, now time.Time) error {
+	c, o := r.c, r.o
+	var cur deliveryRow
+	err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?
+		WHERE id = ? RETURNING *`, ms(now), c.row.ID).Scan(ctx, &cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // the endpoint was removed meanwhile
+	}
 	if err != nil {
 		return err
 	}
-	fields := []zap.Field{zap.Int("attempt", attempt), zap.Int("status", o.status),
-		zap.Duration("latency", o.latency), zap.String("outcome", string(next))}
+	r.attempt = cur.Attempts
+	if _, err := tx.NewInsert().Model(&attemptRow{
+		DeliveryID:   c.row.ID,
+		Attempt:      cur.Attempts,
+		StartedAt:    ms(r.started),
+		LatencyUS:    o.latency.Microseconds(),
+		StatusCode:   o.status,
+		Error:        o.err,
+		ResponseBody: o.body,
+	}).Exec(ctx); err != nil {
+		return err
+	}
+	if cur.LeaseOwner != s.cfg.Owner || cur.Status != string(DeliveryPending) {
+		// Another process took it over, or the endpoint was disabled: the
+		// attempt is history, the delivery is theirs.
+		r.next = DeliveryStatus(cur.Status)
+		return nil
+	}
+	q := tx.NewUpdate().Model((*deliveryRow)(nil)).
+		Set("lease_owner = ''").
+		Set("last_status_code = ?", o.status).
+		Set("last_error = ?", o.err).
+		Where("id = ?", c.row.ID)
 	switch {
 	case o.ok():
-		log.Debug("webhook delivered", fields...)
-	case o.status == http.StatusGone:
-		log.Warn("webhook endpoint answered 410 Gone and was disabled", fields...)
+		r.next = DeliverySucceeded
+		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", ms(now))
+	case o.status == http.StatusGone, cur.Attempts-cur.ScheduleStart >= len(s.cfg.Retry.Schedule):
+		r.next = DeliveryFailed
+		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", ms(now))
 	default:
-		log.Info("webhook attempt failed", append(fields, zap.String("error", o.err))...)
+		r.next = DeliveryPending
+		d := s.delay(cur.Attempts - cur.ScheduleStart)
+		// A receiver's Retry-After postpones, never hastens, the retry.
+		d = max(d, min(o.retryAfter, s.cfg.MaxRetryAfter))
+		q = q.Set("next_attempt_at = ?", ms(now.Add(d)))
+	}
+	if _, err := q.Exec(ctx); err != nil {
+		return err
+	}
+	if o.status == http.StatusGone {
+		return disableTx(ctx, tx, c.row.EndpointID, "endpoint answered 410 Gone", ms(now))
 	}
 	return nil
+}
+
+// logResult logs a recorded attempt.
+func (s *Service) logResult(r *result) {
+	o := r.o
+	fields := []zap.Field{zap.String("delivery", r.c.row.ID), zap.String("event", r.c.row.EventID),
+		zap.String("endpoint", r.c.row.EndpointID), zap.Int("attempt", r.attempt), zap.Int("status", o.status),
+		zap.Duration("latency", o.latency), zap.String("outcome", string(r.next))}
+	switch {
+	case o.ok():
+		s.log.Debug("webhook delivered", fields...)
+	case o.status == http.StatusGone:
+		s.log.Warn("webhook endpoint answered 410 Gone and was disabled", fields...)
+	default:
+		s.log.Info("webhook attempt failed", append(fields, zap.String("error", o.err))...)
+	}
 }
 
 // delay returns the wait before attempt n+1 (n attempts made), with jitter.

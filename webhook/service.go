@@ -110,14 +110,16 @@ type Service struct {
 
 	wake chan struct{}
 
-	mu       sync.Mutex
-	running  bool
-	stopping chan struct{} // closed by Stop
-	loopDone chan struct{} // closed when the claim loop returns
-	cancel   context.CancelFunc
-	inflight map[string]int // endpoint id → attempts in flight
-	total    int
-	wg       sync.WaitGroup
+	mu         sync.Mutex
+	running    bool
+	stopping   chan struct{} // closed by Stop
+	loopDone   chan struct{} // closed when the claim loop returns
+	results    chan *result  // finished attempts, to the writer
+	writerDone chan struct{} // closed when the writer returns
+	cancel     context.CancelFunc
+	inflight   map[string]int // endpoint id → attempts in flight
+	total      int
+	wg         sync.WaitGroup
 }
 
 // Errors of the endpoint API.

@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 );
 --bun:split
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due_idx
-    ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+    ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending';
 --bun:split
 CREATE INDEX IF NOT EXISTS webhook_deliveries_endpoint_idx
     ON webhook_deliveries (endpoint_id, id);
