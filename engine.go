@@ -182,7 +182,7 @@ func New(opts Options) (*Engine, error) {
 		opts:     opts,
 		// A lease outlives the execution it covers by a margin, so a slow but
 		// live worker is never overtaken.
-		lease:      opts.ExecutionTimeout + 30*time.Second,
+		lease:      opts.ExecutionTimeout + opts.ExecutionTimeout/10 + time.Second,
 		creates:    make(chan *createRequest, 4*opts.BatchSize),
 		stopping:   make(chan struct{}),
 		committed:  make(chan struct{}),

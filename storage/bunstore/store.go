@@ -35,6 +35,15 @@ type Store struct {
 	// allows one writer at a time: waiting on a mutex is far cheaper than
 	// SQLite's busy-retry sleeps. Other processes still meet busy_timeout.
 	wmu sync.Mutex
+	// writes feeds the group committer (SQLite only).
+	writes    chan *writeRequest
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	// Hot statements are prepared once: SQLite then neither parses them nor
+	// recompiles the transition trigger on every row.
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 var _ settleflow.Store = (*Store)(nil)
@@ -44,9 +53,11 @@ var _ settleflow.Store = (*Store)(nil)
 func New(db *bun.DB) (*Store, error) {
 	switch db.Dialect().Name() {
 	case dialect.SQLite:
-		return &Store{db: db}, nil
+		s := &Store{db: db, stmts: map[string]*sql.Stmt{}, writes: make(chan *writeRequest, 256), closed: make(chan struct{})}
+		go s.groupCommit()
+		return s, nil
 	case dialect.PG:
-		return &Store{db: db, postgres: true}, nil
+		return &Store{db: db, postgres: true, stmts: map[string]*sql.Stmt{}}, nil
 	default:
 		return nil, fmt.Errorf("bunstore: unsupported dialect %s", db.Dialect().Name())
 	}
@@ -56,7 +67,189 @@ func New(db *bun.DB) (*Store, error) {
 func (s *Store) DB() *bun.DB { return s.db }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.closed != nil {
+		s.closeOnce.Do(func() { close(s.closed) })
+	}
+	s.wmu.Lock() // wait for a group commit in progress
+	defer s.wmu.Unlock()
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = map[string]*sql.Stmt{}
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
+
+// stmt returns the prepared statement for query, written with ? placeholders.
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	text := query
+	if s.postgres {
+		text = numberPlaceholders(query)
+	}
+	st, err := s.db.DB.PrepareContext(ctx, text)
+	if err != nil {
+		return nil, fmt.Errorf("bunstore: prepare: %w", err)
+	}
+	s.stmts[query] = st
+	return st, nil
+}
+
+// numberPlaceholders turns ? into $1, $2, … for Postgres. The queries it is
+// used on hold no ? inside literals.
+func numberPlaceholders(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// sqlTx runs fn in a write transaction. On Postgres it is fn's own
+// transaction. On SQLite, fn joins the group commit: the write calls that
+// arrive together share one transaction, each inside its own savepoint (a
+// failing fn rolls back only its own work), and so share one commit, which
+// under synchronous=FULL is one fsync instead of many.
+func (s *Store) sqlTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.postgres {
+		tx, err := s.db.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	}
+	req := &writeRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.writes <- req:
+	case <-s.closed:
+		return errStoreClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, wait for the verdict: the caller must know whether its
+	// write committed.
+	return <-req.done
+}
+
+var errStoreClosed = errors.New("bunstore: store closed")
+
+type writeRequest struct {
+	ctx  context.Context
+	fn   func(tx *sql.Tx) error
+	done chan error
+}
+
+// maxGroup bounds how many write calls share one transaction.
+const maxGroup = 64
+
+func (s *Store) groupCommit() {
+	group := make([]*writeRequest, 0, maxGroup)
+	for {
+		select {
+		case <-s.closed:
+			for {
+				select {
+				case r := <-s.writes:
+					r.done <- errStoreClosed
+				default:
+					return
+				}
+			}
+		case first := <-s.writes:
+			group = append(group[:0], first)
+		drain:
+			for len(group) < maxGroup {
+				select {
+				case r := <-s.writes:
+					group = append(group, r)
+				default:
+					break drain
+				}
+			}
+			s.wmu.Lock()
+			errs := s.commitGroup(group)
+			s.wmu.Unlock()
+			for i, r := range group {
+				r.done <- errs[i]
+			}
+		}
+	}
+}
+
+func (s *Store) commitGroup(group []*writeRequest) []error {
+	errs := make([]error, len(group))
+	fail := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	// The transaction is everyone's: no single caller's context may end it.
+	ctx := context.Background()
+	tx, err := s.db.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if len(group) == 1 {
+		if err := group[0].fn(tx); err != nil {
+			tx.Rollback()
+			return fail(err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fail(err)
+		}
+		return errs
+	}
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT sf_write"); err != nil {
+			tx.Rollback()
+			return fail(err)
+		}
+		if errs[i] = r.fn(tx); errs[i] != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO sf_write"); err != nil {
+				tx.Rollback()
+				return fail(err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE sf_write"); err != nil {
+			tx.Rollback()
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(err)
+	}
+	return errs
+}
+
+// exec runs a prepared statement inside tx.
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+}
 
 // Migrate brings the schema up to date. It is safe to call from several
 // processes at once.
@@ -107,13 +300,6 @@ func (s *Store) write(ctx context.Context, fn func() error) error {
 		defer s.wmu.Unlock()
 	}
 	return fn()
-}
-
-// tx runs fn in a write transaction.
-func (s *Store) tx(ctx context.Context, fn func(tx bun.Tx) error) error {
-	return s.write(ctx, func() error {
-		return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
-	})
 }
 
 // workflowRow is a workflow as stored. Times are Unix microseconds (UTC),
@@ -245,70 +431,42 @@ func rowsToWorkflows(rows []workflowRow) ([]*settleflow.Workflow, error) {
 	return out, nil
 }
 
-type idempotencyRow struct {
-	bun.BaseModel `bun:"table:settleflow_idempotency_keys"`
-
-	Livemode    bool   `bun:"livemode,pk"`
-	Key         string `bun:"key,pk"`
-	RequestHash string `bun:"request_hash"`
-	WorkflowID  string `bun:"workflow_id"`
-	Response    string `bun:"response"`
-	CreatedAt   int64  `bun:"created_at"`
-}
-
 // InsertWorkflows implements settleflow.Store.
 func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([]settleflow.InsertResult, error) {
 	results := make([]settleflow.InsertResult, len(ins))
 	if len(ins) == 0 {
 		return results, nil
 	}
-	err := s.tx(ctx, func(tx bun.Tx) error {
-		rows := make([]*workflowRow, 0, len(ins))
+	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
 		for i, in := range ins {
 			w := in.Workflow
 			if in.IdempotencyKey != "" {
-				var existing idempotencyRow
-				err := tx.NewSelect().Model(&existing).
-					Where("livemode = ? AND key = ?", w.Livemode, in.IdempotencyKey).
-					Scan(ctx)
-				switch {
-				case err == nil && existing.CreatedAt > micros(w.CreatedAt.Add(-settleflow.IdempotencyTTL)):
-					var first settleflow.Workflow
-					if err := json.Unmarshal([]byte(existing.Response), &first); err != nil {
-						return fmt.Errorf("bunstore: idempotency record: %w", err)
-					}
-					results[i] = settleflow.InsertResult{Existing: &first, ExistingHash: existing.RequestHash}
-					continue
-				case err == nil: // expired: the key may be used again
-					if _, err := tx.NewDelete().Model(&existing).WherePK().Exec(ctx); err != nil {
-						return err
-					}
-				case !errors.Is(err, sql.ErrNoRows):
+				existing, err := s.idempotencyRecord(ctx, tx, w, in)
+				if err != nil {
 					return err
 				}
+				if existing != nil {
+					results[i] = *existing
+					continue
+				}
+			}
+			r := toRow(w)
+			if _, err := s.exec(ctx, tx, insertWorkflowSQL, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
+				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt); err != nil {
+				return err
+			}
+			if in.IdempotencyKey != "" {
+				// Written after the workflow it points at, in the same
+				// transaction; a second request with this key later in the
+				// same batch finds it.
 				snapshot, err := json.Marshal(w)
 				if err != nil {
 					return err
 				}
-				row := &idempotencyRow{Livemode: w.Livemode, Key: in.IdempotencyKey, RequestHash: in.RequestHash,
-					WorkflowID: w.ID, Response: string(snapshot), CreatedAt: micros(w.CreatedAt)}
-				// Inserted now, so a second request with this key later in the
-				// same batch finds it.
-				rows = append(rows, toRow(w))
-				if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+				if _, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
+					w.ID, string(snapshot), micros(w.CreatedAt)); err != nil {
 					return err
 				}
-				rows = rows[:0]
-				if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
-					return err
-				}
-				continue
-			}
-			rows = append(rows, toRow(w))
-		}
-		if len(rows) > 0 {
-			if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-				return err
 			}
 		}
 		return nil
@@ -319,17 +477,65 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	return results, nil
 }
 
+const (
+	insertWorkflowSQL = `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
+		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertIdempotencySQL = `INSERT INTO settleflow_idempotency_keys (livemode, key, request_hash, workflow_id, response, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`
+	selectIdempotencySQL = `SELECT request_hash, response, created_at FROM settleflow_idempotency_keys WHERE livemode = ? AND key = ?`
+	deleteIdempotencySQL = `DELETE FROM settleflow_idempotency_keys WHERE livemode = ? AND key = ?`
+)
+
+// idempotencyRecord returns the live record under in's key, or nil after
+// clearing an expired one.
+func (s *Store) idempotencyRecord(ctx context.Context, tx *sql.Tx, w *settleflow.Workflow, in settleflow.Insert) (*settleflow.InsertResult, error) {
+	st, err := s.stmt(ctx, selectIdempotencySQL)
+	if err != nil {
+		return nil, err
+	}
+	var hash, response string
+	var created int64
+	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, w.Livemode, in.IdempotencyKey).Scan(&hash, &response, &created)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case created <= micros(w.CreatedAt.Add(-settleflow.IdempotencyTTL)):
+		// Expired: the key may be used again.
+		_, err := s.exec(ctx, tx, deleteIdempotencySQL, w.Livemode, in.IdempotencyKey)
+		return nil, err
+	}
+	var first settleflow.Workflow
+	if err := json.Unmarshal([]byte(response), &first); err != nil {
+		return nil, fmt.Errorf("bunstore: idempotency record: %w", err)
+	}
+	return &settleflow.InsertResult{Existing: &first, ExistingHash: hash}, nil
+}
+
 // GetWorkflow implements settleflow.Store.
 func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id string) (*settleflow.Workflow, error) {
-	var row workflowRow
-	err := s.db.NewSelect().Model(&row).Where("id = ? AND livemode = ?", id, env.Livemode()).Scan(ctx)
+	st, err := s.stmt(ctx, `SELECT `+workflowColumns+` FROM settleflow_workflows WHERE id = ? AND livemode = ?`)
+	if err != nil {
+		return nil, err
+	}
+	var r workflowRow
+	err = r.scan(st.QueryRowContext(ctx, id, env.Livemode()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, settleflow.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	return row.workflow()
+	return r.workflow()
+}
+
+// scan reads the columns of workflowColumns, in order.
+func (r *workflowRow) scan(row interface{ Scan(...any) error }) error {
+	return row.Scan(&r.ID, &r.Livemode, &r.Product, &r.CustomerID, &r.Payload, &r.QuotedAmount, &r.Currency,
+		&r.TargetMarginBps, &r.AchievedMarginBps, &r.ActualCost, &r.Status, &r.Result, &r.Settlement, &r.Failure,
+		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt)
 }
 
 // ListWorkflows implements settleflow.Store.
@@ -382,7 +588,6 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	if s.postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
-	now := micros(c.Now)
 	q := `UPDATE settleflow_workflows SET
 		status = CASE status WHEN 'Pending' THEN 'Running' ELSE status END,
 		updated_at = CASE status WHEN 'Pending' THEN ? ELSE updated_at END,
@@ -391,14 +596,36 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		WHERE status IN ('Pending', 'Running', 'Settling') AND run_at <= ?
 		ORDER BY run_at LIMIT ?` + lock + `)
 	RETURNING ` + workflowColumns
-	var rows []workflowRow
-	err := s.tx(ctx, func(tx bun.Tx) error {
-		return tx.NewRaw(q, now, c.Owner, micros(c.LeaseUntil), now, c.Limit).Scan(ctx, &rows)
+	now := micros(c.Now)
+	var out []*settleflow.Workflow
+	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
+		st, err := s.stmt(ctx, q)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, now, c.Owner, micros(c.LeaseUntil), now, c.Limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = out[:0]
+		for rows.Next() {
+			var r workflowRow
+			if err := r.scan(rows); err != nil {
+				return err
+			}
+			w, err := r.workflow()
+			if err != nil {
+				return err
+			}
+			out = append(out, w)
+		}
+		return rows.Err()
 	})
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err != nil {
 		return nil, err
 	}
-	return rowsToWorkflows(rows)
+	return out, nil
 }
 
 type eventRow struct {
@@ -423,8 +650,7 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			return nil, fmt.Errorf("bunstore: update of %s: transition from %s but status %s", u.ID, u.Transition.From(), u.Status)
 		}
 	}
-	err := s.tx(ctx, func(tx bun.Tx) error {
-		var events []*eventRow
+	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
 		for i, u := range us {
 			status := u.Status
 			if !u.Transition.IsZero() {
@@ -434,28 +660,15 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			if !u.Release && !status.Terminal() {
 				owner = &u.Owner
 			}
-			set := tx.NewUpdate().Table("settleflow_workflows").
-				Set("status = ?", string(status)).
-				Set("run_at = ?", micros(u.RunAt)).
-				Set("lease_owner = ?", owner).
-				Set("attempts = ?", u.Attempts).
-				Set("updated_at = ?", micros(u.UpdatedAt))
-			if u.Result != nil {
-				set.Set("result = ?", string(u.Result))
-			}
-			if u.ActualCost != nil {
-				set.Set("actual_cost = ?", *u.ActualCost)
-			}
+			var achieved *int64
 			if u.Achieved != nil {
-				set.Set("achieved_margin_bps = ?", int64(*u.Achieved))
+				a := int64(*u.Achieved)
+				achieved = &a
 			}
-			if u.Settlement != nil {
-				set.Set("settlement = ?", *jsonText(u.Settlement))
-			}
-			if u.Failure != nil {
-				set.Set("failure = ?", *jsonText(u.Failure))
-			}
-			res, err := set.Where("id = ? AND status = ? AND lease_owner = ?", u.ID, string(u.Status), u.Owner).Exec(ctx)
+			res, err := s.exec(ctx, tx, updateWorkflowSQL,
+				string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
+				rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure),
+				u.ID, string(u.Status), u.Owner)
 			if err != nil {
 				return fmt.Errorf("bunstore: update %s: %w", u.ID, err)
 			}
@@ -469,12 +682,9 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 				if err != nil {
 					return err
 				}
-				events = append(events, ev)
-			}
-		}
-		if len(events) > 0 {
-			if _, err := tx.NewInsert().Model(&events).Exec(ctx); err != nil {
-				return fmt.Errorf("bunstore: outbox: %w", err)
+				if _, err := s.exec(ctx, tx, insertEventSQL, ev.ID, ev.WorkflowID, ev.Type, ev.Livemode, ev.Data, ev.CreatedAt, ev.RunAt); err != nil {
+					return fmt.Errorf("bunstore: outbox: %w", err)
+				}
 			}
 		}
 		return nil
@@ -484,6 +694,18 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 	}
 	return applied, nil
 }
+
+const (
+	// Optional fields keep their value when the argument is NULL.
+	updateWorkflowSQL = `UPDATE settleflow_workflows SET
+		status = ?, run_at = ?, lease_owner = ?, attempts = ?, updated_at = ?,
+		result = COALESCE(?, result), actual_cost = COALESCE(?, actual_cost),
+		achieved_margin_bps = COALESCE(?, achieved_margin_bps),
+		settlement = COALESCE(?, settlement), failure = COALESCE(?, failure)
+	WHERE id = ? AND status = ? AND lease_owner = ?`
+	insertEventSQL = `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+)
 
 func toEventRow(e *settleflow.Event) (*eventRow, error) {
 	data, err := json.Marshal(e.Data)
@@ -514,26 +736,34 @@ func (s *Store) ClaimEvents(ctx context.Context, c settleflow.Claim) ([]settlefl
 	WHERE id IN (SELECT id FROM settleflow_events
 		WHERE dispatched_at IS NULL AND run_at <= ?
 		ORDER BY run_at, id LIMIT ?` + lock + `)
-	RETURNING id, workflow_id, type, livemode, data, created_at, run_at, lease_owner, dispatched_at`
-	var rows []eventRow
-	err := s.tx(ctx, func(tx bun.Tx) error {
-		return tx.NewRaw(q, c.Owner, micros(c.LeaseUntil), micros(c.Now), c.Limit).Scan(ctx, &rows)
+	RETURNING id, type, livemode, data, created_at`
+	var out []settleflow.Event
+	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
+		st, err := s.stmt(ctx, q)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, c.Owner, micros(c.LeaseUntil), micros(c.Now), c.Limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = out[:0]
+		for rows.Next() {
+			var r eventRow
+			if err := rows.Scan(&r.ID, &r.Type, &r.Livemode, &r.Data, &r.CreatedAt); err != nil {
+				return err
+			}
+			ev := settleflow.Event{ID: r.ID, Object: "event", Type: settleflow.EventType(r.Type), Livemode: r.Livemode, CreatedAt: fromMicros(r.CreatedAt)}
+			if err := json.Unmarshal([]byte(r.Data), &ev.Data); err != nil {
+				return fmt.Errorf("bunstore: event %s: %w", r.ID, err)
+			}
+			out = append(out, ev)
+		}
+		return rows.Err()
 	})
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err != nil {
 		return nil, err
-	}
-	out := make([]settleflow.Event, len(rows))
-	for i, r := range rows {
-		out[i] = settleflow.Event{
-			ID:        r.ID,
-			Object:    "event",
-			Type:      settleflow.EventType(r.Type),
-			Livemode:  r.Livemode,
-			CreatedAt: fromMicros(r.CreatedAt),
-		}
-		if err := json.Unmarshal([]byte(r.Data), &out[i].Data); err != nil {
-			return nil, fmt.Errorf("bunstore: event %s: %w", r.ID, err)
-		}
 	}
 	// RETURNING does not keep the subquery's order.
 	sortEvents(out)
@@ -549,12 +779,16 @@ func (s *Store) MarkEventsDispatched(ctx context.Context, ids []string, at time.
 	if len(ids) == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx bun.Tx) error {
-		_, err := tx.NewUpdate().Table("settleflow_events").
-			Set("dispatched_at = ?", micros(at)).
-			Set("lease_owner = NULL").
-			Where("id IN (?)", bun.In(ids)).
-			Exec(ctx)
+	q, err := s.db.NewUpdate().Table("settleflow_events").
+		Set("dispatched_at = ?", micros(at)).
+		Set("lease_owner = NULL").
+		Where("id IN (?)", bun.In(ids)).
+		AppendQuery(s.db.QueryGen(), nil)
+	if err != nil {
+		return err
+	}
+	return s.sqlTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, string(q))
 		return err
 	})
 }
@@ -564,12 +798,16 @@ func (s *Store) RetryEvents(ctx context.Context, ids []string, at time.Time) err
 	if len(ids) == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx bun.Tx) error {
-		_, err := tx.NewUpdate().Table("settleflow_events").
-			Set("run_at = ?", micros(at)).
-			Set("lease_owner = NULL").
-			Where("id IN (?) AND dispatched_at IS NULL", bun.In(ids)).
-			Exec(ctx)
+	q, err := s.db.NewUpdate().Table("settleflow_events").
+		Set("run_at = ?", micros(at)).
+		Set("lease_owner = NULL").
+		Where("id IN (?) AND dispatched_at IS NULL", bun.In(ids)).
+		AppendQuery(s.db.QueryGen(), nil)
+	if err != nil {
+		return err
+	}
+	return s.sqlTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, string(q))
 		return err
 	})
 }

@@ -54,6 +54,9 @@ func OpenDB(path string, opts OpenOptions) (*bun.DB, error) {
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeoutMillis))
 	q.Add("_pragma", "synchronous("+string(opts.Synchronous)+")")
 	q.Add("_pragma", "foreign_keys(1)")
+	// Savepoints of the group commit journal to memory, not a temp file.
+	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", "cache_size(-16000)") // 16 MB of page cache per connection
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 	sqldb, err := sql.Open("sqlite", dsn)

@@ -1,0 +1,60 @@
+package settleflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/benchmark"
+)
+
+// The benchmarks behind BENCHMARKS.md; `go run ./cmd/bench` prints the same
+// figures side by side as a table.
+
+func BenchmarkRawInsertBaseline(b *testing.B) {
+	h := benchmark.NewHarness(b, filepath.Join(b.TempDir(), "raw.db"))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := h.RawInsert(context.Background(), i); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCreate(b *testing.B) {
+	e := benchmark.NewEngine(b, filepath.Join(b.TempDir(), "engine.db"))
+	p := settleflow.CreateParams{Environment: settleflow.Test, Product: benchmark.Product, CustomerID: "cus_bench", Payload: json.RawMessage(`{"units":1}`)}
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := e.Create(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCreateParallel16(b *testing.B) {
+	e := benchmark.NewEngine(b, filepath.Join(b.TempDir(), "engine.db"))
+	p := settleflow.CreateParams{Environment: settleflow.Test, Product: benchmark.Product, CustomerID: "cus_bench", Payload: json.RawMessage(`{"units":1}`)}
+	ctx := context.Background()
+	b.SetParallelism(8) // 8 × GOMAXPROCS(2) = 16 goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, _, err := e.Create(ctx, p); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkEndToEnd(b *testing.B) {
+	e := benchmark.NewEngine(b, filepath.Join(b.TempDir(), "engine.db"))
+	b.ResetTimer()
+	if err := benchmark.EndToEnd(context.Background(), e, b.N); err != nil {
+		b.Fatal(err)
+	}
+}

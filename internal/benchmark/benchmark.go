@@ -1,0 +1,233 @@
+// Package benchmark is the bench harness behind `go run ./cmd/bench` and the
+// engine's Go benchmarks: a raw bun insert baseline on the same SQLite
+// settings, and an engine with a no-op product and an instant settler.
+package benchmark
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/storage/bunstore"
+	"github.com/settleflow/settleflow/storage/sqlite"
+)
+
+// Product is the name of the no-op product.
+const Product = "noop"
+
+// Failer is the part of testing.TB the constructors need.
+type Failer interface {
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
+// Raw inserts rows straight through bun, one transaction each: the baseline.
+type Raw struct {
+	db *bun.DB
+}
+
+// rawRow is a workflow row as the engine stores it, written by hand.
+type rawRow struct {
+	bun.BaseModel `bun:"table:settleflow_workflows"`
+
+	ID              string `bun:"id,pk"`
+	Livemode        bool   `bun:"livemode"`
+	Product         string `bun:"product"`
+	CustomerID      string `bun:"customer_id"`
+	Payload         string `bun:"payload"`
+	QuotedAmount    int64  `bun:"quoted_amount"`
+	Currency        string `bun:"currency"`
+	TargetMarginBps int64  `bun:"target_margin_bps"`
+	Status          string `bun:"status"`
+	Attempts        int    `bun:"attempts"`
+	RunAt           int64  `bun:"run_at"`
+	CreatedAt       int64  `bun:"created_at"`
+	UpdatedAt       int64  `bun:"updated_at"`
+}
+
+// OpenRaw opens a database at path with the engine's schema and settings.
+func OpenRaw(path string) (*Raw, error) {
+	s, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sqlite.Synchronous(os.Getenv("BENCH_SYNC"))})
+	if err != nil {
+		return nil, err
+	}
+	return &Raw{db: s.DB()}, nil
+}
+
+// NewHarness is OpenRaw for Go benchmarks.
+func NewHarness(f Failer, path string) *Raw {
+	r, err := OpenRaw(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { r.Close() })
+	return r
+}
+
+// Close closes the database.
+func (r *Raw) Close() error { return r.db.Close() }
+
+// RawInsert inserts one workflow row in its own transaction.
+func (r *Raw) RawInsert(ctx context.Context, i int) error {
+	now := time.Now().UTC()
+	row := &rawRow{ID: ids.New(ids.Workflow, now), Product: Product, CustomerID: "cus_bench", Payload: `{"units":1}`,
+		QuotedAmount: 143, Currency: "usd", TargetMarginBps: 3000, Status: "Settled", RunAt: now.UnixMicro(),
+		CreatedAt: now.UnixMicro(), UpdatedAt: now.UnixMicro()}
+	return r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewInsert().Model(row).Exec(ctx)
+		return err
+	})
+}
+
+type noop struct {
+	Units int64 `json:"units"`
+}
+
+// instantSettler confirms every charge as soon as it is submitted. It lives
+// here, not in the library: it settles nothing and is only a load generator.
+type instantSettler struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (s *instantSettler) Submit(_ context.Context, cs []settleflow.Charge) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range cs {
+		s.seen[c.WorkflowID] = true
+	}
+	return nil
+}
+
+func (s *instantSettler) Status(_ context.Context, cs []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]settleflow.SettlementStatus, len(cs))
+	for i, c := range cs {
+		out[i] = settleflow.SettlementStatus{WorkflowID: c.WorkflowID, State: settleflow.SettlementUnknown}
+		if s.seen[c.WorkflowID] {
+			out[i].State = settleflow.SettlementConfirmed
+			out[i].Settlement = &settleflow.Settlement{ChainID: 1337, Network: "instant", TxHash: "0x0", BlockNumber: 1, Confirmations: 1}
+		}
+	}
+	return out, nil
+}
+
+// Engine is an engine on a fresh SQLite file with the no-op product, an
+// instant settler and a notifier that counts completed workflows.
+type Engine struct {
+	*settleflow.Engine
+	store     *bunstore.Store
+	completed atomic.Int64
+	notify    chan struct{}
+}
+
+// OpenEngine builds an Engine on the database at path (not started).
+func OpenEngine(path string) (*Engine, error) {
+	store, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sqlite.Synchronous(os.Getenv("BENCH_SYNC"))})
+	if err != nil {
+		return nil, err
+	}
+	ps := settleflow.NewProducts()
+	if err := settleflow.Register(ps, settleflow.Product[noop]{
+		Name:     Product,
+		Price:    settleflow.Price{TargetMargin: 3000},
+		Estimate: func(p noop) (int64, error) { return 100 * p.Units, nil },
+		Execute: func(_ context.Context, p noop) (settleflow.Execution, error) {
+			return settleflow.Execution{ActualCost: 90 * p.Units}, nil
+		},
+	}); err != nil {
+		return nil, err
+	}
+	e := &Engine{store: store, notify: make(chan struct{}, 1)}
+	e.Engine, err = settleflow.New(settleflow.Options{
+		Store:    store,
+		Settler:  &instantSettler{seen: map[string]bool{}},
+		Products: ps,
+		Notifier: settleflow.NotifierFunc(func(_ context.Context, evs []settleflow.Event) error {
+			e.completed.Add(int64(len(evs)))
+			select {
+			case e.notify <- struct{}{}:
+			default:
+			}
+			return nil
+		}),
+		PollInterval:           50 * time.Millisecond,
+		SettlementPollInterval: 50 * time.Millisecond,
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// NewEngine is OpenEngine for Go benchmarks.
+func NewEngine(f Failer, path string) *Engine {
+	e, err := OpenEngine(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { e.Close() })
+	return e
+}
+
+// Close stops the engine and closes its store.
+func (e *Engine) Close() error {
+	e.Stop(context.Background())
+	return e.store.Close()
+}
+
+// CreateLoop creates n workflows from the given number of goroutines.
+func CreateLoop(ctx context.Context, e *Engine, n, goroutines int) error {
+	p := settleflow.CreateParams{Environment: settleflow.Test, Product: Product, CustomerID: "cus_bench", Payload: json.RawMessage(`{"units":1}`)}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if _, _, err := e.Create(ctx, p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// EndToEnd starts e, creates n workflows from 16 goroutines and returns when
+// all n are Settled and their workflow.completed events were handed to the
+// notifier.
+func EndToEnd(ctx context.Context, e *Engine, n int) error {
+	base := e.completed.Load()
+	if err := e.Start(ctx); err != nil {
+		return err
+	}
+	if err := CreateLoop(ctx, e, n, 16); err != nil {
+		return err
+	}
+	deadline := time.After(10 * time.Minute)
+	for e.completed.Load()-base < int64(n) {
+		select {
+		case <-e.notify:
+		case <-time.After(100 * time.Millisecond):
+		case <-deadline:
+			return fmt.Errorf("only %d of %d workflows completed", e.completed.Load()-base, n)
+		}
+	}
+	return nil
+}
