@@ -63,6 +63,9 @@ func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Unlock()
 
 	<-loopDone
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	s.releaseQueued(rctx)
+	rcancel()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	var err error
@@ -107,43 +110,112 @@ type claimed struct {
 	keys [][]byte
 }
 
-// claimAndDispatch leases as many due deliveries as there are free slots and
-// starts an attempt for each.
+// The deliverer keeps a small queue of claimed deliveries ahead of the
+// attempts in flight, so that one claim (a few statements) serves several
+// attempts: an endpoint holds at most 2 × MaxPerEndpoint deliveries (in
+// flight plus queued) and is refilled only once it holds MaxPerEndpoint or
+// fewer. Queued deliveries are leased like those in flight; Stop releases
+// them.
+
+// claimAndDispatch tops up the queue from the database and starts what the
+// slots allow.
 func (s *Service) claimAndDispatch(ctx context.Context, results chan<- *result) error {
+	per := s.cfg.MaxPerEndpoint
 	s.mu.Lock()
-	free := s.cfg.MaxConcurrency - s.total
-	busy := make(map[string]int, len(s.inflight))
+	budget := 2*s.cfg.MaxConcurrency - s.total - len(s.queue)
+	held := make(map[string]int, len(s.inflight))
 	for k, v := range s.inflight {
-		busy[k] = v
+		held[k] += v
+	}
+	for _, c := range s.queue {
+		held[c.row.EndpointID]++
 	}
 	s.mu.Unlock()
-	if free <= 0 {
-		return nil
-	}
-	now := s.now()
-	batch, err := s.claim(ctx, now, free, busy)
-	if err != nil {
-		return err
-	}
-	for _, c := range batch {
+	var err error
+	if budget > 0 {
+		var batch []claimed
+		batch, err = s.claim(ctx, s.now(), budget, func(ep string) int {
+			if held[ep] > per {
+				return 0 // still well supplied
+			}
+			return 2*per - held[ep]
+		})
 		s.mu.Lock()
-		s.inflight[c.row.EndpointID]++
-		s.total++
+		s.queue = append(s.queue, batch...)
 		s.mu.Unlock()
+	}
+	s.dispatch(ctx, results)
+	return err
+}
+
+// dispatch starts an attempt for each queued delivery that has a free slot,
+// overall and on its endpoint.
+func (s *Service) dispatch(ctx context.Context, results chan<- *result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ctx.Err() != nil || !s.running {
+		return // stopping: start nothing new
+	}
+	kept := s.queue[:0]
+	for _, c := range s.queue {
+		ep := c.row.EndpointID
+		if s.total >= s.cfg.MaxConcurrency || s.inflight[ep] >= s.cfg.MaxPerEndpoint {
+			kept = append(kept, c)
+			continue
+		}
+		s.inflight[ep]++
+		s.total++
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			s.attempt(ctx, c, results)
 			s.mu.Lock()
-			if s.inflight[c.row.EndpointID]--; s.inflight[c.row.EndpointID] == 0 {
-				delete(s.inflight, c.row.EndpointID)
+			if s.inflight[ep]--; s.inflight[ep] == 0 {
+				delete(s.inflight, ep)
 			}
 			s.total--
+			refill := s.inflight[ep] <= s.cfg.MaxPerEndpoint
+			if refill {
+				n := s.inflight[ep]
+				for _, q := range s.queue {
+					if q.row.EndpointID == ep {
+						n++
+					}
+				}
+				refill = n <= s.cfg.MaxPerEndpoint
+			}
 			s.mu.Unlock()
-			s.poke()
+			s.dispatch(ctx, results)
+			if refill {
+				s.poke()
+			}
 		}()
 	}
-	return nil
+	clear(s.queue[len(kept):])
+	s.queue = kept
+}
+
+// releaseQueued gives the leases of queued, unstarted deliveries back, so
+// another process need not wait for them to run out.
+func (s *Service) releaseQueued(ctx context.Context) {
+	s.mu.Lock()
+	q := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	if len(q) == 0 {
+		return
+	}
+	idList := make([]string, len(q))
+	for i, c := range q {
+		idList[i] = c.row.ID
+	}
+	now := ms(s.now())
+	if _, err := s.db.NewUpdate().Model((*deliveryRow)(nil)).
+		Set("next_attempt_at = ?", now).Set("lease_owner = ''").Set("updated_at = ?", now).
+		Where("id IN (?) AND lease_owner = ? AND status = ?", bun.In(idList), s.cfg.Owner, string(DeliveryPending)).
+		Exec(ctx); err != nil {
+		s.log.Warn("webhook leases not released; they run out by themselves", zap.Error(err))
+	}
 }
 
 type candidate struct {
@@ -152,14 +224,13 @@ type candidate struct {
 	NextAttemptAt int64  `bun:"next_attempt_at"`
 }
 
-// claim leases up to free due deliveries, no more per endpoint than its free
-// slots. The candidates are read first: for each enabled endpoint with a free
+// claim leases up to free due deliveries, no more per endpoint than room
+// allows. The candidates are read first: for each enabled endpoint with a free
 // slot, its earliest due deliveries (an index probe each, so a long backlog on
 // one endpoint costs nothing to the others); then the earliest of them are
 // taken with a conditional update that claims only what is still pending and
 // due, so two processes never hold the same lease.
-func (s *Service) claim(ctx context.Context, now time.Time, free int, busy map[string]int) ([]claimed, error) {
-	per := s.cfg.MaxPerEndpoint
+func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(endpointID string) int) ([]claimed, error) {
 	var enabled []string
 	if err := s.db.NewSelect().Model((*endpointRow)(nil)).Column("id").
 		Where("disabled_at IS NULL").Order("id").Scan(ctx, &enabled); err != nil {
@@ -174,7 +245,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, busy map[s
 		)
 		for ; start < len(enabled) && len(parts) < probesPerQuery; start++ {
 			ep := enabled[start]
-			slots := min(per-busy[ep], free)
+			slots := min(room(ep), free)
 			if slots <= 0 {
 				continue
 			}

@@ -118,6 +118,7 @@ type Service struct {
 	writerDone chan struct{} // closed when the writer returns
 	cancel     context.CancelFunc
 	inflight   map[string]int // endpoint id → attempts in flight
+	queue      []claimed      // claimed, not yet started
 	total      int
 	wg         sync.WaitGroup
 }
