@@ -40,17 +40,26 @@ func newRecordingSettler(t testing.TB, path string) *recordingSettler {
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "chain.db")
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)")
+	s, err := openRecordingSettler(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.db.Close() })
+	return s
+}
+
+func openRecordingSettler(path string) (*recordingSettler, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)")
+	if err != nil {
+		return nil, err
 	}
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS charges (id TEXT PRIMARY KEY, env TEXT NOT NULL, customer TEXT NOT NULL,
 		amount INTEGER NOT NULL, submits INTEGER NOT NULL, mismatches INTEGER NOT NULL DEFAULT 0)`); err != nil {
-		t.Fatal(err)
+		db.Close()
+		return nil, err
 	}
-	t.Cleanup(func() { db.Close() })
-	return &recordingSettler{db: db, polls: map[string]int{}, failIDs: map[string]bool{}}
+	return &recordingSettler{db: db, polls: map[string]int{}, failIDs: map[string]bool{}}, nil
 }
 
 func (s *recordingSettler) Submit(ctx context.Context, charges []settleflow.Charge) error {
@@ -154,4 +163,3 @@ func (s *recordingSettler) amount(t testing.TB, id string) int64 {
 	}
 	return a
 }
-

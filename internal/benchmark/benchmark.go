@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,8 +53,8 @@ type rawRow struct {
 }
 
 // OpenRaw opens a database at path with the engine's schema and settings.
-func OpenRaw(path string) (*Raw, error) {
-	s, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sqlite.Synchronous(os.Getenv("BENCH_SYNC"))})
+func OpenRaw(path string, sync sqlite.Synchronous) (*Raw, error) {
+	s, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sync})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +63,7 @@ func OpenRaw(path string) (*Raw, error) {
 
 // NewHarness is OpenRaw for Go benchmarks.
 func NewHarness(f Failer, path string) *Raw {
-	r, err := OpenRaw(path)
+	r, err := OpenRaw(path, "")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -131,8 +130,8 @@ type Engine struct {
 }
 
 // OpenEngine builds an Engine on the database at path (not started).
-func OpenEngine(path string) (*Engine, error) {
-	store, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sqlite.Synchronous(os.Getenv("BENCH_SYNC"))})
+func OpenEngine(path string, sync sqlite.Synchronous) (*Engine, error) {
+	store, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sync})
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +171,7 @@ func OpenEngine(path string) (*Engine, error) {
 
 // NewEngine is OpenEngine for Go benchmarks.
 func NewEngine(f Failer, path string) *Engine {
-	e, err := OpenEngine(path)
+	e, err := OpenEngine(path, "")
 	if err != nil {
 		f.Fatal(err)
 	}
