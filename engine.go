@@ -108,8 +108,13 @@ type Engine struct {
 	opts     Options
 	lease    time.Duration
 
-	creates   chan *createRequest
-	stopping  chan struct{} // closed by Stop: no new Creates
+	creates chan *createRequest
+	// createMu orders Creates against Stop: a Create holds it shared while
+	// it queues, Stop takes it to set closed, so nothing is queued after the
+	// commit loop's final drain.
+	createMu  sync.RWMutex
+	closed    bool
+	stopping  chan struct{} // closed by Stop: the commit loop drains and exits
 	committed chan struct{} // closed when the committer has exited
 	stopOnce  sync.Once
 
@@ -311,16 +316,16 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		req.ins.IdempotencyKey = p.IdempotencyKey
 		req.ins.RequestHash = requestHash(p.Product, p.CustomerID, payload)
 	}
-	select {
-	case <-e.stopping:
+	e.createMu.RLock()
+	if e.closed {
+		e.createMu.RUnlock()
 		return nil, false, ErrEngineStopped
-	default:
 	}
 	select {
 	case e.creates <- req:
-	case <-e.stopping:
-		return nil, false, ErrEngineStopped
+		e.createMu.RUnlock()
 	case <-ctx.Done():
+		e.createMu.RUnlock()
 		return nil, false, ctx.Err()
 	}
 	// Once queued, the request is answered whatever ctx does: the caller
@@ -367,7 +372,7 @@ func (e *Engine) commitLoop() {
 		select {
 		case first = <-e.creates:
 		case <-e.stopping:
-			// Answer what is still queued, then leave.
+			// No Create can queue any more: commit what is queued, then leave.
 			for {
 				select {
 				case r := <-e.creates:
@@ -516,7 +521,12 @@ func (e *Engine) Start(ctx context.Context) error {
 // another worker, so nothing is left half-done. Stop returns ctx's error if
 // it had to cut work short.
 func (e *Engine) Stop(ctx context.Context) error {
-	e.stopOnce.Do(func() { close(e.stopping) })
+	e.stopOnce.Do(func() {
+		e.createMu.Lock()
+		e.closed = true
+		e.createMu.Unlock()
+		close(e.stopping)
+	})
 	<-e.committed
 	e.mu.Lock()
 	rs := e.run
@@ -872,6 +882,10 @@ func (e *Engine) settleBatch(ctx context.Context, batch []settleItem) {
 		}
 		e.update(ctx, us)
 	}
+	// A settler call that hangs (an RPC node that accepts and never answers)
+	// must not stall the pipeline: it fails as a transient error.
+	ctx, cancel := context.WithTimeout(ctx, settlerTimeout)
+	defer cancel()
 	if len(fresh) > 0 {
 		if err := e.settler.Submit(ctx, fresh); err != nil {
 			settleErr(err)
@@ -1012,6 +1026,9 @@ func (e *Engine) dispatchOnce(ctx context.Context, failures int) (int, error) {
 	}
 	return len(evs), nil
 }
+
+// settlerTimeout bounds the Settler calls of one batch.
+const settlerTimeout = time.Minute
 
 // notifyTimeout bounds one Notify call.
 const notifyTimeout = 30 * time.Second

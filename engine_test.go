@@ -521,3 +521,54 @@ func TestEngineNotifierOutage(t *testing.T) {
 	defer f2.Stop(context.Background())
 	f.waitEvents(t, 1)
 }
+
+// Creates racing Stop either commit (and the workflow exists) or fail with
+// ErrEngineStopped; none hangs and none is acknowledged without being stored.
+func TestEngineCreateRacingStop(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var acked []string
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				w, _, err := f.engine.Create(ctx, settleflow.CreateParams{Environment: settleflow.Test, Product: "ticket-triage",
+					CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId":"T"}`)})
+				if errors.Is(err, settleflow.ErrEngineStopped) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				acked = append(acked, w.ID)
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	stopped := make(chan error)
+	go func() { stopped <- f.engine.Stop(ctx) }()
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Create hung across Stop")
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if len(acked) == 0 {
+		t.Fatal("no Create succeeded before Stop")
+	}
+	for _, id := range acked {
+		if _, err := f.store.GetWorkflow(ctx, settleflow.Test, id); err != nil {
+			t.Fatalf("acknowledged %s not stored: %v", id, err)
+		}
+	}
+}

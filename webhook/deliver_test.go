@@ -502,3 +502,50 @@ func TestStopWaitsForInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStopReleasesQueued: deliveries claimed ahead but not started are given
+// back at Stop, so another process can send them without waiting for the
+// lease to run out.
+func TestStopReleasesQueued(t *testing.T) {
+	ctx := context.Background()
+	cfg := fastConfig(t)
+	cfg.MaxConcurrency, cfg.MaxPerEndpoint = 1, 1
+	s, err := New(ctx, openDB(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) { <-release })
+	createEndpoint(t, s, settleflow.Test, rc.URL)
+	if err := s.Notify(ctx, []settleflow.Event{testEvent(false), testEvent(false), testEvent(false)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "first attempt", func() bool { return rc.count() == 1 })
+	leased := func() int {
+		n, _ := s.db.NewSelect().Model((*deliveryRow)(nil)).Where("lease_owner <> ''").Count(ctx)
+		return int(n)
+	}
+	if n := leased(); n != 2 {
+		t.Fatalf("%d deliveries leased, want 2 (one in flight, one queued)", n)
+	}
+	stopped := make(chan error)
+	go func() { stopped <- s.Stop(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if n := leased(); n != 0 {
+		t.Fatalf("%d leases held after Stop", n)
+	}
+	if rc.count() != 1 {
+		t.Fatalf("%d requests; Stop started queued deliveries", rc.count())
+	}
+	ds, _ := s.ListDeliveries(ctx, DeliveryQuery{Status: DeliveryPending})
+	if len(ds) != 2 || ds[0].NextAttemptAt.After(time.Now()) || ds[1].NextAttemptAt.After(time.Now()) {
+		t.Fatalf("pending after Stop: %+v", ds)
+	}
+}

@@ -11,10 +11,11 @@
 #
 # Where the Go module proxy in use does not serve one of geth's dependencies
 # (github.com/attestantio/go-eth2-client v0.30.1, used only by geth's beacon
-# light client, is refused by some proxies, as is its dependency
-# github.com/pk910/dynamic-ssz v1.4.0), it falls back to building the same geth
-# v1.17.10 sources in a throw-away module whose go-eth2-client is v0.29.0 (with
-# dynamic-ssz v1.3.2, the version v0.29.0 asks for) plus a stub of its "gloas"
+# light client, is refused by some proxies, as are github.com/pk910/dynamic-ssz
+# v1.4.0 and github.com/pk910/hashtree-bindings v0.2.6 that come with it), it
+# falls back to building the same geth v1.17.10 sources in a throw-away module
+# whose go-eth2-client is v0.29.0 (with the dynamic-ssz v1.3.2 and
+# hashtree-bindings v0.2.2 it asks for) plus a stub of its "gloas"
 # package (the only package v0.29.0 lacks). The stub
 # makes a Gloas beacon block fail to decode; nothing that `geth --dev` or the
 # JSON-RPC API runs touches it. The built binary is otherwise geth v1.17.10.
@@ -26,6 +27,7 @@ set -euo pipefail
 GETH_VERSION=v1.17.10
 ETH2_FALLBACK=v0.29.0
 SSZ_FALLBACK=v1.3.2
+HASHTREE_FALLBACK=v0.2.2
 
 if [ $# -ne 1 ]; then
 	echo "usage: $0 DIR" >&2
@@ -95,7 +97,8 @@ GO
 	go mod init settleflow.local/gethbuild >/dev/null 2>&1
 	go mod edit -require "github.com/ethereum/go-ethereum@${GETH_VERSION}" \
 		-replace "github.com/attestantio/go-eth2-client=./eth2" \
-		-replace "github.com/pk910/dynamic-ssz=github.com/pk910/dynamic-ssz@${SSZ_FALLBACK}"
+		-replace "github.com/pk910/dynamic-ssz=github.com/pk910/dynamic-ssz@${SSZ_FALLBACK}" \
+		-replace "github.com/pk910/hashtree-bindings=github.com/pk910/hashtree-bindings@${HASHTREE_FALLBACK}"
 	GOFLAGS=-mod=mod go build -trimpath -o "$dir/geth" github.com/ethereum/go-ethereum/cmd/geth
 )
 "$dir/geth" version | head -n 2
