@@ -1,0 +1,495 @@
+package settlement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/params"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
+)
+
+func TestBaseUnitsAndKeys(t *testing.T) {
+	for _, tc := range []struct {
+		cents int64
+		want  string
+	}{{0, "0"}, {1, "10000"}, {1250, "12500000"}, {9223372036854775807, "92233720368547758070000"}} {
+		got, err := BaseUnits(tc.cents, 6)
+		if err != nil || got.String() != tc.want {
+			t.Errorf("BaseUnits(%d, 6) = %v, %v; want %s", tc.cents, got, err, tc.want)
+		}
+	}
+	if _, err := BaseUnits(-1, 6); err == nil {
+		t.Error("negative amount accepted")
+	}
+	if got, _ := BaseUnits(7, 18); got.String() != "70000000000000000" {
+		t.Errorf("BaseUnits(7, 18) = %s", got)
+	}
+	id := "wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S"
+	k, err := WorkflowKey(id)
+	if err != nil || WorkflowIDFromKey(k) != id {
+		t.Errorf("WorkflowKey round trip: %q, %v", WorkflowIDFromKey(k), err)
+	}
+	for _, bad := range []string{"", strings.Repeat("x", 33), "wf_\x00"} {
+		if _, err := WorkflowKey(bad); err == nil {
+			t.Errorf("WorkflowKey(%q) accepted", bad)
+		}
+	}
+}
+
+func TestSettleOne(t *testing.T) {
+	s := newSim(t, SimulatedOptions{})
+	op0, pay0 := balances(t, s)
+	ch := []settleflow.Charge{charge("wf_one", 1250)}
+	if st, _ := s.Status(context.Background(), ch); st[0].State != settleflow.SettlementUnknown {
+		t.Fatalf("before Submit: %s", describe(st))
+	}
+	if err := s.Submit(context.Background(), ch); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, ch, 30*time.Second, nil, confirmed)
+	got := st[0].Settlement
+	if got.ChainID != 1337 || got.Network != "simulated" || got.BlockNumber == 0 || got.Confirmations < 2 || len(got.TxHash) != 66 {
+		t.Errorf("settlement = %+v", got)
+	}
+	checkMoved(t, s, op0, pay0, 1250)
+
+	// The event on chain carries the id, the customer reference and the amount.
+	r, err := s.Backend.Client().TransactionReceipt(context.Background(), common.HexToHash(got.TxHash))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev *bindings.SettleflowSettlementSettled
+	for _, l := range r.Logs {
+		if e, err := settlementABI.UnpackSettledEvent(l); err == nil {
+			ev = e
+		}
+	}
+	if ev == nil || WorkflowIDFromKey(ev.WorkflowId) != "wf_one" || ev.CustomerRef != CustomerRef("cus_wf_one") || ev.Amount.Cmp(cents(1250)) != 0 {
+		t.Errorf("Settled event = %+v", ev)
+	}
+}
+
+func TestSettleMany(t *testing.T) {
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 10}})
+	op0, pay0 := balances(t, s)
+	var chs []settleflow.Charge
+	var sum int64
+	for i := range 35 {
+		c := int64(100 + 37*i)
+		chs = append(chs, charge(fmt.Sprintf("wf_many_%02d", i), c))
+		sum += c
+	}
+	chs = append(chs, charge("wf_free", 0)) // a zero charge is recorded too
+	if err := s.Submit(context.Background(), chs); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, chs, 30*time.Second, nil, confirmed)
+	txs := map[string]int{}
+	for _, x := range st {
+		txs[x.Settlement.TxHash]++
+	}
+	if len(txs) != 4 {
+		t.Errorf("36 charges in batches of 10 went out in %d transactions, want 4: %v", len(txs), txs)
+	}
+	checkMoved(t, s, op0, pay0, sum)
+}
+
+func TestDuplicateChargesNothingMore(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{})
+	op0, pay0 := balances(t, s)
+	first := []settleflow.Charge{charge("wf_dup", 500), charge("wf_dup", 500), charge("wf_other", 300)}
+	if err := s.Submit(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Submit(ctx, first[:1]); err != nil { // again, while queued
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, first, 30*time.Second, nil, confirmed)
+	origTx := st[0].Settlement.TxHash
+	checkMoved(t, s, op0, pay0, 800)
+
+	// A second settler on the same contract with an empty memory (a restart
+	// that forgot everything): Status finds the charge on chain, and
+	// submitting it anyway charges nothing more.
+	fresh, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
+		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey,
+		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	again := []settleflow.Charge{charge("wf_dup", 500)}
+	st, err = fresh.Status(ctx, again)
+	if err != nil || st[0].State != settleflow.SettlementConfirmed || st[0].Settlement.TxHash != origTx {
+		t.Fatalf("fresh settler's Status: %s, %v", describe(st), err)
+	}
+	// Bypass that memory too: a brand-new settler is asked to settle it.
+	fresh2, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
+		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey,
+		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh2.Close()
+	if err := fresh2.Submit(ctx, append(again, charge("wf_new", 200))); err != nil {
+		t.Fatal(err)
+	}
+	// The simulated chain's committer only watches its own settler: mine here.
+	st = waitFor(t, fresh2, append(again, charge("wf_new", 200)), 30*time.Second, s.Commit, confirmed)
+	if st[0].Settlement.TxHash != origTx {
+		t.Errorf("resubmitted charge reports tx %s, want the original %s", st[0].Settlement.TxHash, origTx)
+	}
+	if st[1].Settlement.TxHash == origTx {
+		t.Error("the new charge reports the old transaction")
+	}
+	checkMoved(t, s, op0, pay0, 1000) // 500 + 300 + 200: the duplicate paid nothing
+}
+
+func TestConcurrentChargesNonceOrder(t *testing.T) {
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 7, FlushInterval: 50 * time.Millisecond}})
+	ctx := context.Background()
+	op0, pay0 := balances(t, s)
+	startNonce, err := s.Backend.Client().NonceAt(ctx, s.Addresses.Operator, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	chs := make([]settleflow.Charge, 50)
+	var sum int64
+	errs := make(chan error, 50)
+	for i := range chs {
+		chs[i] = charge(fmt.Sprintf("wf_conc_%02d", i), int64(1000+i))
+		sum += int64(1000 + i)
+		wg.Add(1)
+		go func(c settleflow.Charge) {
+			defer wg.Done()
+			errs <- s.Submit(ctx, []settleflow.Charge{c})
+		}(chs[i])
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := waitFor(t, s, chs, 60*time.Second, nil, confirmed)
+	nonces := map[uint64]bool{}
+	for _, x := range st {
+		tx, _, err := s.Backend.Client().TransactionByHash(ctx, common.HexToHash(x.Settlement.TxHash))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nonces[tx.Nonce()] = true
+	}
+	if len(nonces) < 8 {
+		t.Errorf("50 charges in batches of at most 7 used %d transactions", len(nonces))
+	}
+	for n := startNonce; n < startNonce+uint64(len(nonces)); n++ {
+		if !nonces[n] {
+			t.Errorf("nonces used %v: gap at %d", nonces, n)
+		}
+	}
+	end, _ := s.Backend.Client().NonceAt(ctx, s.Addresses.Operator, nil)
+	if end != startNonce+uint64(len(nonces)) {
+		t.Errorf("account nonce went %d→%d for %d settlement transactions", startNonce, end, len(nonces))
+	}
+	checkMoved(t, s, op0, pay0, sum)
+}
+
+func TestStuckTransactionReplaced(t *testing.T) {
+	// The miner includes nothing tipping under 1000 wei; the settler starts
+	// at 800 and must bump (800 → 901 → 1014).
+	s := newSim(t, SimulatedOptions{
+		BackendOptions: []func(*node.Config, *ethconfig.Config){simulated.WithMinerMinTip(big.NewInt(1000))},
+		Tuning:         ChainConfig{TipCap: big.NewInt(800), StuckAfter: 300 * time.Millisecond},
+	})
+	op0, pay0 := balances(t, s)
+	ch := []settleflow.Charge{charge("wf_stuck", 4200)}
+	if err := s.Submit(context.Background(), ch); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, ch, 10*time.Second, nil, func(x settleflow.SettlementStatus) bool {
+		return x.Settlement != nil && x.Settlement.TxHash != ""
+	})
+	firstTx := st[0].Settlement.TxHash
+	st = waitFor(t, s, ch, 60*time.Second, nil, confirmed)
+	if st[0].Settlement.TxHash == firstTx {
+		t.Fatalf("settled by the first transaction %s: it was not stuck", firstTx)
+	}
+	tx, _, err := s.Backend.Client().TransactionByHash(context.Background(), common.HexToHash(st[0].Settlement.TxHash))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.GasTipCap().Cmp(big.NewInt(1000)) < 0 {
+		t.Errorf("mined tip %s is under the miner's minimum", tx.GasTipCap())
+	}
+	first, _, err := s.Backend.Client().TransactionByHash(context.Background(), common.HexToHash(firstTx))
+	if err == nil && first.Nonce() != tx.Nonce() {
+		t.Errorf("replacement nonce %d, original %d", tx.Nonce(), first.Nonce())
+	}
+	checkMoved(t, s, op0, pay0, 4200)
+}
+
+// reorgSetup settles one charge by hand up to its first inclusion and
+// returns the parent of the including block and the transaction hash.
+func reorgSetup(t *testing.T, s *Simulated, ch []settleflow.Charge) (parent *types.Header, tx common.Hash, block uint64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Submit(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, ch, 10*time.Second, nil, func(x settleflow.SettlementStatus) bool {
+		return x.Settlement != nil && x.Settlement.TxHash != ""
+	})
+	tx = common.HexToHash(st[0].Settlement.TxHash)
+	waitInPool(t, s, tx)
+	parent, err := s.Backend.Client().HeaderByNumber(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Commit()
+	st = waitFor(t, s, ch, 10*time.Second, nil, func(x settleflow.SettlementStatus) bool {
+		return x.Settlement != nil && x.Settlement.BlockNumber != 0
+	})
+	if st[0].State != settleflow.SettlementPending || st[0].Settlement.BlockNumber != parent.Number.Uint64()+1 {
+		t.Fatalf("after one block: %s", describe(st))
+	}
+	return parent, tx, st[0].Settlement.BlockNumber
+}
+
+func waitInPool(t *testing.T, s *Simulated, tx common.Hash) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, pending, err := s.Backend.Client().TransactionByHash(context.Background(), tx)
+		if err == nil && pending {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction %s never reached the pool (err %v)", tx, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestReorgReincluded(t *testing.T) {
+	s := newSim(t, SimulatedOptions{ManualCommit: true, Tuning: ChainConfig{Confirmations: 3, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond}})
+	op0, pay0 := balances(t, s)
+	ch := []settleflow.Charge{charge("wf_reorg_in", 777)}
+	parent, tx, oldBlock := reorgSetup(t, s, ch)
+
+	// Reorg: the chain goes back to the parent; the transaction returns to the
+	// pool and is mined again on the new branch, which outgrows the old one.
+	if err := s.Backend.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	waitInPool(t, s, tx)
+	s.Commit()
+	s.Commit()
+	st := waitFor(t, s, ch, 30*time.Second, s.Commit, confirmed)
+	if st[0].Settlement.TxHash != tx.Hex() {
+		t.Errorf("settled by %s, want the re-included %s", st[0].Settlement.TxHash, tx.Hex())
+	}
+	r, err := s.Backend.Client().TransactionReceipt(context.Background(), tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	canon, _ := s.Backend.Client().HeaderByNumber(context.Background(), r.BlockNumber)
+	if canon.Hash() != r.BlockHash || st[0].Settlement.BlockNumber != r.BlockNumber.Uint64() {
+		t.Errorf("reported block %d, canonical receipt in %d (old block %d)", st[0].Settlement.BlockNumber, r.BlockNumber, oldBlock)
+	}
+	checkMoved(t, s, op0, pay0, 777)
+}
+
+func TestReorgDroppedIsResent(t *testing.T) {
+	s := newSim(t, SimulatedOptions{ManualCommit: true, Tuning: ChainConfig{Confirmations: 3, FlushInterval: 10 * time.Millisecond,
+		PollInterval: 20 * time.Millisecond, RebroadcastAfter: 100 * time.Millisecond}})
+	ctx := context.Background()
+	op0, pay0 := balances(t, s)
+	ch := []settleflow.Charge{charge("wf_reorg_drop", 999)}
+	parent, tx, _ := reorgSetup(t, s, ch)
+
+	if err := s.Backend.Fork(parent.Hash()); err != nil {
+		t.Fatal(err)
+	}
+	waitInPool(t, s, tx)
+	s.Backend.Rollback() // the node forgets it: dropped
+	if _, _, err := s.Backend.Client().TransactionByHash(ctx, tx); !errors.Is(err, ethereum.NotFound) {
+		t.Fatalf("after Rollback the transaction is still known: %v", err)
+	}
+	s.Commit()
+	s.Commit() // the new branch, without it, is now the longer one
+	if n, _ := s.Backend.Client().NonceAt(ctx, s.Addresses.Operator, nil); n != tx2nonce(t, s, tx) {
+		t.Fatalf("operator nonce %d after the drop", n)
+	}
+	// Only the settler can bring it back.
+	waitInPool(t, s, tx)
+	st := waitFor(t, s, ch, 30*time.Second, s.Commit, confirmed)
+	if st[0].Settlement.BlockNumber <= parent.Number.Uint64()+2 {
+		t.Errorf("settled in block %d, before the new branch's tip", st[0].Settlement.BlockNumber)
+	}
+	checkMoved(t, s, op0, pay0, 999)
+}
+
+func tx2nonce(t *testing.T, s *Simulated, h common.Hash) uint64 {
+	t.Helper()
+	// The dropped transaction is signed with the nonce the operator is at now.
+	s.Settler.chains[settleflow.Test].mu.Lock()
+	defer s.Settler.chains[settleflow.Test].mu.Unlock()
+	for _, x := range s.Settler.chains[settleflow.Test].txs {
+		for _, v := range x.txs {
+			if v.Hash() == h {
+				return v.Nonce()
+			}
+		}
+	}
+	t.Fatalf("transaction %s not tracked", h)
+	return 0
+}
+
+func TestChainKindGuard(t *testing.T) {
+	for _, tc := range []struct {
+		env settleflow.Environment
+		id  int64
+		ok  bool
+	}{
+		{settleflow.Test, 1, false}, {settleflow.Test, 8453, false}, {settleflow.Test, 42161, false},
+		{settleflow.Test, 11155111, true}, {settleflow.Test, 1337, true},
+		{settleflow.Live, 1337, false}, {settleflow.Live, 84532, false}, {settleflow.Live, 11155420, false},
+		{settleflow.Live, 1, true}, {settleflow.Live, 8453, true},
+	} {
+		if err := CheckChainKind(tc.env, tc.id); (err == nil) != tc.ok {
+			t.Errorf("CheckChainKind(%s, %d) = %v", tc.env, tc.id, err)
+		}
+	}
+	ctx := context.Background()
+	key, _ := crypto.GenerateKey()
+
+	// A testnet (the simulated chain, 1337) configured for live is refused.
+	sim := simulated.NewBackend(types.GenesisAlloc{})
+	defer sim.Close()
+	_, err := New(ctx, Config{Live: &ChainConfig{Client: sim.Client(), ChainID: 1337, Contract: common.Address{1}, Key: key}})
+	if err == nil || !strings.Contains(err.Error(), "live mode refuses chain id 1337") {
+		t.Errorf("live on 1337: %v", err)
+	}
+	// A chain reporting mainnet's id 1 configured for test is refused.
+	mainnetLike := simulated.NewBackend(types.GenesisAlloc{}, func(_ *node.Config, ec *ethconfig.Config) {
+		cfg := *params.AllDevChainProtocolChanges
+		cfg.ChainID = big.NewInt(1)
+		ec.Genesis.Config = &cfg
+		ec.NetworkId = 1
+	})
+	defer mainnetLike.Close()
+	_, err = New(ctx, Config{Test: &ChainConfig{Client: mainnetLike.Client(), Contract: common.Address{1}, Key: key}})
+	if err == nil || !strings.Contains(err.Error(), "test mode refuses chain id 1") {
+		t.Errorf("test on 1: %v", err)
+	}
+	// A chain id other than the configured one is refused.
+	_, err = New(ctx, Config{Test: &ChainConfig{Client: sim.Client(), ChainID: 11155111, Contract: common.Address{1}, Key: key}})
+	if err == nil || !strings.Contains(err.Error(), "configured 11155111") {
+		t.Errorf("wrong chain id: %v", err)
+	}
+	// Live needs its chain id spelled out.
+	_, err = New(ctx, Config{Live: &ChainConfig{Client: mainnetLike.Client(), Contract: common.Address{1}, Key: key}})
+	if err == nil || !strings.Contains(err.Error(), "ChainID must be configured") {
+		t.Errorf("live without ChainID: %v", err)
+	}
+}
+
+func failureCode(err error) string {
+	var f *settleflow.Failure
+	if errors.As(err, &f) {
+		return f.Code
+	}
+	return ""
+}
+
+func TestErrorsWithMeaning(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{Funds: 1000})
+
+	// Live is not configured.
+	err := s.Submit(ctx, []settleflow.Charge{{WorkflowID: "wf_live", Environment: settleflow.Live, Amount: 1, Currency: "usd"}})
+	if !settleflow.IsPermanent(err) || failureCode(err) != CodeLivemodeNotConfigured {
+		t.Errorf("live charge: %v", err)
+	}
+	// Bad charges.
+	for _, bad := range []settleflow.Charge{charge(strings.Repeat("w", 33), 1), charge("wf_neg", -1), {WorkflowID: "wf_eur", Environment: settleflow.Test, Amount: 1, Currency: "eur"}} {
+		if err := s.Submit(ctx, []settleflow.Charge{bad}); !settleflow.IsPermanent(err) || failureCode(err) != CodeInvalidCharge {
+			t.Errorf("charge %+v: %v", bad, err)
+		}
+	}
+	// More than the operator holds ($10.00).
+	err = s.Submit(ctx, []settleflow.Charge{charge("wf_rich", 600), charge("wf_richer", 401)})
+	if !settleflow.IsPermanent(err) || failureCode(err) != CodeInsufficientFunds {
+		t.Errorf("over the balance: %v", err)
+	}
+	// Exactly what it holds is fine.
+	ok := []settleflow.Charge{charge("wf_all_in", 1000)}
+	if err := s.Submit(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, ok, 30*time.Second, nil, confirmed)
+
+	// The node refuses a batch: decoded into a clear code.
+	data := settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{WorkflowId: [32]byte{'x'}, Amount: cents(1)}})
+	_, err = s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: data})
+	if f := classifyRevert(err); f == nil || f.Code != CodeInsufficientFunds {
+		t.Errorf("empty operator: %v → %+v", err, f)
+	}
+	_, err = s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Payee, To: &s.Addresses.Contract, Data: data})
+	if f := classifyRevert(err); f == nil || f.Code != CodeSettlementReverted || !strings.Contains(f.Message, "operator") {
+		t.Errorf("not the operator: %v → %+v", err, f)
+	}
+
+	// An unreachable node is a transient (plain) error.
+	s.Backend.Close()
+	err = s.Submit(ctx, []settleflow.Charge{charge("wf_down", 1)})
+	if err == nil || settleflow.IsPermanent(err) {
+		t.Errorf("node down: %v", err)
+	}
+	_, err = New(ctx, Config{Test: &ChainConfig{RPCURL: "http://127.0.0.1:1", Contract: common.Address{1}, Key: s.OperatorKey}})
+	if err == nil || settleflow.IsPermanent(err) {
+		t.Errorf("dial nothing: %v", err)
+	}
+}
+
+func TestInsufficientAllowance(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{})
+	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey}
+	if _, err := tr.Send(ctx, &s.Addresses.Token, erc20ABI.PackApprove(s.Addresses.Contract, cents(50))); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Submit(ctx, []settleflow.Charge{charge("wf_allow", 51)})
+	if !settleflow.IsPermanent(err) || failureCode(err) != CodeInsufficientAllowance {
+		t.Errorf("over the allowance: %v", err)
+	}
+	op0, pay0 := balances(t, s)
+	ok := []settleflow.Charge{charge("wf_allow_ok", 50)}
+	if err := s.Submit(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, ok, 30*time.Second, nil, confirmed)
+	checkMoved(t, s, op0, pay0, 50)
+}

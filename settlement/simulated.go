@@ -1,0 +1,179 @@
+package settlement
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"fmt"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/params"
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow"
+)
+
+// SimulatedOptions configures [NewSimulated]. The zero value is a working
+// test chain.
+type SimulatedOptions struct {
+	// Logger receives the settler's logs; nil is a no-op logger.
+	Logger *zap.Logger
+	// Funds is the operator's opening balance of the test stablecoin, in
+	// cents (default 1,000,000,000: ten million dollars).
+	Funds int64
+	// Tuning sets the test chain's confirmation depth (default 2 here),
+	// batching, intervals and fees (defaults: FlushInterval 200ms,
+	// PollInterval 50ms, StuckAfter 2s, RebroadcastAfter 1s). Its connection
+	// and key fields are ignored.
+	Tuning ChainConfig
+	// BlockInterval is how often the committer checks for work (default
+	// 100ms); it seals a block only when transactions are pending or charges
+	// wait for confirmations.
+	BlockInterval time.Duration
+	// ManualCommit disables the committer: the caller mines with
+	// Backend.Commit (tests of reorgs).
+	ManualCommit bool
+	// Backend options of the simulated chain (gas limits, minimum tip).
+	BackendOptions []func(*node.Config, *ethconfig.Config)
+	// Live, if set, configures live mode on a real chain beside the
+	// simulated test chain.
+	Live *ChainConfig
+}
+
+// Simulated is a [Settler] whose test mode runs on go-ethereum's in-process
+// simulated chain, with the test stablecoin and the settlement contract
+// deployed and the operator funded and approved. The chain's state lives in
+// memory only: closing it (or a restart) loses every test settlement.
+type Simulated struct {
+	*Settler
+	// Backend is the simulated chain (Commit, Fork, Rollback for tests).
+	Backend *simulated.Backend
+	// Addresses of the deployment.
+	Addresses Addresses
+	// OperatorKey signs settlements; PayeeKey is the payee's (for tests).
+	OperatorKey, PayeeKey *ecdsa.PrivateKey
+
+	commitMu sync.Mutex
+	stop     chan struct{}
+	stopped  chan struct{}
+	once     sync.Once
+}
+
+// NewSimulated starts a simulated chain (chain id 1337), deploys the test
+// stablecoin and the settlement contract, funds and approves a fresh operator
+// and returns a settler for it in test mode. Close it when done.
+func NewSimulated(ctx context.Context, opts SimulatedOptions) (*Simulated, error) {
+	opKey, err := crypto.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	payKey, err := crypto.GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	op := crypto.PubkeyToAddress(opKey.PublicKey)
+	payee := crypto.PubkeyToAddress(payKey.PublicKey)
+	eth := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
+	backend := simulated.NewBackend(types.GenesisAlloc{op: {Balance: eth}, payee: {Balance: eth}}, opts.BackendOptions...)
+	s := &Simulated{Backend: backend, OperatorKey: opKey, PayeeKey: payKey, stop: make(chan struct{}), stopped: make(chan struct{})}
+
+	funds := opts.Funds
+	if funds <= 0 {
+		funds = 1_000_000_000
+	}
+	base, err := BaseUnits(funds, 6)
+	if err != nil {
+		backend.Close()
+		return nil, err
+	}
+	tr := Transactor{Backend: backend.Client(), Key: opKey, Mine: s.Commit}
+	if s.Addresses, err = tr.DeployDev(ctx, payee, base); err != nil {
+		backend.Close()
+		return nil, err
+	}
+
+	cc := opts.Tuning
+	cc.RPCURL, cc.Client = "", backend.Client()
+	cc.ChainID, cc.Contract, cc.Token, cc.Payee = 0, s.Addresses.Contract, s.Addresses.Token, payee
+	cc.Key, cc.KeyFile, cc.KeystoreFile = opKey, "", ""
+	if cc.Network == "" {
+		cc.Network = "simulated"
+	}
+	if cc.Confirmations == 0 {
+		cc.Confirmations = 2
+	}
+	if cc.FlushInterval <= 0 {
+		cc.FlushInterval = 200 * time.Millisecond
+	}
+	if cc.PollInterval <= 0 {
+		cc.PollInterval = 50 * time.Millisecond
+	}
+	if cc.StuckAfter <= 0 {
+		cc.StuckAfter = 2 * time.Second
+	}
+	if cc.RebroadcastAfter <= 0 {
+		cc.RebroadcastAfter = time.Second
+	}
+	if s.Settler, err = New(ctx, Config{Test: &cc, Live: opts.Live, Logger: opts.Logger}); err != nil {
+		backend.Close()
+		return nil, fmt.Errorf("settlement: simulated: %w", err)
+	}
+	if opts.ManualCommit {
+		close(s.stopped)
+	} else {
+		interval := opts.BlockInterval
+		if interval <= 0 {
+			interval = 100 * time.Millisecond
+		}
+		go s.committer(ctx, interval)
+	}
+	return s, nil
+}
+
+// Commit seals a block on the simulated chain. Safe for concurrent use.
+func (s *Simulated) Commit() {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.Backend.Commit()
+}
+
+// committer seals a block when transactions are pending or settlements wait
+// for confirmations, so the chain advances only when there is work.
+func (s *Simulated) committer(ctx context.Context, interval time.Duration) {
+	defer close(s.stopped)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	test := s.chains[settleflow.Test]
+	client := s.Backend.Client()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		pending, err := client.PendingTransactionCount(context.WithoutCancel(ctx))
+		if err == nil && (pending > 0 || test.busy()) {
+			s.Commit()
+		}
+	}
+}
+
+// Close stops the settler, the committer and the simulated chain.
+func (s *Simulated) Close() error {
+	var err error
+	s.once.Do(func() {
+		err = s.Settler.Close()
+		close(s.stop)
+		<-s.stopped
+		if cerr := s.Backend.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
