@@ -54,7 +54,7 @@ func BenchmarkCreateParallel16(b *testing.B) {
 func BenchmarkEndToEnd(b *testing.B) {
 	e := benchmark.NewEngine(b, filepath.Join(b.TempDir(), "engine.db"))
 	b.ResetTimer()
-	if err := benchmark.EndToEnd(context.Background(), e, b.N); err != nil {
+	if err := benchmark.EndToEnd(context.Background(), e, b.N, 64); err != nil {
 		b.Fatal(err)
 	}
 }

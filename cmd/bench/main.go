@@ -70,7 +70,7 @@ func run(n, rounds int, sync sqlite.Synchronous) error {
 		}{
 			{&res.create1, "c1", func(e *benchmark.Engine) error { return benchmark.CreateLoop(ctx, e, n, 1) }},
 			{&res.create16, "c16", func(e *benchmark.Engine) error { return benchmark.CreateLoop(ctx, e, n, 16) }},
-			{&res.e2e, "e2e", func(e *benchmark.Engine) error { return benchmark.EndToEnd(ctx, e, n) }},
+			{&res.e2e, "e2e", func(e *benchmark.Engine) error { return benchmark.EndToEnd(ctx, e, n, 64) }},
 		} {
 			e, err := benchmark.OpenEngine(filepath.Join(dir, m.name+".db"), sync)
 			if err != nil {

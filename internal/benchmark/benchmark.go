@@ -208,15 +208,15 @@ func CreateLoop(ctx context.Context, e *Engine, n, goroutines int) error {
 	return <-errs
 }
 
-// EndToEnd starts e, creates n workflows from 16 goroutines and returns when
-// all n are Settled and their workflow.completed events were handed to the
-// notifier.
-func EndToEnd(ctx context.Context, e *Engine, n int) error {
+// EndToEnd starts e, creates n workflows from the given number of
+// goroutines and returns when all n are Settled and their workflow.completed
+// events were handed to the notifier.
+func EndToEnd(ctx context.Context, e *Engine, n, goroutines int) error {
 	base := e.completed.Load()
 	if err := e.Start(ctx); err != nil {
 		return err
 	}
-	if err := CreateLoop(ctx, e, n, 16); err != nil {
+	if err := CreateLoop(ctx, e, n, goroutines); err != nil {
 		return err
 	}
 	deadline := time.After(10 * time.Minute)
