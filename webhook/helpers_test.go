@@ -24,8 +24,13 @@ import (
 	"go.uber.org/zap/zaptest"
 )
 
+// openDB opens the database the tests run on: SQLite in a temporary file,
+// or Postgres while TestPostgres runs the suite again.
 func openDB(t testing.TB) *bun.DB {
 	t.Helper()
+	if pgOpen != nil {
+		return pgOpen(t)
+	}
 	db, err := sqlite.OpenDB(filepath.Join(t.TempDir(), "webhooks.db"), sqlite.OpenOptions{Synchronous: sqlite.SyncNormal})
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +38,9 @@ func openDB(t testing.TB) *bun.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// pgOpen, when set, opens a fresh Postgres schema instead of SQLite.
+var pgOpen func(t testing.TB) *bun.DB
 
 // fastConfig retries quickly so tests run in well under a second per retry.
 func fastConfig(t testing.TB) Config {
