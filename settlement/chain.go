@@ -636,7 +636,16 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 	}
 	data := settlementABI.PackSettle(charges)
 	gas, err := c.b.EstimateGas(ctx, ethereum.CallMsg{From: c.from, To: &c.contract, Data: data})
+	if err == nil && gas+gas/5 > params.MaxTxGas && len(ok) > 1 {
+		err = errTooMuchGas
+	}
 	if err != nil {
+		if len(ok) > 1 && isGasCapError(err) {
+			// Over the transaction gas cap (EIP-7825): send half now; the
+			// rest stays queued for the next batch.
+			c.log.Info("settlement batch over the gas cap; splitting", zap.Int("charges", len(ok)))
+			return c.send(ctx, head, ok[:len(ok)/2])
+		}
 		if f := classifyRevert(err); f != nil {
 			c.mu.Lock()
 			c.failLocked(ok, f)
@@ -969,6 +978,16 @@ func (c *chain) removeTxLocked(t *sentTx) {
 }
 
 // ---- errors ----
+
+var errTooMuchGas = errors.New("gas required exceeds allowance")
+
+// isGasCapError reports whether a batch needs more gas than a transaction or
+// block may use.
+func isGasCapError(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return errors.Is(err, errTooMuchGas) || strings.Contains(msg, "exceeds allowance") ||
+		strings.Contains(msg, "gas limit too high") || strings.Contains(msg, "exceeds block gas limit")
+}
 
 func isAlreadyKnown(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "already known")

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/params"
 
 	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 )
@@ -55,12 +56,13 @@ func (tr Transactor) Send(ctx context.Context, to *common.Address, data []byte) 
 	if err != nil {
 		return nil, fmt.Errorf("settlement: estimate gas: %w", err)
 	}
+	gas = min(gas+gas/5, params.MaxTxGas)
 	tip, feeCap, err := fees(ctx, tr.Backend, head, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	tx, err := types.SignNewTx(tr.Key, types.LatestSignerForChainID(id), &types.DynamicFeeTx{
-		ChainID: id, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas + gas/5, To: to, Data: data,
+		ChainID: id, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: to, Data: data,
 	})
 	if err != nil {
 		return nil, err

@@ -493,3 +493,28 @@ func TestInsufficientAllowance(t *testing.T) {
 	waitFor(t, s, ok, 30*time.Second, nil, confirmed)
 	checkMoved(t, s, op0, pay0, 50)
 }
+
+func TestOversizedBatchSplits(t *testing.T) {
+	// 200 new records do not fit the 16,777,216 gas cap of one transaction
+	// under the dev chain's state-gas rules: the settler splits the batch.
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 200}})
+	op0, pay0 := balances(t, s)
+	chs := make([]settleflow.Charge, 200)
+	var sum int64
+	for i := range chs {
+		chs[i] = charge(fmt.Sprintf("wf_big_%03d", i), int64(i+1))
+		sum += int64(i + 1)
+	}
+	if err := s.Submit(context.Background(), chs); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, chs, 60*time.Second, nil, confirmed)
+	txs := map[string]bool{}
+	for _, x := range st {
+		txs[x.Settlement.TxHash] = true
+	}
+	if len(txs) < 2 {
+		t.Errorf("200 charges went out in %d transaction(s)", len(txs))
+	}
+	checkMoved(t, s, op0, pay0, sum)
+}
