@@ -518,3 +518,42 @@ func TestOversizedBatchSplits(t *testing.T) {
 	}
 	checkMoved(t, s, op0, pay0, sum)
 }
+
+func TestFinalizedDepthByDefault(t *testing.T) {
+	// Confirmations 0 (the live default) waits for the "finalized" block; the
+	// simulated beacon finalizes in epochs of 32 blocks.
+	ctx := context.Background()
+	sim := newSim(t, SimulatedOptions{ManualCommit: true})
+	s, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
+		Client: sim.Backend.Client(), Contract: sim.Addresses.Contract, Key: sim.OperatorKey,
+		FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ch := []settleflow.Charge{charge("wf_final", 5)}
+	if err := s.Submit(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, ch, 10*time.Second, sim.Commit, func(x settleflow.SettlementStatus) bool {
+		return x.Settlement != nil && x.Settlement.BlockNumber != 0
+	})
+	block := st[0].Settlement.BlockNumber
+	for range 5 {
+		sim.Commit()
+	}
+	time.Sleep(100 * time.Millisecond)
+	fin, err := sim.Backend.Client().HeaderByNumber(ctx, big.NewInt(-3)) // finalized
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.Status(ctx, ch); fin.Number.Uint64() < block && st[0].State != settleflow.SettlementPending {
+		t.Fatalf("confirmed before finality (block %d, finalized %d): %s", block, fin.Number, describe(st))
+	}
+	st = waitFor(t, s, ch, 30*time.Second, sim.Commit, confirmed)
+	fin, _ = sim.Backend.Client().HeaderByNumber(ctx, big.NewInt(-3))
+	if fin.Number.Uint64() < block {
+		t.Errorf("confirmed in block %d while finalized is %d", block, fin.Number)
+	}
+}
