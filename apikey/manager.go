@@ -1,0 +1,559 @@
+package apikey
+
+import (
+	"context"
+	"crypto/subtle"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/migrate"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/ids"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Names of the bookkeeping tables of this package's migrations, kept apart
+// from the engine's own.
+const (
+	migrationsTable     = "apikey_migrations"
+	migrationLocksTable = "apikey_migration_locks"
+)
+
+// DefaultCacheTTL is how long Authenticate trusts a key it read from the
+// database: a revocation or rotation made by another process on the same
+// database takes effect within this time (at once in the same process).
+const DefaultCacheTTL = 2 * time.Second
+
+// lastUsedEvery is how often, at most, a key's last-used time is written.
+const lastUsedEvery = time.Minute
+
+// maxCache bounds the number of keys Authenticate keeps in memory.
+const maxCache = 10_000
+
+// Options tune a Manager. The zero value is the recommended setting.
+type Options struct {
+	// Clock tells the time; default settleflow.SystemClock.
+	Clock settleflow.Clock
+	// CacheTTL is how long Authenticate may use a key read from the database
+	// before reading it again. Default DefaultCacheTTL; negative disables
+	// the cache.
+	CacheTTL time.Duration
+}
+
+// Manager creates, lists, rotates, revokes and authenticates API keys stored
+// in a SQL database (SQLite or Postgres, through bun). It is safe for
+// concurrent use, and several processes may share one database.
+type Manager struct {
+	db       *sql.DB
+	bdb      *bun.DB
+	postgres bool
+	clock    settleflow.Clock
+	ttl      time.Duration
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+
+	cacheMu sync.RWMutex
+	cache   map[string]cached // by secret hash
+
+	luMu       sync.Mutex
+	lastUsed   map[string]time.Time // by key id: the last write this process made or saw
+	luSweepAt  int
+	closed     bool
+	writes     sync.WaitGroup
+	luWritten  atomic.Int64 // last-used writes that changed a row, for tests
+	luFailures atomic.Int64
+}
+
+type cached struct {
+	row     row
+	fetched time.Time
+}
+
+// New returns a Manager on db, which must be SQLite (as opened by
+// storage/sqlite.OpenDB) or Postgres. Call [Manager.Migrate] once before use
+// and [Manager.Close] at shutdown, before closing db.
+func New(db *bun.DB, opts Options) (*Manager, error) {
+	m := &Manager{db: db.DB, bdb: db, clock: opts.Clock, ttl: opts.CacheTTL,
+		stmts: map[string]*sql.Stmt{}, cache: map[string]cached{}, lastUsed: map[string]time.Time{}, luSweepAt: 1024}
+	switch db.Dialect().Name() {
+	case dialect.SQLite:
+	case dialect.PG:
+		m.postgres = true
+	default:
+		return nil, fmt.Errorf("apikey: unsupported dialect %s", db.Dialect().Name())
+	}
+	if m.clock == nil {
+		m.clock = settleflow.SystemClock
+	}
+	if m.ttl == 0 {
+		m.ttl = DefaultCacheTTL
+	}
+	return m, nil
+}
+
+// Migrate creates or upgrades the apikey_ tables. It is safe to run from
+// several processes at once: every migration is idempotent and recorded with
+// an upsert.
+func (m *Manager) Migrate(ctx context.Context) error {
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(migrationFiles); err != nil {
+		return fmt.Errorf("apikey: migrations: %w", err)
+	}
+	mg := migrate.NewMigrator(m.bdb, ms,
+		migrate.WithTableName(migrationsTable),
+		migrate.WithLocksTableName(migrationLocksTable),
+		migrate.WithUpsert(true),
+		migrate.WithMarkAppliedOnSuccess(true),
+	)
+	if err := mg.Init(ctx); err != nil {
+		return fmt.Errorf("apikey: migrate init: %w", err)
+	}
+	if _, err := mg.Migrate(ctx); err != nil {
+		return fmt.Errorf("apikey: migrate: %w", err)
+	}
+	return nil
+}
+
+// Close waits for the last-used writes in flight and releases the prepared
+// statements. It does not close the database. Authenticate keeps working
+// after Close but no longer records last-used times.
+func (m *Manager) Close() error {
+	m.luMu.Lock()
+	m.closed = true
+	m.luMu.Unlock()
+	m.writes.Wait()
+	m.stmtMu.Lock()
+	defer m.stmtMu.Unlock()
+	for _, st := range m.stmts {
+		st.Close()
+	}
+	m.stmts = map[string]*sql.Stmt{}
+	return nil
+}
+
+// CreateParams describe a new key.
+type CreateParams struct {
+	// Environment is settleflow.Test or settleflow.Live. Required.
+	Environment settleflow.Environment
+	// Name describes the key: 1–100 characters, no control characters.
+	Name string
+	// Plan defaults to Starter.
+	Plan Plan
+	// PerMinute and PerDay are required, positive, for Enterprise, and must
+	// be zero for the other plans (which fix them).
+	PerMinute int
+	PerDay    int
+}
+
+// Create makes a new key and returns it with its secret. The secret is
+// returned only here: it is not stored and cannot be recovered.
+func (m *Manager) Create(ctx context.Context, p CreateParams) (Key, string, error) {
+	if !p.Environment.Valid() {
+		return Key{}, "", fmt.Errorf("%w %q: want test or live", ErrInvalidEnvironment, p.Environment)
+	}
+	if err := validateName(p.Name); err != nil {
+		return Key{}, "", err
+	}
+	if p.Plan == "" {
+		p.Plan = Starter
+	}
+	perMinute, perDay, err := planLimits(p.Plan, p.PerMinute, p.PerDay)
+	if err != nil {
+		return Key{}, "", err
+	}
+	now := m.now()
+	id := ids.New(ids.Key, now)
+	r := row{id: id, lineage: id, env: p.Environment, name: p.Name, plan: p.Plan,
+		perMinute: perMinute, perDay: perDay, createdAt: now}
+	secret, err := m.fill(&r)
+	if err != nil {
+		return Key{}, "", err
+	}
+	if _, err := m.exec(ctx, nil, insertSQL, r.args()...); err != nil {
+		return Key{}, "", fmt.Errorf("apikey: create: %w", err)
+	}
+	return r.key(), secret, nil
+}
+
+// fill gives r a new secret's hash and display form and returns the secret.
+func (m *Manager) fill(r *row) (string, error) {
+	secret, err := generateSecret(r.env)
+	if err != nil {
+		return "", err
+	}
+	r.hash = hashSecret(secret)
+	r.display = display(secret)
+	return secret, nil
+}
+
+// Get returns the key with the given id, or ErrNotFound.
+func (m *Manager) Get(ctx context.Context, id string) (Key, error) {
+	r, err := m.get(ctx, nil, id)
+	if err != nil {
+		return Key{}, err
+	}
+	return r.key(), nil
+}
+
+// List returns every key, revoked and expired ones included, oldest first.
+// Neither secrets nor their hashes are part of a Key.
+func (m *Manager) List(ctx context.Context) ([]Key, error) {
+	st, err := m.stmt(ctx, "SELECT "+columns+" FROM apikey_keys ORDER BY id")
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("apikey: list: %w", err)
+	}
+	defer rows.Close()
+	var keys []Key
+	for rows.Next() {
+		var r row
+		if err := r.scan(rows); err != nil {
+			return nil, fmt.Errorf("apikey: list: %w", err)
+		}
+		keys = append(keys, r.key())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("apikey: list: %w", err)
+	}
+	return keys, nil
+}
+
+// Rotate replaces the key id by a new one with the same name, environment,
+// plan and limits, and returns the new key with its secret (returned only
+// here). The old key keeps working until now + expireIn, which must be one of
+// [RotationExpiries]: 0 (it stops at once), 1h, 24h or 7 × 24h. An old key
+// that already expires sooner keeps its expiry. Rotating a revoked or expired
+// key fails with ErrRevoked or ErrExpired; an unknown id with ErrNotFound.
+func (m *Manager) Rotate(ctx context.Context, id string, expireIn time.Duration) (Key, string, error) {
+	valid := false
+	for _, d := range RotationExpiries {
+		valid = valid || d == expireIn
+	}
+	if !valid {
+		return Key{}, "", fmt.Errorf("%w: %s: want 0, 1h, 24h or 168h (7 days)", ErrInvalidExpiry, expireIn)
+	}
+	now := m.now()
+	var (
+		nk     row
+		secret string
+	)
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		old, err := m.get(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if old.revokedAt != nil {
+			return fmt.Errorf("apikey: rotate %s: %w", id, ErrRevoked)
+		}
+		if old.expiresAt != nil && !now.Before(*old.expiresAt) {
+			return fmt.Errorf("apikey: rotate %s: %w", id, ErrExpired)
+		}
+		expires := now.Add(expireIn)
+		if old.expiresAt != nil && old.expiresAt.Before(expires) {
+			expires = *old.expiresAt
+		}
+		nk = row{id: ids.New(ids.Key, now), lineage: old.lineage, env: old.env, name: old.name, plan: old.plan,
+			perMinute: old.perMinute, perDay: old.perDay, createdAt: now}
+		if secret, err = m.fill(&nk); err != nil {
+			return err
+		}
+		if _, err := m.exec(ctx, tx, "UPDATE apikey_keys SET expires_at = ? WHERE id = ?", toMillis(expires), id); err != nil {
+			return err
+		}
+		_, err = m.exec(ctx, tx, insertSQL, nk.args()...)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked) || errors.Is(err, ErrExpired) {
+			return Key{}, "", err
+		}
+		return Key{}, "", fmt.Errorf("apikey: rotate %s: %w", id, err)
+	}
+	m.flushCache()
+	return nk.key(), secret, nil
+}
+
+// Revoke revokes the key id at once (in other processes sharing the
+// database, within CacheTTL). Revoking a revoked key does nothing; an
+// unknown id is ErrNotFound.
+func (m *Manager) Revoke(ctx context.Context, id string) error {
+	res, err := m.exec(ctx, nil, "UPDATE apikey_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", toMillis(m.now()), id)
+	if err != nil {
+		return fmt.Errorf("apikey: revoke %s: %w", id, err)
+	}
+	m.flushCache()
+	if n, err := res.RowsAffected(); err == nil && n == 1 {
+		return nil
+	}
+	_, err = m.get(ctx, nil, id)
+	return err
+}
+
+// Authenticate checks the value of a request's Authorization header,
+// "Bearer sk_test_…", and returns the key it names. It fails with one of the
+// *AuthError values: ErrMissing, ErrMalformed, ErrUnknown, ErrRevoked or
+// ErrExpired; any other error is a database failure (an HTTP 500).
+//
+// It is meant to run on every request: a key read from the database is
+// trusted for CacheTTL, and its last-used time is written in the background
+// at most once a minute.
+func (m *Manager) Authenticate(ctx context.Context, authorization string) (Key, error) {
+	secret, env, err := parseAuthorization(authorization)
+	if err != nil {
+		return Key{}, err
+	}
+	hash := hashSecret(secret)
+	now := m.now()
+	r, found, err := m.lookup(ctx, hash, now)
+	if err != nil {
+		return Key{}, err
+	}
+	if !found || subtle.ConstantTimeCompare([]byte(r.hash), []byte(hash)) != 1 || r.env != env {
+		return Key{}, ErrUnknown
+	}
+	if r.revokedAt != nil {
+		return Key{}, ErrRevoked
+	}
+	if r.expiresAt != nil && !now.Before(*r.expiresAt) {
+		return Key{}, ErrExpired
+	}
+	k := r.key()
+	if t := m.touch(r, now); !t.IsZero() {
+		k.LastUsedAt = &t
+	}
+	return k, nil
+}
+
+// lookup returns the row with the given secret hash, from the cache if it
+// is fresh enough.
+func (m *Manager) lookup(ctx context.Context, hash string, now time.Time) (row, bool, error) {
+	if m.ttl > 0 {
+		m.cacheMu.RLock()
+		c, ok := m.cache[hash]
+		m.cacheMu.RUnlock()
+		if ok && !now.Before(c.fetched) && now.Sub(c.fetched) < m.ttl {
+			return c.row, true, nil
+		}
+	}
+	st, err := m.stmt(ctx, "SELECT "+columns+" FROM apikey_keys WHERE secret_hash = ?")
+	if err != nil {
+		return row{}, false, err
+	}
+	var r row
+	if err := r.scan(st.QueryRowContext(ctx, hash)); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return row{}, false, nil
+		}
+		return row{}, false, fmt.Errorf("apikey: authenticate: %w", err)
+	}
+	if m.ttl > 0 {
+		m.cacheMu.Lock()
+		if len(m.cache) >= maxCache {
+			for h, c := range m.cache {
+				if now.Before(c.fetched) || now.Sub(c.fetched) >= m.ttl {
+					delete(m.cache, h)
+				}
+			}
+			if len(m.cache) >= maxCache {
+				clear(m.cache)
+			}
+		}
+		m.cache[hash] = cached{row: r, fetched: now}
+		m.cacheMu.Unlock()
+	}
+	return r, true, nil
+}
+
+// flushCache forgets every cached key, after a change made by this process.
+func (m *Manager) flushCache() {
+	m.cacheMu.Lock()
+	clear(m.cache)
+	m.cacheMu.Unlock()
+}
+
+// touch records that r was used at now: unless its last-used time was
+// written (by this process, or found in the database) less than a minute
+// ago, it writes it in the background. It returns the last-used time to
+// report.
+func (m *Manager) touch(r row, now time.Time) time.Time {
+	m.luMu.Lock()
+	last, ok := m.lastUsed[r.id]
+	if r.lastUsedAt != nil && (!ok || r.lastUsedAt.After(last)) {
+		last, ok = *r.lastUsedAt, true
+	}
+	if m.closed || ok && !now.Before(last) && now.Sub(last) < lastUsedEvery {
+		m.luMu.Unlock()
+		return last
+	}
+	m.lastUsed[r.id] = now
+	if len(m.lastUsed) >= m.luSweepAt {
+		// Records older than a minute decide nothing: drop them.
+		for id, t := range m.lastUsed {
+			if now.Sub(t) >= lastUsedEvery {
+				delete(m.lastUsed, id)
+			}
+		}
+		m.luSweepAt = max(1024, 2*len(m.lastUsed))
+	}
+	m.writes.Add(1)
+	m.luMu.Unlock()
+	go m.writeLastUsed(r.id, now)
+	return now
+}
+
+// writeLastUsed stores now as id's last-used time, unless another process
+// wrote one less than a minute earlier.
+func (m *Manager) writeLastUsed(id string, now time.Time) {
+	defer m.writes.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ms := toMillis(now)
+	res, err := m.exec(ctx, nil,
+		"UPDATE apikey_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ? OR last_used_at > ?)",
+		ms, id, ms-lastUsedEvery.Milliseconds(), ms)
+	if err != nil {
+		// Let the next request try again.
+		m.luFailures.Add(1)
+		m.luMu.Lock()
+		if t, ok := m.lastUsed[id]; ok && t.Equal(now) {
+			delete(m.lastUsed, id)
+		}
+		m.luMu.Unlock()
+		return
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		m.luWritten.Add(1)
+	}
+}
+
+func (m *Manager) now() time.Time { return m.clock.Now().UTC().Truncate(time.Millisecond) }
+
+// get reads one row by id, in tx if not nil.
+func (m *Manager) get(ctx context.Context, tx *sql.Tx, id string) (row, error) {
+	st, err := m.stmt(ctx, "SELECT "+columns+" FROM apikey_keys WHERE id = ?")
+	if err != nil {
+		return row{}, err
+	}
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
+	}
+	var r row
+	if err := r.scan(st.QueryRowContext(ctx, id)); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return row{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		return row{}, fmt.Errorf("apikey: get %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// tx runs fn in a transaction (on SQLite opened by OpenDB, BEGIN IMMEDIATE).
+func (m *Manager) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := m.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback() //nolint:errcheck // the error that matters is fn's
+		return err
+	}
+	return tx.Commit()
+}
+
+// exec runs a prepared statement, in tx if not nil.
+func (m *Manager) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := m.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// stmt returns the prepared statement for query, written with ? placeholders.
+func (m *Manager) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	m.stmtMu.Lock()
+	defer m.stmtMu.Unlock()
+	if st, ok := m.stmts[query]; ok {
+		return st, nil
+	}
+	text := query
+	if m.postgres {
+		text = numberPlaceholders(query)
+	}
+	st, err := m.db.PrepareContext(ctx, text)
+	if err != nil {
+		return nil, fmt.Errorf("apikey: prepare: %w", err)
+	}
+	m.stmts[query] = st
+	return st, nil
+}
+
+// numberPlaceholders turns ? into $1, $2, … for Postgres. The queries of this
+// package hold no ? inside literals.
+func numberPlaceholders(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func validateName(name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: not UTF-8", ErrInvalidName)
+	case strings.TrimSpace(name) == "":
+		return fmt.Errorf("%w: a name is required", ErrInvalidName)
+	case n > 100:
+		return fmt.Errorf("%w: %d characters, at most 100", ErrInvalidName, n)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: control characters", ErrInvalidName)
+	}
+	return nil
+}
+
+// planLimits validates a plan and its explicit limits and returns the
+// limits that apply.
+func planLimits(plan Plan, perMinute, perDay int) (int, int, error) {
+	switch plan {
+	case Starter, Pro:
+		if perMinute != 0 || perDay != 0 {
+			return 0, 0, fmt.Errorf("%w: the %s plan fixes its limits; give them only for enterprise", ErrInvalidLimits, plan)
+		}
+		pm, pd, _ := plan.Limits()
+		return pm, pd, nil
+	case Enterprise:
+		if perMinute <= 0 || perDay <= 0 {
+			return 0, 0, fmt.Errorf("%w: enterprise needs positive per-minute and per-day limits (got %d and %d)", ErrInvalidLimits, perMinute, perDay)
+		}
+		return perMinute, perDay, nil
+	}
+	return 0, 0, fmt.Errorf("%w %q: want starter, pro or enterprise", ErrInvalidPlan, plan)
+}

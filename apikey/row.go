@@ -1,0 +1,88 @@
+package apikey
+
+import (
+	"database/sql"
+	"time"
+
+	"github.com/settleflow/settleflow"
+)
+
+// row is a key as stored. Times are Unix milliseconds (UTC).
+type row struct {
+	id, lineage string
+	env         settleflow.Environment
+	name        string
+	plan        Plan
+	perMinute   int
+	perDay      int
+	hash        string
+	display     string
+	createdAt   time.Time
+	lastUsedAt  *time.Time
+	revokedAt   *time.Time
+	expiresAt   *time.Time
+}
+
+const columns = "id, lineage_id, environment, name, plan, per_minute, per_day, secret_hash, display, created_at, last_used_at, revoked_at, expires_at"
+
+const insertSQL = "INSERT INTO apikey_keys (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+// args are the values of columns, in order.
+func (r *row) args() []any {
+	return []any{r.id, r.lineage, string(r.env), r.name, string(r.plan), int64(r.perMinute), int64(r.perDay),
+		r.hash, r.display, toMillis(r.createdAt), nullMillis(r.lastUsedAt), nullMillis(r.revokedAt), nullMillis(r.expiresAt)}
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func (r *row) scan(s scanner) error {
+	var (
+		env, plan                  string
+		perMinute, perDay, created int64
+		lastUsed, revoked, expires sql.NullInt64
+	)
+	if err := s.Scan(&r.id, &r.lineage, &env, &r.name, &plan, &perMinute, &perDay, &r.hash, &r.display,
+		&created, &lastUsed, &revoked, &expires); err != nil {
+		return err
+	}
+	r.env, r.plan = settleflow.Environment(env), Plan(plan)
+	r.perMinute, r.perDay = int(perMinute), int(perDay)
+	r.createdAt = fromMillis(created)
+	r.lastUsedAt, r.revokedAt, r.expiresAt = fromNull(lastUsed), fromNull(revoked), fromNull(expires)
+	return nil
+}
+
+// key is r without its hash.
+func (r *row) key() Key {
+	return Key{ID: r.id, Environment: r.env, Name: r.name, Plan: r.plan, Display: r.display,
+		PerMinute: r.perMinute, PerDay: r.perDay, CreatedAt: r.createdAt,
+		LastUsedAt: clone(r.lastUsedAt), RevokedAt: clone(r.revokedAt), ExpiresAt: clone(r.expiresAt), lineage: r.lineage}
+}
+
+// clone copies *t, so that a Key never shares memory with a cached row.
+func clone(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	return &c
+}
+
+func toMillis(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func nullMillis(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromNull(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMillis(n.Int64)
+	return &t
+}
