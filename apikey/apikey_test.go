@@ -37,16 +37,26 @@ func newClock() *fakeClock {
 	return &fakeClock{t: time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)}
 }
 
-// openDB opens a real SQLite file in a fresh temporary directory.
-func openDB(t testing.TB) (*bun.DB, string) {
+// openDB opens a fresh database: by default a real SQLite file in a new
+// temporary directory (returned as dir), on Postgres under TestPostgres. The
+// returned function opens another handle on the same database, as another
+// process would.
+func openDB(t testing.TB) (db *bun.DB, dir string, another func() *bun.DB) {
 	t.Helper()
-	dir := t.TempDir()
-	db, err := sqlite.OpenDB(filepath.Join(dir, "settleflow.db"), sqlite.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
+	if pgOpen != nil {
+		return pgOpen(t)
 	}
-	t.Cleanup(func() { db.Close() })
-	return db, dir
+	dir = t.TempDir()
+	path := filepath.Join(dir, "settleflow.db")
+	another = func() *bun.DB {
+		db, err := sqlite.OpenDB(path, sqlite.OpenOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	return another(), dir, another
 }
 
 func newManager(t testing.TB, db *bun.DB, opts Options) *Manager {
@@ -76,7 +86,7 @@ func bearer(secret string) string { return "Bearer " + secret }
 var secretRE = regexp.MustCompile(`^sk_(test|live)_[0-9A-Za-z]{40}$`)
 
 func TestCreateListAuthenticate(t *testing.T) {
-	db, _ := openDB(t)
+	db, _, _ := openDB(t)
 	clock := newClock()
 	m := newManager(t, db, Options{Clock: clock})
 	tk, tsecret := create(t, m, CreateParams{Environment: settleflow.Test, Name: "ci"})
@@ -138,7 +148,7 @@ func TestCreateListAuthenticate(t *testing.T) {
 }
 
 func TestAuthErrors(t *testing.T) {
-	db, _ := openDB(t)
+	db, _, _ := openDB(t)
 	clock := newClock()
 	m := newManager(t, db, Options{Clock: clock})
 	k, secret := create(t, m, CreateParams{Environment: settleflow.Test, Name: "a"})
@@ -200,7 +210,7 @@ func TestAuthErrors(t *testing.T) {
 }
 
 func TestRotate(t *testing.T) {
-	db, _ := openDB(t)
+	db, _, _ := openDB(t)
 	clock := newClock()
 	m := newManager(t, db, Options{Clock: clock})
 	old, oldSecret := create(t, m, CreateParams{Environment: settleflow.Live, Name: "billing", Plan: Enterprise, PerMinute: 50, PerDay: 700})
@@ -283,7 +293,7 @@ func TestRotate(t *testing.T) {
 }
 
 func TestRevoke(t *testing.T) {
-	db, _ := openDB(t)
+	db, _, _ := openDB(t)
 	clock := newClock()
 	m := newManager(t, db, Options{Clock: clock})
 	k, secret := create(t, m, CreateParams{Environment: settleflow.Test, Name: "x"})
@@ -317,15 +327,10 @@ func TestRevoke(t *testing.T) {
 // Manager on the same database (another process) takes effect within the
 // cache TTL.
 func TestOtherProcess(t *testing.T) {
-	db, dir := openDB(t)
+	db, _, another := openDB(t)
 	clock := newClock()
 	admin := newManager(t, db, Options{Clock: clock})
-	db2, err := sqlite.OpenDB(filepath.Join(dir, "settleflow.db"), sqlite.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
-	server := newManager(t, db2, Options{Clock: clock, CacheTTL: 2 * time.Second})
+	server := newManager(t, another(), Options{Clock: clock, CacheTTL: 2 * time.Second})
 
 	k, secret := create(t, admin, CreateParams{Environment: settleflow.Test, Name: "x"})
 	k2, secret2 := create(t, admin, CreateParams{Environment: settleflow.Test, Name: "y"})
@@ -356,7 +361,7 @@ func TestOtherProcess(t *testing.T) {
 }
 
 func TestLastUsedAtMostOnceAMinute(t *testing.T) {
-	db, dir := openDB(t)
+	db, _, another := openDB(t)
 	clock := newClock()
 	m := newManager(t, db, Options{Clock: clock})
 	k, secret := create(t, m, CreateParams{Environment: settleflow.Test, Name: "busy"})
@@ -414,12 +419,7 @@ func TestLastUsedAtMostOnceAMinute(t *testing.T) {
 
 	// Another process that just started does not write again within the
 	// minute: it sees the stored time.
-	db2, err := sqlite.OpenDB(filepath.Join(dir, "settleflow.db"), sqlite.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
-	m2 := newManager(t, db2, Options{Clock: clock})
+	m2 := newManager(t, another(), Options{Clock: clock})
 	clock.Advance(30 * time.Second)
 	for i := 0; i < 20; i++ {
 		if _, err := m2.Authenticate(ctx, bearer(secret)); err != nil {
@@ -440,7 +440,10 @@ func TestLastUsedAtMostOnceAMinute(t *testing.T) {
 // the table and every byte of the database files for the secrets, and the
 // List output for secrets and hashes.
 func TestSecretsNeverStored(t *testing.T) {
-	db, dir := openDB(t)
+	if pgOpen != nil {
+		t.Skip("scans SQLite files")
+	}
+	db, dir, _ := openDB(t)
 	m := newManager(t, db, Options{})
 	var secrets []string
 	for i, env := range []settleflow.Environment{settleflow.Test, settleflow.Live, settleflow.Test} {
@@ -519,7 +522,7 @@ func TestSecretsNeverStored(t *testing.T) {
 }
 
 func TestPlansAndValidation(t *testing.T) {
-	db, _ := openDB(t)
+	db, _, _ := openDB(t)
 	m := newManager(t, db, Options{})
 	for _, c := range []struct {
 		p                 CreateParams
@@ -637,7 +640,7 @@ func TestKeyJSON(t *testing.T) {
 }
 
 func TestMigrateTwice(t *testing.T) {
-	db, _ := openDB(t)
+	db, _, _ := openDB(t)
 	m := newManager(t, db, Options{})
 	if err := m.Migrate(ctx); err != nil {
 		t.Fatal(err)
@@ -656,7 +659,7 @@ func TestMigrateTwice(t *testing.T) {
 }
 
 func TestConcurrentAuthenticate(t *testing.T) {
-	db, _ := openDB(t)
+	db, _, _ := openDB(t)
 	m := newManager(t, db, Options{CacheTTL: -1})
 	var secrets []string
 	for i := 0; i < 4; i++ {
@@ -680,7 +683,7 @@ func TestConcurrentAuthenticate(t *testing.T) {
 }
 
 func BenchmarkAuthenticate(b *testing.B) {
-	db, _ := openDB(b)
+	db, _, _ := openDB(b)
 	for _, c := range []struct {
 		name string
 		ttl  time.Duration
@@ -705,7 +708,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 // Authenticate: it never panics, fails only with one of the five auth errors,
 // and succeeds only for the one real key.
 func FuzzAuthenticateHeader(f *testing.F) {
-	db, _ := openDB(f)
+	db, _, _ := openDB(f)
 	m := newManager(f, db, Options{})
 	k, secret := create(f, m, CreateParams{Environment: settleflow.Test, Name: "fuzz"})
 	for _, s := range []string{
@@ -736,4 +739,20 @@ func FuzzAuthenticateHeader(f *testing.F) {
 			t.Fatalf("%q: Authenticate %v, parse %v", header, err, perr)
 		}
 	})
+}
+
+func TestParseExpireIn(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"0": 0, "now": 0, "1h": time.Hour, "24h": 24 * time.Hour, "1d": 24 * time.Hour,
+		"7d": 7 * 24 * time.Hour, "168h": 7 * 24 * time.Hour, " 7D ": 7 * 24 * time.Hour,
+	} {
+		if got, err := ParseExpireIn(in); err != nil || got != want {
+			t.Errorf("ParseExpireIn(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "2h", "-1h", "30d", "soon"} {
+		if _, err := ParseExpireIn(in); !errors.Is(err, ErrInvalidExpiry) {
+			t.Errorf("ParseExpireIn(%q) = %v, want ErrInvalidExpiry", in, err)
+		}
+	}
 }

@@ -171,6 +171,7 @@ type AuthError struct {
 	Message string
 }
 
+// Error returns "apikey: " and the message.
 func (e *AuthError) Error() string { return "apikey: " + e.Message }
 
 // The errors of [Manager.Authenticate]. Compare with errors.Is, or use

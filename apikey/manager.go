@@ -66,8 +66,9 @@ type Manager struct {
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
 
-	cacheMu sync.RWMutex
-	cache   map[string]cached // by secret hash
+	cacheMu  sync.RWMutex
+	cache    map[string]cached // by secret hash
+	cacheGen uint64            // bumped by flushCache
 
 	luMu       sync.Mutex
 	lastUsed   map[string]time.Time // by key id: the last write this process made or saw
@@ -235,6 +236,23 @@ func (m *Manager) List(ctx context.Context) ([]Key, error) {
 	return keys, nil
 }
 
+// ParseExpireIn parses a rotation expiry as the keys rotate command takes
+// it: "0" or "now", "1h", "24h" or "1d", "7d" or "168h". The result is one of
+// [RotationExpiries]; anything else is ErrInvalidExpiry.
+func ParseExpireIn(s string) (time.Duration, error) {
+	switch strings.TrimSpace(strings.ToLower(s)) {
+	case "0", "now", "0s", "0h":
+		return 0, nil
+	case "1h", "60m":
+		return time.Hour, nil
+	case "24h", "1d":
+		return 24 * time.Hour, nil
+	case "7d", "168h", "1w":
+		return 7 * 24 * time.Hour, nil
+	}
+	return 0, fmt.Errorf("%w %q: want now, 1h, 24h or 7d", ErrInvalidExpiry, s)
+}
+
 // Rotate replaces the key id by a new one with the same name, environment,
 // plan and limits, and returns the new key with its secret (returned only
 // here). The old key keeps working until now + expireIn, which must be one of
@@ -352,6 +370,11 @@ func (m *Manager) lookup(ctx context.Context, hash string, now time.Time) (row, 
 			return c.row, true, nil
 		}
 	}
+	// A row read while this process revokes or rotates must not be cached
+	// after the flush: remember the generation before reading.
+	m.cacheMu.RLock()
+	gen := m.cacheGen
+	m.cacheMu.RUnlock()
 	st, err := m.stmt(ctx, "SELECT "+columns+" FROM apikey_keys WHERE secret_hash = ?")
 	if err != nil {
 		return row{}, false, err
@@ -365,6 +388,10 @@ func (m *Manager) lookup(ctx context.Context, hash string, now time.Time) (row, 
 	}
 	if m.ttl > 0 {
 		m.cacheMu.Lock()
+		defer m.cacheMu.Unlock()
+		if gen != m.cacheGen {
+			return r, true, nil
+		}
 		if len(m.cache) >= maxCache {
 			for h, c := range m.cache {
 				if now.Before(c.fetched) || now.Sub(c.fetched) >= m.ttl {
@@ -376,7 +403,6 @@ func (m *Manager) lookup(ctx context.Context, hash string, now time.Time) (row, 
 			}
 		}
 		m.cache[hash] = cached{row: r, fetched: now}
-		m.cacheMu.Unlock()
 	}
 	return r, true, nil
 }
@@ -385,6 +411,7 @@ func (m *Manager) lookup(ctx context.Context, hash string, now time.Time) (row, 
 func (m *Manager) flushCache() {
 	m.cacheMu.Lock()
 	clear(m.cache)
+	m.cacheGen++
 	m.cacheMu.Unlock()
 }
 
