@@ -34,6 +34,8 @@ type Transactor struct {
 	// Mine, if set, is called while waiting for a receipt (the simulated
 	// backend's Commit).
 	Mine func()
+	// TipCap, if set, fixes the priority fee; nil asks the node.
+	TipCap *big.Int
 }
 
 // Send signs and sends a transaction to (nil: contract creation) with data,
@@ -57,7 +59,7 @@ func (tr Transactor) Send(ctx context.Context, to *common.Address, data []byte) 
 		return nil, fmt.Errorf("settlement: estimate gas: %w", err)
 	}
 	gas = min(gas+gas/5, params.MaxTxGas)
-	tip, feeCap, err := fees(ctx, tr.Backend, head, nil, nil)
+	tip, feeCap, err := fees(ctx, tr.Backend, head, tr.TipCap, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -557,3 +557,53 @@ func TestFinalizedDepthByDefault(t *testing.T) {
 		t.Errorf("confirmed in block %d while finalized is %d", block, fin.Number)
 	}
 }
+
+func TestRevertedSettlementFails(t *testing.T) {
+	// A settlement that reverts on chain fails its charges with a clear code
+	// and charges nothing. Here the contract's owner (not the operator)
+	// replaces the operator in the same block, with a higher tip, so the
+	// settlement runs second and reverts with NotOperator.
+	ctx := context.Background()
+	sim := newSim(t, SimulatedOptions{ManualCommit: true})
+	owner := Transactor{Backend: sim.Backend.Client(), Key: sim.PayeeKey, Mine: sim.Commit}
+	contract, err := owner.DeploySettlement(ctx, sim.Addresses.Token, sim.Addresses.Payee, sim.Addresses.Operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := Transactor{Backend: sim.Backend.Client(), Key: sim.OperatorKey, Mine: sim.Commit}
+	if _, err := op.Send(ctx, &sim.Addresses.Token, erc20ABI.PackApprove(contract, cents(1_000_000))); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
+		Client: sim.Backend.Client(), Contract: contract, Key: sim.OperatorKey, Confirmations: 2,
+		FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	op0, pay0 := balances(t, sim)
+	ch := []settleflow.Charge{charge("wf_revert", 321)}
+	if err := s.Submit(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, s, ch, 10*time.Second, nil, func(x settleflow.SettlementStatus) bool {
+		return x.Settlement != nil && x.Settlement.TxHash != ""
+	})
+	waitInPool(t, sim, common.HexToHash(st[0].Settlement.TxHash))
+	owner.TipCap = big.NewInt(params.GWei)
+	if _, err := owner.Send(ctx, &contract, settlementABI.PackSetOperator(sim.Addresses.Payee)); err != nil {
+		t.Fatal(err)
+	}
+	st = waitFor(t, s, ch, 30*time.Second, sim.Commit, func(x settleflow.SettlementStatus) bool {
+		return x.State == settleflow.SettlementFailed
+	})
+	if st[0].Failure.Code != CodeSettlementReverted {
+		t.Errorf("failure %+v", st[0].Failure)
+	}
+	r, err := sim.Backend.Client().TransactionReceipt(ctx, common.HexToHash(strings.Fields(st[0].Failure.Message)[2]))
+	if err != nil || r.Status != types.ReceiptStatusFailed {
+		t.Errorf("the reported transaction did not revert: %v %+v", err, r)
+	}
+	checkMoved(t, sim, op0, pay0, 0)
+}
