@@ -1,0 +1,94 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/settleflow/settleflow"
+)
+
+// Error is the one error type of the API. Its JSON form is the "error"
+// object of every error response:
+//
+//	{"error": {"type": "invalid_request_error", "code": "parameter_missing",
+//	           "message": "customerId is required", "param": "customerId", "requestId": "req_…"}}
+type Error struct {
+	Status    int    `json:"-"`
+	Type      string `json:"type"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Param     string `json:"param,omitempty"`
+	RequestID string `json:"requestId"`
+	// allow is the Allow header of a 405.
+	allow string
+	// retryAfter is the Retry-After header of a 429, in seconds.
+	retryAfter int
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Error types, as in DESIGN.md 4.
+const (
+	TypeInvalidRequest = "invalid_request_error"
+	TypeAuthentication = "authentication_error"
+	TypePermission     = "permission_error"
+	TypeIdempotency    = "idempotency_error"
+	TypeRateLimit      = "rate_limit_error"
+	TypeAPI            = "api_error"
+)
+
+func invalid(code, param, msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: code, Param: param, Message: msg}
+}
+
+// toError maps an engine error to its API error. Anything unexpected is a
+// 500 whose message says nothing of the internals.
+func toError(err error) *Error {
+	var apiErr *Error
+	var inv *settleflow.InvalidError
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr
+	case errors.As(err, &inv):
+		return invalid(inv.Code, inv.Param, inv.Message)
+	case errors.Is(err, settleflow.ErrNotFound):
+		return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing", Message: "No such workflow."}
+	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
+		return &Error{Status: http.StatusConflict, Type: TypeIdempotency, Code: "idempotency_key_reused",
+			Message: "This Idempotency-Key was used with a different request body in the last 24 hours; use a new key."}
+	case errors.Is(err, settleflow.ErrEngineStopped):
+		return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: "service_unavailable", Message: "The service is shutting down; retry shortly."}
+	default:
+		return internalError()
+	}
+}
+
+func internalError() *Error {
+	return &Error{Status: http.StatusInternalServerError, Type: TypeAPI, Code: "internal_error",
+		Message: "Something went wrong on our side. Retry later; quote the request id if it persists."}
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
+	e.RequestID = requestIDFrom(r.Context())
+	if e.allow != "" {
+		w.Header().Set("Allow", e.allow)
+	}
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", itoa(e.retryAfter))
+	}
+	writeJSON(w, e.Status, struct {
+		Error *Error `json:"error"`
+	}{e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"type":"api_error","code":"internal_error","message":"response encoding failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}

@@ -1,0 +1,268 @@
+// Package httpapi serves the settleflow HTTP API (/v1) as an http.Handler
+// that mounts on any net/http mux: authentication with API keys, per-key
+// rate limits, strict JSON, idempotency keys, request ids, a 30-second
+// request deadline and one error shape, exactly as DESIGN.md 4 and 5 fix.
+//
+//	h, err := httpapi.New(httpapi.Options{Engine: engine, Keys: keys, Limiter: ratelimit.NewMemory()})
+//	mux.Handle("/v1/", h)
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/apikey"
+	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/ratelimit"
+)
+
+// Principal is the API key a request authenticated with.
+type Principal struct {
+	KeyID       string
+	Environment settleflow.Environment
+	// RateLimitKey names the limiter's buckets (a rotated key shares its
+	// predecessor's), and Windows are the key's limits.
+	RateLimitKey string
+	Windows      []ratelimit.Window
+}
+
+// Authenticator resolves an Authorization header to the key it carries. It
+// returns an *apikey.AuthError for a missing, malformed, unknown, revoked or
+// expired key (each answered 401 with its own code), and any other error
+// when it could not tell (a database outage: 500).
+type Authenticator interface {
+	Authenticate(ctx context.Context, authorization string) (Principal, error)
+}
+
+// APIKeys adapts an apikey.Manager to an Authenticator.
+func APIKeys(m *apikey.Manager) Authenticator { return keyManager{m} }
+
+type keyManager struct{ m *apikey.Manager }
+
+func (k keyManager) Authenticate(ctx context.Context, authorization string) (Principal, error) {
+	key, err := k.m.Authenticate(ctx, authorization)
+	if err != nil {
+		return Principal{}, err
+	}
+	return Principal{KeyID: key.ID, Environment: key.Environment, RateLimitKey: key.RateLimitKey(), Windows: key.Windows()}, nil
+}
+
+// Options configure the handler. Engine, Keys and Limiter are required.
+type Options struct {
+	Engine  *settleflow.Engine
+	Keys    Authenticator
+	Limiter ratelimit.Limiter
+	// Logger receives one line per request (method, path, status, latency,
+	// request id, key id; never a secret). Default: none.
+	Logger *zap.Logger
+	// LiveConfigured reports whether live settlement is configured; until it
+	// is, live keys are answered 403 livemode_not_configured. Nil means no.
+	LiveConfigured func() bool
+	// RequestTimeout is the deadline of a request (default 30 s); past it the
+	// answer is 504 request_timeout.
+	RequestTimeout time.Duration
+	// MaxBodyBytes caps request bodies (default 1 MiB); larger is 413.
+	MaxBodyBytes int64
+	// Now is the clock of rate-limit windows; default time.Now.
+	Now func() time.Time
+}
+
+type handler struct {
+	opts Options
+	log  *zap.Logger
+}
+
+// New returns the /v1 handler.
+func New(opts Options) (http.Handler, error) {
+	switch {
+	case opts.Engine == nil:
+		return nil, errors.New("httpapi: Options.Engine is required")
+	case opts.Keys == nil:
+		return nil, errors.New("httpapi: Options.Keys is required")
+	case opts.Limiter == nil:
+		return nil, errors.New("httpapi: Options.Limiter is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.LiveConfigured == nil {
+		opts.LiveConfigured = func() bool { return false }
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = 30 * time.Second
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	h := &handler{opts: opts, log: opts.Logger}
+	return h, nil
+}
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	principalKey
+)
+
+func requestIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func principalFrom(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey).(Principal)
+	return p
+}
+
+// statusRecorder remembers the status for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// ServeHTTP runs the chain: request id and log, deadline, then routing
+// (authentication and rate limiting happen inside, per route).
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	reqID := ids.New(ids.Request, start)
+	w.Header().Set("Request-Id", reqID)
+	ctx := context.WithValue(r.Context(), requestIDKey, reqID)
+	rec := &statusRecorder{ResponseWriter: w}
+	r = r.WithContext(ctx)
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			h.log.Error("handler panicked", zap.String("request_id", reqID), zap.Any("panic", p), zap.Stack("stack"))
+			if rec.status == 0 {
+				writeError(rec, r, internalError())
+			}
+		}
+		h.log.Info("request",
+			zap.String("method", r.Method),
+			zap.String("path", r.URL.Path),
+			zap.Int("status", rec.status),
+			zap.Duration("latency", time.Since(start)),
+			zap.String("request_id", reqID),
+			zap.String("key_id", principalFrom(r.Context()).KeyID))
+	}()
+	h.withDeadline(rec, r, h.route)
+}
+
+// route dispatches by path, then method. The handler is mounted at /v1/ of
+// any mux, so it sees full paths.
+func (h *handler) route(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	switch {
+	case path == "/v1/openapi.json":
+		h.method(w, r, "GET", h.openAPI, false)
+	case path == "/v1/workflows":
+		switch r.Method {
+		case http.MethodPost:
+			h.authed(w, r, h.createWorkflow)
+		case http.MethodGet, http.MethodHead:
+			h.authed(w, r, h.listWorkflows)
+		default:
+			writeError(w, r, methodNotAllowed("GET, POST"))
+		}
+	case len(path) > len("/v1/workflows/") && path[:len("/v1/workflows/")] == "/v1/workflows/" && !containsSlash(path[len("/v1/workflows/"):]):
+		h.method(w, r, "GET", func(w http.ResponseWriter, r *http.Request) {
+			h.fetchWorkflow(w, r, path[len("/v1/workflows/"):])
+		}, true)
+	case path == "/v1/products":
+		h.method(w, r, "GET", h.listProducts, true)
+	default:
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing",
+			Message: fmt.Sprintf("Unrecognized request URL (%s %s).", r.Method, path)})
+	}
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *handler) method(w http.ResponseWriter, r *http.Request, allowed string, next http.HandlerFunc, auth bool) {
+	if r.Method != allowed && !(allowed == "GET" && r.Method == http.MethodHead) {
+		writeError(w, r, methodNotAllowed(allowed))
+		return
+	}
+	if auth {
+		h.authed(w, r, next)
+		return
+	}
+	next(w, r)
+}
+
+func methodNotAllowed(allow string) *Error {
+	return &Error{Status: http.StatusMethodNotAllowed, Type: TypeInvalidRequest, Code: "method_not_allowed",
+		Message: "This endpoint allows " + allow + ".", allow: allow}
+}
+
+// authed authenticates the key, applies its rate limits (headers on every
+// authenticated answer, 429 included) and refuses live keys until live
+// settlement is configured.
+func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+	p, err := h.opts.Keys.Authenticate(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		var ae *apikey.AuthError
+		if errors.As(err, &ae) {
+			writeError(w, r, &Error{Status: http.StatusUnauthorized, Type: TypeAuthentication, Code: ae.Code, Message: ae.Message})
+			return
+		}
+		h.log.Error("authenticating a request failed", zap.String("request_id", requestIDFrom(r.Context())), zap.Error(err))
+		writeError(w, r, internalError())
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), principalKey, p))
+	d, err := h.opts.Limiter.Allow(r.Context(), p.RateLimitKey, p.Windows, h.opts.Now())
+	if err != nil {
+		h.log.Error("rate limiter failed", zap.String("request_id", requestIDFrom(r.Context())), zap.Error(err))
+		writeError(w, r, internalError())
+		return
+	}
+	d.WriteHeaders(w.Header())
+	if !d.Allowed {
+		writeError(w, r, &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: "rate_limit_exceeded",
+			Message: "Too many requests for this API key; retry after the time in Retry-After."})
+		return
+	}
+	if p.Environment == settleflow.Live && !h.opts.LiveConfigured() {
+		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: "livemode_not_configured",
+			Message: "Live mode is not configured on this server: live settlement needs a mainnet RPC, a signer and contract addresses. Use a test key."})
+		return
+	}
+	next(w, r)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

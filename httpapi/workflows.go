@@ -1,0 +1,256 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/settleflow/settleflow"
+)
+
+// createBody is the body of POST /v1/workflows. Pointers tell a missing
+// field from an empty one.
+type createBody struct {
+	Product    *string         `json:"product"`
+	CustomerID *string         `json:"customerId"`
+	Payload    json.RawMessage `json:"payload"`
+}
+
+func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
+	body, apiErr := h.readJSON(w, r)
+	if apiErr != nil {
+		writeError(w, r, apiErr)
+		return
+	}
+	var in createBody
+	if apiErr := decodeStrict(body, &in); apiErr != nil {
+		writeError(w, r, apiErr)
+		return
+	}
+	switch {
+	case in.Product == nil:
+		writeError(w, r, invalid(settleflow.CodeParameterMissing, "product", "product is required"))
+		return
+	case in.CustomerID == nil:
+		writeError(w, r, invalid(settleflow.CodeParameterMissing, "customerId", "customerId is required"))
+		return
+	case len(in.Payload) == 0 || string(in.Payload) == "null":
+		writeError(w, r, invalid(settleflow.CodeParameterMissing, "payload", "payload is required"))
+		return
+	case in.Payload[0] != '{':
+		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "payload", "payload must be a JSON object"))
+		return
+	}
+	var key string
+	if vals := r.Header.Values("Idempotency-Key"); len(vals) > 0 {
+		key = vals[0]
+		if len(vals) > 1 || strings.TrimSpace(key) == "" || len(key) > 255 {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "Idempotency-Key",
+				"Idempotency-Key must be one non-empty header of at most 255 characters"))
+			return
+		}
+	}
+	p := principalFrom(r.Context())
+	wf, replayed, err := h.opts.Engine.Create(r.Context(), settleflow.CreateParams{
+		Environment:    p.Environment,
+		Product:        *in.Product,
+		CustomerID:     *in.CustomerID,
+		Payload:        in.Payload,
+		IdempotencyKey: key,
+	})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("Location", "/v1/workflows/"+wf.ID)
+	writeJSON(w, http.StatusCreated, wf)
+}
+
+// fail answers an engine error, logging the unexpected ones.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := toError(err)
+	if e.Status >= 500 {
+		h.log.Sugar().Errorw("request failed", "request_id", requestIDFrom(r.Context()), "error", err)
+	}
+	writeError(w, r, e)
+}
+
+// readJSON checks the content type and reads at most MaxBodyBytes.
+func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, &Error{Status: http.StatusUnsupportedMediaType, Type: TypeInvalidRequest, Code: "unsupported_media_type",
+			Message: "Send the body as JSON with Content-Type: application/json."}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeInvalidRequest, Code: "body_too_large",
+				Message: fmt.Sprintf("The request body exceeds %d bytes.", h.opts.MaxBodyBytes)}
+		}
+		return nil, invalid("body_unreadable", "", "The request body could not be read.")
+	}
+	return body, nil
+}
+
+// decodeStrict decodes one JSON object into v: unknown fields, wrong types
+// and trailing data are errors that name the parameter at fault.
+func decodeStrict(body []byte, v any) *Error {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return invalid("body_missing", "", "The request body is empty; send a JSON object.")
+	}
+	if trimmed[0] != '{' {
+		return invalid("body_invalid", "", "The request body must be a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		var syntaxErr *json.SyntaxError
+		switch {
+		case errors.As(err, &typeErr) && typeErr.Field != "":
+			return invalid(settleflow.CodeParameterInvalid, typeErr.Field,
+				fmt.Sprintf("%s must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.String()), typeErr.Value))
+		case strings.HasPrefix(err.Error(), `json: unknown field "`):
+			field := strings.TrimSuffix(strings.TrimPrefix(err.Error(), `json: unknown field "`), `"`)
+			return invalid("parameter_unknown", field, fmt.Sprintf("Received unknown parameter: %s", field))
+		case errors.As(err, &syntaxErr):
+			return invalid("body_invalid", "", fmt.Sprintf("The request body is not valid JSON (at byte %d).", syntaxErr.Offset))
+		default:
+			return invalid("body_invalid", "", "The request body is not valid JSON.")
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return invalid("body_invalid", "", "The request body has data after the JSON object.")
+	}
+	return nil
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case goType == "*string" || goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "map") || goType == "json.RawMessage":
+		return "an object"
+	default:
+		return "of another type"
+	}
+}
+
+func (h *handler) fetchWorkflow(w http.ResponseWriter, r *http.Request, id string) {
+	if r.URL.RawQuery != "" {
+		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+		return
+	}
+	wf, err := h.opts.Engine.Fetch(r.Context(), principalFrom(r.Context()).Environment, id)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wf)
+}
+
+func firstParam(q url.Values) string {
+	for k := range q {
+		return k
+	}
+	return ""
+}
+
+// list is the page object of every list endpoint.
+type list[T any] struct {
+	Object  string `json:"object"`
+	URL     string `json:"url"`
+	Data    []T    `json:"data"`
+	HasMore bool   `json:"has_more"`
+}
+
+var listParams = map[string]bool{"status": true, "limit": true, "starting_after": true, "ending_before": true, "customerId": true, "product": true}
+
+func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "", "The query string is malformed."))
+		return
+	}
+	for name, vs := range q {
+		if !listParams[name] {
+			writeError(w, r, invalid("parameter_unknown", name, "Received unknown parameter: "+name))
+			return
+		}
+		if len(vs) > 1 {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" may be given once"))
+			return
+		}
+	}
+	p := settleflow.ListParams{
+		Environment:   principalFrom(r.Context()).Environment,
+		CustomerID:    q.Get("customerId"),
+		Product:       q.Get("product"),
+		StartingAfter: q.Get("starting_after"),
+		EndingBefore:  q.Get("ending_before"),
+	}
+	if v, ok := q["status"]; ok {
+		st, err := settleflow.ParseStatus(v[0])
+		if err != nil {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "status", "status must be one of Pending, Running, Settling, Settled, Failed"))
+			return
+		}
+		p.Status = st
+	}
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 1 || n > 100 {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "limit", "limit must be an integer between 1 and 100"))
+			return
+		}
+		p.Limit = n
+	}
+	for name, v := range map[string]string{"customerId": p.CustomerID, "product": p.Product, "starting_after": p.StartingAfter, "ending_before": p.EndingBefore} {
+		if _, given := q[name]; given && v == "" {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" must not be empty"))
+			return
+		}
+	}
+	page, err := h.opts.Engine.List(r.Context(), p)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := list[*settleflow.Workflow]{Object: "list", URL: "/v1/workflows", Data: page.Data, HasMore: page.HasMore}
+	if out.Data == nil {
+		out.Data = []*settleflow.Workflow{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// product is a catalogue entry on the wire.
+type product struct {
+	Object string `json:"object"`
+	settleflow.ProductInfo
+}
+
+func (h *handler) listProducts(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawQuery != "" {
+		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+		return
+	}
+	infos := h.opts.Engine.Products()
+	out := list[product]{Object: "list", URL: "/v1/products", Data: make([]product, len(infos))}
+	for i, p := range infos {
+		out.Data[i] = product{Object: "product", ProductInfo: p}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
