@@ -251,4 +251,3 @@ func (c *openAPIChecker) check(t *testing.T, req *http.Request, sent []byte, res
 		t.Fatalf("%s %s → %d does not match the OpenAPI document:\n%s\nbody: %s", req.Method, req.URL.Path, resp.StatusCode, strings.Join(msgs, "\n"), body)
 	}
 }
-

@@ -409,6 +409,8 @@ func TestInternalErrorLeaksNothing(t *testing.T) {
 
 type authFunc func(ctx context.Context, h string) (httpapi.Principal, error)
 
-func (f authFunc) Authenticate(ctx context.Context, h string) (httpapi.Principal, error) { return f(ctx, h) }
+func (f authFunc) Authenticate(ctx context.Context, h string) (httpapi.Principal, error) {
+	return f(ctx, h)
+}
 
 var _ ratelimit.Limiter
