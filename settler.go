@@ -6,7 +6,12 @@ import "context"
 // the idempotency key: however often a charge is submitted, it is charged at
 // most once.
 type Charge struct {
-	WorkflowID  string
+	WorkflowID string
+	// Sequence is the workflow's number in its environment: dense, from 1,
+	// assigned durably when the workflow was created and never reused. A
+	// settler may key its on-chain record by it (one bit per workflow) rather
+	// than by WorkflowID; it is as stable an idempotency key.
+	Sequence    uint64
 	Environment Environment
 	CustomerID  string
 	// Amount is the quoted amount in minor units of Currency.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -69,6 +70,12 @@ func (s *recordingSettler) Submit(ctx context.Context, charges []settleflow.Char
 	if hook != nil {
 		if err := hook(charges); err != nil {
 			return err
+		}
+	}
+	for _, c := range charges {
+		// The engine always numbers its charges (the chain keys them so).
+		if c.Sequence == 0 {
+			return settleflow.Permanent(fmt.Errorf("charge %s has no sequence", c.WorkflowID))
 		}
 	}
 	tx, err := s.db.BeginTx(ctx, nil)

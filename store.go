@@ -17,7 +17,9 @@ type Store interface {
 	// InsertWorkflows inserts new Pending workflows in one transaction. An
 	// insert that carries an idempotency key whose record (same environment,
 	// younger than IdempotencyTTL) already exists inserts nothing and reports
-	// the existing record instead. Results are in the order of ins.
+	// the existing record instead. Every inserted workflow gets the next
+	// Sequence of its environment (dense, never reused), set on the given
+	// Workflow. Results are in the order of ins.
 	InsertWorkflows(ctx context.Context, ins []Insert) ([]InsertResult, error)
 
 	// GetWorkflow returns the workflow with id in env, or ErrNotFound.

@@ -124,6 +124,9 @@ type Workflow struct {
 	CreatedAt  time.Time       `json:"createdAt"`
 	UpdatedAt  time.Time       `json:"updatedAt"`
 
+	// Sequence is the workflow's number in its environment (see
+	// Charge.Sequence); the Store assigns it at insert.
+	Sequence uint64 `json:"-"`
 	// ActualCost is the cost execution reported, in minor units; nil before.
 	ActualCost *int64 `json:"-"`
 	// Attempts counts executions and settlement checks that ended in a
@@ -143,6 +146,7 @@ func (w *Workflow) Environment() Environment {
 func (w *Workflow) charge() Charge {
 	return Charge{
 		WorkflowID:  w.ID,
+		Sequence:    w.Sequence,
 		Environment: w.Environment(),
 		CustomerID:  w.CustomerID,
 		Amount:      w.Quoted.Amount,

@@ -326,9 +326,10 @@ type workflowRow struct {
 	LeaseOwner        *string `bun:"lease_owner"`
 	CreatedAt         int64   `bun:"created_at"`
 	UpdatedAt         int64   `bun:"updated_at"`
+	Sequence          int64   `bun:"sequence"`
 }
 
-const workflowColumns = "id, livemode, product, customer_id, payload, quoted_amount, currency, target_margin_bps, achieved_margin_bps, actual_cost, status, result, settlement, failure, attempts, run_at, lease_owner, created_at, updated_at"
+const workflowColumns = "id, livemode, product, customer_id, payload, quoted_amount, currency, target_margin_bps, achieved_margin_bps, actual_cost, status, result, settlement, failure, attempts, run_at, lease_owner, created_at, updated_at, sequence"
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
 
@@ -373,6 +374,7 @@ func toRow(w *settleflow.Workflow) *workflowRow {
 		RunAt:           micros(w.CreatedAt),
 		CreatedAt:       micros(w.CreatedAt),
 		UpdatedAt:       micros(w.UpdatedAt),
+		Sequence:        int64(w.Sequence),
 	}
 	if w.Margin.Achieved != nil {
 		a := int64(*w.Margin.Achieved)
@@ -394,6 +396,7 @@ func (r *workflowRow) workflow() (*settleflow.Workflow, error) {
 		Status:     settleflow.Status(r.Status),
 		ActualCost: r.ActualCost,
 		Attempts:   r.Attempts,
+		Sequence:   uint64(r.Sequence),
 		CreatedAt:  fromMicros(r.CreatedAt),
 		UpdatedAt:  fromMicros(r.UpdatedAt),
 	}
@@ -438,9 +441,19 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		return results, nil
 	}
 	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
+		// First the idempotency keys: which inserts happen at all. A key
+		// used twice in this batch replays the first use.
+		insert := make([]bool, len(ins))
+		firstUse := map[[2]any]int{}
+		count := map[bool]int64{}
 		for i, in := range ins {
 			w := in.Workflow
 			if in.IdempotencyKey != "" {
+				k := [2]any{w.Livemode, in.IdempotencyKey}
+				if j, dup := firstUse[k]; dup {
+					results[i] = settleflow.InsertResult{Existing: snapshot(ins[j].Workflow), ExistingHash: ins[j].RequestHash}
+					continue
+				}
 				existing, err := s.idempotencyRecord(ctx, tx, w, in)
 				if err != nil {
 					return err
@@ -449,22 +462,43 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 					results[i] = *existing
 					continue
 				}
+				firstUse[k] = i
 			}
+			insert[i] = true
+			count[w.Livemode]++
+		}
+		// Then one range of sequence numbers per environment.
+		next := map[bool]int64{}
+		for live, n := range count {
+			var last int64
+			st, err := s.stmt(ctx, reserveSequenceSQL)
+			if err != nil {
+				return err
+			}
+			if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, live, n).Scan(&last); err != nil {
+				return fmt.Errorf("bunstore: sequence: %w", err)
+			}
+			next[live] = last - n + 1
+		}
+		for i, in := range ins {
+			if !insert[i] {
+				continue
+			}
+			w := in.Workflow
+			w.Sequence = uint64(next[w.Livemode])
+			next[w.Livemode]++
 			r := toRow(w)
 			if _, err := s.exec(ctx, tx, insertWorkflowSQL, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
-				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt); err != nil {
+				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Sequence); err != nil {
 				return err
 			}
 			if in.IdempotencyKey != "" {
-				// Written after the workflow it points at, in the same
-				// transaction; a second request with this key later in the
-				// same batch finds it.
-				snapshot, err := json.Marshal(w)
+				b, err := json.Marshal(w)
 				if err != nil {
 					return err
 				}
 				if _, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
-					w.ID, string(snapshot), micros(w.CreatedAt)); err != nil {
+					w.ID, string(b), micros(w.CreatedAt)); err != nil {
 					return err
 				}
 			}
@@ -472,15 +506,29 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		return nil
 	})
 	if err != nil {
+		for _, in := range ins {
+			in.Workflow.Sequence = 0 // nothing was inserted
+		}
 		return nil, err
 	}
 	return results, nil
 }
 
+// snapshot is the workflow as its first Create answered it.
+func snapshot(w *settleflow.Workflow) *settleflow.Workflow {
+	b, _ := json.Marshal(w)
+	var out settleflow.Workflow
+	json.Unmarshal(b, &out) //nolint:errcheck // round trip of our own type
+	return &out
+}
+
 const (
 	insertWorkflowSQL = `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	reserveSequenceSQL = `INSERT INTO settleflow_sequences (livemode, last) VALUES (?, ?)
+		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
+		RETURNING last`
 	insertIdempotencySQL = `INSERT INTO settleflow_idempotency_keys (livemode, key, request_hash, workflow_id, response, created_at)
 		VALUES (?, ?, ?, ?, ?, ?)`
 	selectIdempotencySQL = `SELECT request_hash, response, created_at FROM settleflow_idempotency_keys WHERE livemode = ? AND key = ?`
@@ -535,7 +583,7 @@ func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id 
 func (r *workflowRow) scan(row interface{ Scan(...any) error }) error {
 	return row.Scan(&r.ID, &r.Livemode, &r.Product, &r.CustomerID, &r.Payload, &r.QuotedAmount, &r.Currency,
 		&r.TargetMarginBps, &r.AchievedMarginBps, &r.ActualCost, &r.Status, &r.Result, &r.Settlement, &r.Failure,
-		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt)
+		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt, &r.Sequence)
 }
 
 // ListWorkflows implements settleflow.Store.

@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 	}{
 		{"InsertAndGet", testInsertAndGet},
 		{"InsertBatchIsAtomic", testInsertBatchAtomic},
+		{"Sequence", testSequence},
 		{"Idempotency", testIdempotency},
 		{"List", testList},
 		{"Claim", testClaim},
@@ -523,5 +524,52 @@ func testEvents(t *testing.T, s settleflow.Store) {
 	evs, _ := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d4", Now: later.Add(time.Hour), LeaseUntil: later.Add(2 * time.Hour), Limit: 10})
 	if len(evs) != 3 {
 		t.Fatalf("after the retry time: %d events, want 3", len(evs))
+	}
+}
+
+// Every inserted workflow gets the next number of its environment: dense,
+// from 1, kept by every read, never shared; replays and failed batches take
+// none.
+func testSequence(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	var test, live []*settleflow.Workflow
+	for i := 0; i < 5; i++ {
+		test = append(test, newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Millisecond), "cus_1", "triage"))
+		live = append(live, newWorkflow(settleflow.Live, base.Add(time.Duration(i)*time.Millisecond), "cus_1", "triage"))
+	}
+	insert(t, s, test[0], live[0], test[1])
+	// A failed batch (duplicate id) takes no number.
+	dup := *test[0]
+	if _, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: test[2]}, {Workflow: &dup}}); err == nil {
+		t.Fatal("duplicate accepted")
+	}
+	// A replay takes no number.
+	res, err := s.InsertWorkflows(ctx, []settleflow.Insert{
+		{Workflow: test[2], IdempotencyKey: "k", RequestHash: "h"},
+		{Workflow: test[3], IdempotencyKey: "k", RequestHash: "h"},
+		{Workflow: live[1]},
+	})
+	if err != nil || res[1].Existing == nil {
+		t.Fatalf("replay: %+v %v", res, err)
+	}
+	insert(t, s, test[4])
+	for env, want := range map[settleflow.Environment][]*settleflow.Workflow{
+		settleflow.Test: {test[0], test[1], test[2], test[4]},
+		settleflow.Live: {live[0], live[1]},
+	} {
+		for i, w := range want {
+			if w.Sequence != uint64(i+1) {
+				t.Fatalf("%s workflow %d: sequence %d, want %d", env, i, w.Sequence, i+1)
+			}
+			if got := mustGet(t, s, env, w.ID); got.Sequence != w.Sequence {
+				t.Fatalf("stored sequence %d, want %d", got.Sequence, w.Sequence)
+			}
+		}
+	}
+	claimed := claim(t, s, "w", base.Add(time.Hour), time.Minute, 10)
+	for _, c := range claimed {
+		if c.Sequence == 0 {
+			t.Fatalf("claimed workflow %s lost its sequence", c.ID)
+		}
 	}
 }
