@@ -1,0 +1,145 @@
+// Command server is the settleflow reference server: the HTTP API over
+// HTTPS with every default embedded — SQLite in the data directory, the
+// simulated chain for test mode, a catalogue of demo products, signed
+// webhooks — and the subcommands that manage its API keys and webhook
+// endpoints.
+//
+//	go run ./examples/server                          # serve
+//	go run ./examples/server keys create --env test --name ci
+//	go run ./examples/server -data DIR webhooks add --env test --url https://example.com/hook
+//
+// Global flags come before the subcommand. Subcommands work on the same data
+// directory, also while the server runs, and take effect within seconds.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow/storage/bunstore"
+	"github.com/settleflow/settleflow/storage/sqlite"
+)
+
+type config struct {
+	dataDir     string
+	httpsAddr   string
+	httpAddr    string
+	tlsCert     string
+	tlsKey      string
+	metricsAddr string
+	shortName   string
+	logLevel    string
+	live        liveFlags
+}
+
+// liveFlags configure live settlement on a mainnet; all of -live-rpc,
+// -live-chain-id, -live-contract and a signer are needed to turn it on.
+type liveFlags struct {
+	rpc, contract, token, payee         string
+	chainID                             int64
+	keyFile, keystore, keystorePassFile string
+	confirmations                       uint64
+}
+
+func main() {
+	// SIGTERM or Ctrl-C: finish in-flight requests, then stop.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ error }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c config
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.dataDir, "data", "settleflow-data", "data `directory`: SQLite database, TLS certificate")
+	fs.StringVar(&c.httpsAddr, "https", "127.0.0.1:8443", "HTTPS listen `address`")
+	fs.StringVar(&c.httpAddr, "http", "127.0.0.1:8080", "HTTP listen `address` (redirects to HTTPS with 308); empty to disable")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate `file` (default: self-signed, in DATA/tls)")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS key `file`")
+	fs.StringVar(&c.metricsAddr, "metrics", "", "Prometheus metrics listen `address` (off by default)")
+	fs.StringVar(&c.shortName, "webhook-short-name", "service", "webhook signature header is NAME-signature")
+	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.live.rpc, "live-rpc", "", "mainnet JSON-RPC `URL` for live settlement")
+	fs.Int64Var(&c.live.chainID, "live-chain-id", 0, "chain id the live RPC must report")
+	fs.StringVar(&c.live.contract, "live-contract", "", "settlement contract `address` on the live chain")
+	fs.StringVar(&c.live.token, "live-token", "", "stablecoin `address` (checked against the contract)")
+	fs.StringVar(&c.live.payee, "live-payee", "", "payee `address` (checked against the contract)")
+	fs.StringVar(&c.live.keyFile, "live-key-file", "", "operator's hex private key `file`")
+	fs.StringVar(&c.live.keystore, "live-keystore", "", "operator's keystore JSON `file`")
+	fs.StringVar(&c.live.keystorePassFile, "live-keystore-password-file", "", "`file` holding the keystore password")
+	fs.Uint64Var(&c.live.confirmations, "live-confirmations", 0, "confirmation depth for live (0: wait for the finalized block)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `usage: server [flags] [command]
+
+With no command, serves the API. Commands (on the same data directory):
+  keys create --env test|live --name NAME [--plan starter|pro|enterprise] [--per-minute N --per-day N]
+  keys list
+  keys rotate KEY_ID [--expire-in now|1h|24h|7d]
+  keys revoke KEY_ID
+  webhooks add --env test|live --url URL [--description TEXT]
+  webhooks list
+  webhooks remove ENDPOINT_ID
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageError{err}
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return serve(ctx, c, stdout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	switch rest[0] {
+	case "keys":
+		return keysCommand(ctx, c, rest[1:], stdout, stderr)
+	case "webhooks":
+		return webhooksCommand(ctx, c, rest[1:], stdout, stderr)
+	default:
+		fs.Usage()
+		return usageError{fmt.Errorf("unknown command %q", rest[0])}
+	}
+}
+
+// openStore opens (creating) the data directory's database.
+func openStore(ctx context.Context, dataDir string) (*bunstore.Store, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(ctx, filepath.Join(dataDir, "settleflow.db"), sqlite.OpenOptions{})
+}
+
+func newLogger(level string) (*zap.Logger, error) {
+	cfg := zap.NewProductionConfig()
+	if err := cfg.Level.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Errorf("-log-level: %w", err)}
+	}
+	cfg.Sampling = nil
+	return cfg.Build()
+}
