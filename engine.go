@@ -292,7 +292,7 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 	if err != nil {
 		return nil, false, err
 	}
-	now := e.clock.Now().UTC()
+	now := e.now()
 	// The payload is stored compact so a replay compares equal bytes.
 	payload, err := compactJSON(p.Payload)
 	if err != nil {
@@ -605,7 +605,7 @@ func (e *Engine) claimOnce(ctx, workCtx context.Context, rs *runState) int {
 		}
 		break
 	}
-	now := e.clock.Now()
+	now := e.now()
 	ws, err := e.store.ClaimWorkflows(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(e.lease), Limit: free})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -698,7 +698,7 @@ func (e *Engine) finishLoop(ctx context.Context, rs *runState) {
 }
 
 func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
-	now := e.clock.Now()
+	now := e.now()
 	us := make([]Update, len(batch))
 	settling := make([]*Workflow, len(batch))
 	for i, r := range batch {
@@ -873,7 +873,7 @@ func (e *Engine) settleBatch(ctx context.Context, batch []settleItem) {
 			fresh = append(fresh, charges[i])
 		}
 	}
-	now := e.clock.Now()
+	now := e.now()
 	// settleErr ends the round for every workflow of the batch.
 	settleErr := func(err error) {
 		us := make([]Update, len(batch))
@@ -928,7 +928,7 @@ func (e *Engine) settleBatch(ctx context.Context, batch []settleItem) {
 			sts[i] = again[j]
 		}
 	}
-	now = e.clock.Now()
+	now = e.now()
 	us := make([]Update, len(batch))
 	for i, it := range batch {
 		w, st := it.wf, sts[i]
@@ -1001,7 +1001,7 @@ func (e *Engine) dispatchLoop(ctx context.Context, rs *runState) {
 }
 
 func (e *Engine) dispatchOnce(ctx context.Context, failures int) (int, error) {
-	now := e.clock.Now()
+	now := e.now()
 	// The lease outlives the Notify call it covers.
 	evs, err := e.store.ClaimEvents(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(2 * notifyTimeout), Limit: e.opts.BatchSize})
 	if err != nil || len(evs) == 0 {
@@ -1015,13 +1015,13 @@ func (e *Engine) dispatchOnce(ctx context.Context, failures int) (int, error) {
 	err = e.notifier.Notify(nctx, evs)
 	cancel()
 	if err != nil {
-		retryAt := e.clock.Now().Add(e.opts.Retry.Backoff(failures + 1))
+		retryAt := e.now().Add(e.opts.Retry.Backoff(failures + 1))
 		if rerr := e.store.RetryEvents(context.WithoutCancel(ctx), idList, retryAt); rerr != nil {
 			e.log.Error("rescheduling events failed; their lease will expire", zap.Error(rerr))
 		}
 		return 0, err
 	}
-	if err := e.store.MarkEventsDispatched(context.WithoutCancel(ctx), idList, e.clock.Now()); err != nil {
+	if err := e.store.MarkEventsDispatched(context.WithoutCancel(ctx), idList, e.now()); err != nil {
 		return 0, err
 	}
 	return len(evs), nil
@@ -1032,3 +1032,7 @@ const settlerTimeout = time.Minute
 
 // notifyTimeout bounds one Notify call.
 const notifyTimeout = 30 * time.Second
+
+// now is the engine's time: UTC, in whole microseconds, the precision every
+// Store keeps, so a workflow reads back exactly as Create returned it.
+func (e *Engine) now() time.Time { return e.clock.Now().UTC().Truncate(time.Microsecond) }
