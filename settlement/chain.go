@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +46,8 @@ const (
 // item is one charge the chain settles.
 type item struct {
 	charge     settleflow.Charge
-	key        [32]byte
+	key        [32]byte // the workflow id as the contract's event records it
+	seq        *big.Int // charge.Sequence: the contract's idempotency key
 	amount     *big.Int // base units
 	state      itemState
 	tx         *sentTx
@@ -86,10 +88,12 @@ type chain struct {
 	token    common.Address
 	payee    common.Address
 	decimals uint8
+	deployed uint64 // the contract's deployment block: no Settled event is older
 	closer   func()
 
 	mu        sync.Mutex
 	items     map[string]*item
+	bySeq     map[uint64]*item // the live item holding each sequence
 	queue     []*item
 	txs       []*sentTx
 	nonce     uint64
@@ -105,7 +109,7 @@ type chain struct {
 // newChain connects and checks one environment's chain, then starts its worker.
 func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger) (_ *chain, err error) {
 	cc = cc.withDefaults()
-	c := &chain{env: env, cfg: cc, b: cc.Client, items: map[string]*item{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &chain{env: env, cfg: cc, b: cc.Client, items: map[string]*item{}, bySeq: map[uint64]*item{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if c.b == nil {
 		if cc.RPCURL == "" {
 			return nil, fmt.Errorf("settlement: %s: no RPCURL or Client configured", env)
@@ -169,6 +173,15 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	if err != nil {
 		return nil, err
 	}
+	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackDeployedAt()}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: call %s: %w", env, c.contract, err)
+	}
+	deployed, err := settlementABI.UnpackDeployedAt(out)
+	if err != nil || !deployed.IsUint64() {
+		return nil, fmt.Errorf("settlement: %s: %s is not a SettleflowSettlement contract with a sequence bitmap (deployedAt: %v)", env, c.contract, err)
+	}
+	c.deployed = deployed.Uint64()
 	switch {
 	case cc.Token != (common.Address{}) && cc.Token != c.token:
 		return nil, fmt.Errorf("settlement: %s: contract's token is %s, configured %s", env, c.token, cc.Token)
@@ -177,7 +190,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	case op != c.from:
 		return nil, fmt.Errorf("settlement: %s: signer %s is not the contract's operator %s", env, c.from, op)
 	}
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackDecimals()}, nil)
+	out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackDecimals()}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: token decimals: %w", env, err)
 	}
@@ -246,6 +259,9 @@ func (c *chain) prepare(ch settleflow.Charge) (*item, error) {
 	if err != nil {
 		return nil, permanent(CodeInvalidCharge, "%v", err)
 	}
+	if ch.Sequence == 0 {
+		return nil, permanent(CodeInvalidCharge, "workflow %s has no sequence number (0): the contract records charges by sequence", ch.WorkflowID)
+	}
 	if !strings.EqualFold(ch.Currency, settleflow.Currency) {
 		return nil, permanent(CodeInvalidCharge, "workflow %s: currency %q cannot be settled in a USD stablecoin", ch.WorkflowID, ch.Currency)
 	}
@@ -253,7 +269,7 @@ func (c *chain) prepare(ch settleflow.Charge) (*item, error) {
 	if err != nil {
 		return nil, permanent(CodeInvalidCharge, "workflow %s: %v", ch.WorkflowID, err)
 	}
-	return &item{charge: ch, key: key, amount: amt}, nil
+	return &item{charge: ch, key: key, seq: new(big.Int).SetUint64(ch.Sequence), amount: amt}, nil
 }
 
 func (c *chain) submit(ctx context.Context, charges []settleflow.Charge) error {
@@ -269,11 +285,17 @@ func (c *chain) submit(ctx context.Context, charges []settleflow.Charge) error {
 	need := c.committedLocked()
 	added := fresh[:0]
 	seen := map[string]bool{}
+	seqs := map[uint64]string{}
 	for _, it := range fresh {
+		if err := c.seqConflictLocked(it, seqs); err != nil {
+			c.mu.Unlock()
+			return err
+		}
 		if old, ok := c.items[it.charge.WorkflowID]; (ok && old.state != stFailed) || seen[it.charge.WorkflowID] {
 			continue // already taken: Submit is idempotent
 		}
 		seen[it.charge.WorkflowID] = true
+		seqs[it.charge.Sequence] = it.charge.WorkflowID
 		added = append(added, it)
 		need.Add(need, it.amount)
 	}
@@ -297,14 +319,34 @@ func (c *chain) submit(ctx context.Context, charges []settleflow.Charge) error {
 		if old, ok := c.items[it.charge.WorkflowID]; ok && old.state != stFailed {
 			continue
 		}
+		if c.seqConflictLocked(it, nil) != nil {
+			continue // taken meanwhile by a concurrent Submit; that one wins
+		}
 		it.queuedAt = now
 		c.items[it.charge.WorkflowID] = it
+		c.bySeq[it.charge.Sequence] = it
 		c.queue = append(c.queue, it)
 	}
 	full := len(c.queue) >= c.cfg.BatchSize
 	c.mu.Unlock()
 	if full {
 		c.poke()
+	}
+	return nil
+}
+
+// seqConflictLocked refuses a charge whose sequence another workflow holds,
+// in memory or earlier in the same Submit (batch): the contract would skip it
+// as already settled, and it would never be charged.
+func (c *chain) seqConflictLocked(it *item, batch map[uint64]string) error {
+	other, ok := batch[it.charge.Sequence]
+	if !ok {
+		if old := c.bySeq[it.charge.Sequence]; old != nil && old.state != stFailed {
+			other, ok = old.charge.WorkflowID, true
+		}
+	}
+	if ok && other != it.charge.WorkflowID {
+		return permanent(CodeInvalidCharge, "workflow %s has sequence %d, which belongs to workflow %s", it.charge.WorkflowID, it.charge.Sequence, other)
 	}
 	return nil
 }
@@ -383,12 +425,18 @@ func (c *chain) status(ctx context.Context, ch settleflow.Charge) (settleflow.Se
 
 	// No record: look on chain before answering Unknown.
 	key, err := WorkflowKey(ch.WorkflowID)
-	if err != nil {
-		return st, nil // cannot have been settled
+	if err != nil || ch.Sequence == 0 {
+		return st, nil // cannot have been settled; Submit says why
 	}
-	s, err := c.lookup(ctx, key)
+	seq := new(big.Int).SetUint64(ch.Sequence)
+	s, owner, err := c.lookup(ctx, seq)
 	if err != nil || s == nil {
 		return st, err
+	}
+	if owner != key {
+		st.State = settleflow.SettlementFailed
+		st.Failure = conflict(ch, owner, s)
+		return st, nil
 	}
 	st.Settlement = s
 	if _, err := c.refreshHead(ctx); err != nil {
@@ -401,7 +449,9 @@ func (c *chain) status(ctx context.Context, ch settleflow.Charge) (settleflow.Se
 		st.State = settleflow.SettlementConfirmed
 		if _, ok := c.items[ch.WorkflowID]; !ok {
 			saved := *s
-			c.items[ch.WorkflowID] = &item{charge: ch, key: key, state: stConfirmed, settlement: &saved, doneAt: time.Now().UTC()}
+			it := &item{charge: ch, key: key, seq: seq, state: stConfirmed, settlement: &saved, doneAt: time.Now().UTC()}
+			c.items[ch.WorkflowID] = it
+			c.bySeq[ch.Sequence] = it
 		}
 	} else {
 		st.State = settleflow.SettlementPending
@@ -426,34 +476,94 @@ func (c *chain) finalLocked(block uint64) bool {
 	return c.confirmationsLocked(block) >= c.cfg.Confirmations
 }
 
-// lookup finds a workflow's settlement on chain: the contract's settledAt
-// view, then the Settled event in that block. nil if it never settled.
-func (c *chain) lookup(ctx context.Context, key [32]byte) (*settleflow.Settlement, error) {
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackSettledAt(key)}, nil)
+// conflict is the failure of a charge whose sequence was settled on chain
+// for another workflow: this one was never charged.
+func conflict(ch settleflow.Charge, owner [32]byte, s *settleflow.Settlement) *settleflow.Failure {
+	return failure(CodeInvalidCharge, "sequence %d was settled for workflow %s (transaction %s, block %d), not for %s; nothing was charged for %s",
+		ch.Sequence, WorkflowIDFromKey(owner), s.TxHash, s.BlockNumber, ch.WorkflowID, ch.WorkflowID)
+}
+
+// defaultLogRange is the window of a log search when the node refuses to
+// search the contract's whole life in one query.
+const defaultLogRange = 10_000
+
+// lookup finds a sequence's settlement on chain: the contract's settled view,
+// then its Settled event (indexed by sequence), which also names the workflow
+// it was settled for (owner). nil if the sequence never settled.
+func (c *chain) lookup(ctx context.Context, seq *big.Int) (s *settleflow.Settlement, owner [32]byte, err error) {
+	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackSettled(seq)}, nil)
 	if err != nil {
-		return nil, fmt.Errorf("settlement: %s: settledAt: %w", c.env, err)
+		return nil, owner, fmt.Errorf("settlement: %s: settled: %w", c.env, err)
 	}
-	blk, err := settlementABI.UnpackSettledAt(out)
+	done, err := settlementABI.UnpackSettled(out)
 	if err != nil {
-		return nil, fmt.Errorf("settlement: %s: settledAt: %w", c.env, err)
+		return nil, owner, fmt.Errorf("settlement: %s: settled: %w", c.env, err)
 	}
-	if blk.Sign() == 0 {
-		return nil, nil
+	if !done {
+		return nil, owner, nil
 	}
-	logs, err := c.b.FilterLogs(ctx, ethereum.FilterQuery{
-		FromBlock: blk, ToBlock: blk, Addresses: []common.Address{c.contract},
-		Topics: [][]common.Hash{{settledEventID}, {common.Hash(key)}},
-	})
+	l, err := c.settledEvent(ctx, seq)
 	if err != nil {
-		return nil, fmt.Errorf("settlement: %s: settled event: %w", c.env, err)
+		return nil, owner, err
 	}
-	s := &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, BlockNumber: blk.Uint64()}
-	for _, l := range logs {
-		if !l.Removed {
-			s.TxHash = l.TxHash.Hex()
+	if l == nil {
+		// The bit is set, so the event exists at or below the block the view
+		// read; a node that prunes logs (or a reorg in between) hides it.
+		return nil, owner, fmt.Errorf("settlement: %s: sequence %s is settled on chain but no Settled event was found (does the node keep logs since block %d?)", c.env, seq, c.deployed)
+	}
+	return &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber},
+		[32]byte(l.Topics[1]), nil
+}
+
+// settledEvent searches the contract's Settled events for seq, from its
+// deployment to the head: in one query unless LogRange is set or the node
+// refuses, else in windows of LogRange blocks from the head down (recent
+// settlements are found first).
+func (c *chain) settledEvent(ctx context.Context, seq *big.Int) (*types.Log, error) {
+	q := ethereum.FilterQuery{
+		Addresses: []common.Address{c.contract},
+		Topics:    [][]common.Hash{{settledEventID}, nil, {common.BigToHash(seq)}},
+	}
+	pick := func(logs []types.Log) *types.Log {
+		for i := range logs {
+			if l := &logs[i]; !l.Removed && len(l.Topics) == 4 {
+				return l
+			}
 		}
+		return nil
 	}
-	return s, nil
+	window := c.cfg.LogRange
+	if window == 0 {
+		q.FromBlock = new(big.Int).SetUint64(c.deployed)
+		logs, err := c.b.FilterLogs(ctx, q)
+		if err == nil {
+			return pick(logs), nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("settlement: %s: settled event: %w", c.env, err)
+		}
+		c.log.Info("log search over the contract's life refused; searching in windows", zap.Error(err))
+		window = defaultLogRange
+	}
+	head, err := c.b.BlockNumber(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: head: %w", c.env, err)
+	}
+	for to := head; ; {
+		from := c.deployed
+		if to >= c.deployed+window {
+			from = to - window + 1
+		}
+		q.FromBlock, q.ToBlock = new(big.Int).SetUint64(from), new(big.Int).SetUint64(to)
+		logs, err := c.b.FilterLogs(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("settlement: %s: settled event in blocks %d-%d: %w", c.env, from, to, err)
+		}
+		if l := pick(logs); l != nil || from <= c.deployed {
+			return l, nil
+		}
+		to = from - 1
+	}
 }
 
 // ---- the worker ----
@@ -519,6 +629,9 @@ func (c *chain) prune() {
 	for id, it := range c.items {
 		if (it.state == stConfirmed || it.state == stFailed) && it.doneAt.Before(cut) {
 			delete(c.items, id)
+			if c.bySeq[it.charge.Sequence] == it {
+				delete(c.bySeq, it.charge.Sequence)
+			}
 		}
 	}
 }
@@ -606,12 +719,12 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 	for _, group := range []*[]*item{&poor, &unallowed} {
 		keep := (*group)[:0]
 		for _, it := range *group {
-			s, err := c.lookup(ctx, it.key)
+			s, _, err := c.lookup(ctx, it.seq)
 			if err != nil {
 				return err
 			}
 			if s != nil {
-				ok = append(ok, it)
+				ok = append(ok, it) // finish tells whether it was this workflow's
 			} else {
 				keep = append(keep, it)
 			}
@@ -630,13 +743,20 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 		return nil
 	}
 
+	// In sequence order, consecutive charges share the contract's bitmap
+	// words: one storage write per word.
+	slices.SortStableFunc(ok, func(a, b *item) int { return a.seq.Cmp(b.seq) })
 	charges := make([]bindings.SettleflowSettlementCharge, len(ok))
 	for i, it := range ok {
-		charges[i] = bindings.SettleflowSettlementCharge{WorkflowId: it.key, CustomerRef: CustomerRef(it.charge.CustomerID), Amount: it.amount}
+		charges[i] = bindings.SettleflowSettlementCharge{WorkflowId: it.key, Sequence: it.seq, CustomerRef: CustomerRef(it.charge.CustomerID), Amount: it.amount}
 	}
 	data := settlementABI.PackSettle(charges)
+	gasCap := params.MaxTxGas // EIP-7825
+	if head.GasLimit > 0 && head.GasLimit < gasCap {
+		gasCap = head.GasLimit
+	}
 	gas, err := c.b.EstimateGas(ctx, ethereum.CallMsg{From: c.from, To: &c.contract, Data: data})
-	if err == nil && gas+gas/5 > params.MaxTxGas && len(ok) > 1 {
+	if err == nil && gas+gas/5 > gasCap && len(ok) > 1 {
 		err = errTooMuchGas
 	}
 	if err != nil {
@@ -655,10 +775,7 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 		}
 		return fmt.Errorf("estimate gas: %w", err)
 	}
-	gas += gas/5 + 20_000
-	if gas > params.MaxTxGas {
-		gas = params.MaxTxGas
-	}
+	gas = min(gas+gas/5+20_000, gasCap)
 	tip, feeCap, err := fees(ctx, c.b, head, c.cfg.TipCap, c.cfg.MaxFeeCap)
 	if err != nil {
 		return err
@@ -904,33 +1021,40 @@ func bumped(v *big.Int) *big.Int {
 	return b.Add(b, big.NewInt(1))
 }
 
-// finish ends a transaction that reached the configured depth.
+// finish ends a transaction that reached the configured depth: each charge
+// is confirmed by its Settled event (here, or from an earlier transaction
+// when the contract skipped it as AlreadySettled), fails if the transaction
+// reverted or its sequence was settled for another workflow, and otherwise
+// goes back to the queue.
 func (c *chain) finish(ctx context.Context, t *sentTx) error {
 	r := t.receipt
-	byKey := make(map[[32]byte][]*item, len(t.items))
-	for _, it := range t.items {
-		byKey[it.key] = append(byKey[it.key], it)
+	type record struct {
+		s     *settleflow.Settlement
+		owner [32]byte
 	}
-	settled := map[[32]byte]*settleflow.Settlement{}
+	settled := map[uint64]record{}
 	if r.Status == types.ReceiptStatusSuccessful {
 		for _, l := range r.Logs {
-			if l.Address != c.contract || len(l.Topics) < 2 {
+			if l.Address != c.contract || len(l.Topics) < 3 {
 				continue
 			}
-			key := [32]byte(l.Topics[1])
+			seq := new(big.Int).SetBytes(l.Topics[2][:])
+			if !seq.IsUint64() {
+				continue
+			}
 			switch l.Topics[0] {
 			case settledEventID:
-				settled[key] = &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: r.TxHash.Hex(), BlockNumber: r.BlockNumber.Uint64()}
+				settled[seq.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: r.TxHash.Hex(), BlockNumber: r.BlockNumber.Uint64()}, [32]byte(l.Topics[1])}
 			case alreadySettledEventID:
-				if _, ok := settled[key]; ok {
+				if _, ok := settled[seq.Uint64()]; ok {
 					continue // a duplicate inside this batch
 				}
-				s, err := c.lookup(ctx, key)
+				s, owner, err := c.lookup(ctx, seq)
 				if err != nil {
 					return err
 				}
 				if s != nil {
-					settled[key] = s
+					settled[seq.Uint64()] = record{s, owner}
 				}
 			}
 		}
@@ -940,23 +1064,24 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 	defer c.mu.Unlock()
 	c.removeTxLocked(t)
 	var requeue []*item
-	for key, items := range byKey {
-		for _, it := range items {
-			if it.tx != t {
-				continue // resubmitted after a failure: someone else's now
-			}
-			it.tx = nil
-			switch s := settled[key]; {
-			case r.Status != types.ReceiptStatusSuccessful:
-				it.state, it.doneAt = stFailed, now
-				it.failure = failure(CodeSettlementReverted, "settlement transaction %s reverted in block %d; nothing was charged", r.TxHash.Hex(), r.BlockNumber.Uint64())
-			case s != nil:
-				saved := *s
-				it.state, it.doneAt, it.settlement = stConfirmed, now, &saved
-			default:
-				it.state, it.queuedAt = stQueued, now
-				requeue = append(requeue, it)
-			}
+	for _, it := range t.items {
+		if it.tx != t {
+			continue // resubmitted after a failure: someone else's now
+		}
+		it.tx = nil
+		switch rec, ok := settled[it.charge.Sequence]; {
+		case r.Status != types.ReceiptStatusSuccessful:
+			it.state, it.doneAt = stFailed, now
+			it.failure = failure(CodeSettlementReverted, "settlement transaction %s reverted in block %d; nothing was charged", r.TxHash.Hex(), r.BlockNumber.Uint64())
+		case ok && rec.owner == it.key:
+			saved := *rec.s
+			it.state, it.doneAt, it.settlement = stConfirmed, now, &saved
+		case ok:
+			it.state, it.doneAt = stFailed, now
+			it.failure = conflict(it.charge, rec.owner, rec.s)
+		default:
+			it.state, it.queuedAt = stQueued, now
+			requeue = append(requeue, it)
 		}
 	}
 	c.queue = append(requeue, c.queue...)

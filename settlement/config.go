@@ -91,6 +91,11 @@ type ChainConfig struct {
 	// Retain is how long a final charge stays in memory (default 1h); after
 	// that Status finds it on chain.
 	Retain time.Duration
+	// LogRange is the most blocks one eth_getLogs query may span when Status
+	// searches the chain for a charge it has no record of. 0 (the default)
+	// asks for the contract's whole life at once and, if the node refuses,
+	// searches windows of 10,000 blocks from the head down.
+	LogRange uint64
 }
 
 // Config configures [New].

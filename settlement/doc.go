@@ -18,16 +18,23 @@
 //
 // # On chain
 //
-// The contract records each workflow once, keyed by its id (the id's ASCII
-// bytes, at most 32), with a Settled(workflowId, customerRef, amount) event;
-// customerRef is keccak256 of the customer id, so no customer id is written in
-// clear on a public chain. A batch moves the sum of its new charges from the
-// operator to the payee in one transferFrom; a workflow id that is already
-// recorded is skipped (AlreadySettled), never charged again and never reverts
-// the batch, so a resubmission after any loss of memory, a resent dropped
-// transaction or a replacement cannot charge twice. Amounts are minor units
-// (cents); with a 6-decimal token one cent is 10,000 base units, converted in
-// integers.
+// The contract records each workflow once, as one bit keyed by its sequence
+// ([settleflow.Charge.Sequence]: dense per environment from 1, assigned when
+// the workflow was created, never reused): bit seq&255 of the storage word
+// seq>>8, so a batch of consecutive sequences writes about one new storage
+// slot per 256 workflows. Each charge emits Settled(workflowId, sequence,
+// customerRef, amount), all but the amount indexed, so settlements stay
+// auditable by workflow id (the id's ASCII bytes, at most 32), sequence and
+// customer; customerRef is keccak256 of the customer id, so no customer id is
+// written in clear on a public chain. A batch moves the sum of its new
+// charges from the operator to the payee in one transferFrom; a sequence that
+// is already recorded is skipped (AlreadySettled), never charged again and
+// never reverts the batch, so a resubmission after any loss of memory, a
+// resent dropped transaction or a replacement cannot charge twice. A charge
+// with sequence 0 is refused ("invalid_charge"), and so is one whose sequence
+// another workflow holds (in memory, or on chain, where it would be skipped
+// and never charged). Amounts are minor units (cents); with a 6-decimal token
+// one cent is 10,000 base units, converted in integers.
 //
 // # Submit and Status
 //
@@ -39,8 +46,10 @@
 // before the batch is sent): this is safe only because the engine asks Status
 // again, gets [settleflow.SettlementUnknown] for a charge the settler has no
 // record of, and submits it again. Before answering Unknown, Status looks on
-// chain (the contract's settledAt view, then the Settled event), so a restart
-// with an empty memory still finds every charge that landed. Status never
+// chain (the contract's settled(sequence) view, then the Settled event found
+// by its indexed sequence, from the contract's deployment block; see
+// [ChainConfig.LogRange] for nodes that limit log queries), so a restart with
+// an empty memory still finds every charge that landed. Status never
 // waits: it answers from memory and, for unknown charges, with a few reads.
 //
 // One goroutine per chain owns the hot account: it assigns nonces in order

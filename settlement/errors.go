@@ -20,8 +20,9 @@ const (
 	CodeInsufficientGasFunds = "insufficient_gas_funds"
 	// CodeSettlementReverted: the settlement transaction reverted; nothing was charged.
 	CodeSettlementReverted = "settlement_reverted"
-	// CodeInvalidCharge: the charge cannot be settled as given (bad id, negative
-	// amount, wrong currency).
+	// CodeInvalidCharge: the charge cannot be settled as given (bad id, no
+	// sequence, a sequence another workflow holds, negative amount, wrong
+	// currency).
 	CodeInvalidCharge = "invalid_charge"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,8 +29,26 @@ func newSim(t *testing.T, opts SimulatedOptions) *Simulated {
 	return s
 }
 
+var (
+	seqMu sync.Mutex
+	seqs  = map[string]uint64{}
+)
+
+// seqOf is the test's sequence number for a workflow id: assigned on first
+// sight, from 1, and the same ever after (as the engine assigns it).
+func seqOf(id string) uint64 {
+	seqMu.Lock()
+	defer seqMu.Unlock()
+	if n, ok := seqs[id]; ok {
+		return n
+	}
+	n := uint64(len(seqs) + 1)
+	seqs[id] = n
+	return n
+}
+
 func charge(id string, cents int64) settleflow.Charge {
-	return settleflow.Charge{WorkflowID: id, Environment: settleflow.Test, CustomerID: "cus_" + id, Amount: cents, Currency: "usd"}
+	return settleflow.Charge{WorkflowID: id, Sequence: seqOf(id), Environment: settleflow.Test, CustomerID: "cus_" + id, Amount: cents, Currency: "usd"}
 }
 
 func balance(t *testing.T, b Backend, token, who common.Address) *big.Int {

@@ -80,7 +80,8 @@ func TestSettleOne(t *testing.T) {
 			ev = e
 		}
 	}
-	if ev == nil || WorkflowIDFromKey(ev.WorkflowId) != "wf_one" || ev.CustomerRef != CustomerRef("cus_wf_one") || ev.Amount.Cmp(cents(1250)) != 0 {
+	if ev == nil || WorkflowIDFromKey(ev.WorkflowId) != "wf_one" || ev.Sequence.Uint64() != seqOf("wf_one") ||
+		ev.CustomerRef != CustomerRef("cus_wf_one") || ev.Amount.Cmp(cents(1250)) != 0 {
 		t.Errorf("Settled event = %+v", ev)
 	}
 }
@@ -128,9 +129,11 @@ func TestDuplicateChargesNothingMore(t *testing.T) {
 	// A second settler on the same contract with an empty memory (a restart
 	// that forgot everything): Status finds the charge on chain, and
 	// submitting it anyway charges nothing more.
+	// Its log search goes one block at a time (a node that limits
+	// eth_getLogs ranges).
 	fresh, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
 		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey,
-		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond, LogRange: 1,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -434,7 +437,10 @@ func TestErrorsWithMeaning(t *testing.T) {
 		t.Errorf("live charge: %v", err)
 	}
 	// Bad charges.
-	for _, bad := range []settleflow.Charge{charge(strings.Repeat("w", 33), 1), charge("wf_neg", -1), {WorkflowID: "wf_eur", Environment: settleflow.Test, Amount: 1, Currency: "eur"}} {
+	noSeq := charge("wf_noseq", 1)
+	noSeq.Sequence = 0 // the engine always sets it
+	for _, bad := range []settleflow.Charge{charge(strings.Repeat("w", 33), 1), charge("wf_neg", -1),
+		{WorkflowID: "wf_eur", Sequence: seqOf("wf_eur"), Environment: settleflow.Test, Amount: 1, Currency: "eur"}, noSeq} {
 		if err := s.Submit(ctx, []settleflow.Charge{bad}); !settleflow.IsPermanent(err) || failureCode(err) != CodeInvalidCharge {
 			t.Errorf("charge %+v: %v", bad, err)
 		}
@@ -452,7 +458,7 @@ func TestErrorsWithMeaning(t *testing.T) {
 	waitFor(t, s, ok, 30*time.Second, nil, confirmed)
 
 	// The node refuses a batch: decoded into a clear code.
-	data := settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{WorkflowId: [32]byte{'x'}, Amount: cents(1)}})
+	data := settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{WorkflowId: [32]byte{'x'}, Sequence: big.NewInt(1), Amount: cents(1)}})
 	_, err = s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: data})
 	if f := classifyRevert(err); f == nil || f.Code != CodeInsufficientFunds {
 		t.Errorf("empty operator: %v → %+v", err, f)
@@ -495,11 +501,13 @@ func TestInsufficientAllowance(t *testing.T) {
 }
 
 func TestOversizedBatchSplits(t *testing.T) {
-	// 200 new records do not fit the 16,777,216 gas cap of one transaction
-	// under the dev chain's state-gas rules: the settler splits the batch.
-	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 200}})
+	// A batch over what one transaction may use (here the block gas limit,
+	// lowered so that 400 charges do not fit; on mainnets the EIP-7825 cap of
+	// 16,777,216) goes out in parts: the settler splits it.
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 400},
+		BackendOptions: []func(*node.Config, *ethconfig.Config){simulated.WithBlockGasLimit(1_500_000)}})
 	op0, pay0 := balances(t, s)
-	chs := make([]settleflow.Charge, 200)
+	chs := make([]settleflow.Charge, 400)
 	var sum int64
 	for i := range chs {
 		chs[i] = charge(fmt.Sprintf("wf_big_%03d", i), int64(i+1))
@@ -514,7 +522,7 @@ func TestOversizedBatchSplits(t *testing.T) {
 		txs[x.Settlement.TxHash] = true
 	}
 	if len(txs) < 2 {
-		t.Errorf("200 charges went out in %d transaction(s)", len(txs))
+		t.Errorf("400 charges went out in %d transaction(s)", len(txs))
 	}
 	checkMoved(t, s, op0, pay0, sum)
 }
@@ -606,4 +614,124 @@ func TestRevertedSettlementFails(t *testing.T) {
 		t.Errorf("the reported transaction did not revert: %v %+v", err, r)
 	}
 	checkMoved(t, sim, op0, pay0, 0)
+}
+
+func TestSequenceConflict(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{})
+	op0, pay0 := balances(t, s)
+	a := charge("wf_seq_a", 700)
+	b := settleflow.Charge{WorkflowID: "wf_seq_b", Sequence: a.Sequence, Environment: settleflow.Test, CustomerID: "cus_b", Amount: 300, Currency: "usd"}
+
+	// Two workflows with one sequence in one Submit, or one after the other.
+	if err := s.Submit(ctx, []settleflow.Charge{a, b}); failureCode(err) != CodeInvalidCharge {
+		t.Fatalf("a sequence shared within a batch: %v", err)
+	}
+	if err := s.Submit(ctx, []settleflow.Charge{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Submit(ctx, []settleflow.Charge{b}); failureCode(err) != CodeInvalidCharge {
+		t.Fatalf("a sequence taken in memory: %v", err)
+	}
+	st := waitFor(t, s, []settleflow.Charge{a}, 30*time.Second, nil, confirmed)
+
+	// A settler with an empty memory finds the sequence settled for another
+	// workflow: b fails (and was never charged) whether asked or submitted.
+	fresh, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
+		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey,
+		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	got, err := fresh.Status(ctx, []settleflow.Charge{b})
+	if err != nil || got[0].State != settleflow.SettlementFailed || got[0].Failure.Code != CodeInvalidCharge ||
+		!strings.Contains(got[0].Failure.Message, st[0].Settlement.TxHash) {
+		t.Fatalf("fresh Status of the conflicting charge: %s, %v", describe(got), err)
+	}
+	if err := fresh.Submit(ctx, []settleflow.Charge{b}); err != nil {
+		t.Fatal(err)
+	}
+	got = waitFor(t, fresh, []settleflow.Charge{b}, 30*time.Second, s.Commit, func(x settleflow.SettlementStatus) bool {
+		return x.State == settleflow.SettlementFailed
+	})
+	if got[0].Failure.Code != CodeInvalidCharge || !strings.Contains(got[0].Failure.Message, "wf_seq_a") {
+		t.Errorf("submitted conflicting charge: %s", describe(got))
+	}
+	checkMoved(t, s, op0, pay0, 700)
+}
+
+// TestContractBitmap drives the contract directly: sequences across bitmap
+// words, out of order, with duplicates inside the batch and from an earlier
+// batch. Each sequence is charged once, in one transfer of the sum.
+func TestContractBitmap(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{ManualCommit: true})
+	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
+	op0, pay0 := balances(t, s)
+	mk := func(seqs ...uint64) []bindings.SettleflowSettlementCharge {
+		out := make([]bindings.SettleflowSettlementCharge, len(seqs))
+		for i, n := range seqs {
+			k, _ := WorkflowKey(fmt.Sprintf("wf_bits_%d", n))
+			out[i] = bindings.SettleflowSettlementCharge{WorkflowId: k, Sequence: new(big.Int).SetUint64(n), CustomerRef: CustomerRef("cus"), Amount: cents(int64(n))}
+		}
+		return out
+	}
+	events := func(r *types.Receipt) (settled, skipped []uint64) {
+		for _, l := range r.Logs {
+			if e, err := settlementABI.UnpackSettledEvent(l); err == nil {
+				if WorkflowIDFromKey(e.WorkflowId) != fmt.Sprintf("wf_bits_%d", e.Sequence) || e.Amount.Cmp(cents(e.Sequence.Int64())) != 0 {
+					t.Errorf("Settled event %+v", e)
+				}
+				settled = append(settled, e.Sequence.Uint64())
+			}
+			if e, err := settlementABI.UnpackAlreadySettledEvent(l); err == nil {
+				skipped = append(skipped, e.Sequence.Uint64())
+			}
+		}
+		return settled, skipped
+	}
+	r, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle(mk(255, 256, 1, 255, 1000, 256, 511, 512)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled, skipped := events(r)
+	if fmt.Sprint(settled) != "[255 256 1 1000 511 512]" || fmt.Sprint(skipped) != "[255 256]" {
+		t.Errorf("first batch: settled %v, skipped %v", settled, skipped)
+	}
+	r, err = tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle(mk(2, 1000, 257)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled, skipped = events(r)
+	if fmt.Sprint(settled) != "[2 257]" || fmt.Sprint(skipped) != "[1000]" {
+		t.Errorf("second batch: settled %v, skipped %v", settled, skipped)
+	}
+	// A batch of nothing new moves nothing and does not revert.
+	if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle(mk(1, 2))); err != nil {
+		t.Fatal(err)
+	}
+	for n := uint64(0); n < 1100; n++ {
+		out, err := s.Backend.Client().CallContract(ctx, ethereum.CallMsg{To: &s.Addresses.Contract, Data: settlementABI.PackSettled(new(big.Int).SetUint64(n))}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := settlementABI.UnpackSettled(out)
+		want := map[uint64]bool{1: true, 2: true, 255: true, 256: true, 257: true, 511: true, 512: true, 1000: true}[n]
+		if got != want {
+			t.Errorf("settled(%d) = %v", n, got)
+		}
+	}
+	checkMoved(t, s, op0, pay0, 1+2+255+256+257+511+512+1000)
+	// Sequence 0 and an empty workflow id are refused.
+	bad := mk(0)
+	if _, err := s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: settlementABI.PackSettle(bad)}); err == nil {
+		t.Error("sequence 0 accepted")
+	}
+	bad = mk(3)
+	bad[0].WorkflowId = [32]byte{}
+	if _, err := s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: settlementABI.PackSettle(bad)}); err == nil {
+		t.Error("empty workflow id accepted")
+	}
 }

@@ -27,15 +27,16 @@ var (
 // SettleflowSettlementCharge is an auto generated low-level Go binding around an user-defined struct.
 type SettleflowSettlementCharge struct {
 	WorkflowId  [32]byte
+	Sequence    *big.Int
 	CustomerRef [32]byte
 	Amount      *big.Int
 }
 
 // SettleflowSettlementMetaData contains all meta data concerning the SettleflowSettlement contract.
 var SettleflowSettlementMetaData = bind.MetaData{
-	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20TransferFrom\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroWorkflowId\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Settled\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"components\":[{\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"internalType\":\"structSettleflowSettlement.Charge[]\",\"name\":\"charges\",\"type\":\"tuple[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"}],\"name\":\"settledAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"blockNumber\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20TransferFrom\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
+	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20TransferFrom\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroSequence\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroWorkflowId\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Settled\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"deployedAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"components\":[{\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"internalType\":\"structSettleflowSettlement.Charge[]\",\"name\":\"charges\",\"type\":\"tuple[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"settledWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20TransferFrom\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
 	ID:  "SettleflowSettlement",
-	Bin: "0x60e060405234801561000f575f5ffd5b5060405161093c38038061093c83398101604081905261002e916100ef565b6001600160a01b038316158061004b57506001600160a01b038216155b8061005d57506001600160a01b038116155b1561007b5760405163d92e233d60e01b815260040160405180910390fd5b6001600160a01b0383811660805282811660a0523360c0525f80546001600160a01b03191691831691821781556040517fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c908290a3505050610139565b6001600160a01b03811681146100ec575f5ffd5b50565b5f5f5f60608486031215610101575f5ffd5b835161010c816100d8565b602085015190935061011d816100d8565b604085015190925061012e816100d8565b809150509250925092565b60805160a05160c0516107c56101775f395f818160f8015261052701525f818161011f015261038501525f81816101ab01526103b801526107c55ff3fe608060405234801561000f575f5ffd5b5060043610610085575f3560e01c8063b3ab15fb11610058578063b3ab15fb14610141578063d945af1d14610156578063f0f69d6114610187578063fc0c546a146101a6575f5ffd5b80633795ef1214610089578063570ca735146100af5780638da5cb5b146100f3578063ae90b2131461011a575b5f5ffd5b61009c610097366004610656565b6101cd565b6040519081526020015b60405180910390f35b5f546100ce9073ffffffffffffffffffffffffffffffffffffffff1681565b60405173ffffffffffffffffffffffffffffffffffffffff90911681526020016100a6565b6100ce7f000000000000000000000000000000000000000000000000000000000000000081565b6100ce7f000000000000000000000000000000000000000000000000000000000000000081565b61015461014f3660046106c7565b61050f565b005b610177610164366004610701565b5f90815260016020526040902054151590565b60405190151581526020016100a6565b61009c610195366004610701565b60016020525f908152604090205481565b6100ce7f000000000000000000000000000000000000000000000000000000000000000081565b5f805473ffffffffffffffffffffffffffffffffffffffff16331461021e576040517f7c214f0400000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b815f5b8181101561035e575f85858381811061023c5761023c610718565b6060029190910135915081905061027f576040517fb34aea3800000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b5f81815260016020526040902054156102c15760405181907fb196a44a365168bc3e1ae2c1014617dc39aff01f0da4be83e6808ad8c8b8200d905f90a2610355565b5f8181526001602052604081204390558686848181106102e3576102e3610718565b90506060020160400135905080856102fb9190610745565b945086868481811061030f5761030f610718565b90506060020160200135827f7c04fdc6a36e06d574776fa28752416a5926120ced72b3c9e7baaa30d026d5a58360405161034b91815260200190565b60405180910390a3505b50600101610221565b5081156105085760405133602482015273ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000081166044830152606482018490525f9182917f00000000000000000000000000000000000000000000000000000000000000001690608401604080517fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe08184030181529181526020820180517bffffffffffffffffffffffffffffffffffffffffffffffffffffffff167f23b872dd000000000000000000000000000000000000000000000000000000001790525161045d9190610783565b5f604051808303815f865af19150503d805f8114610496576040519150601f19603f3d011682016040523d82523d5f602084013e61049b565b606091505b5091509150816104ad57805160208201fd5b8051158015906104ce5750808060200190518101906104cc9190610799565b155b15610505576040517f90b8ec1800000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b50505b5092915050565b3373ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000161461057e576040517f30cd747100000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b73ffffffffffffffffffffffffffffffffffffffff81166105cb576040517fd92e233d00000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b5f805460405173ffffffffffffffffffffffffffffffffffffffff808516939216917fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c91a35f80547fffffffffffffffffffffffff00000000000000000000000000000000000000001673ffffffffffffffffffffffffffffffffffffffff92909216919091179055565b5f5f60208385031215610667575f5ffd5b823567ffffffffffffffff81111561067d575f5ffd5b8301601f8101851361068d575f5ffd5b803567ffffffffffffffff8111156106a3575f5ffd5b8560206060830284010111156106b7575f5ffd5b6020919091019590945092505050565b5f602082840312156106d7575f5ffd5b813573ffffffffffffffffffffffffffffffffffffffff811681146106fa575f5ffd5b9392505050565b5f60208284031215610711575f5ffd5b5035919050565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b8082018082111561077d577f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b92915050565b5f82518060208501845e5f920191825250919050565b5f602082840312156107a9575f5ffd5b815180151581146106fa575f5ffdfea164736f6c634300081c000a",
+	Bin: "0x610100604052348015610010575f5ffd5b50604051610a1f380380610a1f83398101604081905261002f916100f4565b6001600160a01b038316158061004c57506001600160a01b038216155b8061005e57506001600160a01b038116155b1561007c5760405163d92e233d60e01b815260040160405180910390fd5b6001600160a01b0383811660805282811660a0523360c0525f80546001600160a01b03191691831691821781554360e0526040517fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c908290a350505061013e565b6001600160a01b03811681146100f1575f5ffd5b50565b5f5f5f60608486031215610106575f5ffd5b8351610111816100dd565b6020850151909350610122816100dd565b6040850151909250610133816100dd565b809150509250925092565b60805160a05160c05160e0516108996101865f395f6101c401525f8181610134015261023801525f8181610188015261059d01525f81816101eb01526105d001526108995ff3fe608060405234801561000f575f5ffd5b506004361061009f575f3560e01c8063ae90b21311610072578063eae4c19f11610058578063eae4c19f146101bf578063fc0c546a146101e6578063fd8993641461020d575f5ffd5b8063ae90b21314610183578063b3ab15fb146101aa575f5ffd5b806328345780146100a3578063570ca735146100eb5780638da5cb5b1461012f5780639e6897fe14610156575b5f5ffd5b6100d66100b136600461072a565b600881901c5f9081526001602081905260409091205460ff9092169190911c16151590565b60405190151581526020015b60405180910390f35b5f5461010a9073ffffffffffffffffffffffffffffffffffffffff1681565b60405173ffffffffffffffffffffffffffffffffffffffff90911681526020016100e2565b61010a7f000000000000000000000000000000000000000000000000000000000000000081565b61017561016436600461072a565b60016020525f908152604090205481565b6040519081526020016100e2565b61010a7f000000000000000000000000000000000000000000000000000000000000000081565b6101bd6101b8366004610741565b610220565b005b6101757f000000000000000000000000000000000000000000000000000000000000000081565b61010a7f000000000000000000000000000000000000000000000000000000000000000081565b61017561021b36600461077b565b610367565b3373ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000161461028f576040517f30cd747100000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b73ffffffffffffffffffffffffffffffffffffffff81166102dc576040517fd92e233d00000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b5f805460405173ffffffffffffffffffffffffffffffffffffffff808516939216917fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c91a35f80547fffffffffffffffffffffffff00000000000000000000000000000000000000001673ffffffffffffffffffffffffffffffffffffffff92909216919091179055565b5f805473ffffffffffffffffffffffffffffffffffffffff1633146103b8576040517f7c214f0400000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b817fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff5f80805b8481101561055f57368888838181106103f9576103f96107ec565b608002919091019150508035602082013581610441576040517fb34aea3800000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b805f0361047a576040517f771ba71400000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b600881901c8781146104b457851561049f575f88815260016020526040812088905595505b5f818152600160205260409020549097509550865b600160ff83161b878116156104f457604051839085907f6fd708b65d8f7b2eef4a4c478ebc526d97d62c398b287948fad435e37dd54f9f905f90a361054f565b9687179660019650606085013561050b818d610819565b9b50856040013584867f52ef391d3d8944ef92701c8b78484d32c5ec48a033ff1add84fb7777388184578460405161054591815260200190565b60405180910390a4505b85600101955050505050506103de565b508015610577575f8381526001602052604090208290555b84156107205760405133602482015273ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000081166044830152606482018790525f9182917f00000000000000000000000000000000000000000000000000000000000000001690608401604080517fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe08184030181529181526020820180517bffffffffffffffffffffffffffffffffffffffffffffffffffffffff167f23b872dd00000000000000000000000000000000000000000000000000000000179052516106759190610857565b5f604051808303815f865af19150503d805f81146106ae576040519150601f19603f3d011682016040523d82523d5f602084013e6106b3565b606091505b5091509150816106c557805160208201fd5b8051158015906106e65750808060200190518101906106e4919061086d565b155b1561071d576040517f90b8ec1800000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b50505b5050505092915050565b5f6020828403121561073a575f5ffd5b5035919050565b5f60208284031215610751575f5ffd5b813573ffffffffffffffffffffffffffffffffffffffff81168114610774575f5ffd5b9392505050565b5f5f6020838503121561078c575f5ffd5b823567ffffffffffffffff8111156107a2575f5ffd5b8301601f810185136107b2575f5ffd5b803567ffffffffffffffff8111156107c8575f5ffd5b8560208260071b84010111156107dc575f5ffd5b6020919091019590945092505050565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b80820180821115610851577f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b92915050565b5f82518060208501845e5f920191825250919050565b5f6020828403121561087d575f5ffd5b81518015158114610774575f5ffdfea164736f6c634300081c000a",
 }
 
 // SettleflowSettlement is an auto generated Go binding around an Ethereum contract.
@@ -73,6 +74,41 @@ func (settleflowSettlement *SettleflowSettlement) PackConstructor(token_ common.
 		panic(err)
 	}
 	return enc
+}
+
+// PackDeployedAt is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xeae4c19f.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function deployedAt() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) PackDeployedAt() []byte {
+	enc, err := settleflowSettlement.abi.Pack("deployedAt")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackDeployedAt is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xeae4c19f.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function deployedAt() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) TryPackDeployedAt() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("deployedAt")
+}
+
+// UnpackDeployedAt is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0xeae4c19f.
+//
+// Solidity: function deployedAt() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) UnpackDeployedAt(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("deployedAt", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
 }
 
 // PackOperator is the Go binding used to pack the parameters required for calling
@@ -203,10 +239,10 @@ func (settleflowSettlement *SettleflowSettlement) TryPackSetOperator(next common
 }
 
 // PackSettle is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x3795ef12.  This method will panic if any
+// the contract method with ID 0xfd899364.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function settle((bytes32,bytes32,uint256)[] charges) returns(uint256 total)
+// Solidity: function settle((bytes32,uint256,bytes32,uint256)[] charges) returns(uint256 total)
 func (settleflowSettlement *SettleflowSettlement) PackSettle(charges []SettleflowSettlementCharge) []byte {
 	enc, err := settleflowSettlement.abi.Pack("settle", charges)
 	if err != nil {
@@ -216,18 +252,18 @@ func (settleflowSettlement *SettleflowSettlement) PackSettle(charges []Settleflo
 }
 
 // TryPackSettle is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x3795ef12.  This method will return an error
+// the contract method with ID 0xfd899364.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function settle((bytes32,bytes32,uint256)[] charges) returns(uint256 total)
+// Solidity: function settle((bytes32,uint256,bytes32,uint256)[] charges) returns(uint256 total)
 func (settleflowSettlement *SettleflowSettlement) TryPackSettle(charges []SettleflowSettlementCharge) ([]byte, error) {
 	return settleflowSettlement.abi.Pack("settle", charges)
 }
 
 // UnpackSettle is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0x3795ef12.
+// from invoking the contract method with ID 0xfd899364.
 //
-// Solidity: function settle((bytes32,bytes32,uint256)[] charges) returns(uint256 total)
+// Solidity: function settle((bytes32,uint256,bytes32,uint256)[] charges) returns(uint256 total)
 func (settleflowSettlement *SettleflowSettlement) UnpackSettle(data []byte) (*big.Int, error) {
 	out, err := settleflowSettlement.abi.Unpack("settle", data)
 	if err != nil {
@@ -238,12 +274,12 @@ func (settleflowSettlement *SettleflowSettlement) UnpackSettle(data []byte) (*bi
 }
 
 // PackSettled is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xd945af1d.  This method will panic if any
+// the contract method with ID 0x28345780.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function settled(bytes32 workflowId) view returns(bool)
-func (settleflowSettlement *SettleflowSettlement) PackSettled(workflowId [32]byte) []byte {
-	enc, err := settleflowSettlement.abi.Pack("settled", workflowId)
+// Solidity: function settled(uint256 sequence) view returns(bool)
+func (settleflowSettlement *SettleflowSettlement) PackSettled(sequence *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("settled", sequence)
 	if err != nil {
 		panic(err)
 	}
@@ -251,18 +287,18 @@ func (settleflowSettlement *SettleflowSettlement) PackSettled(workflowId [32]byt
 }
 
 // TryPackSettled is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xd945af1d.  This method will return an error
+// the contract method with ID 0x28345780.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function settled(bytes32 workflowId) view returns(bool)
-func (settleflowSettlement *SettleflowSettlement) TryPackSettled(workflowId [32]byte) ([]byte, error) {
-	return settleflowSettlement.abi.Pack("settled", workflowId)
+// Solidity: function settled(uint256 sequence) view returns(bool)
+func (settleflowSettlement *SettleflowSettlement) TryPackSettled(sequence *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("settled", sequence)
 }
 
 // UnpackSettled is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0xd945af1d.
+// from invoking the contract method with ID 0x28345780.
 //
-// Solidity: function settled(bytes32 workflowId) view returns(bool)
+// Solidity: function settled(uint256 sequence) view returns(bool)
 func (settleflowSettlement *SettleflowSettlement) UnpackSettled(data []byte) (bool, error) {
 	out, err := settleflowSettlement.abi.Unpack("settled", data)
 	if err != nil {
@@ -272,34 +308,34 @@ func (settleflowSettlement *SettleflowSettlement) UnpackSettled(data []byte) (bo
 	return out0, nil
 }
 
-// PackSettledAt is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xf0f69d61.  This method will panic if any
+// PackSettledWords is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x9e6897fe.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function settledAt(bytes32 workflowId) view returns(uint256 blockNumber)
-func (settleflowSettlement *SettleflowSettlement) PackSettledAt(workflowId [32]byte) []byte {
-	enc, err := settleflowSettlement.abi.Pack("settledAt", workflowId)
+// Solidity: function settledWords(uint256 word) view returns(uint256 bits)
+func (settleflowSettlement *SettleflowSettlement) PackSettledWords(word *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("settledWords", word)
 	if err != nil {
 		panic(err)
 	}
 	return enc
 }
 
-// TryPackSettledAt is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xf0f69d61.  This method will return an error
+// TryPackSettledWords is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x9e6897fe.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function settledAt(bytes32 workflowId) view returns(uint256 blockNumber)
-func (settleflowSettlement *SettleflowSettlement) TryPackSettledAt(workflowId [32]byte) ([]byte, error) {
-	return settleflowSettlement.abi.Pack("settledAt", workflowId)
+// Solidity: function settledWords(uint256 word) view returns(uint256 bits)
+func (settleflowSettlement *SettleflowSettlement) TryPackSettledWords(word *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("settledWords", word)
 }
 
-// UnpackSettledAt is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0xf0f69d61.
+// UnpackSettledWords is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x9e6897fe.
 //
-// Solidity: function settledAt(bytes32 workflowId) view returns(uint256 blockNumber)
-func (settleflowSettlement *SettleflowSettlement) UnpackSettledAt(data []byte) (*big.Int, error) {
-	out, err := settleflowSettlement.abi.Unpack("settledAt", data)
+// Solidity: function settledWords(uint256 word) view returns(uint256 bits)
+func (settleflowSettlement *SettleflowSettlement) UnpackSettledWords(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("settledWords", data)
 	if err != nil {
 		return new(big.Int), err
 	}
@@ -345,6 +381,7 @@ func (settleflowSettlement *SettleflowSettlement) UnpackToken(data []byte) (comm
 // SettleflowSettlementAlreadySettled represents a AlreadySettled event raised by the SettleflowSettlement contract.
 type SettleflowSettlementAlreadySettled struct {
 	WorkflowId [32]byte
+	Sequence   *big.Int
 	Raw        *types.Log // Blockchain specific contextual infos
 }
 
@@ -358,7 +395,7 @@ func (SettleflowSettlementAlreadySettled) ContractEventName() string {
 // UnpackAlreadySettledEvent is the Go binding that unpacks the event data emitted
 // by contract.
 //
-// Solidity: event AlreadySettled(bytes32 indexed workflowId)
+// Solidity: event AlreadySettled(bytes32 indexed workflowId, uint256 indexed sequence)
 func (settleflowSettlement *SettleflowSettlement) UnpackAlreadySettledEvent(log *types.Log) (*SettleflowSettlementAlreadySettled, error) {
 	event := "AlreadySettled"
 	if len(log.Topics) == 0 {
@@ -434,6 +471,7 @@ func (settleflowSettlement *SettleflowSettlement) UnpackOperatorChangedEvent(log
 // SettleflowSettlementSettled represents a Settled event raised by the SettleflowSettlement contract.
 type SettleflowSettlementSettled struct {
 	WorkflowId  [32]byte
+	Sequence    *big.Int
 	CustomerRef [32]byte
 	Amount      *big.Int
 	Raw         *types.Log // Blockchain specific contextual infos
@@ -449,7 +487,7 @@ func (SettleflowSettlementSettled) ContractEventName() string {
 // UnpackSettledEvent is the Go binding that unpacks the event data emitted
 // by contract.
 //
-// Solidity: event Settled(bytes32 indexed workflowId, bytes32 indexed customerRef, uint256 amount)
+// Solidity: event Settled(bytes32 indexed workflowId, uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount)
 func (settleflowSettlement *SettleflowSettlement) UnpackSettledEvent(log *types.Log) (*SettleflowSettlementSettled, error) {
 	event := "Settled"
 	if len(log.Topics) == 0 {
@@ -491,6 +529,9 @@ func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, 
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroAddress"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackZeroAddressError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroSequence"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackZeroSequenceError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroWorkflowId"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackZeroWorkflowIdError(raw[4:])
@@ -585,6 +626,29 @@ func SettleflowSettlementZeroAddressErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackZeroAddressError(raw []byte) (*SettleflowSettlementZeroAddress, error) {
 	out := new(SettleflowSettlementZeroAddress)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "ZeroAddress", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementZeroSequence represents a ZeroSequence error raised by the SettleflowSettlement contract.
+type SettleflowSettlementZeroSequence struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error ZeroSequence()
+func SettleflowSettlementZeroSequenceErrorID() common.Hash {
+	return common.HexToHash("0x771ba714cc80fa349b5c4454776a889d402a4c615811815aa01ce62d39b8c688")
+}
+
+// UnpackZeroSequenceError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error ZeroSequence()
+func (settleflowSettlement *SettleflowSettlement) UnpackZeroSequenceError(raw []byte) (*SettleflowSettlementZeroSequence, error) {
+	out := new(SettleflowSettlementZeroSequence)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "ZeroSequence", raw); err != nil {
 		return nil, err
 	}
 	return out, nil
