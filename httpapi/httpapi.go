@@ -240,15 +240,13 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 			writeError(w, r, &Error{Status: http.StatusUnauthorized, Type: TypeAuthentication, Code: ae.Code, Message: ae.Message})
 			return
 		}
-		h.log.Error("authenticating a request failed", zap.String("request_id", requestIDFrom(r.Context())), zap.Error(err))
-		writeError(w, r, internalError())
+		h.fail(w, r, err)
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey, p))
 	d, err := h.opts.Limiter.Allow(r.Context(), p.RateLimitKey, p.Windows, h.opts.Now())
 	if err != nil {
-		h.log.Error("rate limiter failed", zap.String("request_id", requestIDFrom(r.Context())), zap.Error(err))
-		writeError(w, r, internalError())
+		h.fail(w, r, err)
 		return
 	}
 	d.WriteHeaders(w.Header())

@@ -78,6 +78,10 @@ func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
 
 // fail answers an engine error, logging the unexpected ones.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if e, ok := h.timedOut(r, err); ok {
+		writeError(w, r, e)
+		return
+	}
 	e := toError(err)
 	if e.Status >= 500 {
 		h.log.Sugar().Errorw("request failed", "request_id", requestIDFrom(r.Context()), "error", err)

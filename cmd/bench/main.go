@@ -1,8 +1,15 @@
-// Command bench measures the engine against a raw bun baseline, side by
-// side in one run, on fresh SQLite files with the same settings:
+// Command bench measures settleflow against baselines run side by side in
+// the same process, so a noisy machine affects both sides alike.
 //
-//	go run ./cmd/bench [-n 20000] [-rounds 3] [-sync FULL|NORMAL]
+//	go run ./cmd/bench [-suite engine|http] [-n 20000] [-rounds 3] [-sync FULL|NORMAL]
 //
+// -suite http: the HTTP API over TLS on loopback against a no-op handler
+// behind the same TLS server (the baseline): requests/s and p50/p99 latency
+// of POST /v1/workflows and GET /v1/workflows/{id}. The load generator is
+// this command: Go's net/http client, -connections keep-alive HTTP/1.1
+// connections, each sending its next request as soon as the last answered.
+//
+// -suite engine (the default):
 // It prints, per round and as the median of the rounds: raw bun single-row
 // insert transactions per second (the baseline), engine Create per second
 // from 1 and from 16 goroutines, and end-to-end workflows per second (no-op
@@ -15,8 +22,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -28,7 +37,28 @@ func main() {
 	n := flag.Int("n", 20000, "operations per measurement")
 	rounds := flag.Int("rounds", 3, "rounds; the median is reported")
 	sync := flag.String("sync", "FULL", "SQLite synchronous setting for every side: FULL or NORMAL")
+	suite := flag.String("suite", "engine", "engine or http")
+	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
+	connections := flag.Int("connections", 32, "http: keep-alive connections")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file`")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	if *suite == "http" {
+		if err := runHTTP(*rounds, *duration, *connections); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*n, *rounds, sqlite.Synchronous(*sync)); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -115,4 +145,61 @@ func measure(n int, fn func() error) (float64, error) {
 		return 0, err
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+func runHTTP(rounds int, d time.Duration, connections int) error {
+	ctx := context.Background()
+	fmt.Printf("%d keep-alive connections, %s per run, TLS 1.3 on loopback\n", connections, d)
+	fmt.Printf("%-6s %-22s %12s %10s %10s %8s\n", "round", "target", "requests/s", "p50", "p99", "ratio")
+	type row struct{ noop, create, fetch benchmark.LoadResult }
+	var rows []row
+	for r := 0; r < rounds; r++ {
+		dir, err := os.MkdirTemp("", "settleflow-httpbench-")
+		if err != nil {
+			return err
+		}
+		noop, err := benchmark.StartNoop()
+		if err != nil {
+			return err
+		}
+		api, err := benchmark.StartAPI(dir)
+		if err != nil {
+			return err
+		}
+		var res row
+		if res.noop, err = benchmark.Load(ctx, noop, d, connections, 200, noop.NoopRequest); err != nil {
+			return err
+		}
+		if res.create, err = benchmark.Load(ctx, api, d, connections, 201, api.CreateRequest); err != nil {
+			return err
+		}
+		ids, err := api.Seed(1000)
+		if err != nil {
+			return err
+		}
+		if res.fetch, err = benchmark.Load(ctx, api, d, connections, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }); err != nil {
+			return err
+		}
+		noop.Close()
+		api.Close()
+		os.RemoveAll(dir)
+		for _, x := range []struct {
+			name string
+			r    benchmark.LoadResult
+		}{{"no-op handler", res.noop}, {"POST /v1/workflows", res.create}, {"GET /v1/workflows/{id}", res.fetch}} {
+			fmt.Printf("%-6d %-22s %12.0f %10s %10s %7.2fx\n", r+1, x.name, x.r.PerSecond(), x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.PerSecond()/res.noop.PerSecond())
+		}
+		rows = append(rows, res)
+	}
+	ratio := func(get func(row) benchmark.LoadResult) float64 {
+		var v []float64
+		for _, r := range rows {
+			v = append(v, get(r).PerSecond()/r.noop.PerSecond())
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	fmt.Printf("median ratio: create %.2fx, fetch %.2fx of the no-op baseline\n",
+		ratio(func(r row) benchmark.LoadResult { return r.create }), ratio(func(r row) benchmark.LoadResult { return r.fetch }))
+	return nil
 }

@@ -50,6 +50,7 @@ type rawRow struct {
 	RunAt           int64  `bun:"run_at"`
 	CreatedAt       int64  `bun:"created_at"`
 	UpdatedAt       int64  `bun:"updated_at"`
+	Sequence        int64  `bun:"sequence"`
 }
 
 // OpenRaw opens a database at path with the engine's schema and settings.
@@ -79,7 +80,7 @@ func (r *Raw) RawInsert(ctx context.Context, i int) error {
 	now := time.Now().UTC()
 	row := &rawRow{ID: ids.New(ids.Workflow, now), Product: Product, CustomerID: "cus_bench", Payload: `{"units":1}`,
 		QuotedAmount: 143, Currency: "usd", TargetMarginBps: 3000, Status: "Settled", RunAt: now.UnixMicro(),
-		CreatedAt: now.UnixMicro(), UpdatedAt: now.UnixMicro()}
+		CreatedAt: now.UnixMicro(), UpdatedAt: now.UnixMicro(), Sequence: int64(i) + 1}
 	return r.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewInsert().Model(row).Exec(ctx)
 		return err

@@ -22,6 +22,7 @@ import (
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/sqlstmt"
 )
 
 //go:embed migrations
@@ -42,8 +43,7 @@ type Store struct {
 
 	// Hot statements are prepared once: SQLite then neither parses them nor
 	// recompiles the transition trigger on every row.
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
+	stmts *sqlstmt.Cache
 }
 
 var _ settleflow.Store = (*Store)(nil)
@@ -53,11 +53,11 @@ var _ settleflow.Store = (*Store)(nil)
 func New(db *bun.DB) (*Store, error) {
 	switch db.Dialect().Name() {
 	case dialect.SQLite:
-		s := &Store{db: db, stmts: map[string]*sql.Stmt{}, writes: make(chan *writeRequest, 256), closed: make(chan struct{})}
+		s := &Store{db: db, stmts: sqlstmt.New(db.DB, false), writes: make(chan *writeRequest, 256), closed: make(chan struct{})}
 		go s.groupCommit()
 		return s, nil
 	case dialect.PG:
-		return &Store{db: db, postgres: true, stmts: map[string]*sql.Stmt{}}, nil
+		return &Store{db: db, postgres: true, stmts: sqlstmt.New(db.DB, true)}, nil
 	default:
 		return nil, fmt.Errorf("bunstore: unsupported dialect %s", db.Dialect().Name())
 	}
@@ -73,48 +73,17 @@ func (s *Store) Close() error {
 	}
 	s.wmu.Lock() // wait for a group commit in progress
 	defer s.wmu.Unlock()
-	s.stmtMu.Lock()
-	for _, st := range s.stmts {
-		st.Close()
-	}
-	s.stmts = map[string]*sql.Stmt{}
-	s.stmtMu.Unlock()
+	s.stmts.Close()
 	return s.db.Close()
 }
 
 // stmt returns the prepared statement for query, written with ? placeholders.
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	s.stmtMu.Lock()
-	defer s.stmtMu.Unlock()
-	if st, ok := s.stmts[query]; ok {
-		return st, nil
-	}
-	text := query
-	if s.postgres {
-		text = numberPlaceholders(query)
-	}
-	st, err := s.db.DB.PrepareContext(ctx, text)
+	st, err := s.stmts.Stmt(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("bunstore: prepare: %w", err)
+		return nil, fmt.Errorf("bunstore: %w", err)
 	}
-	s.stmts[query] = st
 	return st, nil
-}
-
-// numberPlaceholders turns ? into $1, $2, … for Postgres. The queries it is
-// used on hold no ? inside literals.
-func numberPlaceholders(q string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // sqlTx runs fn in a write transaction. On Postgres it is fn's own
@@ -244,11 +213,7 @@ func (s *Store) commitGroup(group []*writeRequest) []error {
 
 // exec runs a prepared statement inside tx.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	st, err := s.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	return s.stmts.Exec(ctx, tx, query, args...)
 }
 
 // Migrate brings the schema up to date. It is safe to call from several
@@ -824,32 +789,26 @@ func sortEvents(evs []settleflow.Event) {
 
 // MarkEventsDispatched implements settleflow.Store.
 func (s *Store) MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	q, err := s.db.NewUpdate().Table("settleflow_events").
-		Set("dispatched_at = ?", micros(at)).
-		Set("lease_owner = NULL").
-		Where("id IN (?)", bun.In(ids)).
-		AppendQuery(s.db.QueryGen(), nil)
-	if err != nil {
-		return err
-	}
-	return s.sqlTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, string(q))
-		return err
+	return s.updateEvents(ctx, ids, func(q *bun.UpdateQuery) *bun.UpdateQuery {
+		return q.Set("dispatched_at = ?", micros(at))
 	})
 }
 
 // RetryEvents implements settleflow.Store.
 func (s *Store) RetryEvents(ctx context.Context, ids []string, at time.Time) error {
+	return s.updateEvents(ctx, ids, func(q *bun.UpdateQuery) *bun.UpdateQuery {
+		return q.Set("run_at = ?", micros(at)).Where("dispatched_at IS NULL")
+	})
+}
+
+// updateEvents ends the lease on the events ids and applies set to them.
+func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.UpdateQuery) *bun.UpdateQuery) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	q, err := s.db.NewUpdate().Table("settleflow_events").
-		Set("run_at = ?", micros(at)).
+	q, err := set(s.db.NewUpdate().Table("settleflow_events").
 		Set("lease_owner = NULL").
-		Where("id IN (?) AND dispatched_at IS NULL", bun.In(ids)).
+		Where("id IN (?)", bun.In(ids))).
 		AppendQuery(s.db.QueryGen(), nil)
 	if err != nil {
 		return err
