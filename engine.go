@@ -118,8 +118,7 @@ type Engine struct {
 	committed chan struct{} // closed when the committer has exited
 	stopOnce  sync.Once
 
-	wake       chan struct{} // new due workflows (non-blocking send)
-	wakeEvents chan struct{} // new outbox events
+	wake chan struct{} // new due workflows (non-blocking send)
 
 	mu      sync.Mutex
 	started bool
@@ -136,8 +135,11 @@ type runState struct {
 	slots        chan struct{} // one token per workflow in flight
 	results      chan execResult
 	settle       chan settleItem
-	work         sync.WaitGroup // executions in flight
-	pipeline     sync.WaitGroup // finisher and settler
+	// handoff carries events this engine just wrote, pre-leased, to the
+	// dispatcher, so it need not claim them from the outbox.
+	handoff  chan []Event
+	work     sync.WaitGroup // executions in flight
+	pipeline sync.WaitGroup // finisher and settler
 }
 
 var customerIDPattern = regexp.MustCompile(`^cus_[A-Za-z0-9_-]{1,255}$`)
@@ -187,12 +189,11 @@ func New(opts Options) (*Engine, error) {
 		opts:     opts,
 		// A lease outlives the execution it covers by a margin, so a slow but
 		// live worker is never overtaken.
-		lease:      opts.ExecutionTimeout + opts.ExecutionTimeout/10 + time.Second,
-		creates:    make(chan *createRequest, 4*opts.BatchSize),
-		stopping:   make(chan struct{}),
-		committed:  make(chan struct{}),
-		wake:       make(chan struct{}, 1),
-		wakeEvents: make(chan struct{}, 1),
+		lease:     opts.ExecutionTimeout + opts.ExecutionTimeout/10 + time.Second,
+		creates:   make(chan *createRequest, 4*opts.BatchSize),
+		stopping:  make(chan struct{}),
+		committed: make(chan struct{}),
+		wake:      make(chan struct{}, 1),
 	}
 	go e.commitLoop()
 	return e, nil
@@ -503,6 +504,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		slots:        make(chan struct{}, e.opts.Workers),
 		results:      make(chan execResult, e.opts.Workers),
 		settle:       make(chan settleItem, e.opts.Workers),
+		handoff:      make(chan []Event, 64),
 	}
 	e.run = rs
 	go e.claimLoop(claimCtx, workCtx, rs)
@@ -742,7 +744,7 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 		}
 		us[i] = u
 	}
-	applied := e.update(ctx, us)
+	applied := e.update(ctx, rs, us)
 	for i := range batch {
 		if applied[i] && settling[i] != nil {
 			rs.settle <- settleItem{wf: settling[i], fresh: true}
@@ -754,15 +756,30 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 
 // update applies us, retrying the store until it answers: results the engine
 // computed are not thrown away for a passing database error. It gives up
-// only when ctx ends (the leases then expire and the work is redone).
-func (e *Engine) update(ctx context.Context, us []Update) []bool {
+// only when ctx ends (the leases then expire and the work is redone). Events
+// of applied updates go to the dispatcher in memory, pre-leased.
+func (e *Engine) update(ctx context.Context, rs *runState, us []Update) []bool {
+	lease := e.now().Add(2 * notifyTimeout)
+	for i := range us {
+		if us[i].Event != nil {
+			us[i].EventLease = lease
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		applied, err := e.store.UpdateWorkflows(context.WithoutCancel(ctx), us)
 		if err == nil {
+			var evs []Event
 			for i, ok := range applied {
 				if ok && us[i].Event != nil {
-					signal(e.wakeEvents)
-					break
+					evs = append(evs, *us[i].Event)
+				}
+			}
+			if len(evs) > 0 {
+				select {
+				case rs.handoff <- evs:
+				default:
+					// The dispatcher is behind: the events wait in the
+					// outbox until their lease ends, then any engine takes them.
 				}
 			}
 			return applied
@@ -857,14 +874,14 @@ func (e *Engine) settleLoop(ctx context.Context, rs *runState) {
 				break drain
 			}
 		}
-		e.settleBatch(ctx, batch)
+		e.settleBatch(ctx, rs, batch)
 		for range batch {
 			<-rs.slots
 		}
 	}
 }
 
-func (e *Engine) settleBatch(ctx context.Context, batch []settleItem) {
+func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleItem) {
 	var fresh []Charge
 	charges := make([]Charge, len(batch))
 	for i, it := range batch {
@@ -880,7 +897,7 @@ func (e *Engine) settleBatch(ctx context.Context, batch []settleItem) {
 		for i, it := range batch {
 			us[i] = e.settleRetry(it.wf, now, err)
 		}
-		e.update(ctx, us)
+		e.update(ctx, rs, us)
 	}
 	// A settler call that hangs (an RPC node that accepts and never answers)
 	// must not stall the pipeline: it fails as a transient error.
@@ -949,7 +966,7 @@ func (e *Engine) settleBatch(ctx context.Context, batch []settleItem) {
 		}
 		us[i] = u
 	}
-	e.update(ctx, us)
+	e.update(ctx, rs, us)
 }
 
 // settleRetry is the update after a settler error: a permanent error fails
@@ -967,32 +984,51 @@ func (e *Engine) settleRetry(w *Workflow, now time.Time, err error) Update {
 	return u
 }
 
-// dispatchLoop hands outbox events to the Notifier, oldest first.
+// dispatchLoop hands events to the Notifier: those this engine just wrote
+// (handed over in memory, already leased) and, by polling, those in the
+// outbox that nobody holds (written before a crash, or by another engine).
 func (e *Engine) dispatchLoop(ctx context.Context, rs *runState) {
 	defer close(rs.eventsDone)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	failures := 0
 	for {
+		var batch []Event
 		select {
 		case <-ctx.Done():
 			return
+		case batch = <-rs.handoff:
+		drain:
+			for len(batch) < e.opts.BatchSize {
+				select {
+				case more := <-rs.handoff:
+					batch = append(batch, more...)
+				default:
+					break drain
+				}
+			}
+			if err := e.dispatch(ctx, batch, failures); err != nil {
+				failures++
+			} else {
+				failures = 0
+			}
+			continue
 		case <-timer.C:
-		case <-e.wakeEvents:
 		}
 		wait := e.opts.PollInterval
 		for ctx.Err() == nil {
-			n, err := e.dispatchOnce(ctx, failures)
+			now := e.now()
+			evs, err := e.store.ClaimEvents(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(2 * notifyTimeout), Limit: e.opts.BatchSize})
+			if err == nil && len(evs) > 0 {
+				err = e.dispatch(ctx, evs, failures)
+			}
 			if err != nil {
 				failures++
 				wait = e.opts.Retry.Backoff(failures)
-				if ctx.Err() == nil {
-					e.log.Error("handing events to the notifier failed", zap.Int("attempt", failures), zap.Error(err))
-				}
 				break
 			}
 			failures = 0
-			if n < e.opts.BatchSize {
+			if len(evs) < e.opts.BatchSize {
 				break
 			}
 		}
@@ -1000,31 +1036,30 @@ func (e *Engine) dispatchLoop(ctx context.Context, rs *runState) {
 	}
 }
 
-func (e *Engine) dispatchOnce(ctx context.Context, failures int) (int, error) {
-	now := e.now()
-	// The lease outlives the Notify call it covers.
-	evs, err := e.store.ClaimEvents(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(2 * notifyTimeout), Limit: e.opts.BatchSize})
-	if err != nil || len(evs) == 0 {
-		return 0, err
-	}
+// dispatch hands leased events to the Notifier and records the outcome.
+func (e *Engine) dispatch(ctx context.Context, evs []Event, failures int) error {
 	idList := make([]string, len(evs))
 	for i := range evs {
 		idList[i] = evs[i].ID
 	}
 	nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
-	err = e.notifier.Notify(nctx, evs)
+	err := e.notifier.Notify(nctx, evs)
 	cancel()
 	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Error("handing events to the notifier failed", zap.Int("attempt", failures+1), zap.Error(err))
+		}
 		retryAt := e.now().Add(e.opts.Retry.Backoff(failures + 1))
 		if rerr := e.store.RetryEvents(context.WithoutCancel(ctx), idList, retryAt); rerr != nil {
 			e.log.Error("rescheduling events failed; their lease will expire", zap.Error(rerr))
 		}
-		return 0, err
+		return err
 	}
 	if err := e.store.MarkEventsDispatched(context.WithoutCancel(ctx), idList, e.now()); err != nil {
-		return 0, err
+		e.log.Error("recording dispatched events failed; they will be handed over again", zap.Error(err))
+		return err
 	}
-	return len(evs), nil
+	return nil
 }
 
 // settlerTimeout bounds the Settler calls of one batch.

@@ -124,4 +124,9 @@ type Update struct {
 	UpdatedAt  time.Time
 	// Event is written to the outbox if and only if the update applies.
 	Event *Event
+	// EventLease, if not zero, writes the event already leased to Owner
+	// until then: the engine hands it to the Notifier itself, without
+	// claiming it. If the engine dies first, the lease expires and any
+	// engine claims it.
+	EventLease time.Time
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,6 +164,7 @@ func OpenEngine(path string, sync sqlite.Synchronous) (*Engine, error) {
 		}),
 		PollInterval:           50 * time.Millisecond,
 		SettlementPollInterval: 50 * time.Millisecond,
+		Workers:                workersFromEnv(),
 	})
 	if err != nil {
 		store.Close()
@@ -230,4 +233,9 @@ func EndToEnd(ctx context.Context, e *Engine, n, goroutines int) error {
 		}
 	}
 	return nil
+}
+
+func workersFromEnv() int {
+	n, _ := strconv.Atoi(os.Getenv("BENCH_WORKERS"))
+	return n
 }

@@ -695,7 +695,10 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 				if err != nil {
 					return err
 				}
-				if _, err := s.exec(ctx, tx, insertEventSQL, ev.ID, ev.WorkflowID, ev.Type, ev.Livemode, ev.Data, ev.CreatedAt, ev.RunAt); err != nil {
+				if !u.EventLease.IsZero() {
+					ev.LeaseOwner, ev.RunAt = &u.Owner, micros(u.EventLease)
+				}
+				if _, err := s.exec(ctx, tx, insertEventSQL, ev.ID, ev.WorkflowID, ev.Type, ev.Livemode, ev.Data, ev.CreatedAt, ev.RunAt, ev.LeaseOwner); err != nil {
 					return fmt.Errorf("bunstore: outbox: %w", err)
 				}
 			}
@@ -716,8 +719,8 @@ const (
 		achieved_margin_bps = COALESCE(?, achieved_margin_bps),
 		settlement = COALESCE(?, settlement), failure = COALESCE(?, failure)
 	WHERE id = ? AND status = ? AND lease_owner = ?`
-	insertEventSQL = `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	insertEventSQL = `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 func toEventRow(e *settleflow.Event) (*eventRow, error) {

@@ -525,6 +525,28 @@ func testEvents(t *testing.T, s settleflow.Store) {
 	if len(evs) != 3 {
 		t.Fatalf("after the retry time: %d events, want 3", len(evs))
 	}
+	if err := s.MarkEventsDispatched(ctx, []string{evs[0].ID, evs[1].ID, evs[2].ID}, later); err != nil {
+		t.Fatal(err)
+	}
+	// An event written pre-leased (the engine hands it over itself) is not
+	// claimable until its lease ends.
+	w := newWorkflow(settleflow.Test, base.Add(time.Hour), "cus_1", "triage")
+	insert(t, s, w)
+	c := claim(t, s, "w", base.Add(2*time.Hour), time.Minute, 1)[0]
+	tr, _ := settleflow.Running.To(settleflow.Failed)
+	at := base.Add(2 * time.Hour)
+	ev := &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventWorkflowFailed, CreatedAt: at,
+		Data: settleflow.EventData{WorkflowID: c.ID, Status: settleflow.Failed}}
+	if applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: c.ID, Owner: "w", Status: settleflow.Running, Transition: tr,
+		Release: true, RunAt: at, UpdatedAt: at, Event: ev, EventLease: at.Add(time.Minute)}}); err != nil || !applied[0] {
+		t.Fatal(applied, err)
+	}
+	if evs, _ := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d5", Now: at.Add(30 * time.Second), LeaseUntil: at.Add(time.Hour), Limit: 10}); len(evs) != 0 {
+		t.Fatalf("a pre-leased event was claimed during its lease: %d", len(evs))
+	}
+	if evs, _ := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d5", Now: at.Add(2 * time.Minute), LeaseUntil: at.Add(time.Hour), Limit: 10}); len(evs) != 1 || evs[0].ID != ev.ID {
+		t.Fatalf("after its lease: %d events, want the pre-leased one", len(evs))
+	}
 }
 
 // Every inserted workflow gets the next number of its environment: dense,
