@@ -502,10 +502,11 @@ func (c *chain) lookup(ctx context.Context, seq *big.Int) (s *settleflow.Settlem
 	if !done {
 		return nil, owner, nil
 	}
-	l, err := c.settledEvent(ctx, seq)
+	found, err := c.settledEvents(ctx, []*big.Int{seq})
 	if err != nil {
 		return nil, owner, err
 	}
+	l := found[seq.Uint64()]
 	if l == nil {
 		// The bit is set, so the event exists at or below the block the view
 		// read; a node that prunes logs (or a reorg in between) hides it.
@@ -515,32 +516,41 @@ func (c *chain) lookup(ctx context.Context, seq *big.Int) (s *settleflow.Settlem
 		[32]byte(l.Topics[1]), nil
 }
 
-// settledEvent searches the contract's Settled events for seq, from its
-// deployment to the head: in one query unless LogRange is set or the node
-// refuses, else in windows of LogRange blocks from the head down (recent
-// settlements are found first).
-func (c *chain) settledEvent(ctx context.Context, seq *big.Int) (*types.Log, error) {
+// settledEvents searches the contract's Settled events for seqs (at most a
+// batch), from its deployment to the head: in one query unless LogRange is
+// set or the node refuses, else in windows of LogRange blocks from the head
+// down (recent settlements are found first) until every one is found.
+func (c *chain) settledEvents(ctx context.Context, seqs []*big.Int) (map[uint64]*types.Log, error) {
+	topics := make([]common.Hash, len(seqs))
+	for i, n := range seqs {
+		topics[i] = common.BigToHash(n)
+	}
 	q := ethereum.FilterQuery{
 		Addresses: []common.Address{c.contract},
-		Topics:    [][]common.Hash{{settledEventID}, nil, {common.BigToHash(seq)}},
+		Topics:    [][]common.Hash{{settledEventID}, nil, topics},
 	}
-	pick := func(logs []types.Log) *types.Log {
+	found := map[uint64]*types.Log{}
+	keep := func(logs []types.Log) {
 		for i := range logs {
-			if l := &logs[i]; !l.Removed && len(l.Topics) == 4 {
-				return l
+			l := &logs[i]
+			if l.Removed || len(l.Topics) != 4 {
+				continue
+			}
+			if n := new(big.Int).SetBytes(l.Topics[2][:]); n.IsUint64() && found[n.Uint64()] == nil {
+				found[n.Uint64()] = l
 			}
 		}
-		return nil
 	}
 	window := c.cfg.LogRange
 	if window == 0 {
 		q.FromBlock = new(big.Int).SetUint64(c.deployed)
 		logs, err := c.b.FilterLogs(ctx, q)
 		if err == nil {
-			return pick(logs), nil
+			keep(logs)
+			return found, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("settlement: %s: settled event: %w", c.env, err)
+			return nil, fmt.Errorf("settlement: %s: settled events: %w", c.env, err)
 		}
 		c.log.Info("log search over the contract's life refused; searching in windows", zap.Error(err))
 		window = defaultLogRange
@@ -557,10 +567,11 @@ func (c *chain) settledEvent(ctx context.Context, seq *big.Int) (*types.Log, err
 		q.FromBlock, q.ToBlock = new(big.Int).SetUint64(from), new(big.Int).SetUint64(to)
 		logs, err := c.b.FilterLogs(ctx, q)
 		if err != nil {
-			return nil, fmt.Errorf("settlement: %s: settled event in blocks %d-%d: %w", c.env, from, to, err)
+			return nil, fmt.Errorf("settlement: %s: settled events in blocks %d-%d: %w", c.env, from, to, err)
 		}
-		if l := pick(logs); l != nil || from <= c.deployed {
-			return l, nil
+		keep(logs)
+		if len(found) >= len(seqs) || from <= c.deployed {
+			return found, nil
 		}
 		to = from - 1
 	}
@@ -1033,6 +1044,7 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 		owner [32]byte
 	}
 	settled := map[uint64]record{}
+	var skipped []*big.Int
 	if r.Status == types.ReceiptStatusSuccessful {
 		for _, l := range r.Logs {
 			if l.Address != c.contract || len(l.Topics) < 3 {
@@ -1046,17 +1058,29 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 			case settledEventID:
 				settled[seq.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: r.TxHash.Hex(), BlockNumber: r.BlockNumber.Uint64()}, [32]byte(l.Topics[1])}
 			case alreadySettledEventID:
-				if _, ok := settled[seq.Uint64()]; ok {
-					continue // a duplicate inside this batch
-				}
-				s, owner, err := c.lookup(ctx, seq)
-				if err != nil {
-					return err
-				}
-				if s != nil {
-					settled[seq.Uint64()] = record{s, owner}
-				}
+				skipped = append(skipped, seq)
 			}
+		}
+	}
+	// Skipped sequences settled earlier (or earlier in this batch): find
+	// where, all in one search.
+	var earlier []*big.Int
+	for _, n := range skipped {
+		if _, ok := settled[n.Uint64()]; !ok {
+			earlier = append(earlier, n)
+		}
+	}
+	if len(earlier) > 0 {
+		found, err := c.settledEvents(ctx, earlier)
+		if err != nil {
+			return err
+		}
+		for _, n := range earlier {
+			l := found[n.Uint64()]
+			if l == nil {
+				return fmt.Errorf("settlement: %s: sequence %s was skipped as settled but no Settled event was found (does the node keep logs since block %d?)", c.env, n, c.deployed)
+			}
+			settled[n.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber}, [32]byte(l.Topics[1])}
 		}
 	}
 	now := time.Now().UTC()
