@@ -76,6 +76,7 @@ func crashChild() error {
 		Workers: 32, BatchSize: 64,
 		PollInterval: 20 * time.Millisecond, SettlementPollInterval: 20 * time.Millisecond,
 		ExecutionTimeout: 500 * time.Millisecond,
+		NotifyTimeout:    time.Second,
 		Retry:            settleflow.RetryPolicy{Base: 10 * time.Millisecond, Max: 100 * time.Millisecond},
 	})
 	if err != nil {

@@ -88,6 +88,10 @@ type Options struct {
 	// SettlementPollInterval is how long a Settling workflow waits between
 	// checks of its charge. Default 2 s.
 	SettlementPollInterval time.Duration
+	// NotifyTimeout bounds one Notify call. Events handed to the Notifier are
+	// leased for twice as long, so after a crash they are offered again
+	// within that time. Default 30 s.
+	NotifyTimeout time.Duration
 	// Retry is the backoff after transient errors.
 	Retry RetryPolicy
 	// WorkerID names this engine's leases; default a random id. Two engines
@@ -168,6 +172,7 @@ func New(opts Options) (*Engine, error) {
 	setDefault(&opts.PollInterval, 500*time.Millisecond)
 	setDefault(&opts.ExecutionTimeout, 5*time.Minute)
 	setDefault(&opts.SettlementPollInterval, 2*time.Second)
+	setDefault(&opts.NotifyTimeout, 30*time.Second)
 	setDefault(&opts.Retry.Base, time.Second)
 	setDefault(&opts.Retry.Max, 10*time.Minute)
 	setDefault(&opts.Retry.MaxAttempts, 10)
@@ -759,7 +764,7 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 // only when ctx ends (the leases then expire and the work is redone). Events
 // of applied updates go to the dispatcher in memory, pre-leased.
 func (e *Engine) update(ctx context.Context, rs *runState, us []Update) []bool {
-	lease := e.now().Add(2 * notifyTimeout)
+	lease := e.now().Add(2 * e.opts.NotifyTimeout)
 	for i := range us {
 		if us[i].Event != nil {
 			us[i].EventLease = lease
@@ -1018,7 +1023,7 @@ func (e *Engine) dispatchLoop(ctx context.Context, rs *runState) {
 		wait := e.opts.PollInterval
 		for ctx.Err() == nil {
 			now := e.now()
-			evs, err := e.store.ClaimEvents(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(2 * notifyTimeout), Limit: e.opts.BatchSize})
+			evs, err := e.store.ClaimEvents(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(2 * e.opts.NotifyTimeout), Limit: e.opts.BatchSize})
 			if err == nil && len(evs) > 0 {
 				err = e.dispatch(ctx, evs, failures)
 			}
@@ -1042,7 +1047,7 @@ func (e *Engine) dispatch(ctx context.Context, evs []Event, failures int) error 
 	for i := range evs {
 		idList[i] = evs[i].ID
 	}
-	nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	nctx, cancel := context.WithTimeout(ctx, e.opts.NotifyTimeout)
 	err := e.notifier.Notify(nctx, evs)
 	cancel()
 	if err != nil {
@@ -1064,9 +1069,6 @@ func (e *Engine) dispatch(ctx context.Context, evs []Event, failures int) error 
 
 // settlerTimeout bounds the Settler calls of one batch.
 const settlerTimeout = time.Minute
-
-// notifyTimeout bounds one Notify call.
-const notifyTimeout = 30 * time.Second
 
 // now is the engine's time: UTC, in whole microseconds, the precision every
 // Store keeps, so a workflow reads back exactly as Create returned it.

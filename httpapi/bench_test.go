@@ -3,8 +3,8 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
