@@ -87,7 +87,10 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 // sqlTx runs fn in a write transaction. On Postgres it is fn's own
-// transaction. On SQLite, fn joins the group commit: the write calls that
+// transaction. The caller's context decides whether fn runs at all, not
+// whether a statement of it stops halfway: fn's statements run without
+// cancellation (a cancellable context costs modernc's driver a goroutine per
+// statement, and a write is short). On SQLite, fn joins the group commit: the write calls that
 // arrive together share one transaction, each inside its own savepoint (a
 // failing fn rolls back only its own work), and so share one commit, which
 // under synchronous=FULL is one fsync instead of many.
@@ -406,6 +409,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		return results, nil
 	}
 	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
+		ctx := context.WithoutCancel(ctx) // see sqlTx
 		// First the idempotency keys: which inserts happen at all. A key
 		// used twice in this batch replays the first use.
 		insert := make([]bool, len(ins))
@@ -534,7 +538,9 @@ func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id 
 		return nil, err
 	}
 	var r workflowRow
-	err = r.scan(st.QueryRowContext(ctx, id, env.Livemode()))
+	// A single-row read by primary key is short; running it without
+	// cancellation spares the driver a goroutine watching ctx.
+	err = r.scan(st.QueryRowContext(context.WithoutCancel(ctx), id, env.Livemode()))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, settleflow.ErrNotFound
 	}
@@ -612,6 +618,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	now := micros(c.Now)
 	var out []*settleflow.Workflow
 	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
+		ctx := context.WithoutCancel(ctx) // see sqlTx
 		st, err := s.stmt(ctx, q)
 		if err != nil {
 			return err
@@ -664,6 +671,7 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 		}
 	}
 	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
+		ctx := context.WithoutCancel(ctx) // see sqlTx
 		for i, u := range us {
 			status := u.Status
 			if !u.Transition.IsZero() {
@@ -755,6 +763,7 @@ func (s *Store) ClaimEvents(ctx context.Context, c settleflow.Claim) ([]settlefl
 	RETURNING id, type, livemode, data, created_at`
 	var out []settleflow.Event
 	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
+		ctx := context.WithoutCancel(ctx) // see sqlTx
 		st, err := s.stmt(ctx, q)
 		if err != nil {
 			return err
@@ -817,6 +826,7 @@ func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.Up
 		return err
 	}
 	return s.sqlTx(ctx, func(tx *sql.Tx) error {
+		ctx := context.WithoutCancel(ctx) // see sqlTx
 		_, err := tx.ExecContext(ctx, string(q))
 		return err
 	})
