@@ -95,16 +95,17 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	servers := []*http.Server{{
+	httpsSrv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsConfig(cert),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          zap.NewStdLog(log.Named("https")),
-	}}
+	}
+	servers := []*http.Server{httpsSrv}
 	errc := make(chan error, 3)
 	var redirectAddr string
-	go func() { errc <- servers[0].ServeTLS(httpsLn, "", "") }()
+	go func() { errc <- httpsSrv.ServeTLS(httpsLn, "", "") }()
 	if c.httpAddr != "" {
 		ln, err := net.Listen("tcp", c.httpAddr)
 		if err != nil {
