@@ -20,6 +20,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/sqlstmt"
 )
 
 //go:embed migrations/*.sql
@@ -63,8 +64,7 @@ type Manager struct {
 	clock    settleflow.Clock
 	ttl      time.Duration
 
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
+	stmts *sqlstmt.Cache
 
 	cacheMu  sync.RWMutex
 	cache    map[string]cached // by secret hash
@@ -89,7 +89,7 @@ type cached struct {
 // and [Manager.Close] at shutdown, before closing db.
 func New(db *bun.DB, opts Options) (*Manager, error) {
 	m := &Manager{db: db.DB, bdb: db, clock: opts.Clock, ttl: opts.CacheTTL,
-		stmts: map[string]*sql.Stmt{}, cache: map[string]cached{}, lastUsed: map[string]time.Time{}, luSweepAt: 1024}
+		cache: map[string]cached{}, lastUsed: map[string]time.Time{}, luSweepAt: 1024}
 	switch db.Dialect().Name() {
 	case dialect.SQLite:
 	case dialect.PG:
@@ -97,6 +97,7 @@ func New(db *bun.DB, opts Options) (*Manager, error) {
 	default:
 		return nil, fmt.Errorf("apikey: unsupported dialect %s", db.Dialect().Name())
 	}
+	m.stmts = sqlstmt.New(db.DB, m.postgres)
 	if m.clock == nil {
 		m.clock = settleflow.SystemClock
 	}
@@ -137,12 +138,7 @@ func (m *Manager) Close() error {
 	m.closed = true
 	m.luMu.Unlock()
 	m.writes.Wait()
-	m.stmtMu.Lock()
-	defer m.stmtMu.Unlock()
-	for _, st := range m.stmts {
-		st.Close()
-	}
-	m.stmts = map[string]*sql.Stmt{}
+	m.stmts.Close()
 	return nil
 }
 
@@ -506,49 +502,16 @@ func (m *Manager) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // exec runs a prepared statement, in tx if not nil.
 func (m *Manager) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	st, err := m.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if tx != nil {
-		st = tx.StmtContext(ctx, st)
-	}
-	return st.ExecContext(ctx, args...)
+	return m.stmts.Exec(ctx, tx, query, args...)
 }
 
 // stmt returns the prepared statement for query, written with ? placeholders.
 func (m *Manager) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	m.stmtMu.Lock()
-	defer m.stmtMu.Unlock()
-	if st, ok := m.stmts[query]; ok {
-		return st, nil
-	}
-	text := query
-	if m.postgres {
-		text = numberPlaceholders(query)
-	}
-	st, err := m.db.PrepareContext(ctx, text)
+	st, err := m.stmts.Stmt(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("apikey: prepare: %w", err)
+		return nil, fmt.Errorf("apikey: %w", err)
 	}
-	m.stmts[query] = st
 	return st, nil
-}
-
-// numberPlaceholders turns ? into $1, $2, … for Postgres. The queries of this
-// package hold no ? inside literals.
-func numberPlaceholders(q string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func validateName(name string) error {
