@@ -449,6 +449,16 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			}
 			next[live] = last - n + 1
 		}
+		var rows []any
+		n := 0
+		flush := func() error {
+			if n == 0 {
+				return nil
+			}
+			_, err := s.exec(ctx, tx, insertWorkflowsSQL(n), rows...)
+			rows, n = rows[:0], 0
+			return err
+		}
 		for i, in := range ins {
 			if !insert[i] {
 				continue
@@ -456,12 +466,15 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			w := in.Workflow
 			w.Sequence = uint64(next[w.Livemode])
 			next[w.Livemode]++
-			r := toRow(w)
-			if _, err := s.exec(ctx, tx, insertWorkflowSQL, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
-				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Sequence); err != nil {
-				return err
-			}
 			if in.IdempotencyKey != "" {
+				// The key row points at the workflow: write the workflow first.
+				r := toRow(w)
+				rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
+					r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Sequence)
+				n++
+				if err := flush(); err != nil {
+					return err
+				}
 				b, err := json.Marshal(w)
 				if err != nil {
 					return err
@@ -470,7 +483,20 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 					w.ID, string(b), micros(w.CreatedAt)); err != nil {
 					return err
 				}
+				continue
 			}
+			r := toRow(w)
+			rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
+				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Sequence)
+			n++
+			if n == maxInsertRows {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return err
 		}
 		return nil
 	})
@@ -491,10 +517,21 @@ func snapshot(w *settleflow.Workflow) *settleflow.Workflow {
 	return &out
 }
 
-const (
-	insertWorkflowSQL = `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
+// maxInsertRows bounds the rows of one multi-row INSERT (13 parameters
+// each, far below SQLite's limit of 32,766).
+const maxInsertRows = 64
+
+// insertWorkflowsSQL is the INSERT of n workflows in one statement: one
+// statement execution, not n, is what a batch costs the driver. Prepared
+// once per n.
+func insertWorkflowsSQL(n int) string {
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	return `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
 		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+const (
 	reserveSequenceSQL = `INSERT INTO settleflow_sequences (livemode, last) VALUES (?, ?)
 		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
 		RETURNING last`
