@@ -127,6 +127,11 @@ type Engine struct {
 	mu      sync.Mutex
 	started bool
 	run     *runState
+
+	// terminal caches workflows that reached Settled or Failed: they never
+	// change again, so serving them from memory is correct even when other
+	// processes share the Store.
+	terminal terminalCache
 }
 
 // runState is the background machinery between Start and Stop.
@@ -433,12 +438,49 @@ func isStoreDown(err error) bool {
 }
 
 // Fetch returns the workflow with id in env, or ErrNotFound (also for an id
-// of the other environment).
+// of the other environment). The caller may not modify the result.
 func (e *Engine) Fetch(ctx context.Context, env Environment, id string) (*Workflow, error) {
 	if !ids.Valid(ids.Workflow, id) {
 		return nil, ErrNotFound
 	}
-	return e.store.GetWorkflow(ctx, env, id)
+	if w, ok := e.terminal.get(env, id); ok {
+		return w, nil
+	}
+	w, err := e.store.GetWorkflow(ctx, env, id)
+	if err == nil && w.Status.Terminal() {
+		e.terminal.put(env, w)
+	}
+	return w, err
+}
+
+// terminalCacheSize bounds the cache of terminal workflows.
+const terminalCacheSize = 10_000
+
+type terminalCache struct {
+	mu sync.RWMutex
+	m  map[string]*Workflow // by environment + id
+}
+
+func (c *terminalCache) get(env Environment, id string) (*Workflow, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	w, ok := c.m[string(env)+id]
+	return w, ok
+}
+
+func (c *terminalCache) put(env Environment, w *Workflow) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]*Workflow)
+	}
+	if len(c.m) >= terminalCacheSize {
+		for k := range c.m { // evict an arbitrary entry: map order is random
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[string(env)+w.ID] = w
 }
 
 // ListParams select a page of workflows; see ListQuery.

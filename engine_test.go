@@ -572,3 +572,38 @@ func TestEngineCreateRacingStop(t *testing.T) {
 		}
 	}
 }
+
+// Settled workflows are served from memory; in-flight ones always from the
+// store, so they are never stale.
+func TestFetchCachesOnlyTerminal(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	w := f.create(t, settleflow.Test, "T-1", 0)
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.waitTerminal(t, settleflow.Test, w.ID)
+	first, _ := f.engine.Fetch(ctx, settleflow.Test, w.ID)
+	// Remove the row behind the engine's back: a cached terminal workflow
+	// still answers, in its own environment only.
+	if _, err := f.store.DB().ExecContext(ctx, `DELETE FROM settleflow_events; DELETE FROM settleflow_idempotency_keys; DELETE FROM settleflow_workflows`); err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.engine.Fetch(ctx, settleflow.Test, w.ID)
+	if err != nil || again != first || again.Status != settleflow.Settled {
+		t.Fatalf("terminal workflow not cached: %v %v", again, err)
+	}
+	if _, err := f.engine.Fetch(ctx, settleflow.Live, w.ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("cache crossed environments: %v", err)
+	}
+	// A workflow not yet seen terminal is read from the store.
+	p := f.create(t, settleflow.Live, "T-2", 0)
+	f.engine.Stop(ctx)
+	if _, err := f.store.DB().ExecContext(ctx, `UPDATE settleflow_workflows SET customer_id = 'cus_changed' WHERE id = ?`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.engine.Fetch(ctx, settleflow.Live, p.ID)
+	if err != nil || got.CustomerID != "cus_changed" {
+		t.Fatalf("in-flight workflow served stale: %+v %v", got, err)
+	}
+}

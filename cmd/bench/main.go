@@ -151,7 +151,7 @@ func runHTTP(rounds int, d time.Duration, connections int) error {
 	ctx := context.Background()
 	fmt.Printf("%d keep-alive connections, %s per run, TLS 1.3 on loopback\n", connections, d)
 	fmt.Printf("%-6s %-22s %12s %10s %10s %8s\n", "round", "target", "requests/s", "p50", "p99", "ratio")
-	type row struct{ noop, create, fetch benchmark.LoadResult }
+	type row struct{ noop, create, fetch, settled benchmark.LoadResult }
 	var rows []row
 	for r := 0; r < rounds; r++ {
 		dir, err := os.MkdirTemp("", "settleflow-httpbench-")
@@ -180,13 +180,29 @@ func runHTTP(rounds int, d time.Duration, connections int) error {
 		if res.fetch, err = benchmark.Load(ctx, api, d, connections, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }); err != nil {
 			return err
 		}
+		// Fetching settled workflows, on a fresh API whose workers ran.
+		api2, err := benchmark.StartAPI(filepath.Join(dir, "settled"))
+		if err != nil {
+			return err
+		}
+		done, err := api2.Seed(1000)
+		if err != nil {
+			return err
+		}
+		if err := api2.Settle(ctx, done); err != nil {
+			return err
+		}
+		if res.settled, err = benchmark.Load(ctx, api2, d, connections, 200, func(i int) (*http.Request, error) { return api2.FetchRequest(done[i%len(done)]) }); err != nil {
+			return err
+		}
 		noop.Close()
 		api.Close()
+		api2.Close()
 		os.RemoveAll(dir)
 		for _, x := range []struct {
 			name string
 			r    benchmark.LoadResult
-		}{{"no-op handler", res.noop}, {"POST /v1/workflows", res.create}, {"GET /v1/workflows/{id}", res.fetch}} {
+		}{{"no-op handler", res.noop}, {"POST /v1/workflows", res.create}, {"GET (Pending)", res.fetch}, {"GET (Settled)", res.settled}} {
 			fmt.Printf("%-6d %-22s %12.0f %10s %10s %7.2fx\n", r+1, x.name, x.r.PerSecond(), x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.PerSecond()/res.noop.PerSecond())
 		}
 		rows = append(rows, res)
@@ -199,7 +215,8 @@ func runHTTP(rounds int, d time.Duration, connections int) error {
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	fmt.Printf("median ratio: create %.2fx, fetch %.2fx of the no-op baseline\n",
-		ratio(func(r row) benchmark.LoadResult { return r.create }), ratio(func(r row) benchmark.LoadResult { return r.fetch }))
+	fmt.Printf("median ratio: create %.2fx, fetch of a Pending workflow %.2fx, of a Settled one %.2fx of the no-op baseline\n",
+		ratio(func(r row) benchmark.LoadResult { return r.create }), ratio(func(r row) benchmark.LoadResult { return r.fetch }),
+		ratio(func(r row) benchmark.LoadResult { return r.settled }))
 	return nil
 }

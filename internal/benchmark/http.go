@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,7 +31,33 @@ type API struct {
 	URL    string
 	Key    string
 	Client *http.Client
+	engine *settleflow.Engine
 	close  func()
+}
+
+// Settle starts the engine's workers and waits until every workflow in ids
+// is Settled.
+func (a *API) Settle(ctx context.Context, ids []string) error {
+	if err := a.engine.Start(ctx); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for _, id := range ids {
+		for {
+			w, err := a.engine.Fetch(ctx, settleflow.Test, id)
+			if err != nil {
+				return err
+			}
+			if w.Status == settleflow.Settled {
+				break
+			}
+			if w.Status == settleflow.Failed || time.Now().After(deadline) {
+				return fmt.Errorf("workflow %s is %s", id, w.Status)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 // Close stops the server and closes the store.
@@ -54,6 +81,9 @@ func tlsServer(h http.Handler) (*httptest.Server, *http.Client) {
 // StartAPI starts the API in dir.
 func StartAPI(dir string) (*API, error) {
 	ctx := context.Background()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
 	store, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{})
 	if err != nil {
 		return nil, err
@@ -88,7 +118,7 @@ func StartAPI(dir string) (*API, error) {
 		return nil, err
 	}
 	srv, client := tlsServer(h)
-	return &API{URL: srv.URL, Key: secret, Client: client, close: func() {
+	return &API{URL: srv.URL, Key: secret, Client: client, engine: engine, close: func() {
 		srv.Close()
 		engine.Stop(context.Background())
 		keys.Close()
@@ -108,6 +138,8 @@ func StartNoop() (*API, error) {
 }
 
 // LoadResult is what a load run measured.
+//
+// (The API's engine is started only by Settle.)
 type LoadResult struct {
 	Requests int
 	Seconds  float64
