@@ -95,7 +95,9 @@ type Options struct {
 	// Retry is the backoff after transient errors.
 	Retry RetryPolicy
 	// WorkerID names this engine's leases; default a random id. Two engines
-	// sharing a Store must have different ids.
+	// sharing a Store must have different ids. An engine restarted with the
+	// same id takes its dead predecessor's work back at once, at Start,
+	// instead of waiting for the leases to expire.
 	WorkerID string
 }
 
@@ -537,6 +539,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	if e.started {
 		return errors.New("settleflow: engine already started")
+	}
+	if err := e.store.ReleaseLeases(ctx, e.opts.WorkerID, e.now()); err != nil {
+		return fmt.Errorf("settleflow: releasing leases of a previous run: %w", err)
 	}
 	e.started = true
 	claimCtx, cancelClaims := context.WithCancel(context.Background())

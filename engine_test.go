@@ -607,3 +607,25 @@ func TestFetchCachesOnlyTerminal(t *testing.T) {
 		t.Fatalf("in-flight workflow served stale: %+v %v", got, err)
 	}
 }
+
+// An engine restarted under the same WorkerID takes its dead predecessor's
+// leased work back at Start, without waiting for the leases to expire.
+func TestRestartWithSameWorkerIDResumesAtOnce(t *testing.T) {
+	f := newFixture(t, func(o *settleflow.Options) {
+		o.WorkerID = "worker-fixed"
+		o.ExecutionTimeout = time.Hour // leases far longer than the test
+	})
+	ctx := context.Background()
+	w := f.create(t, settleflow.Test, "T-1", 0)
+	// The previous run claimed it and died.
+	now := time.Now()
+	if got, err := f.store.ClaimWorkflows(ctx, settleflow.Claim{Owner: "worker-fixed", Now: now, LeaseUntil: now.Add(time.Hour), Limit: 1}); err != nil || len(got) != 1 {
+		t.Fatal(got, err)
+	}
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.waitTerminal(t, settleflow.Test, w.ID)[w.ID]; got.Status != settleflow.Settled {
+		t.Fatalf("status %s", got.Status)
+	}
+}

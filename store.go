@@ -53,6 +53,11 @@ type Store interface {
 	// RetryEvents ends the lease on undispatched events and makes them due
 	// again at the given time (the Notifier failed; back off).
 	RetryEvents(ctx context.Context, ids []string, at time.Time) error
+
+	// ReleaseLeases ends every lease held by owner on workflows and events,
+	// making them due at once. An engine calls it when it starts: leases
+	// under its id are left from a previous run of it that died.
+	ReleaseLeases(ctx context.Context, owner string, now time.Time) error
 }
 
 // IdempotencyTTL is how long an idempotency key is remembered.

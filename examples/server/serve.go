@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -66,8 +71,13 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	workerID, err := stableWorkerID(c.dataDir)
+	if err != nil {
+		return err
+	}
 	engine, err := settleflow.New(settleflow.Options{
 		Store: store, Settler: chain, Notifier: hooks, Products: products, Logger: log.Named("engine"),
+		WorkerID: workerID,
 	})
 	if err != nil {
 		return err
@@ -245,4 +255,20 @@ func (l liveFlags) chainConfig() (*settlement.ChainConfig, error) {
 		*v.dst = common.HexToAddress(v.s)
 	}
 	return cc, nil
+}
+
+// stableWorkerID is the engine's lease owner, kept in the data directory: a
+// server restarted after a crash takes its leased work back at once. (One
+// server per data directory: the listeners' ports enforce that too.)
+func stableWorkerID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "worker-id")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	var buf [8]byte
+	if _, err := rand.Read(buf[:]); err != nil {
+		return "", err
+	}
+	id := "server_" + hex.EncodeToString(buf[:])
+	return id, os.WriteFile(path, []byte(id+"\n"), 0o600)
 }

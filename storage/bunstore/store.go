@@ -868,3 +868,17 @@ func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.Up
 		return err
 	})
 }
+
+// ReleaseLeases implements settleflow.Store.
+func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) error {
+	return s.sqlTx(ctx, func(tx *sql.Tx) error {
+		ctx := context.WithoutCancel(ctx) // see sqlTx
+		if _, err := s.exec(ctx, tx, `UPDATE settleflow_workflows SET lease_owner = NULL, run_at = ?
+			WHERE lease_owner = ? AND status IN ('Pending', 'Running', 'Settling')`, micros(now), owner); err != nil {
+			return err
+		}
+		_, err := s.exec(ctx, tx, `UPDATE settleflow_events SET lease_owner = NULL, run_at = ?
+			WHERE lease_owner = ? AND dispatched_at IS NULL`, micros(now), owner)
+		return err
+	})
+}

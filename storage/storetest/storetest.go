@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"ClaimConcurrent", testClaimConcurrent},
 		{"Update", testUpdate},
 		{"Events", testEvents},
+		{"ReleaseLeases", testReleaseLeases},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -593,5 +594,26 @@ func testSequence(t *testing.T, s settleflow.Store) {
 		if c.Sequence == 0 {
 			t.Fatalf("claimed workflow %s lost its sequence", c.ID)
 		}
+	}
+}
+
+func testReleaseLeases(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	a := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	b := newWorkflow(settleflow.Test, base.Add(time.Millisecond), "cus_1", "triage")
+	insert(t, s, a, b)
+	at := base.Add(time.Second)
+	if n := len(claim(t, s, "dead", at, time.Hour, 1)); n != 1 {
+		t.Fatal(n)
+	}
+	if n := len(claim(t, s, "alive", at, time.Hour, 1)); n != 1 {
+		t.Fatal(n)
+	}
+	if err := s.ReleaseLeases(ctx, "dead", at.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got := claim(t, s, "dead", at.Add(time.Second), time.Hour, 10)
+	if len(got) != 1 || got[0].ID != a.ID || got[0].Status != settleflow.Running {
+		t.Fatalf("after release: %+v; want a back, b still leased to another owner", got)
 	}
 }
