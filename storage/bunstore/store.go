@@ -699,7 +699,10 @@ type eventRow struct {
 	DispatchedAt *int64  `bun:"dispatched_at"`
 }
 
-// UpdateWorkflows implements settleflow.Store.
+// UpdateWorkflows implements settleflow.Store. A batch is one UPDATE … FROM
+// (VALUES …) RETURNING statement per chunk, each row guarded by its expected
+// status and owner, then one multi-row INSERT of the events of the updates
+// that applied: two statement executions for a batch, not two per row.
 func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]bool, error) {
 	applied := make([]bool, len(us))
 	for _, u := range us {
@@ -709,43 +712,47 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 	}
 	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
 		ctx := context.WithoutCancel(ctx) // see sqlTx
+		for i := range applied {
+			applied[i] = false
+		}
+		// Updates of one workflow (several owners may be tried) go to
+		// different statements, so each sees the result of the previous.
+		for start := 0; start < len(us); {
+			end, seen := start, map[string]bool{}
+			for end < len(us) && end-start < maxUpdateRows && !seen[us[end].ID] {
+				seen[us[end].ID] = true
+				end++
+			}
+			if err := s.updateChunk(ctx, tx, us[start:end], applied[start:end]); err != nil {
+				return err
+			}
+			start = end
+		}
+		var args []any
+		n := 0
 		for i, u := range us {
-			status := u.Status
-			if !u.Transition.IsZero() {
-				status = u.Transition.Next()
+			if !applied[i] || u.Event == nil {
+				continue
 			}
-			var owner *string
-			if !u.Release && !status.Terminal() {
-				owner = &u.Owner
-			}
-			var achieved *int64
-			if u.Achieved != nil {
-				a := int64(*u.Achieved)
-				achieved = &a
-			}
-			res, err := s.exec(ctx, tx, updateWorkflowSQL,
-				string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
-				rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure),
-				u.ID, string(u.Status), u.Owner)
-			if err != nil {
-				return fmt.Errorf("bunstore: update %s: %w", u.ID, err)
-			}
-			n, err := res.RowsAffected()
+			ev, err := toEventRow(u.Event)
 			if err != nil {
 				return err
 			}
-			applied[i] = n == 1
-			if applied[i] && u.Event != nil {
-				ev, err := toEventRow(u.Event)
-				if err != nil {
-					return err
-				}
-				if !u.EventLease.IsZero() {
-					ev.LeaseOwner, ev.RunAt = &u.Owner, micros(u.EventLease)
-				}
-				if _, err := s.exec(ctx, tx, insertEventSQL, ev.ID, ev.WorkflowID, ev.Type, ev.Livemode, ev.Data, ev.CreatedAt, ev.RunAt, ev.LeaseOwner); err != nil {
+			if !u.EventLease.IsZero() {
+				ev.LeaseOwner, ev.RunAt = &u.Owner, micros(u.EventLease)
+			}
+			args = append(args, ev.ID, ev.WorkflowID, ev.Type, ev.Livemode, ev.Data, ev.CreatedAt, ev.RunAt, ev.LeaseOwner)
+			n++
+			if n == maxUpdateRows {
+				if _, err := s.exec(ctx, tx, insertEventsSQL(n), args...); err != nil {
 					return fmt.Errorf("bunstore: outbox: %w", err)
 				}
+				args, n = args[:0], 0
+			}
+		}
+		if n > 0 {
+			if _, err := s.exec(ctx, tx, insertEventsSQL(n), args...); err != nil {
+				return fmt.Errorf("bunstore: outbox: %w", err)
 			}
 		}
 		return nil
@@ -756,17 +763,84 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 	return applied, nil
 }
 
-const (
-	// Optional fields keep their value when the argument is NULL.
-	updateWorkflowSQL = `UPDATE settleflow_workflows SET
-		status = ?, run_at = ?, lease_owner = ?, attempts = ?, updated_at = ?,
-		result = COALESCE(?, result), actual_cost = COALESCE(?, actual_cost),
-		achieved_margin_bps = COALESCE(?, achieved_margin_bps),
-		settlement = COALESCE(?, settlement), failure = COALESCE(?, failure)
-	WHERE id = ? AND status = ? AND lease_owner = ?`
-	insertEventSQL = `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-)
+// updateChunk applies us (distinct workflows) in one statement.
+func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Update, applied []bool) error {
+	args := make([]any, 0, len(us)*13)
+	for _, u := range us {
+		status := u.Status
+		if !u.Transition.IsZero() {
+			status = u.Transition.Next()
+		}
+		var owner *string
+		if !u.Release && !status.Terminal() {
+			owner = &u.Owner
+		}
+		var achieved *int64
+		if u.Achieved != nil {
+			a := int64(*u.Achieved)
+			achieved = &a
+		}
+		args = append(args, u.ID, string(u.Status), u.Owner,
+			string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
+			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure))
+	}
+	st, err := s.stmts.In(ctx, tx, updateWorkflowsSQL(len(us), s.postgres))
+	if err != nil {
+		return err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("bunstore: update: %w", err)
+	}
+	defer rows.Close()
+	at := make(map[string]int, len(us))
+	for i, u := range us {
+		at[u.ID] = i
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok {
+			applied[i] = true
+		}
+	}
+	return rows.Err()
+}
+
+// maxUpdateRows bounds the rows of one UPDATE … FROM (VALUES …) or event
+// INSERT.
+const maxUpdateRows = 64
+
+// updateWorkflowsSQL updates n workflows; the VALUES columns are, in order:
+// id, expected status, owner, new status, run_at, new lease owner,
+// attempts, updated_at, and the optional result, actual cost, achieved
+// margin, settlement and failure (NULL keeps the stored value).
+func updateWorkflowsSQL(n int, postgres bool) string {
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	if postgres {
+		// Postgres types the first VALUES row; say what the NULLs are.
+		row = "(?, ?, ?, ?, ?::bigint, ?, ?::integer, ?::bigint, ?, ?::bigint, ?::bigint, ?, ?)"
+	}
+	return `UPDATE settleflow_workflows SET
+		status = v.column4, run_at = v.column5, lease_owner = v.column6, attempts = v.column7, updated_at = v.column8,
+		result = COALESCE(v.column9, settleflow_workflows.result),
+		actual_cost = COALESCE(v.column10, settleflow_workflows.actual_cost),
+		achieved_margin_bps = COALESCE(v.column11, settleflow_workflows.achieved_margin_bps),
+		settlement = COALESCE(v.column12, settleflow_workflows.settlement),
+		failure = COALESCE(v.column13, settleflow_workflows.failure)
+	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + `) AS v
+	WHERE settleflow_workflows.id = v.column1 AND settleflow_workflows.status = v.column2
+		AND settleflow_workflows.lease_owner = v.column3
+	RETURNING settleflow_workflows.id`
+}
+
+// insertEventsSQL inserts n outbox events in one statement.
+func insertEventsSQL(n int) string {
+	return `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
+		VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+}
 
 func toEventRow(e *settleflow.Event) (*eventRow, error) {
 	data, err := json.Marshal(e.Data)
