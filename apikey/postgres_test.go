@@ -1,16 +1,11 @@
 package apikey
 
 import (
-	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"os"
 	"testing"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/settleflow/settleflow/internal/pgtest"
 )
 
 // pgOpen, when set, makes openDB open Postgres instead of SQLite.
@@ -20,38 +15,13 @@ var pgOpen func(t testing.TB) (*bun.DB, string, func() *bun.DB)
 // own, to keep the SQL dialect-neutral. It needs SETTLEFLOW_TEST_POSTGRES_DSN
 // and a reachable server; otherwise it skips.
 func TestPostgres(t *testing.T) {
-	dsn := os.Getenv("SETTLEFLOW_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("SETTLEFLOW_TEST_POSTGRES_DSN is not set")
-	}
-	probe := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn)))
-	if err := probe.PingContext(context.Background()); err != nil {
-		probe.Close()
-		t.Skipf("Postgres at SETTLEFLOW_TEST_POSTGRES_DSN is not reachable: %v", err)
-	}
+	pg := pgtest.Connect(t)
 	pgOpen = func(t testing.TB) (*bun.DB, string, func() *bun.DB) {
 		t.Helper()
-		var b [6]byte
-		rand.Read(b[:])
-		schema := "apikey_test_" + hex.EncodeToString(b[:])
-		if _, err := probe.Exec("CREATE SCHEMA " + schema); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if _, err := probe.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-				t.Errorf("drop schema: %v", err)
-			}
-		})
-		another := func() *bun.DB {
-			sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn),
-				pgdriver.WithConnParams(map[string]any{"search_path": schema})))
-			db := bun.NewDB(sqldb, pgdialect.New())
-			t.Cleanup(func() { db.Close() })
-			return db
-		}
+		another := pg.Schema(t, "apikey_test")
 		return another(), "", another
 	}
-	defer func() { pgOpen = nil; probe.Close() }()
+	defer func() { pgOpen = nil }()
 
 	for name, test := range map[string]func(*testing.T){
 		"CreateListAuthenticate":    TestCreateListAuthenticate,
