@@ -86,21 +86,22 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// sqlTx runs fn in a write transaction. On Postgres it is fn's own
-// transaction. The caller's context decides whether fn runs at all, not
-// whether a statement of it stops halfway: fn's statements run without
-// cancellation (a cancellable context costs modernc's driver a goroutine per
-// statement, and a write is short). On SQLite, fn joins the group commit: the write calls that
+// sqlTx runs fn in a write transaction, giving it the context its
+// statements must use. On Postgres it is fn's own transaction under ctx. On
+// SQLite, ctx decides whether fn runs at all, not whether one of its
+// statements stops halfway: fn gets ctx without cancellation (a cancellable
+// context costs modernc's driver a goroutine per statement, and a write is
+// short). On SQLite, fn joins the group commit: the write calls that
 // arrive together share one transaction, each inside its own savepoint (a
 // failing fn rolls back only its own work), and so share one commit, which
 // under synchronous=FULL is one fsync instead of many.
-func (s *Store) sqlTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) sqlTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if s.postgres {
 		tx, err := s.db.DB.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		if err := fn(tx); err != nil {
+		if err := fn(ctx, tx); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -123,7 +124,7 @@ var errStoreClosed = errors.New("bunstore: store closed")
 
 type writeRequest struct {
 	ctx  context.Context
-	fn   func(tx *sql.Tx) error
+	fn   func(ctx context.Context, tx *sql.Tx) error
 	done chan error
 }
 
@@ -179,7 +180,7 @@ func (s *Store) commitGroup(group []*writeRequest) []error {
 		return fail(err)
 	}
 	if len(group) == 1 {
-		if err := group[0].fn(tx); err != nil {
+		if err := group[0].fn(context.WithoutCancel(group[0].ctx), tx); err != nil {
 			tx.Rollback()
 			return fail(err)
 		}
@@ -197,7 +198,7 @@ func (s *Store) commitGroup(group []*writeRequest) []error {
 			tx.Rollback()
 			return fail(err)
 		}
-		if errs[i] = r.fn(tx); errs[i] != nil {
+		if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil {
 			if _, err := tx.ExecContext(ctx, "ROLLBACK TO sf_write"); err != nil {
 				tx.Rollback()
 				return fail(err)
@@ -408,8 +409,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	if len(ins) == 0 {
 		return results, nil
 	}
-	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
-		ctx := context.WithoutCancel(ctx) // see sqlTx
+	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// First the idempotency keys: which inserts happen at all. A key
 		// used twice in this batch replays the first use.
 		insert := make([]bool, len(ins))
@@ -654,8 +654,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	RETURNING ` + workflowColumns
 	now := micros(c.Now)
 	var out []*settleflow.Workflow
-	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
-		ctx := context.WithoutCancel(ctx) // see sqlTx
+	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.stmt(ctx, q)
 		if err != nil {
 			return err
@@ -710,8 +709,7 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			return nil, fmt.Errorf("bunstore: update of %s: transition from %s but status %s", u.ID, u.Transition.From(), u.Status)
 		}
 	}
-	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
-		ctx := context.WithoutCancel(ctx) // see sqlTx
+	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for i := range applied {
 			applied[i] = false
 		}
@@ -873,8 +871,7 @@ func (s *Store) ClaimEvents(ctx context.Context, c settleflow.Claim) ([]settlefl
 		ORDER BY run_at, id LIMIT ?` + lock + `)
 	RETURNING id, type, livemode, data, created_at`
 	var out []settleflow.Event
-	err := s.sqlTx(ctx, func(tx *sql.Tx) error {
-		ctx := context.WithoutCancel(ctx) // see sqlTx
+	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.stmt(ctx, q)
 		if err != nil {
 			return err
@@ -936,8 +933,7 @@ func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.Up
 	if err != nil {
 		return err
 	}
-	return s.sqlTx(ctx, func(tx *sql.Tx) error {
-		ctx := context.WithoutCancel(ctx) // see sqlTx
+	return s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, string(q))
 		return err
 	})
@@ -945,8 +941,7 @@ func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.Up
 
 // ReleaseLeases implements settleflow.Store.
 func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) error {
-	return s.sqlTx(ctx, func(tx *sql.Tx) error {
-		ctx := context.WithoutCancel(ctx) // see sqlTx
+	return s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := s.exec(ctx, tx, `UPDATE settleflow_workflows SET lease_owner = NULL, run_at = ?
 			WHERE lease_owner = ? AND status IN ('Pending', 'Running', 'Settling')`, micros(now), owner); err != nil {
 			return err
