@@ -82,8 +82,17 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	}{e})
 }
 
+// writeJSON answers v as JSON. A workflow is written by its own encoder
+// (Workflow.MarshalJSON, which json.Marshal would call anyway) without
+// encoding/json's second pass over the bytes.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	if wf, ok := v.(*settleflow.Workflow); ok {
+		b, err = wf.MarshalJSON()
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		status = http.StatusInternalServerError
 		b = []byte(`{"error":{"type":"api_error","code":"internal_error","message":"response encoding failed"}}`)
