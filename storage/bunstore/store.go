@@ -30,6 +30,7 @@ var migrationFiles embed.FS
 
 // Store implements settleflow.Store on a *bun.DB.
 type Store struct {
+	points   *pointReader // SQLite only
 	db       *bun.DB
 	postgres bool
 	// wmu serializes this process's write transactions on SQLite, which
@@ -54,6 +55,11 @@ func New(db *bun.DB) (*Store, error) {
 	switch db.Dialect().Name() {
 	case dialect.SQLite:
 		s := &Store{db: db, stmts: sqlstmt.New(db.DB, false), writes: make(chan *writeRequest, 256), closed: make(chan struct{})}
+		points, err := newPointReader(context.Background(), db.DB, pointReaders)
+		if err != nil {
+			return nil, err
+		}
+		s.points = points
 		go s.groupCommit()
 		return s, nil
 	case dialect.PG:
@@ -62,6 +68,9 @@ func New(db *bun.DB) (*Store, error) {
 		return nil, fmt.Errorf("bunstore: unsupported dialect %s", db.Dialect().Name())
 	}
 }
+
+// pointReaders is how many SQLite connections serve GetWorkflow.
+const pointReaders = 2
 
 // DB returns the underlying database handle.
 func (s *Store) DB() *bun.DB { return s.db }
@@ -74,6 +83,9 @@ func (s *Store) Close() error {
 	s.wmu.Lock() // wait for a group commit in progress
 	defer s.wmu.Unlock()
 	s.stmts.Close()
+	if s.points != nil {
+		s.points.close()
+	}
 	return s.db.Close()
 }
 
@@ -569,8 +581,13 @@ func (s *Store) idempotencyRecord(ctx context.Context, tx *sql.Tx, w *settleflow
 }
 
 // GetWorkflow implements settleflow.Store.
+const getWorkflowSQL = `SELECT ` + workflowColumns + ` FROM settleflow_workflows WHERE id = ? AND livemode = ?`
+
 func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id string) (*settleflow.Workflow, error) {
-	st, err := s.stmt(ctx, `SELECT `+workflowColumns+` FROM settleflow_workflows WHERE id = ? AND livemode = ?`)
+	if s.points != nil {
+		return s.points.get(ctx, env, id)
+	}
+	st, err := s.stmt(ctx, getWorkflowSQL)
 	if err != nil {
 		return nil, err
 	}
