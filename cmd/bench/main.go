@@ -40,8 +40,15 @@ func main() {
 	suite := flag.String("suite", "engine", "engine or http")
 	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
 	connections := flag.Int("connections", 32, "http: keep-alive connections")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file`")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
+	if *suite == "http" {
+		if err := runHTTP(*rounds, *duration, *connections, *cpuprofile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -50,14 +57,6 @@ func main() {
 		}
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
-	}
-	if *suite == "http" {
-		if err := runHTTP(*rounds, *duration, *connections); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			pprof.StopCPUProfile()
-			os.Exit(1)
-		}
-		return
 	}
 	if err := run(*n, *rounds, sqlite.Synchronous(*sync)); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -147,8 +146,24 @@ func measure(n int, fn func() error) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-func runHTTP(rounds int, d time.Duration, connections int) error {
+func runHTTP(rounds int, d time.Duration, connections int, cpuprofile string) error {
 	ctx := context.Background()
+	// load runs one target, under a CPU profile of its own when asked
+	// (appended to across rounds is not possible, so the last round's wins).
+	load := func(name string, a *benchmark.API, want int, newReq func(int) (*http.Request, error)) (benchmark.LoadResult, error) {
+		if cpuprofile != "" {
+			f, err := os.Create(cpuprofile + "." + name)
+			if err != nil {
+				return benchmark.LoadResult{}, err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return benchmark.LoadResult{}, err
+			}
+			defer pprof.StopCPUProfile()
+		}
+		return benchmark.Load(ctx, a, d, connections, want, newReq)
+	}
 	fmt.Printf("%d keep-alive connections, %s per run, TLS 1.3 on loopback\n", connections, d)
 	fmt.Printf("%-6s %-22s %12s %10s %10s %8s\n", "round", "target", "requests/s", "p50", "p99", "ratio")
 	type row struct{ noop, create, fetch, settled benchmark.LoadResult }
@@ -167,17 +182,17 @@ func runHTTP(rounds int, d time.Duration, connections int) error {
 			return err
 		}
 		var res row
-		if res.noop, err = benchmark.Load(ctx, noop, d, connections, 200, noop.NoopRequest); err != nil {
+		if res.noop, err = load("noop", noop, 200, noop.NoopRequest); err != nil {
 			return err
 		}
-		if res.create, err = benchmark.Load(ctx, api, d, connections, 201, api.CreateRequest); err != nil {
+		if res.create, err = load("create", api, 201, api.CreateRequest); err != nil {
 			return err
 		}
 		ids, err := api.Seed(1000)
 		if err != nil {
 			return err
 		}
-		if res.fetch, err = benchmark.Load(ctx, api, d, connections, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }); err != nil {
+		if res.fetch, err = load("fetch", api, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }); err != nil {
 			return err
 		}
 		// Fetching settled workflows, on a fresh API whose workers ran.
@@ -192,7 +207,7 @@ func runHTTP(rounds int, d time.Duration, connections int) error {
 		if err := api2.Settle(ctx, done); err != nil {
 			return err
 		}
-		if res.settled, err = benchmark.Load(ctx, api2, d, connections, 200, func(i int) (*http.Request, error) { return api2.FetchRequest(done[i%len(done)]) }); err != nil {
+		if res.settled, err = load("settled", api2, 200, func(i int) (*http.Request, error) { return api2.FetchRequest(done[i%len(done)]) }); err != nil {
 			return err
 		}
 		noop.Close()
