@@ -2,12 +2,15 @@
 // the same process, so a noisy machine affects both sides alike.
 //
 //	go run ./cmd/bench [-suite engine|http] [-n 20000] [-rounds 3] [-sync FULL|NORMAL]
+//	go run ./cmd/bench -suite http [-rounds 3] [-duration 5s] [-turns 5] [-connections 32]
 //
 // -suite http: the HTTP API over TLS on loopback against a no-op handler
 // behind the same TLS server (the baseline): requests/s and p50/p99 latency
 // of POST /v1/workflows and GET /v1/workflows/{id}. The load generator is
 // this command: Go's net/http client, -connections keep-alive HTTP/1.1
 // connections, each sending its next request as soon as the last answered.
+// Within a round the baseline and the targets take -turns turns of
+// -duration/-turns each, so a change in the machine's load falls on all.
 //
 // -suite engine (the default):
 // It prints, per round and as the median of the rounds: raw bun single-row
@@ -40,10 +43,11 @@ func main() {
 	suite := flag.String("suite", "engine", "engine or http")
 	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
 	connections := flag.Int("connections", 32, "http: keep-alive connections")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, to file.noop, file.create, file.fetch, file.settled)")
+	turns := flag.Int("turns", 5, "http: turns the targets take within a round")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
 	if *suite == "http" {
-		if err := runHTTP(*rounds, *duration, *connections, *cpuprofile); err != nil {
+		if err := runHTTP(*rounds, *duration, *turns, *connections, *cpuprofile); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -146,7 +150,7 @@ func measure(n int, fn func() error) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-func runHTTP(rounds int, d time.Duration, connections int, cpuprofile string) error {
+func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile string) error {
 	ctx := context.Background()
 	// load runs one target, under a CPU profile of its own when asked
 	// (appended to across rounds is not possible, so the last round's wins).
@@ -162,9 +166,9 @@ func runHTTP(rounds int, d time.Duration, connections int, cpuprofile string) er
 			}
 			defer pprof.StopCPUProfile()
 		}
-		return benchmark.Load(ctx, a, d, connections, want, newReq)
+		return benchmark.Load(ctx, a, d/time.Duration(turns), connections, want, newReq)
 	}
-	fmt.Printf("%d keep-alive connections, %s per run, TLS 1.3 on loopback\n", connections, d)
+	fmt.Printf("%d keep-alive connections, %s per target and round in %d turns, TLS 1.3 on loopback\n", connections, d, turns)
 	fmt.Printf("%-6s %-22s %12s %10s %10s %8s\n", "round", "target", "requests/s", "p50", "p99", "ratio")
 	type row struct{ noop, create, fetch, settled benchmark.LoadResult }
 	var rows []row
@@ -181,21 +185,11 @@ func runHTTP(rounds int, d time.Duration, connections int, cpuprofile string) er
 		if err != nil {
 			return err
 		}
-		var res row
-		if res.noop, err = load("noop", noop, 200, noop.NoopRequest); err != nil {
-			return err
-		}
-		if res.create, err = load("create", api, 201, api.CreateRequest); err != nil {
-			return err
-		}
 		ids, err := api.Seed(1000)
 		if err != nil {
 			return err
 		}
-		if res.fetch, err = load("fetch", api, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }); err != nil {
-			return err
-		}
-		// Fetching settled workflows, on a fresh API whose workers ran.
+		// Fetching settled workflows, on a second API whose workers ran.
 		api2, err := benchmark.StartAPI(filepath.Join(dir, "settled"))
 		if err != nil {
 			return err
@@ -207,9 +201,30 @@ func runHTTP(rounds int, d time.Duration, connections int, cpuprofile string) er
 		if err := api2.Settle(ctx, done); err != nil {
 			return err
 		}
-		if res.settled, err = load("settled", api2, 200, func(i int) (*http.Request, error) { return api2.FetchRequest(done[i%len(done)]) }); err != nil {
-			return err
+		// The targets take turns, `slices` times each, so that a change in
+		// the machine's load during the round falls on all of them alike.
+		var parts struct{ noop, create, fetch, settled []benchmark.LoadResult }
+		for i := 0; i < turns; i++ {
+			for _, t := range []struct {
+				name   string
+				api    *benchmark.API
+				want   int
+				newReq func(int) (*http.Request, error)
+				out    *[]benchmark.LoadResult
+			}{
+				{"noop", noop, 200, noop.NoopRequest, &parts.noop},
+				{"create", api, 201, api.CreateRequest, &parts.create},
+				{"fetch", api, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }, &parts.fetch},
+				{"settled", api2, 200, func(i int) (*http.Request, error) { return api2.FetchRequest(done[i%len(done)]) }, &parts.settled},
+			} {
+				res, err := load(t.name, t.api, t.want, t.newReq)
+				if err != nil {
+					return err
+				}
+				*t.out = append(*t.out, res)
+			}
 		}
+		res := row{benchmark.Merge(parts.noop...), benchmark.Merge(parts.create...), benchmark.Merge(parts.fetch...), benchmark.Merge(parts.settled...)}
 		noop.Close()
 		api.Close()
 		api2.Close()

@@ -144,6 +144,24 @@ type LoadResult struct {
 	Requests int
 	Seconds  float64
 	P50, P99 time.Duration
+	// Latencies are every request's, sorted.
+	Latencies []time.Duration
+}
+
+// Merge adds up runs of one target: requests over the sum of their times,
+// percentiles over all their requests.
+func Merge(runs ...LoadResult) LoadResult {
+	var m LoadResult
+	for _, r := range runs {
+		m.Requests += r.Requests
+		m.Seconds += r.Seconds
+		m.Latencies = append(m.Latencies, r.Latencies...)
+	}
+	slices.Sort(m.Latencies)
+	if n := len(m.Latencies); n > 0 {
+		m.P50, m.P99 = m.Latencies[n/2], m.Latencies[n*99/100]
+	}
+	return m
 }
 
 // PerSecond is the throughput.
@@ -204,7 +222,7 @@ func Load(ctx context.Context, a *API, d time.Duration, connections int, want in
 	if len(lat) == 0 {
 		return LoadResult{}, fmt.Errorf("no request completed")
 	}
-	return LoadResult{Requests: len(lat), Seconds: elapsed, P50: lat[len(lat)/2], P99: lat[len(lat)*99/100]}, nil
+	return LoadResult{Requests: len(lat), Seconds: elapsed, P50: lat[len(lat)/2], P99: lat[len(lat)*99/100], Latencies: lat}, nil
 }
 
 // CreateRequest builds POST /v1/workflows.
