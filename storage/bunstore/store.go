@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -31,6 +32,8 @@ var migrationFiles embed.FS
 // Store implements settleflow.Store on a *bun.DB.
 type Store struct {
 	points   *pointReader // SQLite only
+	recent   *recentCache // only when this Store is its database's only writer
+	closer   io.Closer    // closed after the database, if set
 	db       *bun.DB
 	postgres bool
 	// wmu serializes this process's write transactions on SQLite, which
@@ -51,19 +54,45 @@ var _ settleflow.Store = (*Store)(nil)
 
 // New returns a Store on db, which must be SQLite (opened with
 // storage/sqlite.OpenDB's settings) or Postgres. Call Migrate before use.
-func New(db *bun.DB) (*Store, error) {
+func New(db *bun.DB) (*Store, error) { return NewWithOptions(db, Options{}) }
+
+// Options configure a Store beyond New's defaults.
+type Options struct {
+	// SoleWriter declares that this Store is the only writer of workflows
+	// in its SQLite database, in any process, for as long as it is open;
+	// the Store then answers GetWorkflow for the workflows it wrote last
+	// (up to RecentWorkflows of them) from memory. Declaring it falsely
+	// makes reads stale: storage/sqlite.Open sets it only for an Exclusive
+	// open, which holds a lock that keeps every other Store off the file.
+	// Ignored on Postgres.
+	SoleWriter bool
+	// RecentWorkflows bounds that cache (default 10,000).
+	RecentWorkflows int
+	// Closer, if set, is closed after the database by Close (the
+	// exclusive lock's file, for instance).
+	Closer io.Closer
+}
+
+// NewWithOptions is New with options.
+func NewWithOptions(db *bun.DB, opts Options) (*Store, error) {
 	switch db.Dialect().Name() {
 	case dialect.SQLite:
-		s := &Store{db: db, stmts: sqlstmt.New(db.DB, false), writes: make(chan *writeRequest, 256), closed: make(chan struct{})}
+		s := &Store{db: db, stmts: sqlstmt.New(db.DB, false), writes: make(chan *writeRequest, 256), closed: make(chan struct{}), closer: opts.Closer}
 		points, err := newPointReader(context.Background(), db.DB, pointReaders)
 		if err != nil {
 			return nil, err
 		}
 		s.points = points
+		if opts.SoleWriter {
+			if opts.RecentWorkflows <= 0 {
+				opts.RecentWorkflows = 10_000
+			}
+			s.recent = newRecentCache(opts.RecentWorkflows)
+		}
 		go s.groupCommit()
 		return s, nil
 	case dialect.PG:
-		return &Store{db: db, postgres: true, stmts: sqlstmt.New(db.DB, true)}, nil
+		return &Store{db: db, postgres: true, stmts: sqlstmt.New(db.DB, true), closer: opts.Closer}, nil
 	default:
 		return nil, fmt.Errorf("bunstore: unsupported dialect %s", db.Dialect().Name())
 	}
@@ -86,7 +115,13 @@ func (s *Store) Close() error {
 	if s.points != nil {
 		s.points.close()
 	}
-	return s.db.Close()
+	err := s.db.Close()
+	if s.closer != nil {
+		if cerr := s.closer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // stmt returns the prepared statement for query, written with ? placeholders.
@@ -108,6 +143,15 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 // failing fn rolls back only its own work), and so share one commit, which
 // under synchronous=FULL is one fsync instead of many.
 func (s *Store) sqlTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.writeTx(ctx, fn, nil)
+}
+
+// writeTx is sqlTx that also runs committed, if not nil, once fn's work has
+// committed. On SQLite committed runs on the writer goroutine, in commit
+// order, before the caller learns the outcome and before the next group
+// begins: what it does to the recent cache cannot be overtaken by a later
+// write.
+func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, committed func()) error {
 	if s.postgres {
 		tx, err := s.db.DB.BeginTx(ctx, nil)
 		if err != nil {
@@ -117,9 +161,15 @@ func (s *Store) sqlTx(ctx context.Context, fn func(ctx context.Context, tx *sql.
 			tx.Rollback()
 			return err
 		}
-		return tx.Commit()
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		if committed != nil {
+			committed()
+		}
+		return nil
 	}
-	req := &writeRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	req := &writeRequest{ctx: ctx, fn: fn, committed: committed, done: make(chan error, 1)}
 	select {
 	case s.writes <- req:
 	case <-s.closed:
@@ -135,9 +185,10 @@ func (s *Store) sqlTx(ctx context.Context, fn func(ctx context.Context, tx *sql.
 var errStoreClosed = errors.New("bunstore: store closed")
 
 type writeRequest struct {
-	ctx  context.Context
-	fn   func(ctx context.Context, tx *sql.Tx) error
-	done chan error
+	ctx       context.Context
+	fn        func(ctx context.Context, tx *sql.Tx) error
+	committed func() // may be nil
+	done      chan error
 }
 
 // maxGroup bounds how many write calls share one transaction.
@@ -199,6 +250,7 @@ func (s *Store) commitGroup(group []*writeRequest) []error {
 		if err := tx.Commit(); err != nil {
 			return fail(err)
 		}
+		runCommitted(group, errs)
 		return errs
 	}
 	for i, r := range group {
@@ -224,7 +276,17 @@ func (s *Store) commitGroup(group []*writeRequest) []error {
 	if err := tx.Commit(); err != nil {
 		return fail(err)
 	}
+	runCommitted(group, errs)
 	return errs
+}
+
+// runCommitted runs the committed hooks of the writes that committed.
+func runCommitted(group []*writeRequest, errs []error) {
+	for i, r := range group {
+		if errs[i] == nil && r.committed != nil {
+			r.committed()
+		}
+	}
 }
 
 // exec runs a prepared statement inside tx.
@@ -421,7 +483,9 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	if len(ins) == 0 {
 		return results, nil
 	}
-	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	var inserted []*settleflow.Workflow
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		inserted = inserted[:0]
 		// First the idempotency keys: which inserts happen at all. A key
 		// used twice in this batch replays the first use.
 		insert := make([]bool, len(ins))
@@ -478,6 +542,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			w := in.Workflow
 			w.Sequence = uint64(next[w.Livemode])
 			next[w.Livemode]++
+			inserted = append(inserted, w)
 			if in.IdempotencyKey != "" {
 				// The key row points at the workflow: write the workflow first.
 				r := toRow(w)
@@ -511,6 +576,10 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			return err
 		}
 		return nil
+	}, func() {
+		if s.recent != nil {
+			s.recent.put(inserted)
+		}
 	})
 	if err != nil {
 		for _, in := range ins {
@@ -584,6 +653,14 @@ func (s *Store) idempotencyRecord(ctx context.Context, tx *sql.Tx, w *settleflow
 const getWorkflowSQL = `SELECT ` + workflowColumns + ` FROM settleflow_workflows WHERE id = ? AND livemode = ?`
 
 func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id string) (*settleflow.Workflow, error) {
+	if s.recent != nil {
+		if w, found := s.recent.get(env, id); found {
+			if w == nil {
+				return nil, settleflow.ErrNotFound
+			}
+			return w, nil
+		}
+	}
 	if s.points != nil {
 		return s.points.get(ctx, env, id)
 	}
@@ -671,7 +748,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	RETURNING ` + workflowColumns
 	now := micros(c.Now)
 	var out []*settleflow.Workflow
-	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.stmt(ctx, q)
 		if err != nil {
 			return err
@@ -694,6 +771,10 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 			out = append(out, w)
 		}
 		return rows.Err()
+	}, func() {
+		if s.recent != nil {
+			s.recent.put(out)
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -726,7 +807,7 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			return nil, fmt.Errorf("bunstore: update of %s: transition from %s but status %s", u.ID, u.Transition.From(), u.Status)
 		}
 	}
-	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for i := range applied {
 			applied[i] = false
 		}
@@ -771,6 +852,14 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			}
 		}
 		return nil
+	}, func() {
+		if s.recent != nil {
+			ids := make([]string, len(us))
+			for i, u := range us {
+				ids[i] = u.ID
+			}
+			s.recent.drop(ids)
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -958,7 +1047,7 @@ func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.Up
 
 // ReleaseLeases implements settleflow.Store.
 func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) error {
-	return s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := s.exec(ctx, tx, `UPDATE settleflow_workflows SET lease_owner = NULL, run_at = ?
 			WHERE lease_owner = ? AND status IN ('Pending', 'Running', 'Settling')`, micros(now), owner); err != nil {
 			return err
@@ -966,5 +1055,9 @@ func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) 
 		_, err := s.exec(ctx, tx, `UPDATE settleflow_events SET lease_owner = NULL, run_at = ?
 			WHERE lease_owner = ? AND dispatched_at IS NULL`, micros(now), owner)
 		return err
+	}, func() {
+		if s.recent != nil {
+			s.recent.clear() // which workflows changed is not known here
+		}
 	})
 }

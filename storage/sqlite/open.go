@@ -33,6 +33,14 @@ type OpenOptions struct {
 	// BusyTimeoutMillis is how long a connection waits for another process's
 	// write lock before failing with SQLITE_BUSY. Default 10000.
 	BusyTimeoutMillis int
+	// Exclusive, for Open: the Store is to be the only one on the file, in
+	// any process, while it is open. Open then takes an exclusive lock on
+	// path+".lock" (every Store takes it, shared otherwise) and fails at
+	// once if another Store holds it; in exchange the Store serves reads
+	// of the workflows it wrote last from memory (see bunstore.Options).
+	// The reference server opens its database this way. A plain OpenDB of
+	// the same file (for API keys or webhooks) is not affected. Unix only.
+	Exclusive bool
 }
 
 // OpenDB opens (creating if needed) the SQLite database at path with the

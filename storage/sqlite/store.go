@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 
 	"github.com/settleflow/settleflow/storage/bunstore"
 )
@@ -9,18 +12,45 @@ import (
 // Open opens the SQLite database at path with OpenDB, brings its schema up
 // to date and returns the Store on it. Close the Store when done.
 func Open(ctx context.Context, path string, opts OpenOptions) (*bunstore.Store, error) {
+	// Every Store on the file holds its lock: shared, or exclusive for an
+	// Exclusive open, so that an Exclusive Store knows no other Store, in
+	// any process, writes workflows to the file.
+	lock, err := lockFile(path+".lock", opts.Exclusive)
+	if errors.Is(err, errLocked) {
+		if opts.Exclusive {
+			return nil, fmt.Errorf("sqlite: open %s exclusively: another store has it open (%s is locked)", path, path+".lock")
+		}
+		return nil, fmt.Errorf("sqlite: open %s: a store has it open exclusively (%s is locked)", path, path+".lock")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	db, err := OpenDB(path, opts)
 	if err != nil {
+		closeLock(lock)
 		return nil, err
 	}
-	s, err := bunstore.New(db)
+	bopts := bunstore.Options{SoleWriter: opts.Exclusive}
+	if lock != nil {
+		bopts.Closer = lock
+	}
+	s, err := bunstore.NewWithOptions(db, bopts)
 	if err != nil {
 		db.Close()
+		closeLock(lock)
 		return nil, err
 	}
 	if err := s.Migrate(ctx); err != nil {
-		db.Close()
+		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+var errLocked = errors.New("locked")
+
+func closeLock(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
 }

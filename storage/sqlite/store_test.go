@@ -3,9 +3,13 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/benchmark"
 	"github.com/settleflow/settleflow/storage/sqlite"
 	"github.com/settleflow/settleflow/storage/storetest"
 )
@@ -48,4 +52,112 @@ func TestDatabaseRefusesIllegalTransition(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Running' WHERE id = 'wf_x'`); err == nil {
 		t.Fatal("Settled → Running was accepted by the database")
 	}
+}
+
+// The conformance suite again with the store as its database's sole writer,
+// which answers reads of the workflows it wrote last from memory.
+func TestConformanceExclusive(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) settleflow.Store {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "settleflow.db"), sqlite.OpenOptions{Exclusive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+func TestExclusiveLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "settleflow.db")
+	shared, err := sqlite.Open(ctx, path, sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.Open(ctx, path, sqlite.OpenOptions{Exclusive: true}); err == nil || !strings.Contains(err.Error(), "another store has it open") {
+		t.Fatalf("exclusive open beside a shared one: %v; want refused", err)
+	}
+	shared2, err := sqlite.Open(ctx, path, sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatalf("two shared opens: %v", err)
+	}
+	shared.Close()
+	shared2.Close()
+	excl, err := sqlite.Open(ctx, path, sqlite.OpenOptions{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive open once the others closed: %v", err)
+	}
+	if _, err := sqlite.Open(ctx, path, sqlite.OpenOptions{}); err == nil || !strings.Contains(err.Error(), "exclusively") {
+		t.Fatalf("shared open beside an exclusive one: %v; want refused", err)
+	}
+	if _, err := sqlite.Open(ctx, path, sqlite.OpenOptions{Exclusive: true}); err == nil {
+		t.Fatal("two exclusive opens")
+	}
+	// A plain database handle (API keys, webhooks) is not a Store: allowed.
+	db, err := sqlite.OpenDB(path, sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatalf("OpenDB beside an exclusive store: %v", err)
+	}
+	db.Close()
+	excl.Close()
+	again, err := sqlite.Open(ctx, path, sqlite.OpenOptions{Exclusive: true})
+	if err != nil {
+		t.Fatalf("exclusive open after Close: %v", err)
+	}
+	again.Close()
+}
+
+// TestExclusiveReadsNeverGoBack polls workflows through the engine while its
+// workers take them from Pending to Settled on an exclusive store: no read
+// may show a workflow older than one read before it, whether it came from
+// the cache or from SQLite.
+func TestExclusiveReadsNeverGoBack(t *testing.T) {
+	ctx := context.Background()
+	e := benchmark.NewEngine(t, filepath.Join(t.TempDir(), "settleflow.db"))
+	rank := map[settleflow.Status]int{settleflow.Pending: 0, settleflow.Running: 1, settleflow.Settling: 2, settleflow.Settled: 3}
+	const n = 400
+	ids := make([]string, n)
+	for i := range ids {
+		w, _, err := e.Create(ctx, settleflow.CreateParams{Environment: settleflow.Test, Product: benchmark.Product,
+			CustomerID: "cus_poll", Payload: []byte(`{"units":1}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = w.ID
+	}
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 3; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen := make([]*settleflow.Workflow, n)
+			deadline := time.Now().Add(time.Minute)
+			for settled := 0; settled < n; {
+				settled = 0
+				for i, id := range ids {
+					w, err := e.Fetch(ctx, settleflow.Test, id)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if p := seen[i]; p != nil && (rank[w.Status] < rank[p.Status] || w.UpdatedAt.Before(p.UpdatedAt)) {
+						t.Errorf("%s went back from %s (updated %s) to %s (updated %s)", id, p.Status, p.UpdatedAt, w.Status, w.UpdatedAt)
+						return
+					}
+					seen[i] = w
+					if w.Status == settleflow.Settled {
+						settled++
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("only %d of %d settled in a minute", settled, n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
