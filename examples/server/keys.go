@@ -8,13 +8,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/apikey"
-	"github.com/settleflow/settleflow/storage/bunstore"
 )
 
-func openKeys(ctx context.Context, store *bunstore.Store) (*apikey.Manager, error) {
-	m, err := apikey.New(store.DB(), apikey.Options{})
+func openKeys(ctx context.Context, db *bun.DB) (*apikey.Manager, error) {
+	m, err := apikey.New(db, apikey.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -43,12 +44,12 @@ func keysCommand(ctx context.Context, c config, args []string, stdout, stderr io
 	if len(args) == 0 {
 		return usageError{fmt.Errorf("keys: want create, list, rotate or revoke")}
 	}
-	store, err := openStore(ctx, c.dataDir)
+	db, err := openDB(c.dataDir)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	keys, err := openKeys(ctx, store)
+	defer db.Close()
+	keys, err := openKeys(ctx, db)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/uptrace/bun"
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow/storage/bunstore"
@@ -127,12 +128,25 @@ Flags:
 	}
 }
 
-// openStore opens (creating) the data directory's database.
+// openStore opens (creating) the data directory's database for the server:
+// exclusively, so that a second server on the same directory fails at start
+// instead of sharing it, and the store may serve reads of the workflows it
+// wrote last from memory.
 func openStore(ctx context.Context, dataDir string) (*bunstore.Store, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	return sqlite.Open(ctx, filepath.Join(dataDir, "settleflow.db"), sqlite.OpenOptions{})
+	return sqlite.Open(ctx, filepath.Join(dataDir, "settleflow.db"), sqlite.OpenOptions{Exclusive: true})
+}
+
+// openDB opens (creating) the data directory's database for the keys and
+// webhooks commands, which touch no workflow and so may run beside the
+// server.
+func openDB(dataDir string) (*bun.DB, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	return sqlite.OpenDB(filepath.Join(dataDir, "settleflow.db"), sqlite.OpenOptions{})
 }
 
 func newLogger(level string) (*zap.Logger, error) {

@@ -44,7 +44,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		return err
 	}
 	defer store.Close()
-	keys, err := openKeys(ctx, store)
+	keys, err := openKeys(ctx, store.DB())
 	if err != nil {
 		return err
 	}

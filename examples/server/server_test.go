@@ -254,6 +254,21 @@ func TestKeysCommandsWhileRunning(t *testing.T) {
 	}
 }
 
+// A second server on a data directory in use fails at start, naming the
+// cause, and leaves the first one serving.
+func TestSecondServerOnSameDataDirRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	var errOut bytes.Buffer
+	err := run(context.Background(), []string{"-data", dir, "-https", "127.0.0.1:0", "-http", "127.0.0.1:0", "-log-level", "warn"}, io.Discard, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "another store has it open") {
+		t.Fatalf("second server: %v; want refused because the database is in use", err)
+	}
+	if status, _, _ := s.do("GET", "/v1/products", s.firstKey, ""); status != 200 {
+		t.Fatalf("first server after the refusal: %d", status)
+	}
+}
+
 // Plain HTTP is redirected with 308 to the same path over HTTPS; TLS below
 // 1.2 is refused.
 func TestRedirectAndTLSVersions(t *testing.T) {

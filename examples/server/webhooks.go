@@ -16,12 +16,12 @@ func webhooksCommand(ctx context.Context, c config, args []string, stdout, stder
 	if len(args) == 0 {
 		return usageError{fmt.Errorf("webhooks: want add, list or remove")}
 	}
-	store, err := openStore(ctx, c.dataDir)
+	db, err := openDB(c.dataDir)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	svc, err := webhook.New(ctx, store.DB(), webhook.Config{ShortName: c.shortName})
+	defer db.Close()
+	svc, err := webhook.New(ctx, db, webhook.Config{ShortName: c.shortName})
 	if err != nil {
 		return err
 	}
