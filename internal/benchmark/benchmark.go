@@ -132,7 +132,8 @@ type Engine struct {
 
 // OpenEngine builds an Engine on the database at path (not started).
 func OpenEngine(path string, sync sqlite.Synchronous) (*Engine, error) {
-	store, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sync})
+	// Exclusive, as the reference server opens its database.
+	store, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sync, Exclusive: true})
 	if err != nil {
 		return nil, err
 	}

@@ -78,13 +78,15 @@ func tlsServer(h http.Handler) (*httptest.Server, *http.Client) {
 	return srv, client
 }
 
-// StartAPI starts the API in dir.
-func StartAPI(dir string) (*API, error) {
+// StartAPI starts the API in dir. Exclusive opens the database as the
+// reference server does (reads of the workflows written last served from
+// memory); otherwise every fetch reads SQLite.
+func StartAPI(dir string, exclusive bool) (*API, error) {
 	ctx := context.Background()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{})
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{Exclusive: exclusive})
 	if err != nil {
 		return nil, err
 	}
