@@ -31,11 +31,13 @@ var migrationFiles embed.FS
 
 // Store implements settleflow.Store on a *bun.DB.
 type Store struct {
-	points   *pointReader // SQLite only
-	recent   *recentCache // only when this Store is its database's only writer
-	closer   io.Closer    // closed after the database, if set
-	db       *bun.DB
-	postgres bool
+	points *pointReader // SQLite only
+	recent *recentCache // only when this Store is its database's only writer
+	closer io.Closer    // closed after the database, if set
+
+	migrationLock func(ctx context.Context) (unlock func(), err error)
+	db            *bun.DB
+	postgres      bool
 	// wmu serializes this process's write transactions on SQLite, which
 	// allows one writer at a time: waiting on a mutex is far cheaper than
 	// SQLite's busy-retry sleeps. Other processes still meet busy_timeout.
@@ -71,13 +73,21 @@ type Options struct {
 	// Closer, if set, is closed after the database by Close (the
 	// exclusive lock's file, for instance).
 	Closer io.Closer
+	// MigrationLock, if set, keeps other processes from migrating while
+	// Migrate runs, and returns the function that lets them. Without it
+	// Migrate takes bun's lock, a row in settleflow_migration_locks, which
+	// a process killed while migrating leaves behind (every later Migrate
+	// then fails until the row is deleted); storage/sqlite.Open sets a file
+	// lock that ends with the process.
+	MigrationLock func(ctx context.Context) (unlock func(), err error)
 }
 
 // NewWithOptions is New with options.
 func NewWithOptions(db *bun.DB, opts Options) (*Store, error) {
 	switch db.Dialect().Name() {
 	case dialect.SQLite:
-		s := &Store{db: db, stmts: sqlstmt.New(db.DB, false), writes: make(chan *writeRequest, 256), closed: make(chan struct{}), closer: opts.Closer}
+		s := &Store{db: db, stmts: sqlstmt.New(db.DB, false), writes: make(chan *writeRequest, 256), closed: make(chan struct{}), closer: opts.Closer,
+			migrationLock: opts.MigrationLock}
 		points, err := newPointReader(context.Background(), db.DB, pointReaders)
 		if err != nil {
 			return nil, err
@@ -92,7 +102,7 @@ func NewWithOptions(db *bun.DB, opts Options) (*Store, error) {
 		go s.groupCommit()
 		return s, nil
 	case dialect.PG:
-		return &Store{db: db, postgres: true, stmts: sqlstmt.New(db.DB, true), closer: opts.Closer}, nil
+		return &Store{db: db, postgres: true, stmts: sqlstmt.New(db.DB, true), closer: opts.Closer, migrationLock: opts.MigrationLock}, nil
 	default:
 		return nil, fmt.Errorf("bunstore: unsupported dialect %s", db.Dialect().Name())
 	}
@@ -322,13 +332,22 @@ func (s *Store) Migrate(ctx context.Context) error {
 			"Transitions": settleflow.Transitions(),
 		}))
 	return s.write(ctx, func() error {
+		if s.migrationLock != nil {
+			unlock, err := s.migrationLock(ctx)
+			if err != nil {
+				return fmt.Errorf("bunstore: migrations: %w", err)
+			}
+			defer unlock()
+		}
 		if err := m.Init(ctx); err != nil {
 			return fmt.Errorf("bunstore: migrations: %w", err)
 		}
-		if err := m.Lock(ctx); err != nil {
-			return fmt.Errorf("bunstore: migrations: %w", err)
+		if s.migrationLock == nil {
+			if err := m.Lock(ctx); err != nil {
+				return fmt.Errorf("bunstore: migrations: %w", err)
+			}
+			defer m.Unlock(context.WithoutCancel(ctx)) //nolint:errcheck // best effort
 		}
-		defer m.Unlock(context.WithoutCancel(ctx)) //nolint:errcheck // best effort
 		if _, err := m.Migrate(ctx); err != nil {
 			return fmt.Errorf("bunstore: migrate: %w", err)
 		}

@@ -3,6 +3,7 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"os"
 )
@@ -15,3 +16,6 @@ func lockFile(path string, exclusive bool) (*os.File, error) {
 	}
 	return nil, nil
 }
+
+// migrationLock is nil here: Migrate takes bun's lock row instead.
+func migrationLock(string) func(ctx context.Context) (func(), error) { return nil }

@@ -30,7 +30,7 @@ func Open(ctx context.Context, path string, opts OpenOptions) (*bunstore.Store, 
 		closeLock(lock)
 		return nil, err
 	}
-	bopts := bunstore.Options{SoleWriter: opts.Exclusive}
+	bopts := bunstore.Options{SoleWriter: opts.Exclusive, MigrationLock: migrationLock(path + ".lock")}
 	if lock != nil {
 		bopts.Closer = lock
 	}

@@ -161,3 +161,25 @@ func TestExclusiveReadsNeverGoBack(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A process killed while it migrated leaves nothing that stops the next
+// Open: the migration lock is a file lock, which ends with its process (bun's
+// lock row, which used to be taken, would stay behind).
+func TestOpenAfterMigrationKilled(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "settleflow.db")
+	s, err := sqlite.Open(ctx, path, sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a killed migrator left: bun's lock row.
+	if _, err := s.DB().ExecContext(ctx, `INSERT INTO settleflow_migration_locks (table_name) VALUES ('settleflow_migrations')`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	again, err := sqlite.Open(ctx, path, sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatalf("Open after a killed migration: %v", err)
+	}
+	again.Close()
+}
