@@ -17,6 +17,8 @@ import (
 
 	libopenapi "github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/httpapi"
@@ -67,6 +69,7 @@ type envOptions struct {
 	timeout time.Duration
 	auth    httpapi.Authenticator
 	limiter ratelimit.Limiter
+	logger  *zap.Logger
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -104,7 +107,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		limiter = ratelimit.NewMemory()
 	}
 	h, err := httpapi.New(httpapi.Options{Engine: engine, Keys: auth, Limiter: limiter,
-		LiveConfigured: func() bool { return o.live }, RequestTimeout: o.timeout})
+		LiveConfigured: func() bool { return o.live }, RequestTimeout: o.timeout, Logger: o.logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,5 +252,29 @@ func (c *openAPIChecker) check(t *testing.T, req *http.Request, sent []byte, res
 			msgs = append(msgs, msg)
 		}
 		t.Fatalf("%s %s → %d does not match the OpenAPI document:\n%s\nbody: %s", req.Method, req.URL.Path, resp.StatusCode, strings.Join(msgs, "\n"), body)
+	}
+}
+
+// The request log names the key that authenticated the request, and never
+// its secret.
+func TestRequestLogNamesKey(t *testing.T) {
+	core, logs := observer.New(zap.InfoLevel)
+	e := newEnv(t, envOptions{logger: zap.New(core)})
+	secret := e.keys.create(t, settleflow.Test, "starter")
+	if r := e.do("GET", "/v1/products", secret, ""); r.status != 200 {
+		t.Fatalf("products: %d", r.status)
+	}
+	entries := logs.FilterMessage("request").All()
+	if len(entries) != 1 {
+		t.Fatalf("%d request log lines, want 1", len(entries))
+	}
+	fields := entries[0].ContextMap()
+	if id, _ := fields["key_id"].(string); !strings.HasPrefix(id, "key_") {
+		t.Fatalf("key_id = %q, want the key's id; fields %v", fields["key_id"], fields)
+	}
+	for k, v := range fields {
+		if s, ok := v.(string); ok && strings.Contains(s, secret) {
+			t.Fatalf("log field %s holds the secret", k)
+		}
 	}
 }

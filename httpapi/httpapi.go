@@ -113,7 +113,11 @@ type ctxKey int
 const (
 	requestIDKey ctxKey = iota
 	principalKey
+	logInfoKey
 )
+
+// logInfo is what the request log learns from inside the chain.
+type logInfo struct{ keyID string }
 
 func requestIDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
@@ -152,6 +156,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reqID := ids.New(ids.Request, start)
 	w.Header().Set("Request-Id", reqID)
 	ctx := context.WithValue(r.Context(), requestIDKey, reqID)
+	// authed fills it in below, on a request the deferred log does not see.
+	logged := &logInfo{}
+	ctx = context.WithValue(ctx, logInfoKey, logged)
 	rec := &statusRecorder{ResponseWriter: w}
 	r = r.WithContext(ctx)
 	defer func() {
@@ -170,7 +177,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			zap.Int("status", rec.status),
 			zap.Duration("latency", time.Since(start)),
 			zap.String("request_id", reqID),
-			zap.String("key_id", principalFrom(r.Context()).KeyID))
+			zap.String("key_id", logged.keyID))
 	}()
 	h.withDeadline(rec, r, h.route)
 }
@@ -242,6 +249,9 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 		}
 		h.fail(w, r, err)
 		return
+	}
+	if logged, ok := r.Context().Value(logInfoKey).(*logInfo); ok {
+		logged.keyID = p.KeyID
 	}
 	r = r.WithContext(context.WithValue(r.Context(), principalKey, p))
 	d, err := h.opts.Limiter.Allow(r.Context(), p.RateLimitKey, p.Windows, h.opts.Now())
