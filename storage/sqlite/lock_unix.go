@@ -33,31 +33,24 @@ func lockFile(path string, exclusive bool) (*os.File, error) {
 	return f, nil
 }
 
-// migrationLock serializes migrations of the database at path across
-// processes with an exclusive lock on lockPath+".migrate", which the kernel
-// lets go of when the process ends, however it ends.
+// migrationLock serializes migrations of the database across processes
+// with an exclusive lock on lockPath+".migrate", waited for until ctx ends.
+// Like every lockFile lock, it ends with its process, however it ends.
 func migrationLock(lockPath string) func(ctx context.Context) (func(), error) {
 	return func(ctx context.Context) (func(), error) {
-		f, err := os.OpenFile(lockPath+".migrate", os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return nil, err
-		}
 		for {
-			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-			if !errors.Is(err, syscall.EWOULDBLOCK) {
-				break
+			f, err := lockFile(lockPath+".migrate", true)
+			if !errors.Is(err, errLocked) {
+				if err != nil {
+					return nil, err
+				}
+				return func() { f.Close() }, nil
 			}
 			select {
 			case <-ctx.Done():
-				f.Close()
 				return nil, ctx.Err()
 			case <-time.After(10 * time.Millisecond):
 			}
 		}
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", lockPath+".migrate", err)
-		}
-		return func() { f.Close() }, nil
 	}
 }
