@@ -137,48 +137,72 @@ func (p *pointReader) close() {
 }
 
 // workflowColumnCount is the number of columns in workflowColumns.
-const workflowColumnCount = 20
+var workflowColumnCount = len((&workflowRow{}).fields())
 
 // fromValues reads the columns of workflowColumns, in order, from driver
-// values: int64 for INTEGER, string or []byte for TEXT, nil for NULL.
+// values (int64 for INTEGER, string or []byte for TEXT, nil for NULL) into
+// the fields scan would fill.
 func (r *workflowRow) fromValues(v []driver.Value) error {
-	var err error
-	str := func(i int) string {
-		switch x := v[i].(type) {
+	for i, dst := range r.fields() {
+		if err := assignValue(dst, v[i]); err != nil {
+			return fmt.Errorf("column %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// assignValue stores v in dst, one of the pointer types workflowRow has.
+func assignValue(dst any, v driver.Value) error {
+	text := func() (string, bool) {
+		switch x := v.(type) {
 		case string:
-			return x
+			return x, true
 		case []byte:
-			return string(x)
+			return string(x), true
 		}
-		if err == nil {
-			err = fmt.Errorf("column %d: %T is not text", i, v[i])
-		}
-		return ""
+		return "", false
 	}
-	optStr := func(i int) *string {
-		if v[i] == nil {
+	switch d := dst.(type) {
+	case *string:
+		if s, ok := text(); ok {
+			*d = s
 			return nil
 		}
-		s := str(i)
-		return &s
-	}
-	num := func(i int) int64 {
-		x, ok := v[i].(int64)
-		if !ok && err == nil {
-			err = fmt.Errorf("column %d: %T is not an integer", i, v[i])
-		}
-		return x
-	}
-	optNum := func(i int) *int64 {
-		if v[i] == nil {
+	case **string:
+		if v == nil {
+			*d = nil
 			return nil
 		}
-		n := num(i)
-		return &n
+		if s, ok := text(); ok {
+			*d = &s
+			return nil
+		}
+	case *int64:
+		if n, ok := v.(int64); ok {
+			*d = n
+			return nil
+		}
+	case **int64:
+		if v == nil {
+			*d = nil
+			return nil
+		}
+		if n, ok := v.(int64); ok {
+			*d = &n
+			return nil
+		}
+	case *int:
+		if n, ok := v.(int64); ok {
+			*d = int(n)
+			return nil
+		}
+	case *bool:
+		if n, ok := v.(int64); ok {
+			*d = n != 0
+			return nil
+		}
+	default:
+		return fmt.Errorf("no conversion into %T", dst)
 	}
-	r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload = str(0), num(1) != 0, str(2), str(3), str(4)
-	r.QuotedAmount, r.Currency, r.TargetMarginBps, r.AchievedMarginBps, r.ActualCost = num(5), str(6), num(7), optNum(8), optNum(9)
-	r.Status, r.Result, r.Settlement, r.Failure, r.Attempts = str(10), optStr(11), optStr(12), optStr(13), int(num(14))
-	r.RunAt, r.LeaseOwner, r.CreatedAt, r.UpdatedAt, r.Sequence = num(15), optStr(16), num(17), num(18), num(19)
-	return err
+	return fmt.Errorf("%T cannot be stored in %T", v, dst)
 }

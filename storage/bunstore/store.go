@@ -700,11 +700,17 @@ func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id 
 	return r.workflow()
 }
 
+// fields points at r's fields in the order of workflowColumns: the one
+// list both row readers (database/sql's Scan and the point reader) use.
+func (r *workflowRow) fields() []any {
+	return []any{&r.ID, &r.Livemode, &r.Product, &r.CustomerID, &r.Payload, &r.QuotedAmount, &r.Currency,
+		&r.TargetMarginBps, &r.AchievedMarginBps, &r.ActualCost, &r.Status, &r.Result, &r.Settlement, &r.Failure,
+		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt, &r.Sequence}
+}
+
 // scan reads the columns of workflowColumns, in order.
 func (r *workflowRow) scan(row interface{ Scan(...any) error }) error {
-	return row.Scan(&r.ID, &r.Livemode, &r.Product, &r.CustomerID, &r.Payload, &r.QuotedAmount, &r.Currency,
-		&r.TargetMarginBps, &r.AchievedMarginBps, &r.ActualCost, &r.Status, &r.Result, &r.Settlement, &r.Failure,
-		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt, &r.Sequence)
+	return row.Scan(r.fields()...)
 }
 
 // ListWorkflows implements settleflow.Store.
