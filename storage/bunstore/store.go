@@ -258,7 +258,7 @@ func (s *Store) commitGroup(group []*writeRequest) []error {
 			return fail(err)
 		}
 		if err := tx.Commit(); err != nil {
-			return fail(err)
+			return s.commitFailed(fail(err))
 		}
 		runCommitted(group, errs)
 		return errs
@@ -284,9 +284,19 @@ func (s *Store) commitGroup(group []*writeRequest) []error {
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fail(err)
+		return s.commitFailed(fail(err))
 	}
 	runCommitted(group, errs)
+	return errs
+}
+
+// commitFailed empties the recent cache after a COMMIT that failed: an
+// I/O error may leave it unknown whether the writes took effect, and the
+// cache must not keep a version they might have replaced.
+func (s *Store) commitFailed(errs []error) []error {
+	if s.recent != nil {
+		s.recent.clear()
+	}
 	return errs
 }
 
