@@ -111,7 +111,9 @@ func TestTwoEnginesShareOneDatabase(t *testing.T) {
 		if err := settleflow.Register(products, settleflow.Product[units]{
 			Name: "noop", Price: settleflow.Price{TargetMargin: 3000},
 			Estimate: func(p units) (int64, error) { return 100 * p.Units, nil },
-			Execute:  func(context.Context, units) (settleflow.Execution, error) { return settleflow.Execution{ActualCost: 90}, nil },
+			Execute: func(context.Context, units) (settleflow.Execution, error) {
+				return settleflow.Execution{ActualCost: 90}, nil
+			},
 		}); err != nil {
 			t.Fatal(err)
 		}
