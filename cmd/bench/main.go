@@ -44,10 +44,11 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
 	connections := flag.Int("connections", 32, "http: keep-alive connections")
 	turns := flag.Int("turns", 5, "http: turns the targets take within a round")
+	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
 	if *suite == "http" {
-		if err := runHTTP(*rounds, *duration, *turns, *connections, *cpuprofile); err != nil {
+		if err := runHTTP(*rounds, *duration, *turns, *connections, *cpuprofile, *diagnose); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -150,7 +151,7 @@ func measure(n int, fn func() error) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile string) error {
+func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile string, diagnose bool) error {
 	ctx := context.Background()
 	// load runs one target, under a CPU profile of its own when asked
 	// (appended to across rounds is not possible, so the last round's wins).
@@ -169,9 +170,15 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 		return benchmark.Load(ctx, a, d/time.Duration(turns), connections, want, newReq)
 	}
 	fmt.Printf("%d keep-alive connections, %s per target and round in %d turns, TLS 1.3 on loopback\n", connections, d, turns)
-	fmt.Printf("%-6s %-22s %12s %10s %10s %8s\n", "round", "target", "requests/s", "p50", "p99", "ratio")
-	type row struct{ noop, create, fetch, shared, settled benchmark.LoadResult }
-	var rows []row
+	fmt.Printf("%-6s %-28s %12s %10s %10s %8s\n", "round", "target", "requests/s", "p50", "p99", "ratio")
+	// Each round's results by target name.
+	var rows []map[string]benchmark.LoadResult
+	var order []string
+	labels := map[string]string{
+		"noop": "no-op handler", "create": "POST /v1/workflows", "fetch": "GET (Pending)",
+		"shared": "GET (Pending, SQLite)", "settled": "GET (Settled)",
+		"create-normal": "POST, synchronous=NORMAL", "create-discard": "POST, inserts discarded",
+	}
 	for r := 0; r < rounds; r++ {
 		dir, err := os.MkdirTemp("", "settleflow-httpbench-")
 		if err != nil {
@@ -181,13 +188,13 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 		if err != nil {
 			return err
 		}
-		api, err := benchmark.StartAPI(dir, true)
+		api, err := benchmark.StartAPI(dir, benchmark.APIOptions{Exclusive: true})
 		if err != nil {
 			return err
 		}
 		// Fetching workflows in flight on the same database opened shared:
 		// no cache, every fetch reads SQLite.
-		shared, err := benchmark.StartAPI(filepath.Join(dir, "shared"), false)
+		shared, err := benchmark.StartAPI(filepath.Join(dir, "shared"), benchmark.APIOptions{})
 		if err != nil {
 			return err
 		}
@@ -196,7 +203,7 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 			return err
 		}
 		// Fetching settled workflows, on an API whose workers ran.
-		api2, err := benchmark.StartAPI(filepath.Join(dir, "settled"), true)
+		api2, err := benchmark.StartAPI(filepath.Join(dir, "settled"), benchmark.APIOptions{Exclusive: true})
 		if err != nil {
 			return err
 		}
@@ -207,28 +214,45 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 		if err := api2.Settle(ctx, done); err != nil {
 			return err
 		}
+		apis := []*benchmark.API{noop, api, shared, api2}
+		var ids []string
+		type target struct {
+			name   string
+			api    *benchmark.API
+			want   int
+			newReq func(int) (*http.Request, error)
+		}
+		targets := []target{
+			{"noop", noop, 200, noop.NoopRequest},
+			{"create", api, 201, api.CreateRequest},
+			{"fetch", api, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }},
+			{"shared", shared, 200, func(i int) (*http.Request, error) { return shared.FetchRequest(sharedIDs[i%len(sharedIDs)]) }},
+			{"settled", api2, 200, func(i int) (*http.Request, error) { return api2.FetchRequest(done[i%len(done)]) }},
+		}
+		if diagnose {
+			// Where create's time goes: the same API whose commits are
+			// not flushed, and one whose store keeps nothing.
+			normal, err := benchmark.StartAPI(filepath.Join(dir, "normal"), benchmark.APIOptions{Exclusive: true, Synchronous: sqlite.SyncNormal})
+			if err != nil {
+				return err
+			}
+			discard, err := benchmark.StartAPI(filepath.Join(dir, "discard"), benchmark.APIOptions{Exclusive: true, DiscardInserts: true})
+			if err != nil {
+				return err
+			}
+			apis = append(apis, normal, discard)
+			targets = append(targets, target{"create-normal", normal, 201, normal.CreateRequest},
+				target{"create-discard", discard, 201, discard.CreateRequest})
+		}
 		// The targets take turns, `turns` times each, so that a change in
 		// the machine's load during the round falls on all of them alike.
 		// The in-flight workflows fetched from the exclusive API are created
 		// just before each turn, as a client polls what it just created
 		// (the creates of the turn before would otherwise have pushed them
 		// out of the store's memory).
-		var parts struct{ noop, create, fetch, shared, settled []benchmark.LoadResult }
-		var ids []string
+		parts := map[string][]benchmark.LoadResult{}
 		for i := 0; i < turns; i++ {
-			for _, t := range []struct {
-				name   string
-				api    *benchmark.API
-				want   int
-				newReq func(int) (*http.Request, error)
-				out    *[]benchmark.LoadResult
-			}{
-				{"noop", noop, 200, noop.NoopRequest, &parts.noop},
-				{"create", api, 201, api.CreateRequest, &parts.create},
-				{"fetch", api, 200, func(i int) (*http.Request, error) { return api.FetchRequest(ids[i%len(ids)]) }, &parts.fetch},
-				{"shared", shared, 200, func(i int) (*http.Request, error) { return shared.FetchRequest(sharedIDs[i%len(sharedIDs)]) }, &parts.shared},
-				{"settled", api2, 200, func(i int) (*http.Request, error) { return api2.FetchRequest(done[i%len(done)]) }, &parts.settled},
-			} {
+			for _, t := range targets {
 				if t.name == "fetch" {
 					if ids, err = api.Seed(1000); err != nil {
 						return err
@@ -238,35 +262,38 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 				if err != nil {
 					return err
 				}
-				*t.out = append(*t.out, res)
+				parts[t.name] = append(parts[t.name], res)
 			}
 		}
-		res := row{benchmark.Merge(parts.noop...), benchmark.Merge(parts.create...), benchmark.Merge(parts.fetch...),
-			benchmark.Merge(parts.shared...), benchmark.Merge(parts.settled...)}
-		noop.Close()
-		api.Close()
-		shared.Close()
-		api2.Close()
+		res := map[string]benchmark.LoadResult{}
+		order = order[:0]
+		for _, t := range targets {
+			res[t.name] = benchmark.Merge(parts[t.name]...)
+			order = append(order, t.name)
+		}
+		for _, a := range apis {
+			a.Close()
+		}
 		os.RemoveAll(dir)
-		for _, x := range []struct {
-			name string
-			r    benchmark.LoadResult
-		}{{"no-op handler", res.noop}, {"POST /v1/workflows", res.create}, {"GET (Pending)", res.fetch},
-			{"GET (Pending, SQLite)", res.shared}, {"GET (Settled)", res.settled}} {
-			fmt.Printf("%-6d %-22s %12.0f %10s %10s %7.2fx\n", r+1, x.name, x.r.PerSecond(), x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.PerSecond()/res.noop.PerSecond())
+		for _, name := range order {
+			x := res[name]
+			fmt.Printf("%-6d %-28s %12.0f %10s %10s %7.2fx\n", r+1, labels[name], x.PerSecond(), x.P50.Round(time.Microsecond), x.P99.Round(time.Microsecond), x.PerSecond()/res["noop"].PerSecond())
 		}
 		rows = append(rows, res)
 	}
-	ratio := func(get func(row) benchmark.LoadResult) float64 {
+	ratio := func(name string) float64 {
 		var v []float64
 		for _, r := range rows {
-			v = append(v, get(r).PerSecond()/r.noop.PerSecond())
+			v = append(v, r[name].PerSecond()/r["noop"].PerSecond())
 		}
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
 	fmt.Printf("median ratio: create %.2fx, fetch of a Pending workflow %.2fx (%.2fx read from SQLite), of a Settled one %.2fx of the no-op baseline\n",
-		ratio(func(r row) benchmark.LoadResult { return r.create }), ratio(func(r row) benchmark.LoadResult { return r.fetch }),
-		ratio(func(r row) benchmark.LoadResult { return r.shared }), ratio(func(r row) benchmark.LoadResult { return r.settled }))
+		ratio("create"), ratio("fetch"), ratio("shared"), ratio("settled"))
+	if diagnose {
+		fmt.Printf("diagnosis: create %.2fx with commits not flushed (synchronous=NORMAL), %.2fx with inserts discarded (the API without its database)\n",
+			ratio("create-normal"), ratio("create-discard"))
+	}
 	return nil
 }

@@ -78,17 +78,33 @@ func tlsServer(h http.Handler) (*httptest.Server, *http.Client) {
 	return srv, client
 }
 
-// StartAPI starts the API in dir. Exclusive opens the database as the
-// reference server does (reads of the workflows written last served from
-// memory); otherwise every fetch reads SQLite.
-func StartAPI(dir string, exclusive bool) (*API, error) {
+// APIOptions configure StartAPI.
+type APIOptions struct {
+	// Exclusive opens the database as the reference server does (reads of
+	// the workflows written last served from memory); otherwise every
+	// fetch reads SQLite.
+	Exclusive bool
+	// Synchronous is the database's setting (default FULL).
+	Synchronous sqlite.Synchronous
+	// DiscardInserts, a diagnostic, puts the engine on a store that
+	// answers InsertWorkflows without writing anything: what create costs
+	// without its database. Nothing created can be fetched.
+	DiscardInserts bool
+}
+
+// StartAPI starts the API in dir.
+func StartAPI(dir string, opts APIOptions) (*API, error) {
 	ctx := context.Background()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{Exclusive: exclusive})
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{Exclusive: opts.Exclusive, Synchronous: opts.Synchronous})
 	if err != nil {
 		return nil, err
+	}
+	var engineStore settleflow.Store = store
+	if opts.DiscardInserts {
+		engineStore = discardInserts{store}
 	}
 	products := settleflow.NewProducts()
 	if err := settleflow.Register(products, settleflow.Product[noop]{
@@ -98,7 +114,7 @@ func StartAPI(dir string, exclusive bool) (*API, error) {
 	}); err != nil {
 		return nil, err
 	}
-	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: &instantSettler{seen: map[string]bool{}}, Products: products,
+	engine, err := settleflow.New(settleflow.Options{Store: engineStore, Settler: &instantSettler{seen: map[string]bool{}}, Products: products,
 		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })})
 	if err != nil {
 		return nil, err
@@ -126,6 +142,14 @@ func StartAPI(dir string, exclusive bool) (*API, error) {
 		keys.Close()
 		store.Close()
 	}}, nil
+}
+
+// discardInserts is a Store whose InsertWorkflows stores nothing: a
+// benchmark's diagnostic, never a Store to run.
+type discardInserts struct{ settleflow.Store }
+
+func (discardInserts) InsertWorkflows(_ context.Context, ins []settleflow.Insert) ([]settleflow.InsertResult, error) {
+	return make([]settleflow.InsertResult, len(ins)), nil
 }
 
 // StartNoop serves a handler that answers {} behind the same TLS server:
