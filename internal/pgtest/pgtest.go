@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -46,6 +47,30 @@ func Connect(t testing.TB) *Server {
 // a function that opens connections to it (each closed when t ends).
 func (s *Server) Schema(t testing.TB, prefix string) func() *bun.DB {
 	t.Helper()
+	schema := s.newSchema(t, prefix)
+	return func() *bun.DB {
+		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(s.dsn),
+			pgdriver.WithConnParams(map[string]any{"search_path": schema})))
+		db := bun.NewDB(sqldb, pgdialect.New())
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+}
+
+// SchemaDSN creates a schema of its own for t, dropped when t ends, and
+// returns a DSN whose connections use it: for code that opens its own.
+func (s *Server) SchemaDSN(t testing.TB, prefix string) string {
+	t.Helper()
+	schema := s.newSchema(t, prefix)
+	sep := "?"
+	if strings.Contains(s.dsn, "?") {
+		sep = "&"
+	}
+	return s.dsn + sep + "search_path=" + schema
+}
+
+func (s *Server) newSchema(t testing.TB, prefix string) string {
+	t.Helper()
 	var b [6]byte
 	rand.Read(b[:])
 	schema := prefix + "_" + hex.EncodeToString(b[:])
@@ -57,11 +82,5 @@ func (s *Server) Schema(t testing.TB, prefix string) func() *bun.DB {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	return func() *bun.DB {
-		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(s.dsn),
-			pgdriver.WithConnParams(map[string]any{"search_path": schema})))
-		db := bun.NewDB(sqldb, pgdialect.New())
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
+	return schema
 }
