@@ -44,11 +44,12 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
 	connections := flag.Int("connections", 32, "http: keep-alive connections")
 	turns := flag.Int("turns", 5, "http: turns the targets take within a round")
+	pgDSN := flag.String("postgres", "", "http: also measure create and fetch on a Postgres store, on the server at this `DSN` (in a schema of its own, dropped after)")
 	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
 	if *suite == "http" {
-		if err := runHTTP(*rounds, *duration, *turns, *connections, *cpuprofile, *diagnose); err != nil {
+		if err := runHTTP(*rounds, *duration, *turns, *connections, *cpuprofile, *diagnose, *pgDSN); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -151,7 +152,7 @@ func measure(n int, fn func() error) (float64, error) {
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
-func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile string, diagnose bool) error {
+func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile string, diagnose bool, pgDSN string) error {
 	ctx := context.Background()
 	// load runs one target, under a CPU profile of its own when asked
 	// (appended to across rounds is not possible, so the last round's wins).
@@ -178,6 +179,7 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 		"noop": "no-op handler", "create": "POST /v1/workflows", "fetch": "GET (Pending)",
 		"shared": "GET (Pending, SQLite)", "settled": "GET (Settled)",
 		"create-normal": "POST, synchronous=NORMAL", "create-discard": "POST, inserts discarded",
+		"create-pg": "POST, Postgres", "fetch-pg": "GET (Pending, Postgres)",
 	}
 	for r := 0; r < rounds; r++ {
 		dir, err := os.MkdirTemp("", "settleflow-httpbench-")
@@ -244,6 +246,19 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 			targets = append(targets, target{"create-normal", normal, 201, normal.CreateRequest},
 				target{"create-discard", discard, 201, discard.CreateRequest})
 		}
+		var pgIDs []string
+		if pgDSN != "" {
+			pg, err := benchmark.StartAPI("", benchmark.APIOptions{PostgresDSN: pgDSN})
+			if err != nil {
+				return err
+			}
+			if pgIDs, err = pg.Seed(1000); err != nil {
+				return err
+			}
+			apis = append(apis, pg)
+			targets = append(targets, target{"create-pg", pg, 201, pg.CreateRequest},
+				target{"fetch-pg", pg, 200, func(i int) (*http.Request, error) { return pg.FetchRequest(pgIDs[i%len(pgIDs)]) }})
+		}
 		// The targets take turns, `turns` times each, so that a change in
 		// the machine's load during the round falls on all of them alike.
 		// The in-flight workflows fetched from the exclusive API are created
@@ -291,6 +306,9 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 	}
 	fmt.Printf("median ratio: create %.2fx, fetch of a Pending workflow %.2fx (%.2fx read from SQLite), of a Settled one %.2fx of the no-op baseline\n",
 		ratio("create"), ratio("fetch"), ratio("shared"), ratio("settled"))
+	if pgDSN != "" {
+		fmt.Printf("on Postgres: create %.2fx, fetch of a Pending workflow %.2fx\n", ratio("create-pg"), ratio("fetch-pg"))
+	}
 	if diagnose {
 		fmt.Printf("diagnosis: create %.2fx with commits not flushed (synchronous=NORMAL), %.2fx with inserts discarded (the API without its database)\n",
 			ratio("create-normal"), ratio("create-discard"))

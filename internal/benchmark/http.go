@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,8 +21,12 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/apikey"
 	"github.com/settleflow/settleflow/httpapi"
+	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/ratelimit"
+	"github.com/settleflow/settleflow/storage/bunstore"
+	"github.com/settleflow/settleflow/storage/postgres"
 	"github.com/settleflow/settleflow/storage/sqlite"
+	"github.com/uptrace/bun/driver/pgdriver"
 )
 
 // API is the HTTP API over TLS on loopback, on a fresh SQLite file, with an
@@ -90,15 +95,22 @@ type APIOptions struct {
 	// answers InsertWorkflows without writing anything: what create costs
 	// without its database. Nothing created can be fetched.
 	DiscardInserts bool
+	// PostgresDSN, if set, puts the API on a Postgres store in a schema of
+	// its own (dropped by Close) on that server, instead of SQLite in dir.
+	PostgresDSN string
 }
 
-// StartAPI starts the API in dir.
+// StartAPI starts the API in dir (not used with PostgresDSN).
 func StartAPI(dir string, opts APIOptions) (*API, error) {
 	ctx := context.Background()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
+	var store *bunstore.Store
+	dropSchema := func() {}
+	var err error
+	if opts.PostgresDSN != "" {
+		store, dropSchema, err = openPostgres(ctx, opts.PostgresDSN)
+	} else if err = os.MkdirAll(dir, 0o700); err == nil {
+		store, err = sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{Exclusive: opts.Exclusive, Synchronous: opts.Synchronous})
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{Exclusive: opts.Exclusive, Synchronous: opts.Synchronous})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +153,34 @@ func StartAPI(dir string, opts APIOptions) (*API, error) {
 		engine.Stop(context.Background())
 		keys.Close()
 		store.Close()
+		dropSchema()
 	}}, nil
+}
+
+// openPostgres opens a Postgres store in a new schema on the server at dsn,
+// and returns the function that drops the schema.
+func openPostgres(ctx context.Context, dsn string) (*bunstore.Store, func(), error) {
+	admin := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn)))
+	schema := "settleflow_bench_" + strings.ToLower(ids.New("", time.Now()))
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		admin.Close()
+		return nil, nil, fmt.Errorf("postgres: %w", err)
+	}
+	drop := func() {
+		admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	}
+	// The store as storage/postgres.Open configures it, in the schema.
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	store, err := postgres.Open(ctx, dsn+sep+"search_path="+schema)
+	if err != nil {
+		drop()
+		return nil, nil, err
+	}
+	return store, drop, nil
 }
 
 // discardInserts is a Store whose InsertWorkflows stores nothing: a
