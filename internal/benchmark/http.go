@@ -29,9 +29,10 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 )
 
-// API is the HTTP API over TLS on loopback, on a fresh SQLite file, with an
-// enterprise test key whose limits the load cannot reach. The engine is not
-// started: the figures are the API's, not the workers'.
+// API is the HTTP API over TLS on loopback, on a fresh SQLite file (or a
+// Postgres schema of its own), with an enterprise test key whose limits the
+// load cannot reach. The engine is not started: the figures are the API's,
+// not the workers'.
 type API struct {
 	URL    string
 	Key    string
