@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,16 +160,6 @@ func chainCrashChild() error {
 	return out.Flush()
 }
 
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // What the parent does to the unmined settlement transaction(s) of a child it
 // has just killed.
 type afterKill int
@@ -204,7 +193,7 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 	opKey, _ := crypto.GenerateKey()
 	payKey, _ := crypto.GenerateKey()
 	op, payee := crypto.PubkeyToAddress(opKey.PublicKey), crypto.PubkeyToAddress(payKey.PublicKey)
-	port := freeTCPPort(t)
+	port := settlement.FreePort(t)
 	eth := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
 	backend := simulated.NewBackend(types.GenesisAlloc{op: {Balance: eth}}, func(nc *node.Config, _ *ethconfig.Config) {
 		nc.HTTPHost, nc.HTTPPort = "127.0.0.1", port
