@@ -28,16 +28,7 @@ func BenchmarkInsertWorkflows(b *testing.B) {
 				defer s.Close()
 				b.ResetTimer()
 				for done := 0; done < b.N; done += n {
-					ins := make([]settleflow.Insert, n)
-					now := time.Now().UTC().Truncate(time.Microsecond)
-					for i := range ins {
-						ins[i] = settleflow.Insert{Workflow: &settleflow.Workflow{
-							ID: ids.New(ids.Workflow, now), Object: "workflow", Product: "noop", CustomerID: "cus_bench",
-							Payload: []byte(`{"units":1}`), Quoted: settleflow.Money{Amount: 143, Currency: settleflow.Currency},
-							Margin: settleflow.Margin{Target: 3000}, Status: settleflow.Pending, CreatedAt: now, UpdatedAt: now,
-						}}
-					}
-					if _, err := s.InsertWorkflows(ctx, ins); err != nil {
+					if _, err := s.InsertWorkflows(ctx, newInserts(n)); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -55,15 +46,7 @@ func BenchmarkGetWorkflow(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	ins := make([]settleflow.Insert, 1000)
-	for i := range ins {
-		ins[i] = settleflow.Insert{Workflow: &settleflow.Workflow{
-			ID: ids.New(ids.Workflow, now), Object: "workflow", Product: "noop", CustomerID: "cus_bench",
-			Payload: []byte(`{"units":1}`), Quoted: settleflow.Money{Amount: 143, Currency: settleflow.Currency},
-			Margin: settleflow.Margin{Target: 3000}, Status: settleflow.Pending, CreatedAt: now, UpdatedAt: now,
-		}}
-	}
+	ins := newInserts(1000)
 	if _, err := s.InsertWorkflows(ctx, ins); err != nil {
 		b.Fatal(err)
 	}
@@ -79,4 +62,18 @@ func BenchmarkGetWorkflow(b *testing.B) {
 			}
 		}
 	})
+}
+
+// newInserts returns n new Pending workflows to insert.
+func newInserts(n int) []settleflow.Insert {
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	ins := make([]settleflow.Insert, n)
+	for i := range ins {
+		ins[i] = settleflow.Insert{Workflow: &settleflow.Workflow{
+			ID: ids.New(ids.Workflow, now), Object: "workflow", Product: "noop", CustomerID: "cus_bench",
+			Payload: []byte(`{"units":1}`), Quoted: settleflow.Money{Amount: 143, Currency: settleflow.Currency},
+			Margin: settleflow.Margin{Target: 3000}, Status: settleflow.Pending, CreatedAt: now, UpdatedAt: now,
+		}}
+	}
+	return ins
 }
