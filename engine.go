@@ -249,13 +249,19 @@ type QuoteResult struct {
 }
 
 // Quote validates p and prices it without creating anything. Errors are
-// *InvalidError naming the parameter at fault.
+// *InvalidError naming the parameter at fault, or ErrEnvironmentNotConfigured
+// when the Settler cannot settle p.Environment.
 func (e *Engine) Quote(ctx context.Context, p CreateParams) (QuoteResult, error) {
 	if err := ctx.Err(); err != nil {
 		return QuoteResult{}, err
 	}
 	if !p.Environment.Valid() {
 		return QuoteResult{}, fmt.Errorf("settleflow: environment %q is neither test nor live", p.Environment)
+	}
+	if !e.settler.Configured(p.Environment) {
+		// Refused before the product runs (and spends its cost) for a charge
+		// that could never settle.
+		return QuoteResult{}, fmt.Errorf("%w: %s", ErrEnvironmentNotConfigured, p.Environment)
 	}
 	switch {
 	case p.Product == "":
@@ -902,140 +908,6 @@ func (e *Engine) event(t EventType, w *Workflow, st Status, now time.Time, fill 
 	return ev
 }
 
-type settleItem struct {
-	wf *Workflow
-	// fresh: moved to Settling just now by this engine, so never submitted.
-	fresh bool
-}
-
-// settleLoop submits charges and records confirmations, in batches.
-func (e *Engine) settleLoop(ctx context.Context, rs *runState) {
-	defer rs.pipeline.Done()
-	batch := make([]settleItem, 0, e.opts.BatchSize)
-	for first := range rs.settle {
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < e.opts.BatchSize {
-			select {
-			case it, ok := <-rs.settle:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, it)
-			default:
-				break drain
-			}
-		}
-		e.settleBatch(ctx, rs, batch)
-		for range batch {
-			<-rs.slots
-		}
-	}
-}
-
-func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleItem) {
-	var fresh []Charge
-	charges := make([]Charge, len(batch))
-	for i, it := range batch {
-		charges[i] = it.wf.charge()
-		if it.fresh {
-			fresh = append(fresh, charges[i])
-		}
-	}
-	now := e.now()
-	// settleErr ends the round for every workflow of the batch.
-	settleErr := func(err error) {
-		us := make([]Update, len(batch))
-		for i, it := range batch {
-			us[i] = e.settleRetry(it.wf, now, err)
-		}
-		e.update(ctx, rs, us)
-	}
-	// A settler call that hangs (an RPC node that accepts and never answers)
-	// must not stall the pipeline: it fails as a transient error.
-	ctx, cancel := context.WithTimeout(ctx, settlerTimeout)
-	defer cancel()
-	if len(fresh) > 0 {
-		if err := e.settler.Submit(ctx, fresh); err != nil {
-			settleErr(err)
-			return
-		}
-	}
-	sts, err := e.settler.Status(ctx, charges)
-	if err == nil && len(sts) != len(charges) {
-		err = fmt.Errorf("settler answered %d statuses for %d charges", len(sts), len(charges))
-	}
-	if err != nil {
-		settleErr(err)
-		return
-	}
-	// Charges the settler does not know (it forgot them, or a crash came
-	// between Settling and Submit) are submitted again; idempotency keeps
-	// each single.
-	var unknown []Charge
-	var unknownAt []int
-	for i, st := range sts {
-		if st.State == SettlementUnknown && !batch[i].fresh {
-			unknown = append(unknown, charges[i])
-			unknownAt = append(unknownAt, i)
-		}
-	}
-	if len(unknown) > 0 {
-		if err := e.settler.Submit(ctx, unknown); err != nil {
-			settleErr(err)
-			return
-		}
-		again, err := e.settler.Status(ctx, unknown)
-		if err == nil && len(again) != len(unknown) {
-			err = fmt.Errorf("settler answered %d statuses for %d charges", len(again), len(unknown))
-		}
-		if err != nil {
-			settleErr(err)
-			return
-		}
-		for j, i := range unknownAt {
-			sts[i] = again[j]
-		}
-	}
-	now = e.now()
-	us := make([]Update, len(batch))
-	for i, it := range batch {
-		w, st := it.wf, sts[i]
-		u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true}
-		switch st.State {
-		case SettlementConfirmed:
-			s := st.Settlement
-			u.Transition, u.Settlement, u.RunAt = Settling.mustTo(Settled), s, now
-			u.Event = e.event(EventWorkflowCompleted, w, Settled, now, func(d *EventData) { d.Settlement = s })
-		case SettlementFailed:
-			f := st.Failure
-			if f == nil {
-				f = &Failure{Code: FailureSettlementFailed, Message: "the settler reported the charge failed"}
-			}
-			e.fail(&u, w, now, f)
-		default: // pending (or still unknown right after submission)
-			u.Settlement, u.RunAt = st.Settlement, now.Add(e.opts.SettlementPollInterval)
-		}
-		us[i] = u
-	}
-	e.update(ctx, rs, us)
-}
-
-// settleRetry is the update after a settler error: a permanent error fails
-// the workflow (nothing was charged); a transient one is checked again after
-// a backoff, without limit.
-func (e *Engine) settleRetry(w *Workflow, now time.Time, err error) Update {
-	u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true}
-	if IsPermanent(err) {
-		e.fail(&u, w, now, failureOf(err, FailureSettlementFailed))
-		return u
-	}
-	u.Attempts = w.Attempts + 1
-	u.RunAt = now.Add(e.opts.Retry.Backoff(u.Attempts))
-	e.log.Warn("settlement failed; will retry", zap.String("workflow", w.ID), zap.Int("attempt", u.Attempts), zap.Error(err))
-	return u
-}
-
 // dispatchLoop hands events to the Notifier: those this engine just wrote
 // (handed over in memory, already leased) and, by polling, those in the
 // outbox that nobody holds (written before a crash, or by another engine).
@@ -1113,9 +985,6 @@ func (e *Engine) dispatch(ctx context.Context, evs []Event, failures int) error 
 	}
 	return nil
 }
-
-// settlerTimeout bounds the Settler calls of one batch.
-const settlerTimeout = time.Minute
 
 // now is the engine's time: UTC, in whole microseconds, the precision every
 // Store keeps, so a workflow reads back exactly as Create returned it.

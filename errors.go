@@ -55,6 +55,10 @@ var (
 	ErrNotFound = errors.New("settleflow: not found")
 	// ErrEngineStopped: the engine is stopping or stopped and takes no work.
 	ErrEngineStopped = errors.New("settleflow: engine stopped")
+	// ErrEnvironmentNotConfigured: the engine's Settler cannot settle the
+	// environment asked for (live mode without a mainnet configured, say),
+	// so Quote and Create refuse it before anything runs.
+	ErrEnvironmentNotConfigured = errors.New("settleflow: the settler cannot settle this environment")
 )
 
 // InvalidError is a bad input to the engine. Param names the offending

@@ -62,6 +62,9 @@ func ExampleRegister() {
 	// 286 usd
 }
 
-// Quote touches neither store nor settler; these stand in for them.
+// Quote touches no store and asks the settler only whether it settles the
+// environment; these stand in for them.
 type nilStore struct{ settleflow.Store }
 type nilSettler struct{ settleflow.Settler }
+
+func (nilSettler) Configured(settleflow.Environment) bool { return true }

@@ -1,6 +1,11 @@
 package settleflow
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Charge is one workflow's quoted charge, handed to a [Settler]. WorkflowID is
 // the idempotency key: however often a charge is submitted, it is charged at
@@ -68,6 +73,41 @@ type SettlementStatus struct {
 	State      SettlementState
 	Settlement *Settlement
 	Failure    *Failure
+	// Err, when set, says the settler could not learn this charge's state
+	// just now (its chain's node is unreachable, or no chain is configured
+	// for its environment any more). State is then meaningless: the engine
+	// neither fails nor resubmits the charge, and asks again after a backoff.
+	// A settler that cannot tell must say so here rather than answer
+	// SettlementFailed, which the engine takes to mean nothing was charged.
+	Err error
+}
+
+// RefusedError is what a Settler's Submit returns when it refused some
+// charges of the batch for good and took every other one. Refused holds the
+// reason for each refused charge, by workflow id. The engine fails a refused
+// charge that it never submitted before at once; a refused charge that may
+// have been submitted earlier (by this process before a restart, say) fails
+// only after Status confirms it is not settled.
+type RefusedError struct {
+	Refused map[string]*Failure
+}
+
+func (e *RefusedError) Error() string {
+	ids := make([]string, 0, len(e.Refused))
+	for id := range e.Refused {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	fmt.Fprintf(&b, "settleflow: %d charge(s) refused:", len(ids))
+	for i, id := range ids {
+		if i == 3 {
+			fmt.Fprintf(&b, " and %d more", len(ids)-3)
+			break
+		}
+		fmt.Fprintf(&b, " %s (%s)", id, e.Refused[id].Error())
+	}
+	return b.String()
 }
 
 // Settler settles charges on chain. Submission is separate from confirmation:
@@ -77,13 +117,25 @@ type SettlementStatus struct {
 // Both methods take batches and must be idempotent per Charge.WorkflowID: a
 // charge submitted twice, or submitted again after the settler forgot it, is
 // charged at most once (the shipped settler guarantees this on chain). Both
-// may be called concurrently. An error wrapped with [Permanent] fails the
-// whole batch for good; any other error is transient and retried with backoff.
+// may be called concurrently.
+//
+// Errors are per charge. Submit refuses charges for good with a
+// *[RefusedError] naming each one (the others are taken). Any other error
+// from Submit is transient and the batch is submitted again after a backoff,
+// except an error wrapped with [Permanent] that names no charge: the engine
+// then submits the batch in halves until it has found the charges refused.
+// An error from Status is always transient: the engine never fails a charge
+// it cannot account for.
 type Settler interface {
+	// Configured reports whether the settler can settle charges of env.
+	// The engine refuses to quote or create a workflow for an environment
+	// it cannot settle, before anything runs.
+	Configured(env Environment) bool
 	// Submit accepts charges for settlement. It returns once the settler has
 	// taken them (they may not be on chain yet).
 	Submit(ctx context.Context, charges []Charge) error
 	// Status reports each charge's state, in the order given, without waiting
-	// for confirmations.
+	// for confirmations. SettlementUnknown must mean the charge is neither
+	// settled nor on its way; if the settler cannot tell, it sets Err.
 	Status(ctx context.Context, charges []Charge) ([]SettlementStatus, error)
 }

@@ -34,6 +34,12 @@ type recordingSettler struct {
 	polls        map[string]int
 	// failIDs: charges that fail on chain (reverted).
 	failIDs map[string]bool
+	// liveOff: the settler has no chain for live mode.
+	liveOff bool
+}
+
+func (s *recordingSettler) Configured(env settleflow.Environment) bool {
+	return env == settleflow.Test || !s.liveOff
 }
 
 func newRecordingSettler(t testing.TB, path string) *recordingSettler {

@@ -32,6 +32,10 @@ import (
 // reference server's tests.
 type idleSettler struct{}
 
+// Configured says yes to both environments: whether live is served is
+// these tests' LiveConfigured option.
+func (idleSettler) Configured(settleflow.Environment) bool { return true }
+
 func (idleSettler) Submit(context.Context, []settleflow.Charge) error {
 	return errors.New("idleSettler: not for use")
 }

@@ -57,6 +57,11 @@ func toError(err error) *Error {
 	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
 		return &Error{Status: http.StatusConflict, Type: TypeIdempotency, Code: "idempotency_key_reused",
 			Message: "This Idempotency-Key was used with a different request body in the last 24 hours; use a new key."}
+	case errors.Is(err, settleflow.ErrEnvironmentNotConfigured):
+		// The engine's own refusal, for a handler mounted without
+		// LiveConfigured or a settler unconfigured since.
+		return &Error{Status: http.StatusForbidden, Type: TypePermission, Code: "livemode_not_configured",
+			Message: "This mode is not configured on this server: settling it needs a chain RPC, a signer and contract addresses."}
 	case errors.Is(err, settleflow.ErrEngineStopped):
 		return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: "service_unavailable", Message: "The service is shutting down; retry shortly."}
 	default:

@@ -272,24 +272,30 @@ func (c *chain) prepare(ch settleflow.Charge) (*item, error) {
 	return &item{charge: ch, key: key, seq: new(big.Int).SetUint64(ch.Sequence), amount: amt}, nil
 }
 
-func (c *chain) submit(ctx context.Context, charges []settleflow.Charge) error {
+// submit queues charges, adding those it refuses for good to refused (by
+// workflow id). A charge is refused for what is wrong with it alone: a bad
+// id, sequence or currency, a sequence another workflow holds, or a balance
+// or allowance that cannot cover it after the charges before it. An error
+// return is transient (RPC trouble).
+func (c *chain) submit(ctx context.Context, charges []settleflow.Charge, refused map[string]*settleflow.Failure) error {
 	fresh := make([]*item, 0, len(charges))
 	for _, ch := range charges {
 		it, err := c.prepare(ch)
 		if err != nil {
-			return err
+			refused[ch.WorkflowID] = failureOf(err)
+			continue
 		}
 		fresh = append(fresh, it)
 	}
 	c.mu.Lock()
-	need := c.committedLocked()
+	owed := c.committedLocked()
 	added := fresh[:0]
 	seen := map[string]bool{}
 	seqs := map[uint64]string{}
 	for _, it := range fresh {
 		if err := c.seqConflictLocked(it, seqs); err != nil {
-			c.mu.Unlock()
-			return err
+			refused[it.charge.WorkflowID] = failureOf(err)
+			continue
 		}
 		if old, ok := c.items[it.charge.WorkflowID]; (ok && old.state != stFailed) || seen[it.charge.WorkflowID] {
 			continue // already taken: Submit is idempotent
@@ -297,7 +303,6 @@ func (c *chain) submit(ctx context.Context, charges []settleflow.Charge) error {
 		seen[it.charge.WorkflowID] = true
 		seqs[it.charge.Sequence] = it.charge.WorkflowID
 		added = append(added, it)
-		need.Add(need, it.amount)
 	}
 	c.mu.Unlock()
 	if len(added) == 0 {
@@ -307,15 +312,25 @@ func (c *chain) submit(ctx context.Context, charges []settleflow.Charge) error {
 	if err != nil {
 		return err // RPC trouble: transient
 	}
-	if bal.Cmp(need) < 0 {
-		return permanent(CodeInsufficientFunds, "operator %s holds %s base units of token %s; %s are needed", c.from, bal, c.token, need)
-	}
-	if allow.Cmp(need) < 0 {
-		return permanent(CodeInsufficientAllowance, "operator %s allows the contract %s base units; %s are needed", c.from, allow, need)
+	// Take charges in order while the operator can cover them; refuse the
+	// rest, each for itself.
+	need := new(big.Int).Set(owed)
+	affordable := added[:0]
+	for _, it := range added {
+		next := new(big.Int).Add(need, it.amount)
+		switch {
+		case bal.Cmp(next) < 0:
+			refused[it.charge.WorkflowID] = failure(CodeInsufficientFunds, "operator %s holds %s base units of token %s; %s are needed with this charge", c.from, bal, c.token, next)
+		case allow.Cmp(next) < 0:
+			refused[it.charge.WorkflowID] = failure(CodeInsufficientAllowance, "operator %s allows the contract %s base units; %s are needed with this charge", c.from, allow, next)
+		default:
+			need = next
+			affordable = append(affordable, it)
+		}
 	}
 	now := time.Now().UTC()
 	c.mu.Lock()
-	for _, it := range added {
+	for _, it := range affordable {
 		if old, ok := c.items[it.charge.WorkflowID]; ok && old.state != stFailed {
 			continue
 		}

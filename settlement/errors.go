@@ -36,3 +36,12 @@ func failure(code, format string, args ...any) *settleflow.Failure {
 func permanent(code, format string, args ...any) error {
 	return settleflow.Permanent(failure(code, format, args...))
 }
+
+// failureOf unwraps the *settleflow.Failure that permanent wrapped.
+func failureOf(err error) *settleflow.Failure {
+	var f *settleflow.Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return failure(CodeInvalidCharge, "%v", err)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -419,46 +420,78 @@ func TestChainKindGuard(t *testing.T) {
 	}
 }
 
-func failureCode(err error) string {
-	var f *settleflow.Failure
-	if errors.As(err, &f) {
-		return f.Code
+// refusal returns the code Submit's *settleflow.RefusedError gives for the
+// charge of workflow id, "" if err refused no such charge.
+func refusal(err error, id string) string {
+	var re *settleflow.RefusedError
+	if errors.As(err, &re) && re.Refused[id] != nil {
+		return re.Refused[id].Code
 	}
 	return ""
+}
+
+// refusedIDs returns the workflow ids err refused, sorted.
+func refusedIDs(err error) []string {
+	var re *settleflow.RefusedError
+	if !errors.As(err, &re) {
+		return nil
+	}
+	var ids []string
+	for id := range re.Refused {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 func TestErrorsWithMeaning(t *testing.T) {
 	ctx := context.Background()
 	s := newSim(t, SimulatedOptions{Funds: 1000})
 
-	// Live is not configured.
-	err := s.Submit(ctx, []settleflow.Charge{{WorkflowID: "wf_live", Environment: settleflow.Live, Amount: 1, Currency: "usd"}})
-	if !settleflow.IsPermanent(err) || failureCode(err) != CodeLivemodeNotConfigured {
+	// Live is not configured: the live charge is refused, the test charge
+	// beside it is taken.
+	withLive := []settleflow.Charge{{WorkflowID: "wf_live", Sequence: 1, Environment: settleflow.Live, Amount: 1, Currency: "usd"}, charge("wf_beside_live", 1)}
+	err := s.Submit(ctx, withLive)
+	if refusal(err, "wf_live") != CodeLivemodeNotConfigured || !slices.Equal(refusedIDs(err), []string{"wf_live"}) {
 		t.Errorf("live charge: %v", err)
 	}
-	// Bad charges.
+	// With no live chain nobody can say whether a live charge was settled:
+	// Status says it cannot tell, and does not call it failed.
+	if got, err := s.Status(ctx, withLive); err != nil || got[0].Err == nil || got[0].State == settleflow.SettlementFailed || got[1].Err != nil {
+		t.Errorf("Status of a live charge with no live chain: %s, %v", describe(got), err)
+	}
+	// Bad charges, each refused for itself; the good one among them is taken.
 	noSeq := charge("wf_noseq", 1)
 	noSeq.Sequence = 0 // the engine always sets it
-	for _, bad := range []settleflow.Charge{charge(strings.Repeat("w", 33), 1), charge("wf_neg", -1),
-		{WorkflowID: "wf_eur", Sequence: seqOf("wf_eur"), Environment: settleflow.Test, Amount: 1, Currency: "eur"}, noSeq} {
-		if err := s.Submit(ctx, []settleflow.Charge{bad}); !settleflow.IsPermanent(err) || failureCode(err) != CodeInvalidCharge {
+	bads := []settleflow.Charge{charge(strings.Repeat("w", 33), 1), charge("wf_neg", -1),
+		{WorkflowID: "wf_eur", Sequence: seqOf("wf_eur"), Environment: settleflow.Test, Amount: 1, Currency: "eur"}, noSeq}
+	err = s.Submit(ctx, append([]settleflow.Charge{charge("wf_good", 1)}, bads...))
+	for _, bad := range bads {
+		if refusal(err, bad.WorkflowID) != CodeInvalidCharge {
 			t.Errorf("charge %+v: %v", bad, err)
 		}
 	}
-	// More than the operator holds ($10.00).
-	err = s.Submit(ctx, []settleflow.Charge{charge("wf_rich", 600), charge("wf_richer", 401)})
-	if !settleflow.IsPermanent(err) || failureCode(err) != CodeInsufficientFunds {
+	if refusal(err, "wf_good") != "" {
+		t.Errorf("the good charge was refused with the bad ones: %v", err)
+	}
+	waitFor(t, s, []settleflow.Charge{withLive[1], charge("wf_good", 1)}, 30*time.Second, nil, confirmed)
+	// More than the operator holds ($10.00, $0.02 spent): the charges that
+	// fit are taken in order, the one that does not is refused alone.
+	err = s.Submit(ctx, []settleflow.Charge{charge("wf_rich", 600), charge("wf_richer", 401), charge("wf_small", 300)})
+	if !slices.Equal(refusedIDs(err), []string{"wf_richer"}) || refusal(err, "wf_richer") != CodeInsufficientFunds {
 		t.Errorf("over the balance: %v", err)
 	}
+	waitFor(t, s, []settleflow.Charge{charge("wf_rich", 600), charge("wf_small", 300)}, 30*time.Second, nil, confirmed)
 	// Exactly what it holds is fine.
-	ok := []settleflow.Charge{charge("wf_all_in", 1000)}
+	ok := []settleflow.Charge{charge("wf_all_in", 98)}
 	if err := s.Submit(ctx, ok); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, s, ok, 30*time.Second, nil, confirmed)
 
 	// The node refuses a batch: decoded into a clear code.
-	data := settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{WorkflowId: [32]byte{'x'}, Sequence: big.NewInt(1), Amount: cents(1)}})
+	// (A sequence no charge of this test has settled, or the contract would skip it at no cost.)
+	data := settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{WorkflowId: [32]byte{'x'}, Sequence: new(big.Int).SetUint64(seqOf("wf_estimate")), Amount: cents(1)}})
 	_, err = s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: data})
 	if f := classifyRevert(err); f == nil || f.Code != CodeInsufficientFunds {
 		t.Errorf("empty operator: %v → %+v", err, f)
@@ -488,7 +521,7 @@ func TestInsufficientAllowance(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Submit(ctx, []settleflow.Charge{charge("wf_allow", 51)})
-	if !settleflow.IsPermanent(err) || failureCode(err) != CodeInsufficientAllowance {
+	if refusal(err, "wf_allow") != CodeInsufficientAllowance {
 		t.Errorf("over the allowance: %v", err)
 	}
 	op0, pay0 := balances(t, s)
@@ -623,14 +656,15 @@ func TestSequenceConflict(t *testing.T) {
 	a := charge("wf_seq_a", 700)
 	b := settleflow.Charge{WorkflowID: "wf_seq_b", Sequence: a.Sequence, Environment: settleflow.Test, CustomerID: "cus_b", Amount: 300, Currency: "usd"}
 
-	// Two workflows with one sequence in one Submit, or one after the other.
-	if err := s.Submit(ctx, []settleflow.Charge{a, b}); failureCode(err) != CodeInvalidCharge {
+	// Two workflows with one sequence in one Submit (the first is taken, the
+	// second refused), or one after the other.
+	if err := s.Submit(ctx, []settleflow.Charge{a, b}); !slices.Equal(refusedIDs(err), []string{"wf_seq_b"}) || refusal(err, "wf_seq_b") != CodeInvalidCharge {
 		t.Fatalf("a sequence shared within a batch: %v", err)
 	}
 	if err := s.Submit(ctx, []settleflow.Charge{a}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Submit(ctx, []settleflow.Charge{b}); failureCode(err) != CodeInvalidCharge {
+	if err := s.Submit(ctx, []settleflow.Charge{b}); refusal(err, "wf_seq_b") != CodeInvalidCharge {
 		t.Fatalf("a sequence taken in memory: %v", err)
 	}
 	st := waitFor(t, s, []settleflow.Charge{a}, 30*time.Second, nil, confirmed)

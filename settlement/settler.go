@@ -4,6 +4,7 @@ package settlement
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -77,32 +78,27 @@ func (s *Settler) Chain(env settleflow.Environment) (ChainInfo, bool) {
 		Payee: c.payee, Operator: c.from, Decimals: c.decimals}, true
 }
 
-func (s *Settler) chainFor(env settleflow.Environment) (*chain, error) {
-	c, ok := s.chains[env]
-	if !ok {
-		return nil, permanent(CodeLivemodeNotConfigured, "no chain is configured for %s mode", env)
-	}
-	return c, nil
-}
-
 // Submit validates the charges and queues them for the next batch on their
 // environment's chain. It returns once they are queued in memory, not on
 // chain: see the package documentation for why that is safe. A charge
-// already taken is ignored (idempotent per WorkflowID). Errors: a permanent
-// *settleflow.Failure ("livemode_not_configured", "insufficient_funds",
-// "insufficient_allowance", "invalid_charge") fails the whole batch; any other
-// error (RPC unreachable) is transient.
+// already taken is ignored (idempotent per WorkflowID). Refusals are per
+// charge, in a *settleflow.RefusedError ("livemode_not_configured",
+// "insufficient_funds", "insufficient_allowance", "invalid_charge"); every
+// charge it does not name was taken. Any other error (RPC unreachable) is
+// transient.
 func (s *Settler) Submit(ctx context.Context, charges []settleflow.Charge) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
 	}
+	refused := map[string]*settleflow.Failure{}
 	byEnv := map[settleflow.Environment][]settleflow.Charge{}
 	var order []settleflow.Environment
 	for _, ch := range charges {
-		if _, err := s.chainFor(ch.Environment); err != nil {
-			return err
+		if _, ok := s.chains[ch.Environment]; !ok {
+			refused[ch.WorkflowID] = failure(CodeLivemodeNotConfigured, "no chain is configured for %s mode", ch.Environment)
+			continue
 		}
 		if _, ok := byEnv[ch.Environment]; !ok {
 			order = append(order, ch.Environment)
@@ -110,9 +106,12 @@ func (s *Settler) Submit(ctx context.Context, charges []settleflow.Charge) error
 		byEnv[ch.Environment] = append(byEnv[ch.Environment], ch)
 	}
 	for _, env := range order {
-		if err := s.chains[env].submit(ctx, byEnv[env]); err != nil {
+		if err := s.chains[env].submit(ctx, byEnv[env], refused); err != nil {
 			return err
 		}
+	}
+	if len(refused) > 0 {
+		return &settleflow.RefusedError{Refused: refused}
 	}
 	return nil
 }
@@ -120,7 +119,9 @@ func (s *Settler) Submit(ctx context.Context, charges []settleflow.Charge) error
 // Status reports each charge's state, in order, without waiting: from memory,
 // and for a charge with no record, from the chain (so charges that landed
 // before a restart are found). Unknown means the charge never settled and is
-// not queued: submit it again.
+// not queued: submit it again. A charge of an environment with no chain gets
+// Err, not Failed: with no chain to look at, nobody can say it was not
+// charged (it may have been submitted before the chain was unconfigured).
 func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -129,12 +130,13 @@ func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]se
 	}
 	out := make([]settleflow.SettlementStatus, len(charges))
 	for i, ch := range charges {
-		c, err := s.chainFor(ch.Environment)
-		if err != nil {
-			out[i] = settleflow.SettlementStatus{WorkflowID: ch.WorkflowID, State: settleflow.SettlementFailed,
-				Failure: failure(CodeLivemodeNotConfigured, "no chain is configured for %s mode", ch.Environment)}
+		c, ok := s.chains[ch.Environment]
+		if !ok {
+			out[i] = settleflow.SettlementStatus{WorkflowID: ch.WorkflowID,
+				Err: fmt.Errorf("settlement: no chain is configured for %s mode, so the state of workflow %s's charge cannot be checked", ch.Environment, ch.WorkflowID)}
 			continue
 		}
+		var err error
 		if out[i], err = c.status(ctx, ch); err != nil {
 			return nil, err
 		}

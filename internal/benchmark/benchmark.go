@@ -98,6 +98,9 @@ type instantSettler struct {
 	seen map[string]bool
 }
 
+// Configured: it takes charges of either environment.
+func (s *instantSettler) Configured(settleflow.Environment) bool { return true }
+
 func (s *instantSettler) Submit(_ context.Context, cs []settleflow.Charge) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -79,6 +79,8 @@ func (s *countingSettler) Submit(_ context.Context, cs []settleflow.Charge) erro
 	return nil
 }
 
+func (s *countingSettler) Configured(settleflow.Environment) bool { return true }
+
 func (s *countingSettler) Status(_ context.Context, cs []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,235 @@
+package settleflow_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/settleflow/settleflow"
+)
+
+func (f *fixture) waitStatus(t *testing.T, id string, st settleflow.Status) *settleflow.Workflow {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w, err := f.engine.Fetch(context.Background(), settleflow.Test, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Status == st {
+			return w
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %s is %s, want %s", id, w.Status, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSettleBatchIsolatesRefusal runs one settle batch holding a charge
+// submitted earlier (claimed again only to poll its confirmation) and a
+// fresh charge, and has the settler refuse the fresh one for good. Only the
+// fresh one may fail: the other is on its way to the chain and settles.
+func TestSettleBatchIsolatesRefusal(t *testing.T) {
+	const worker = "worker_settle_test"
+	f := newFixture(t, func(o *settleflow.Options) { o.WorkerID = worker })
+	ctx := context.Background()
+	submitted := f.create(t, settleflow.Test, "T-submitted", 0)
+	fresh := f.create(t, settleflow.Test, "T-fresh", 0)
+
+	// Both executed and moved to Settling by this engine, as the finish
+	// stage does (the engine is not started: this test is the settle loop).
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	claimed, err := f.store.ClaimWorkflows(ctx, settleflow.Claim{Owner: worker, Now: now, LeaseUntil: now.Add(time.Hour), Limit: 10})
+	if err != nil || len(claimed) != 2 {
+		t.Fatalf("claim: %d workflows, %v", len(claimed), err)
+	}
+	toSettling, _ := settleflow.Running.To(settleflow.Settling)
+	cost, achieved := int64(160), settleflow.BasisPoints(4400)
+	var us []settleflow.Update
+	for _, w := range claimed {
+		us = append(us, settleflow.Update{ID: w.ID, Owner: worker, Status: settleflow.Running, Transition: toSettling,
+			RunAt: now.Add(time.Hour), ActualCost: &cost, Achieved: &achieved, UpdatedAt: now})
+	}
+	if applied, err := f.store.UpdateWorkflows(ctx, us); err != nil || !applied[0] || !applied[1] {
+		t.Fatalf("to Settling: %v %v", applied, err)
+	}
+	settling := map[string]*settleflow.Workflow{}
+	for _, id := range []string{submitted.ID, fresh.ID} {
+		w, err := f.store.GetWorkflow(ctx, settleflow.Test, id)
+		if err != nil || w.Status != settleflow.Settling {
+			t.Fatalf("%s: %+v %v", id, w, err)
+		}
+		settling[id] = w
+	}
+	// submitted's charge went out in an earlier round.
+	if err := f.settler.Submit(ctx, []settleflow.Charge{chargeOf(settling[submitted.ID])}); err != nil {
+		t.Fatal(err)
+	}
+	var submits [][]string
+	f.settler.submitErr = func(cs []settleflow.Charge) error {
+		var ids []string
+		for _, c := range cs {
+			ids = append(ids, c.WorkflowID)
+		}
+		submits = append(submits, ids)
+		if slices.Contains(ids, fresh.ID) {
+			return settleflow.Permanent(&settleflow.Failure{Code: "insufficient_funds", Message: "the operator cannot cover this charge"})
+		}
+		return nil
+	}
+
+	f.engine.SettleOnce(ctx, []*settleflow.Workflow{settling[submitted.ID], settling[fresh.ID]}, []bool{false, true})
+
+	if w, _ := f.store.GetWorkflow(ctx, settleflow.Test, submitted.ID); w.Status != settleflow.Settled || w.Settlement == nil || w.Failure != nil {
+		t.Errorf("the charge submitted earlier: %s, failure %+v; want Settled", w.Status, w.Failure)
+	}
+	if w, _ := f.store.GetWorkflow(ctx, settleflow.Test, fresh.ID); w.Status != settleflow.Failed || w.Failure == nil || w.Failure.Code != "insufficient_funds" {
+		t.Errorf("the refused fresh charge: %s, failure %+v; want Failed with insufficient_funds", w.Status, w.Failure)
+	}
+	if charges, _, _ := f.settler.charged(t); charges != 1 {
+		t.Errorf("%d charges recorded, want 1 (the refused one is never charged)", charges)
+	}
+	for _, call := range submits {
+		if slices.Contains(call, submitted.ID) {
+			t.Errorf("the charge the settler holds was submitted again: %v", submits)
+		}
+	}
+}
+
+// forgetfulSettler stands for a settler restarted with an empty memory: the
+// first time it is asked about a charge of forget after arming, it answers
+// Unknown (though the charge is on its way), then refuses the engine's
+// resubmission with a permanent error that names no charge.
+type forgetfulSettler struct {
+	*recordingSettler
+	mu     sync.Mutex
+	forget map[string]bool
+	refuse map[string]bool
+}
+
+func (s *forgetfulSettler) Status(ctx context.Context, cs []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
+	sts, err := s.recordingSettler.Status(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, c := range cs {
+		if s.forget[c.WorkflowID] {
+			delete(s.forget, c.WorkflowID)
+			s.refuse[c.WorkflowID] = true
+			sts[i] = settleflow.SettlementStatus{WorkflowID: c.WorkflowID, State: settleflow.SettlementUnknown}
+		}
+	}
+	return sts, nil
+}
+
+func (s *forgetfulSettler) Submit(ctx context.Context, cs []settleflow.Charge) error {
+	s.mu.Lock()
+	for _, c := range cs {
+		if s.refuse[c.WorkflowID] {
+			delete(s.refuse, c.WorkflowID)
+			s.mu.Unlock()
+			return settleflow.Permanent(errors.New("invalid_charge: refused"))
+		}
+	}
+	s.mu.Unlock()
+	return s.recordingSettler.Submit(ctx, cs)
+}
+
+// TestSettleRefusedResubmissionChecksFirst: a charge submitted before, that
+// the settler forgot and then refuses to take again, is failed only if the
+// settler, asked again, finds no settlement of it. Here it finds one, so
+// the workflow settles; a never-submitted charge refused the same way fails,
+// and its failure says the check was made.
+func TestSettleRefusedResubmissionChecksFirst(t *testing.T) {
+	var fs *forgetfulSettler
+	f := newFixture(t, func(o *settleflow.Options) {
+		rec := newRecordingSettler(t, "")
+		rec.pendingPolls = 2
+		fs = &forgetfulSettler{recordingSettler: rec, forget: map[string]bool{}, refuse: map[string]bool{}}
+		o.Settler = fs
+	})
+	f.settler = fs.recordingSettler
+	ctx := context.Background()
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sent := f.create(t, settleflow.Test, "T-sent", 0)
+	for w := f.waitStatus(t, sent.ID, settleflow.Settling); w.Settlement == nil; w = f.waitStatus(t, sent.ID, settleflow.Settling) {
+	}
+	fs.mu.Lock()
+	fs.forget[sent.ID] = true
+	fs.mu.Unlock()
+	if w := f.waitTerminal(t, settleflow.Test, sent.ID)[sent.ID]; w.Status != settleflow.Settled {
+		t.Fatalf("a charge on its way, forgotten and refused on resubmission: %s, failure %+v; want Settled", w.Status, w.Failure)
+	}
+	fs.mu.Lock()
+	left := len(fs.refuse) + len(fs.forget)
+	fs.mu.Unlock()
+	if left != 0 {
+		t.Fatal("the settler was never asked again: the test did not set up its case")
+	}
+
+	// A charge the settler never took: Settling, then refused. It fails, and
+	// says the settler was asked again.
+	var once sync.Once
+	f.settler.submitErr = func(cs []settleflow.Charge) error {
+		var err error
+		once.Do(func() { err = errors.New("lost on the way") }) // the first submission never arrives
+		return err
+	}
+	never := f.create(t, settleflow.Test, "T-never", 0)
+	f.waitStatus(t, never.ID, settleflow.Settling)
+	fs.mu.Lock()
+	fs.refuse[never.ID] = true
+	fs.mu.Unlock()
+	w := f.waitTerminal(t, settleflow.Test, never.ID)[never.ID]
+	if w.Status != settleflow.Failed || w.Failure == nil || !strings.Contains(w.Failure.Message, "asked again") {
+		t.Fatalf("a charge never taken, refused: %s, failure %+v; want Failed saying the settler was asked again", w.Status, w.Failure)
+	}
+	if charges, _, _ := f.settler.charged(t); charges != 1 {
+		t.Errorf("%d charges recorded, want 1", charges)
+	}
+}
+
+// TestCreateRefusesUnsettledEnvironment: an embedding application that asks
+// for a live workflow when its settler has no live chain is refused before
+// anything is stored or executed.
+func TestCreateRefusesUnsettledEnvironment(t *testing.T) {
+	f := newFixture(t, nil)
+	f.settler.liveOff = true
+	ctx := context.Background()
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := settleflow.CreateParams{Environment: settleflow.Live, Product: "ticket-triage", CustomerID: "cus_123",
+		Payload: []byte(`{"ticketId": "T-1"}`)}
+	if _, err := f.engine.Quote(ctx, p); !errors.Is(err, settleflow.ErrEnvironmentNotConfigured) {
+		t.Fatalf("Quote for live: %v, want ErrEnvironmentNotConfigured", err)
+	}
+	if _, _, err := f.engine.Create(ctx, p); !errors.Is(err, settleflow.ErrEnvironmentNotConfigured) {
+		t.Fatalf("Create for live: %v, want ErrEnvironmentNotConfigured", err)
+	}
+	// Test mode still works, and is all that ran.
+	w := f.create(t, settleflow.Test, "T-test", 0)
+	f.waitTerminal(t, settleflow.Test, w.ID)
+	page, err := f.engine.List(ctx, settleflow.ListParams{Environment: settleflow.Live})
+	if err != nil || len(page.Data) != 0 {
+		t.Fatalf("live workflows: %v, %v; want none", page, err)
+	}
+	if runs := f.hooks.runs.Load(); runs != 1 {
+		t.Fatalf("the product ran %d times, want 1 (the test workflow only)", runs)
+	}
+}
+
+// chargeOf is the charge the engine submits for w.
+func chargeOf(w *settleflow.Workflow) settleflow.Charge {
+	return settleflow.Charge{WorkflowID: w.ID, Sequence: w.Sequence, Environment: w.Environment(),
+		CustomerID: w.CustomerID, Amount: w.Quoted.Amount, Currency: w.Quoted.Currency}
+}
