@@ -190,14 +190,17 @@ func TestDialTimeRebindingRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var d *Delivery
-	waitFor(t, 10*time.Second, "every attempt of the schedule made", func() bool {
+	waitFor(t, 10*time.Second, "the delivery to complete", func() bool {
 		ds, _ := s.ListDeliveries(ctx, DeliveryQuery{EndpointID: ep.ID})
-		if len(ds) == 1 && ds[0].Status == DeliveryFailed {
+		if len(ds) == 1 && ds[0].Status != DeliveryPending {
 			d = ds[0]
 			return true
 		}
 		return false
 	})
+	if d.Status != DeliveryFailed || rc.count() != 0 {
+		t.Fatalf("delivery %s with %d requests to the receiver on loopback; want it failed, none delivered", d.Status, rc.count())
+	}
 	const want = "refused by the webhook URL policy: webhook host example.com resolves to a loopback address (127.0.0.1); live endpoints must resolve to public addresses"
 	if d.LastError != want || d.LastStatusCode != 0 {
 		t.Errorf("delivery last error %q (status %d), want %q", d.LastError, d.LastStatusCode, want)
