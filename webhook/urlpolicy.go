@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,10 +115,13 @@ type urlPolicy struct {
 	// public: https and public addresses only.
 	public bool
 	lookup func(ctx context.Context, host string) ([]net.IPAddr, error)
+	// dialTimeout bounds connecting to all of a host's addresses when the
+	// dial has no deadline of its own.
+	dialTimeout time.Duration
 }
 
 func newURLPolicy(cfg Config, env settleflow.Environment) *urlPolicy {
-	p := &urlPolicy{env: env, lookup: cfg.LookupIPAddr}
+	p := &urlPolicy{env: env, lookup: cfg.LookupIPAddr, dialTimeout: cmp.Or(cfg.Timeout, DefaultTimeout)}
 	switch env {
 	case settleflow.Live:
 		p.public = !cfg.liveAsTest
@@ -306,12 +310,18 @@ func (p *urlPolicy) dialContext(ctx context.Context, network, address string) (n
 		}
 	}
 	d := net.Dialer{
-		Timeout:        30 * time.Second,
 		KeepAlive:      30 * time.Second,
 		ControlContext: p.control(host),
 	}
 	var first error
-	for _, a := range addrs {
+	for i, a := range addrs {
+		// Addresses are tried one after the other, each with its share of
+		// the time left (at least 2 s, like the net package), so an
+		// unreachable first address does not use up the attempt.
+		d.Timeout = max(p.dialTimeout/time.Duration(len(addrs)-i), 2*time.Second)
+		if dl, ok := ctx.Deadline(); ok {
+			d.Timeout = max(time.Until(dl)/time.Duration(len(addrs)-i), 2*time.Second)
+		}
 		c, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 		if err == nil {
 			return c, nil
