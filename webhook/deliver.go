@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/settleflow/settleflow"
 	"github.com/uptrace/bun"
 	"go.uber.org/zap"
 )
@@ -365,6 +366,16 @@ func (s *Service) attempt(ctx context.Context, c claimed, results chan<- *result
 }
 
 func (s *Service) send(ctx context.Context, c claimed, started time.Time) outcome {
+	env := settleflow.Environment(c.row.Environment)
+	client, pol := s.clients[env], s.policies[env]
+	if client == nil {
+		return outcome{err: fmt.Sprintf("unknown environment %q", env)}
+	}
+	// The URL rules again, for endpoints registered before them (or under a
+	// laxer setting); the address rules follow in the dialer.
+	if _, err := pol.checkStatic(c.url); err != nil {
+		return outcome{err: refusedPrefix + err.Error()}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader([]byte(c.row.Payload)))
 	if err != nil {
 		return outcome{err: "bad endpoint url: " + unwrapURLError(err)}
@@ -372,11 +383,14 @@ func (s *Service) send(ctx context.Context, c claimed, started time.Time) outcom
 	setDeliveryHeaders(req.Header, s.sigHeader, c.row.EventID, started.Unix(), []byte(c.row.Payload), c.keys)
 	req.Header.Set("User-Agent", "settleflow-webhooks/1")
 	t0 := time.Now()
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		o := outcome{latency: time.Since(t0)}
 		var ne net.Error
+		var pe *policyError
 		switch {
+		case errors.As(err, &pe):
+			o.err = refusedPrefix + pe.Error()
 		case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, context.DeadlineExceeded):
 			o.err = fmt.Sprintf("timeout: no answer within %v", s.cfg.Timeout)
 		default:
@@ -397,6 +411,10 @@ func (s *Service) send(ctx context.Context, c claimed, started time.Time) outcom
 	}
 	return o
 }
+
+// refusedPrefix starts the recorded error of an attempt the URL policy
+// refused, so it reads apart from the receiver's own failures.
+const refusedPrefix = "refused by the webhook URL policy: "
 
 // result is a finished attempt on its way to the database.
 type result struct {

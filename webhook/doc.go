@@ -20,6 +20,13 @@
 // [Config.ShortName]); the webhook-* headers follow the Standard Webhooks
 // specification, so any Standard Webhooks library verifies deliveries too.
 //
+// Endpoint URLs follow a policy against server-side request forgery, checked
+// at registration and again on every attempt, down to each address the
+// deliverer connects to: live endpoints must be https and resolve to public
+// addresses only; test endpoints may be http and local unless
+// [Config.StrictTestURLs]; URLs with credentials are refused. Show URLs
+// through [RedactURL].
+//
 // Receivers verify the first header with [ConstructEvent] (or the Standard
 // Webhooks headers with [VerifyStandard]) and dedupe on the event id, which is
 // also the webhook-id: delivery is at least once.

@@ -15,7 +15,9 @@ import (
 func TestEndpointAPI(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	s, err := New(ctx, db, fastConfig(t))
+	cfg := fastConfig(t)
+	cfg.LookupIPAddr = fakeDNS(map[string][]string{"hooks.example": {"93.184.215.14"}})
+	s, err := New(ctx, db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,10 @@ func TestEndpointAPI(t *testing.T) {
 	if len(testKey(t, secretA)) != 32 {
 		t.Fatal("secret is not 32 random bytes")
 	}
-	b, secretB, _ := s.CreateEndpoint(ctx, EndpointParams{Environment: settleflow.Live, URL: "http://127.0.0.1:9/x"})
+	b, secretB, err := s.CreateEndpoint(ctx, EndpointParams{Environment: settleflow.Live, URL: "https://hooks.example/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if secretA == secretB {
 		t.Fatal("two endpoints share a secret")
 	}

@@ -7,10 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -89,8 +88,29 @@ type Config struct {
 	// next attempt. Default 24 h.
 	MaxRetryAfter time.Duration
 	// Transport sends the requests; nil means a clone of
-	// http.DefaultTransport. Redirects are never followed.
+	// http.DefaultTransport. Redirects are never followed. An
+	// *http.Transport is cloned and its dialing replaced by the URL policy's
+	// checked dialer (see [Config.StrictTestURLs]), with proxies off, since
+	// through a proxy the address reached cannot be checked; any other
+	// RoundTripper is used as is and must do the dial-time address check
+	// itself.
 	Transport http.RoundTripper
+	// StrictTestURLs applies the live URL rules to test endpoints too: https
+	// only, and only hosts that resolve to public addresses, at registration
+	// and at every connection. It is off by default so that a newcomer's
+	// receiver on localhost or the LAN works in test mode; turn it on
+	// wherever parties you do not trust can register test endpoints. Live
+	// endpoints always follow the live rules; see README, Webhooks.
+	StrictTestURLs bool
+	// LookupIPAddr resolves endpoint host names for the URL policy, at
+	// registration and before every connection; nil means
+	// net.DefaultResolver.LookupIPAddr. Set it to use another resolver (or,
+	// in tests, to simulate DNS): the deliverer connects only to the
+	// addresses it returns, after checking each.
+	LookupIPAddr func(ctx context.Context, host string) ([]net.IPAddr, error)
+	// liveAsTest makes live endpoints follow the test rules; set by this
+	// package's tests only, so they can run live receivers on loopback.
+	liveAsTest bool
 	// Now is the clock; nil means time.Now. Times are stored in UTC.
 	Now func() time.Time
 	// Owner names this process in delivery leases; default host-pid-random.
@@ -106,7 +126,10 @@ type Service struct {
 	log       *zap.Logger
 	cfg       Config
 	sigHeader string
-	client    *http.Client
+	// One policy and client per environment: separate transports keep a
+	// connection that the test rules allowed out of the live pool.
+	policies map[settleflow.Environment]*urlPolicy
+	clients  map[settleflow.Environment]*http.Client
 
 	wake chan struct{}
 
@@ -181,30 +204,48 @@ func New(ctx context.Context, db *bun.DB, cfg Config) (*Service, error) {
 		_, _ = rand.Read(b[:])
 		cfg.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 	}
-	tr := cfg.Transport
-	if tr == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = cfg.MaxPerEndpoint
-		tr = t
-	}
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err
 	}
-	return &Service{
+	s := &Service{
 		db:        db,
 		log:       cfg.Logger,
 		cfg:       cfg,
 		sigHeader: SignatureHeaderName(cfg.ShortName),
-		client: &http.Client{
+		policies:  map[settleflow.Environment]*urlPolicy{},
+		clients:   map[settleflow.Environment]*http.Client{},
+		wake:      make(chan struct{}, 1),
+		inflight:  map[string]int{},
+	}
+	if _, ok := cfg.Transport.(*http.Transport); cfg.Transport != nil && !ok {
+		cfg.Logger.Warn("webhook Config.Transport is not an *http.Transport: the URL policy's dial-time address check is off")
+	}
+	for _, env := range []settleflow.Environment{settleflow.Test, settleflow.Live} {
+		p := newURLPolicy(cfg, env)
+		var tr http.RoundTripper
+		switch base := cfg.Transport.(type) {
+		case nil:
+			t := http.DefaultTransport.(*http.Transport).Clone()
+			t.MaxIdleConnsPerHost = cfg.MaxPerEndpoint
+			p.guard(t)
+			tr = t
+		case *http.Transport:
+			t := base.Clone()
+			p.guard(t)
+			tr = t
+		default:
+			tr = base
+		}
+		s.policies[env] = p
+		s.clients[env] = &http.Client{
 			Transport: tr,
 			Timeout:   cfg.Timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
 			},
-		},
-		wake:     make(chan struct{}, 1),
-		inflight: map[string]int{},
-	}, nil
+		}
+	}
+	return s, nil
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
@@ -216,18 +257,11 @@ func (s *Service) SignatureHeader() string { return s.sigHeader }
 // EndpointParams describe a new endpoint.
 type EndpointParams struct {
 	Environment settleflow.Environment
-	// URL is where events are POSTed: an absolute http or https URL.
+	// URL is where events are POSTed: an absolute http or https URL without
+	// credentials. Live endpoints need https and a host that resolves to
+	// public addresses only (the URL policy: see [Config.StrictTestURLs]).
 	URL         string
 	Description string
-}
-
-func validateURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "url",
-			Message: "url must be an absolute http or https URL"}
-	}
-	return nil
 }
 
 // CreateEndpoint registers an endpoint and returns it with its new secret.
@@ -238,8 +272,8 @@ func (s *Service) CreateEndpoint(ctx context.Context, p EndpointParams) (*Endpoi
 		return nil, "", &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "environment",
 			Message: "environment must be test or live"}
 	}
-	if err := validateURL(p.URL); err != nil {
-		return nil, "", err
+	if err := s.policies[p.Environment].check(ctx, p.URL); err != nil {
+		return nil, "", &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "url", Message: err.Error()}
 	}
 	secret, err := NewSecret()
 	if err != nil {
@@ -263,7 +297,8 @@ func (s *Service) CreateEndpoint(ctx context.Context, p EndpointParams) (*Endpoi
 	if err != nil {
 		return nil, "", fmt.Errorf("webhook: create endpoint: %w", err)
 	}
-	s.log.Info("webhook endpoint created", zap.String("endpoint", row.ID), zap.String("env", row.Environment))
+	s.log.Info("webhook endpoint created", zap.String("endpoint", row.ID), zap.String("env", row.Environment),
+		zap.String("url", RedactURL(row.URL)))
 	return row.endpoint(nil), secret, nil
 }
 
@@ -569,15 +604,4 @@ func (s *Service) poke() {
 	case s.wake <- struct{}{}:
 	default:
 	}
-}
-
-// redactURL drops userinfo and query from a URL for logs.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "?"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	return strings.TrimSuffix(u.String(), "?")
 }

@@ -41,6 +41,9 @@ type config struct {
 	shortName   string
 	logLevel    string
 	live        liveFlags
+
+	// strictTestURLs holds test webhook endpoints to the live URL rules.
+	strictTestURLs bool
 }
 
 // liveFlags configure live settlement on a mainnet; all of -live-rpc,
@@ -79,6 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "TLS key `file`")
 	fs.StringVar(&c.metricsAddr, "metrics", "", "Prometheus metrics listen `address` (off by default)")
 	fs.StringVar(&c.shortName, "webhook-short-name", "service", "webhook signature header is NAME-signature")
+	fs.BoolVar(&c.strictTestURLs, "webhook-strict-test-urls", false,
+		"hold test webhook endpoints to the live URL rules (https, public addresses only); by default they may be http and on localhost or a private network")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.live.rpc, "live-rpc", "", "mainnet JSON-RPC `URL` for live settlement")
 	fs.Int64Var(&c.live.chainID, "live-chain-id", 0, "chain id the live RPC must report")

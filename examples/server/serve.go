@@ -63,7 +63,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	defer chain.Close()
 
-	hooks, err := webhook.New(ctx, store.DB(), webhook.Config{Logger: log.Named("webhook"), ShortName: c.shortName})
+	hooks, err := webhook.New(ctx, store.DB(), webhook.Config{Logger: log.Named("webhook"), ShortName: c.shortName, StrictTestURLs: c.strictTestURLs})
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}

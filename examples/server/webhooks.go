@@ -21,7 +21,7 @@ func webhooksCommand(ctx context.Context, c config, args []string, stdout, stder
 		return err
 	}
 	defer db.Close()
-	svc, err := webhook.New(ctx, db, webhook.Config{ShortName: c.shortName})
+	svc, err := webhook.New(ctx, db, webhook.Config{ShortName: c.shortName, StrictTestURLs: c.strictTestURLs})
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func webhooksCommand(ctx context.Context, c config, args []string, stdout, stder
 		fs := flag.NewFlagSet("webhooks add", flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		env := fs.String("env", "", "environment: test or live")
-		url := fs.String("url", "", "endpoint URL (http or https)")
+		url := fs.String("url", "", "endpoint URL: https (test endpoints may use http), without credentials")
 		desc := fs.String("description", "", "what the endpoint is for")
 		if err := fs.Parse(args[1:]); err != nil {
 			return usageError{err}
@@ -43,7 +43,8 @@ func webhooksCommand(ctx context.Context, c config, args []string, stdout, stder
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "endpoint %s (%s) %s\nsigning secret (shown once, store it now): %s\n", ep.ID, ep.Environment, ep.URL, secret)
+		// URLs are shown redacted everywhere: query values often carry tokens.
+		fmt.Fprintf(stdout, "endpoint %s (%s) %s\nsigning secret (shown once, store it now): %s\n", ep.ID, ep.Environment, webhook.RedactURL(ep.URL), secret)
 		return nil
 	case "list":
 		if len(args) != 1 {
@@ -60,7 +61,7 @@ func webhooksCommand(ctx context.Context, c config, args []string, stdout, stder
 			if !ep.Enabled() {
 				status = "disabled: " + ep.DisabledReason
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ep.ID, ep.Environment, ep.URL, status, ep.CreatedAt.Format(time.RFC3339))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ep.ID, ep.Environment, webhook.RedactURL(ep.URL), status, ep.CreatedAt.Format(time.RFC3339))
 		}
 		return tw.Flush()
 	case "remove":
