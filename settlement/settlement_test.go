@@ -592,7 +592,7 @@ func TestFinalizedDepthByDefault(t *testing.T) {
 	if st, _ := s.Status(ctx, ch); fin.Number.Uint64() < block && st[0].State != settleflow.SettlementPending {
 		t.Fatalf("confirmed before finality (block %d, finalized %d): %s", block, fin.Number, describe(st))
 	}
-	st = waitFor(t, s, ch, 30*time.Second, sim.Commit, confirmed)
+	waitFor(t, s, ch, 30*time.Second, sim.Commit, confirmed)
 	fin, _ = sim.Backend.Client().HeaderByNumber(ctx, big.NewInt(-3))
 	if fin.Number.Uint64() < block {
 		t.Errorf("confirmed in block %d while finalized is %d", block, fin.Number)

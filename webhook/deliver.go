@@ -213,7 +213,7 @@ func (s *Service) releaseQueued(ctx context.Context) {
 	now := ms(s.now())
 	if _, err := s.db.NewUpdate().Model((*deliveryRow)(nil)).
 		Set("next_attempt_at = ?", now).Set("lease_owner = ''").Set("updated_at = ?", now).
-		Where("id IN (?) AND lease_owner = ? AND status = ?", bun.In(idList), s.cfg.Owner, string(DeliveryPending)).
+		Where("id IN (?) AND lease_owner = ? AND status = ?", bun.List(idList), s.cfg.Owner, string(DeliveryPending)).
 		Exec(ctx); err != nil {
 		s.log.Warn("webhook leases not released; they run out by themselves", zap.Error(err))
 	}
@@ -280,7 +280,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		WHERE id IN (?) AND status = ? AND next_attempt_at <= ?
 		RETURNING *`,
 		s.cfg.Owner, ms(now.Add(s.cfg.Lease)), ms(now),
-		bun.In(pick), string(DeliveryPending), ms(now)).Scan(ctx, &rows)
+		bun.List(pick), string(DeliveryPending), ms(now)).Scan(ctx, &rows)
 	if err != nil {
 		return nil, err
 	}
@@ -297,12 +297,12 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		idList = append(idList, id)
 	}
 	var eps []endpointRow
-	if err := s.db.NewSelect().Model(&eps).Column("id", "url").Where("id IN (?)", bun.In(idList)).Scan(ctx); err != nil {
+	if err := s.db.NewSelect().Model(&eps).Column("id", "url").Where("id IN (?)", bun.List(idList)).Scan(ctx); err != nil {
 		return nil, err
 	}
 	var secrets []secretRow
 	if err := s.db.NewSelect().Model(&secrets).
-		Where("endpoint_id IN (?)", bun.In(idList)).
+		Where("endpoint_id IN (?)", bun.List(idList)).
 		Where("expires_at IS NULL OR expires_at > ?", ms(now)).
 		OrderExpr("created_at DESC, secret").Scan(ctx); err != nil {
 		return nil, err

@@ -311,7 +311,7 @@ func (s *Service) rotationEnds(ctx context.Context, endpointIDs []string, now ti
 	}
 	var rows []secretRow
 	err := s.db.NewSelect().Model(&rows).Column("endpoint_id", "expires_at").
-		Where("endpoint_id IN (?)", bun.In(endpointIDs)).
+		Where("endpoint_id IN (?)", bun.List(endpointIDs)).
 		Where("expires_at IS NOT NULL AND expires_at > ?", ms(now)).
 		Scan(ctx)
 	if err != nil {
@@ -583,7 +583,7 @@ func (s *Service) RetryDelivery(ctx context.Context, id string) error {
 		Set("status = ?", string(DeliveryPending)).
 		Set("schedule_start = attempts").Set("next_attempt_at = ?", now).
 		Set("lease_owner = ''").Set("updated_at = ?", now).Set("completed_at = NULL").
-		Where("id = ? AND status IN (?)", id, bun.In([]string{string(DeliveryFailed), string(DeliveryCanceled)})).
+		Where("id = ? AND status IN (?)", id, bun.List([]string{string(DeliveryFailed), string(DeliveryCanceled)})).
 		Where("endpoint_id IN (SELECT id FROM webhook_endpoints WHERE disabled_at IS NULL)").
 		Exec(ctx)
 	if err != nil {

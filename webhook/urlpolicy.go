@@ -353,7 +353,9 @@ func (p *urlPolicy) control(host string) func(context.Context, string, string, s
 func (p *urlPolicy) guard(t *http.Transport) {
 	t.Proxy = nil
 	t.OnProxyConnectResponse = nil
-	t.Dial = nil // cleared, like DialTLS*, so that nothing bypasses DialContext
+	//lint:ignore SA1019 the deprecated dialers are cleared, not used, so that nothing bypasses DialContext
+	t.Dial = nil
+	//lint:ignore SA1019 as above
 	t.DialTLS = nil
 	t.DialTLSContext = nil
 	t.DialContext = p.dialContext
