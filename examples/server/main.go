@@ -134,7 +134,7 @@ Flags:
 		return usageError{err}
 	}
 	if c.timeouts.request <= 0 || c.timeouts.readHeader <= 0 || c.timeouts.idle <= 0 || c.timeouts.shutdown < 0 {
-		return usageError{errors.New("-request-timeout, -read-header-timeout and -idle-timeout must be positive")}
+		return usageError{errors.New("-request-timeout, -read-header-timeout and -idle-timeout must be positive, -shutdown-grace not negative")}
 	}
 	if c.timeouts.shutdown == 0 {
 		c.timeouts.shutdown = c.timeouts.request + 5*time.Second
