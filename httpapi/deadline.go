@@ -15,6 +15,8 @@ import (
 func (h *handler) withDeadline(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.opts.RequestTimeout)
 	defer cancel()
+	dl, _ := ctx.Deadline()
+	bodyDeadline(w, r, dl)
 	next(w, r.WithContext(ctx))
 }
 

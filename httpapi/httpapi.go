@@ -72,6 +72,15 @@ type Options struct {
 	MaxBodyBytes int64
 	// Now is the clock of rate-limit windows; default time.Now.
 	Now func() time.Time
+	// AuthFailureWindows limit failed authentications (401s) per client
+	// address, in Limiter, so that a client guessing or replaying bad keys
+	// is told to back off with the 429 and rate-limit headers a key gets;
+	// successful authentications neither count nor are refused. Default
+	// DefaultAuthFailureWindows (60 a minute).
+	AuthFailureWindows []ratelimit.Window
+	// ClientAddr names the client a failed authentication is counted
+	// against. Default RemoteAddrClient (the peer's IP, never a header).
+	ClientAddr func(*http.Request) string
 }
 
 type handler struct {
@@ -104,6 +113,15 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.AuthFailureWindows == nil {
+		opts.AuthFailureWindows = DefaultAuthFailureWindows
+	}
+	if err := ratelimit.ValidateWindows(opts.AuthFailureWindows); err != nil {
+		return nil, fmt.Errorf("httpapi: Options.AuthFailureWindows: %w", err)
+	}
+	if opts.ClientAddr == nil {
+		opts.ClientAddr = RemoteAddrClient
+	}
 	h := &handler{opts: opts, log: opts.Logger}
 	return h, nil
 }
@@ -119,6 +137,10 @@ const (
 // logInfo is what the request log learns from inside the chain.
 type logInfo struct{ keyID string }
 
+func contextWithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey, id)
+}
+
 func requestIDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
 	return id
@@ -129,25 +151,38 @@ func principalFrom(ctx context.Context) Principal {
 	return p
 }
 
-// statusRecorder remembers the status for the request log.
+// statusRecorder remembers the status for the request log, and closes an
+// HTTP/1 connection whose request body was not read to its end.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	// body is the request body, when there is one on HTTP/1; nil otherwise
+	// (HTTP/2 needs no draining: the stream is reset).
+	body *trackedBody
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
 	if s.status == 0 {
 		s.status = code
+		if s.body != nil && !s.body.eof.Load() {
+			// Without it net/http would read (up to 256 KiB of) the rest of
+			// the body before sending this answer: a trickling client would
+			// hold it until the read deadline.
+			s.Header().Set("Connection", "close")
+		}
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	if s.status == 0 {
-		s.status = http.StatusOK
+		s.WriteHeader(http.StatusOK)
 	}
 	return s.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // ServeHTTP runs the chain: request id and log, deadline, then routing
 // (authentication and rate limiting happen inside, per route).
@@ -161,6 +196,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, logInfoKey, logged)
 	rec := &statusRecorder{ResponseWriter: w}
 	r = r.WithContext(ctx)
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		// On the copy only: net/http keeps the original to drain or close.
+		tb := &trackedBody{ReadCloser: r.Body}
+		r.Body = tb
+		if r.ProtoMajor == 1 {
+			rec.body = tb
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -244,7 +287,15 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 	if err != nil {
 		var ae *apikey.AuthError
 		if errors.As(err, &ae) {
-			writeError(w, r, &Error{Status: http.StatusUnauthorized, Type: TypeAuthentication, Code: ae.Code, Message: ae.Message})
+			limited, err := h.authFailure(w, r)
+			switch {
+			case err != nil:
+				h.fail(w, r, err)
+			case limited != nil:
+				writeError(w, r, limited)
+			default:
+				writeError(w, r, &Error{Status: http.StatusUnauthorized, Type: TypeAuthentication, Code: ae.Code, Message: ae.Message})
+			}
 			return
 		}
 		h.fail(w, r, err)

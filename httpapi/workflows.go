@@ -103,6 +103,9 @@ func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, *Err
 			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeInvalidRequest, Code: "body_too_large",
 				Message: fmt.Sprintf("The request body exceeds %d bytes.", h.opts.MaxBodyBytes)}
 		}
+		if isReadTimeout(err) {
+			return nil, h.bodyTimeout()
+		}
 		return nil, invalid("body_unreadable", "", "The request body could not be read.")
 	}
 	return body, nil

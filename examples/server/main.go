@@ -44,6 +44,16 @@ type config struct {
 
 	// strictTestURLs holds test webhook endpoints to the live URL rules.
 	strictTestURLs bool
+
+	timeouts timeouts
+	// maxConnsPerAddr caps the connections open at once from one client
+	// address (0: no cap).
+	maxConnsPerAddr int
+	// authFailuresPerMinute is each client address's budget of failed
+	// authentications (0: no limit).
+	authFailuresPerMinute int
+	// publicHTTPS is the host:port plain-HTTP requests are redirected to.
+	publicHTTPS string
 }
 
 // liveFlags configure live settlement on a mainnet; all of -live-rpc,
@@ -84,6 +94,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.shortName, "webhook-short-name", "service", "webhook signature header is NAME-signature")
 	fs.BoolVar(&c.strictTestURLs, "webhook-strict-test-urls", false,
 		"hold test webhook endpoints to the live URL rules (https, public addresses only); by default they may be http and on localhost or a private network")
+	fs.DurationVar(&c.timeouts.request, "request-timeout", 30*time.Second, "deadline of an API request, reading its body included (504 request_timeout; a body not read by then: 408 body_timeout)")
+	fs.DurationVar(&c.timeouts.readHeader, "read-header-timeout", 10*time.Second, "time a client has for the TLS handshake and a request's headers")
+	fs.DurationVar(&c.timeouts.idle, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may sit idle between requests")
+	fs.DurationVar(&c.timeouts.shutdown, "shutdown-grace", 0, "at shutdown, how long in-flight requests get before their connections are closed (default: -request-timeout + 5s)")
+	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-ip", 64, "connections open at once from one client IP (IPv6: one /64); more are closed at accept; 0 for no cap")
+	fs.IntVar(&c.authFailuresPerMinute, "auth-failures-per-minute", 60, "failed authentications a client IP may make per minute before it is answered 429; 0 for no limit")
+	fs.StringVar(&c.publicHTTPS, "public-https", "", "`host:port` plain HTTP is redirected to (default: the -https address)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.live.rpc, "live-rpc", "", "mainnet JSON-RPC `URL` for live settlement")
 	fs.Int64Var(&c.live.chainID, "live-chain-id", 0, "chain id the live RPC must report")
@@ -115,6 +132,12 @@ Flags:
 			return nil
 		}
 		return usageError{err}
+	}
+	if c.timeouts.request <= 0 || c.timeouts.readHeader <= 0 || c.timeouts.idle <= 0 || c.timeouts.shutdown < 0 {
+		return usageError{errors.New("-request-timeout, -read-header-timeout and -idle-timeout must be positive, -shutdown-grace not negative")}
+	}
+	if c.timeouts.shutdown == 0 {
+		c.timeouts.shutdown = c.timeouts.request + 5*time.Second
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {

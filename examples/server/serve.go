@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -28,9 +30,32 @@ import (
 	"github.com/settleflow/settleflow/webhook"
 )
 
-// shutdownGrace bounds a graceful shutdown: in-flight requests (30 s
-// deadline each) finish, then the engine hands over its work.
-const shutdownGrace = 40 * time.Second
+// engineStopGrace is the engine's and the webhook sender's own time to hand
+// over their work at shutdown, after the listeners are closed: a slow client
+// holding the HTTP shutdown must not eat into it.
+const engineStopGrace = 30 * time.Second
+
+// timeouts are the listeners' bounds, all derived from the request deadline
+// so that none of them cuts a request the API would still answer.
+type timeouts struct {
+	// request is the API's deadline per request, body read included.
+	request time.Duration
+	// readHeader bounds reading a request's headers (and the TLS handshake).
+	readHeader time.Duration
+	// idle bounds a keep-alive connection between requests.
+	idle time.Duration
+	// shutdown is how long in-flight requests get to finish at shutdown
+	// before their connections are closed.
+	shutdown time.Duration
+}
+
+// read is the whole-request backstop: headers, then a body the API bounds by
+// its own request deadline already.
+func (t timeouts) read() time.Duration { return t.readHeader + t.request + 5*time.Second }
+
+// write is counted from the end of the headers: the request deadline plus
+// time for an answer written at the deadline to reach the client.
+func (t timeouts) write() time.Duration { return t.request + 10*time.Second }
 
 func serve(ctx context.Context, c config, stdout io.Writer) error {
 	log, err := newLogger(c.logLevel)
@@ -88,6 +113,10 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		Limiter:        ratelimit.NewMemory(),
 		Logger:         log.Named("http"),
 		LiveConfigured: func() bool { return chain.Configured(settleflow.Live) },
+		RequestTimeout: c.timeouts.request,
+		// A non-positive flag turns the limit off: the window admits
+		// (practically) every failure.
+		AuthFailureWindows: authFailureWindows(c.authFailuresPerMinute),
 	})
 	if err != nil {
 		return err
@@ -100,6 +129,11 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	handler := instrument(reg, api)
+	refused := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "settleflow_connections_refused_total", Help: "Connections closed at accept: over the per-address cap.",
+	})
+	reg.MustRegister(refused)
+	t := c.timeouts
 
 	httpsLn, err := net.Listen("tcp", c.httpsAddr)
 	if err != nil {
@@ -108,23 +142,32 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	httpsSrv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsConfig(cert),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: t.readHeader,
+		ReadTimeout:       t.read(),
+		WriteTimeout:      t.write(),
+		IdleTimeout:       t.idle,
 		ErrorLog:          zap.NewStdLog(log.Named("https")),
 	}
 	servers := []*http.Server{httpsSrv}
 	errc := make(chan error, 3)
 	var redirectAddr string
-	go func() { errc <- httpsSrv.ServeTLS(httpsLn, "", "") }()
+	go func() { errc <- httpsSrv.ServeTLS(limitPerAddr(httpsLn, c.maxConnsPerAddr, refused), "", "") }()
 	if c.httpAddr != "" {
 		ln, err := net.Listen("tcp", c.httpAddr)
 		if err != nil {
 			return err
 		}
 		redirectAddr = ln.Addr().String()
-		srv := &http.Server{Handler: redirectToHTTPS(httpsLn.Addr().String()), ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(log.Named("http-redirect"))}
+		srv := &http.Server{
+			Handler:           redirectToHTTPS(publicHTTPS(c.publicHTTPS, httpsLn.Addr())),
+			ReadHeaderTimeout: t.readHeader,
+			ReadTimeout:       t.readHeader + 5*time.Second, // the body is never read
+			WriteTimeout:      10 * time.Second,
+			IdleTimeout:       t.idle,
+			ErrorLog:          zap.NewStdLog(log.Named("http-redirect")),
+		}
 		servers = append(servers, srv)
-		go func() { errc <- srv.Serve(ln) }()
+		go func() { errc <- srv.Serve(limitPerAddr(ln, c.maxConnsPerAddr, refused)) }()
 	}
 	if c.metricsAddr != "" {
 		ln, err := net.Listen("tcp", c.metricsAddr)
@@ -133,7 +176,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: t.readHeader, WriteTimeout: t.write(), IdleTimeout: t.idle}
 		servers = append(servers, srv)
 		go func() { errc <- srv.Serve(ln) }()
 		log.Info("metrics listening", zap.String("addr", ln.Addr().String()))
@@ -159,17 +202,15 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	case serveErr = <-errc:
 		log.Error("a listener failed; shutting down", zap.Error(serveErr))
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	shutdownServers(servers, t.shutdown, log)
+	// The engine and the webhook sender get their own time, whatever the
+	// listeners took.
+	ectx, cancel := context.WithTimeout(context.Background(), engineStopGrace)
 	defer cancel()
-	for _, s := range servers {
-		if err := s.Shutdown(sctx); err != nil {
-			log.Warn("server shutdown", zap.Error(err))
-		}
-	}
-	if err := engine.Stop(sctx); err != nil {
+	if err := engine.Stop(ectx); err != nil {
 		log.Warn("engine stop cut work short; it resumes at the next start", zap.Error(err))
 	}
-	if err := hooks.Stop(sctx); err != nil {
+	if err := hooks.Stop(ectx); err != nil {
 		log.Warn("webhook stop cut deliveries short; they resume at the next start", zap.Error(err))
 	}
 	log.Info("stopped")
@@ -179,52 +220,112 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	return nil
 }
 
+// shutdownServers lets in-flight requests finish for at most grace, all
+// servers at once, then closes whatever connections are left: a client
+// trickling bytes cannot hold the shutdown past its grace.
+func shutdownServers(servers []*http.Server, grace time.Duration, log *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Shutdown(ctx); err != nil {
+				log.Warn("server shutdown: grace period over; closing the remaining connections", zap.Error(err))
+				s.Close()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// authFailureWindows is the per-address budget of failed authentications;
+// a non-positive number turns the limit off.
+func authFailureWindows(perMinute int) []ratelimit.Window {
+	if perMinute <= 0 {
+		perMinute = math.MaxInt32
+	}
+	return []ratelimit.Window{ratelimit.Minute(perMinute)}
+}
+
+// publicHTTPS is the host:port the 308 sends clients to: the -public-https
+// flag, else the HTTPS listener's address, an unspecified host (0.0.0.0, ::)
+// becoming localhost. Never the request's Host header, which a client chooses.
+func publicHTTPS(flagValue string, ln net.Addr) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	host, port, err := net.SplitHostPort(ln.String())
+	if err != nil {
+		return ln.String()
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
 // redirectToHTTPS answers every plain-HTTP request with 308 to the same path
-// on the HTTPS address, so the method and body are kept.
+// and query on httpsAddr, so the method and body are kept, with the API's
+// error envelope as the body. It never reads the body, so it closes the
+// connection rather than let net/http drain it.
 func redirectToHTTPS(httpsAddr string) http.Handler {
-	_, port, _ := net.SplitHostPort(httpsAddr)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
+		path := r.URL.EscapedPath()
+		if !strings.HasPrefix(path, "/") {
+			path = "/" // "OPTIONS *" and the like
 		}
-		if host == "" {
-			host = "127.0.0.1"
+		target := "https://" + httpsAddr + path
+		if r.URL.RawQuery != "" {
+			target += "?" + r.URL.RawQuery
 		}
-		target := "https://" + net.JoinHostPort(host, port) + r.URL.RequestURI()
 		w.Header().Set("Location", target)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusPermanentRedirect)
-		fmt.Fprintf(w, `{"error":{"type":"invalid_request_error","code":"https_required","message":"Use HTTPS: %s"}}`+"\n", target)
+		w.Header().Set("Connection", "close")
+		httpapi.WriteError(w, r, &httpapi.Error{Status: http.StatusPermanentRedirect, Type: httpapi.TypeInvalidRequest,
+			Code: "https_required", Message: "Use HTTPS: " + target})
 	})
 }
 
-// instrument counts requests and their latency for Prometheus.
+// instrument counts requests and their latency for Prometheus. Every label
+// takes a value from a closed set, so that no client can add series: known
+// methods (others are "other"), the API's route patterns (any other path is
+// "other") and the status codes the server writes.
 func instrument(reg *prometheus.Registry, next http.Handler) http.Handler {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "settleflow_http_requests_total", Help: "HTTP requests by method and status.",
-	}, []string{"method", "status"})
+		Name: "settleflow_http_requests_total", Help: "HTTP requests by method, route and status code.",
+	}, []string{"method", "route", "code"})
 	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "settleflow_http_request_duration_seconds", Help: "HTTP request latency.", Buckets: prometheus.DefBuckets,
-	}, []string{"method"})
+		Name: "settleflow_http_request_duration_seconds", Help: "HTTP request latency by method and route.", Buckets: prometheus.DefBuckets,
+	}, []string{"method", "route"})
 	reg.MustRegister(requests, latency)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		next.ServeHTTP(rec, r)
-		requests.WithLabelValues(r.Method, strconv.Itoa(rec.status)).Inc()
-		latency.WithLabelValues(r.Method).Observe(time.Since(start).Seconds())
-	})
+	opts := []promhttp.Option{
+		promhttp.WithLabelFromRequest("method", methodLabel),
+		promhttp.WithLabelFromRequest("route", routeLabel),
+	}
+	return promhttp.InstrumentHandlerCounter(requests, promhttp.InstrumentHandlerDuration(latency, next, opts...), opts...)
 }
 
-type statusWriter struct {
-	http.ResponseWriter
-	status int
+// methodLabel is the method as sent if it is one the API could answer, else
+// "other". (promhttp's own method label calls the rest "unknown" and
+// lower-cases the known ones; this keeps the values the metric had.)
+func methodLabel(r *http.Request) string {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return r.Method
+	}
+	return "other"
 }
 
-func (s *statusWriter) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
+// routeLabel is the API route pattern the path matches, else "other".
+func routeLabel(r *http.Request) string {
+	switch p := r.URL.Path; {
+	case p == "/v1/workflows", p == "/v1/products", p == "/v1/openapi.json":
+		return p
+	case strings.HasPrefix(p, "/v1/workflows/") && len(p) > len("/v1/workflows/") && !strings.Contains(p[len("/v1/workflows/"):], "/"):
+		return "/v1/workflows/{id}"
+	}
+	return "other"
 }
 
 func (l liveFlags) chainConfig() (*settlement.ChainConfig, error) {

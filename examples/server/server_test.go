@@ -71,11 +71,19 @@ func cli(t *testing.T, dir string, args ...string) string {
 
 func startServer(t *testing.T, dir string) *server {
 	t.Helper()
+	return startServerWith(t, dir)
+}
+
+// startServerWith starts the server with extra flags (short timeouts, small
+// limits) after the defaults startServer uses.
+func startServerWith(t *testing.T, dir string, extraArgs ...string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	s := &server{t: t, dir: dir, stop: cancel, done: make(chan error, 1), stdoutBuf: &syncBuffer{}}
 	go func() {
-		err := run(ctx, []string{"-data", dir, "-https", "127.0.0.1:0", "-http", "127.0.0.1:0", "-log-level", "warn"}, pw, io.Discard)
+		args := append([]string{"-data", dir, "-https", "127.0.0.1:0", "-http", "127.0.0.1:0", "-log-level", "warn"}, extraArgs...)
+		err := run(ctx, args, pw, io.Discard)
 		pw.Close()
 		s.done <- err
 	}()
