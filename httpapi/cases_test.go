@@ -337,7 +337,9 @@ func TestRateLimitUnderConcurrency(t *testing.T) {
 	var admitted, refused atomic.Int64
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	seenRemaining := map[int]bool{}
+	// Per window (its reset time): a run that crosses a minute boundary
+	// sees each remaining count once in each window.
+	seenRemaining := map[[2]int64]bool{}
 	for g := 0; g < 64; g++ {
 		wg.Add(1)
 		go func() {
@@ -354,10 +356,10 @@ func TestRateLimitUnderConcurrency(t *testing.T) {
 				case 200:
 					admitted.Add(1)
 					mu.Lock()
-					if seenRemaining[rem] {
-						t.Errorf("remaining %d reported twice for admitted requests", rem)
+					if seenRemaining[[2]int64{reset, int64(rem)}] {
+						t.Errorf("remaining %d reported twice for admitted requests in the window ending %d", rem, reset)
 					}
-					seenRemaining[rem] = true
+					seenRemaining[[2]int64{reset, int64(rem)}] = true
 					mu.Unlock()
 				case 429:
 					refused.Add(1)
