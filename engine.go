@@ -529,6 +529,10 @@ func (e *Engine) List(ctx context.Context, p ListParams) (*Page, error) {
 	return &Page{Data: ws, HasMore: more}, nil
 }
 
+// Settles reports whether the engine's Settler can settle env. Quote and
+// Create refuse an environment it cannot, with ErrEnvironmentNotConfigured.
+func (e *Engine) Settles(env Environment) bool { return e.settler.Configured(env) }
+
 // Products returns the catalogue the engine serves.
 func (e *Engine) Products() []ProductInfo { return e.products.List() }
 

@@ -63,7 +63,8 @@ type Options struct {
 	// request id, key id; never a secret). Default: none.
 	Logger *zap.Logger
 	// LiveConfigured reports whether live settlement is configured; until it
-	// is, live keys are answered 403 livemode_not_configured. Nil means no.
+	// is, live keys are answered 403 livemode_not_configured. Nil means ask
+	// the engine (Engine.Settles), which refuses live workflows itself too.
 	LiveConfigured func() bool
 	// RequestTimeout is the deadline of a request (default 30 s); past it the
 	// answer is 504 request_timeout.
@@ -102,7 +103,8 @@ func New(opts Options) (http.Handler, error) {
 		opts.Logger = zap.NewNop()
 	}
 	if opts.LiveConfigured == nil {
-		opts.LiveConfigured = func() bool { return false }
+		engine := opts.Engine
+		opts.LiveConfigured = func() bool { return engine.Settles(settleflow.Live) }
 	}
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = 30 * time.Second
