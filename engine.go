@@ -307,16 +307,23 @@ type createResult struct {
 // with the same idempotency key. Concurrent Creates are committed together
 // in one transaction.
 func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, replayed bool, err error) {
+	// The payload is stored compact so a replay compares equal bytes, and
+	// it is compacted before Quote so that the bytes stored are the very
+	// bytes the strict decoder validated and the product priced. (Bytes
+	// Compact refuses go to Quote as they are, which refuses them with an
+	// error naming the fault.)
+	payload, cerr := compactJSON(p.Payload)
+	if cerr == nil {
+		p.Payload = payload
+	}
 	q, err := e.Quote(ctx, p)
 	if err != nil {
 		return nil, false, err
 	}
-	now := e.now()
-	// The payload is stored compact so a replay compares equal bytes.
-	payload, err := compactJSON(p.Payload)
-	if err != nil {
+	if cerr != nil {
 		return nil, false, &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload is not valid JSON"}
 	}
+	now := e.now()
 	wf = &Workflow{
 		ID:         ids.New(ids.Workflow, now),
 		Object:     "workflow",

@@ -274,7 +274,7 @@ func TestEngineCreateValidation(t *testing.T) {
 		{"payload array", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`[1]`)}, "parameter_invalid", "payload"},
 		{"payload missing field", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{}`)}, "parameter_invalid", "payload.ticketId"},
 		{"payload wrong type", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": 5}`)}, "parameter_invalid", "payload.ticketId"},
-		{"payload unknown field", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x", "color": 1}`)}, "parameter_invalid", "payload.color"},
+		{"payload unknown field", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x", "color": 1}`)}, "parameter_unknown", "payload.color"},
 		{"payload negative", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x", "attachments": -1}`)}, "parameter_invalid", "payload.attachments"},
 		{"payload float", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x", "attachments": 1.5}`)}, "parameter_invalid", "payload.attachments"},
 	}

@@ -81,6 +81,9 @@ func (e *InvalidError) Error() string {
 const (
 	CodeParameterMissing = "parameter_missing"
 	CodeParameterInvalid = "parameter_invalid"
+	// CodeParameterUnknown: a name that is not a parameter, also in a
+	// payload; names are case-sensitive, so a case variant is unknown too.
+	CodeParameterUnknown = "parameter_unknown"
 	CodeProductNotFound  = "product_not_found"
 	CodeQuoteOutOfRange  = "quote_out_of_range"
 )

@@ -1,22 +1,24 @@
 package settleflow
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"sort"
-	"strings"
 	"sync"
+
+	"github.com/settleflow/settleflow/internal/strictjson"
 )
 
 // Product is a product with a payload of type P, registered with [Register].
-// P is decoded from the workflow's payload object with unknown fields
-// rejected; if *P or P has a method Validate() error, it runs next (return a
-// *FieldError to name the field at fault).
+// P is decoded from the workflow's payload object strictly: names match P's
+// json tags (or field names) exactly, case included, each at most once;
+// unknown names, invalid UTF-8 and nesting deeper than 64 are refused; numbers
+// held by an interface (any, map[string]any) arrive as json.Number. If *P or
+// P has a method Validate() error, it runs next (return a *FieldError to name
+// the field at fault).
 type Product[P any] struct {
 	// Name is what clients put in "product": 1–64 of [a-z0-9-], starting with a letter.
 	Name        string
@@ -159,55 +161,32 @@ func (r *Products) get(name string) (*product, bool) {
 	return p, ok
 }
 
-// decodePayload decodes a JSON object strictly into v, naming the field at
-// fault in errors.
+// decodePayload decodes a payload into v by internal/strictjson's rules,
+// the same ones httpapi applies to request bodies: exactly one JSON object,
+// names matched case-sensitively and each given once, no unknown names, valid
+// UTF-8, nesting at most strictjson.MaxDepth deep. Every embedding
+// application gets them too, not only HTTP clients, because what the product
+// prices must be what every other reader of the stored bytes sees. Errors
+// are *InvalidError naming the field ("payload.attachments").
 func decodePayload(raw json.RawMessage, v any) error {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload must be a JSON object"}
+	err := strictjson.UnmarshalObject(raw, v)
+	if err == nil {
+		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(v); err != nil {
-		return payloadDecodeError(err)
+	var e *strictjson.Error
+	if !errors.As(err, &e) {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload is not valid JSON"}
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload has data after the object"}
-	}
-	return nil
-}
-
-func payloadDecodeError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		param := "payload"
-		if typeErr.Field != "" {
-			param += "." + typeErr.Field
-		}
-		return &InvalidError{Code: CodeParameterInvalid, Param: param,
-			Message: fmt.Sprintf("%s must be %s, not %s", param, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
-	}
-	if msg := err.Error(); strings.HasPrefix(msg, `json: unknown field "`) {
-		field := strings.TrimSuffix(strings.TrimPrefix(msg, `json: unknown field "`), `"`)
-		return &InvalidError{Code: CodeParameterInvalid, Param: "payload." + field,
-			Message: fmt.Sprintf("payload.%s is not a field of this product", field)}
-	}
-	return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload is not valid JSON for this product: " + strings.TrimPrefix(err.Error(), "json: ")}
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "slice", "array":
-		return "an array"
-	case "map", "struct":
-		return "an object"
+	param := e.Param("payload")
+	switch e.Kind {
+	case strictjson.UnknownName:
+		return &InvalidError{Code: CodeParameterUnknown, Param: param,
+			Message: fmt.Sprintf("%s is not a field of this product (names are case-sensitive)", param)}
+	case strictjson.Syntax, strictjson.TrailingData:
+		// Where a syntax error was found is no field's fault.
+		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: e.Message("payload")}
 	default:
-		return "a number"
+		return &InvalidError{Code: CodeParameterInvalid, Param: param, Message: e.Message(param)}
 	}
 }
 

@@ -1,12 +1,16 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/httpapi"
@@ -30,6 +34,29 @@ func FuzzCreateWorkflow(f *testing.F) {
 		`{"product":"ticket-triage","product":"x","customerId":"cus_1","payload":{"ticketId":"x"}}`,
 		"\xff\xfe{}",
 		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"` + strings.Repeat("é", 300) + `"}}`,
+		// Duplicate names: who is billed, and for how much.
+		`{"product":"ticket-triage","customerId":"cus_a","payload":{"ticketId":"x"},"customerId":"cus_b"}`,
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"x","attachments":0,"attachments":50}}`,
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"x"},"payload":{"ticketId":"y"}}`,
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"x","t\u0069cketId":"y"}}`,
+		// Case variants of names.
+		`{"product":"ticket-triage","customerId":"cus_a","CUSTOMERID":"cus_b","payload":{"ticketId":"x"}}`,
+		`{"Product":"ticket-triage","CustomerId":"cus_1","Payload":{"ticketId":"x"}}`,
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"x","ATTACHMENTS":50}}`,
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"TicketId":"x","attachments":1}}`,
+		"{\"product\":\"ticket-triage\",\"customerId\":\"cus_1\",\"payload\":{\"ticketId\":\"x\",\"attachmentſ\":50}}", // long s folds to s
+		// Invalid UTF-8, raw and escaped.
+		"{\"product\":\"ticket-triage\",\"customerId\":\"cus_1\",\"payload\":{\"ticketId\":\"caf\xe9\"}}",
+		"{\"product\":\"ticket-triage\",\"customerId\":\"cus_\xff\",\"payload\":{\"ticketId\":\"x\"}}",
+		"{\"product\":\"ticket-triage\",\"customerId\":\"cus_1\",\"payload\":{\"ticketId\":\"x\",\"\xc3\":1}}",
+		"{\"product\":\"ticket-triage\",\"customerId\":\"cus_1\",\"payload\":{\"ticketId\":\"\xed\xa0\x80\"}}", // an encoded surrogate
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"\ud800"}}`,
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"\udc00\ud800"}}`,
+		// Nesting at, and beyond, the depth limit.
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"x","attachments":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}}`,
+		`{"product":"ticket-triage","customerId":"cus_1","payload":{"ticketId":"x","deep":` + strings.Repeat(`{"a":`, 100) + `1` + strings.Repeat("}", 100) + `}}`,
+		strings.Repeat("[", 10000),
+		`{"a":` + strings.Repeat("[", 100000),
 	} {
 		f.Add(seed, "application/json", "")
 	}
@@ -78,5 +105,58 @@ func FuzzCreateWorkflow(f *testing.F) {
 		if rec.Code != http.StatusCreated && !strings.HasPrefix(rec.Body.String(), `{"error":{"type":"`) {
 			t.Fatalf("error body %s", rec.Body)
 		}
+		// Every answer is JSON any parser reads: valid UTF-8 included.
+		if b := rec.Body.Bytes(); !json.Valid(b) || !utf8.Valid(b) {
+			t.Fatalf("status %d answer is not valid UTF-8 JSON: %q", rec.Code, b)
+		}
+		if rec.Code != http.StatusCreated {
+			return
+		}
+		// What was stored is what a fetch answers, and it parses too; its
+		// payload is the compacted body's payload, nothing more or less.
+		var wf struct {
+			ID      string          `json:"id"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &wf); err != nil || wf.ID == "" {
+			t.Fatalf("created %s: %v", rec.Body, err)
+		}
+		get := httptest.NewRequest("GET", "/v1/workflows/"+wf.ID, nil)
+		got := httptest.NewRecorder()
+		h.ServeHTTP(got, get)
+		if b := got.Body.Bytes(); got.Code != http.StatusOK || !json.Valid(b) || !utf8.Valid(b) {
+			t.Fatalf("fetch of %s: %d %q", wf.ID, got.Code, b)
+		}
+		var fetched struct {
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(got.Body.Bytes(), &fetched); err != nil || !bytes.Equal(fetched.Payload, wf.Payload) {
+			t.Fatalf("fetched payload %s, created %s (%v)", fetched.Payload, wf.Payload, err)
+		}
+		// The accepted body has one meaning, and the workflow's payload has
+		// it too: encoding/json (lenient: last duplicate wins, any case)
+		// reads the same values from both. (The answer may spell a
+		// character differently, "\u0026" for "&", but not change it.)
+		var in struct {
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(body), &in); err != nil || !sameJSON(in.Payload, wf.Payload) {
+			t.Fatalf("stored payload %s is not the body's %s (%v)", wf.Payload, in.Payload, err)
+		}
 	})
+}
+
+// sameJSON reports whether a and b decode to equal values, numbers compared
+// by their digits.
+func sameJSON(a, b []byte) bool {
+	decode := func(raw []byte) (any, error) {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		err := dec.Decode(&v)
+		return v, err
+	}
+	va, errA := decode(a)
+	vb, errB := decode(b)
+	return errA == nil && errB == nil && reflect.DeepEqual(va, vb)
 }

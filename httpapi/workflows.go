@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +29,7 @@ func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in createBody
-	if apiErr := decodeStrict(body, &in); apiErr != nil {
+	if apiErr := decodeBody(body, &in); apiErr != nil {
 		writeError(w, r, apiErr)
 		return
 	}
@@ -109,51 +108,6 @@ func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, *Err
 		return nil, invalid("body_unreadable", "", "The request body could not be read.")
 	}
 	return body, nil
-}
-
-// decodeStrict decodes one JSON object into v: unknown fields, wrong types
-// and trailing data are errors that name the parameter at fault.
-func decodeStrict(body []byte, v any) *Error {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 {
-		return invalid("body_missing", "", "The request body is empty; send a JSON object.")
-	}
-	if trimmed[0] != '{' {
-		return invalid("body_invalid", "", "The request body must be a JSON object.")
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		var syntaxErr *json.SyntaxError
-		switch {
-		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return invalid(settleflow.CodeParameterInvalid, typeErr.Field,
-				fmt.Sprintf("%s must be %s, not %s", typeErr.Field, jsonKind(typeErr.Type.String()), typeErr.Value))
-		case strings.HasPrefix(err.Error(), `json: unknown field "`):
-			field := strings.TrimSuffix(strings.TrimPrefix(err.Error(), `json: unknown field "`), `"`)
-			return invalid("parameter_unknown", field, fmt.Sprintf("Received unknown parameter: %s", field))
-		case errors.As(err, &syntaxErr):
-			return invalid("body_invalid", "", fmt.Sprintf("The request body is not valid JSON (at byte %d).", syntaxErr.Offset))
-		default:
-			return invalid("body_invalid", "", "The request body is not valid JSON.")
-		}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalid("body_invalid", "", "The request body has data after the JSON object.")
-	}
-	return nil
-}
-
-func jsonKind(goType string) string {
-	switch {
-	case goType == "*string" || goType == "string":
-		return "a string"
-	case strings.HasPrefix(goType, "map") || goType == "json.RawMessage":
-		return "an object"
-	default:
-		return "of another type"
-	}
 }
 
 func (h *handler) fetchWorkflow(w http.ResponseWriter, r *http.Request, id string) {

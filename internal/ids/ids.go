@@ -43,11 +43,37 @@ func New(prefix string, t time.Time) string {
 	return prefix + id.String()
 }
 
-// Valid reports whether s is prefix followed by a well-formed ULID.
+// Valid reports whether s is prefix followed by a ULID in the one form New
+// makes: 26 characters of upper-case Crockford base32. ulid.ParseStrict
+// alone would also take lower case, but stores compare ids byte by byte, so a
+// second spelling of an id would find nothing (a 404 for a workflow that
+// exists) or, as a list cursor, sort among other ids and answer the wrong
+// page. Every other spelling is invalid instead.
 func Valid(prefix, s string) bool {
 	if len(s) != len(prefix)+ulid.EncodedSize || s[:len(prefix)] != prefix {
 		return false
 	}
-	_, err := ulid.ParseStrict(s[len(prefix):])
+	enc := s[len(prefix):]
+	for i := 0; i < len(enc); i++ {
+		if !isCrockford(enc[i]) {
+			return false
+		}
+	}
+	// ParseStrict refuses what the alphabet check cannot: a first
+	// character above 7, whose ULID would overflow 128 bits.
+	_, err := ulid.ParseStrict(enc)
 	return err == nil
+}
+
+// isCrockford reports whether c is a digit of upper-case Crockford base32,
+// the alphabet ulid.ULID.String writes: 0-9 and A-Z without I, L, O and U.
+func isCrockford(c byte) bool {
+	switch {
+	case '0' <= c && c <= '9':
+		return true
+	case 'A' <= c && c <= 'Z':
+		return c != 'I' && c != 'L' && c != 'O' && c != 'U'
+	default:
+		return false
+	}
 }
