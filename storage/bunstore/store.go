@@ -1069,7 +1069,7 @@ func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.Up
 	}
 	q, err := set(s.db.NewUpdate().Table("settleflow_events").
 		Set("lease_owner = NULL").
-		Where("id IN (?)", bun.In(ids))).
+		Where("id IN (?)", bun.List(ids))).
 		AppendQuery(s.db.QueryGen(), nil)
 	if err != nil {
 		return err
