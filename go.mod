@@ -1,6 +1,6 @@
 module github.com/settleflow/settleflow
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/ethereum/go-ethereum v1.17.10
