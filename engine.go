@@ -523,11 +523,11 @@ func (e *Engine) List(ctx context.Context, p ListParams) (*Page, error) {
 	case p.Status != "" && !p.Status.Valid():
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "status", Message: "status must be one of Pending, Running, Settling, Settled, Failed"}
 	case p.StartingAfter != "" && p.EndingBefore != "":
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "ending_before", Message: "starting_after and ending_before cannot be used together"}
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "startingAfter and endingBefore cannot be used together"}
 	case p.StartingAfter != "" && !ids.Valid(ids.Workflow, p.StartingAfter):
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "starting_after", Message: "starting_after must be a workflow id (wf_…)"}
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "startingAfter", Message: "startingAfter must be a workflow id (wf_…)"}
 	case p.EndingBefore != "" && !ids.Valid(ids.Workflow, p.EndingBefore):
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "ending_before", Message: "ending_before must be a workflow id (wf_…)"}
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "endingBefore must be a workflow id (wf_…)"}
 	}
 	ws, more, err := e.store.ListWorkflows(ctx, p)
 	if err != nil {

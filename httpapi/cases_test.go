@@ -53,7 +53,7 @@ func TestCreateFetchList(t *testing.T) {
 	}
 	list := e.do("GET", "/v1/workflows?status=Pending&limit=5&customerId=cus_123&product=ticket-triage", key, "")
 	l := list.json(t)
-	if list.status != 200 || l["object"] != "list" || l["url"] != "/v1/workflows" || l["has_more"] != false || len(l["data"].([]any)) != 1 {
+	if list.status != 200 || l["object"] != "list" || l["url"] != "/v1/workflows" || l["hasMore"] != false || len(l["data"].([]any)) != 1 {
 		t.Fatalf("list: %d %s", list.status, list.body)
 	}
 	products := e.do("GET", "/v1/products", key, "")
@@ -97,8 +97,10 @@ func TestErrorTable(t *testing.T) {
 		{"bad status filter", "GET", "/v1/workflows?status=Done", key, "", nil, 400, "invalid_request_error", "parameter_invalid", "status"},
 		{"bad limit", "GET", "/v1/workflows?limit=101", key, "", nil, 400, "invalid_request_error", "parameter_invalid", "limit"},
 		{"limit not a number", "GET", "/v1/workflows?limit=ten", key, "", nil, 400, "invalid_request_error", "parameter_invalid", "limit"},
-		{"both cursors", "GET", "/v1/workflows?starting_after=" + wfID + "&ending_before=" + wfID, key, "", nil, 400, "invalid_request_error", "parameter_invalid", "ending_before"},
-		{"bad cursor", "GET", "/v1/workflows?starting_after=wf_nope", key, "", nil, 400, "invalid_request_error", "parameter_invalid", "starting_after"},
+		{"both cursors", "GET", "/v1/workflows?startingAfter=" + wfID + "&endingBefore=" + wfID, key, "", nil, 400, "invalid_request_error", "parameter_invalid", "endingBefore"},
+		{"bad cursor", "GET", "/v1/workflows?startingAfter=wf_nope", key, "", nil, 400, "invalid_request_error", "parameter_invalid", "startingAfter"},
+		{"retired snake_case cursor", "GET", "/v1/workflows?starting_after=" + wfID, key, "", nil, 400, "invalid_request_error", "parameter_unknown", "starting_after"},
+		{"retired snake_case cursor (before)", "GET", "/v1/workflows?ending_before=" + wfID, key, "", nil, 400, "invalid_request_error", "parameter_unknown", "ending_before"},
 		{"unknown query", "GET", "/v1/workflows?color=red", key, "", nil, 400, "invalid_request_error", "parameter_unknown", "color"},
 		{"long idempotency key", "POST", "/v1/workflows", key, body1, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, "invalid_request_error", "parameter_invalid", "Idempotency-Key"},
 		{"missing key", "GET", "/v1/workflows", "", "", nil, 401, "authentication_error", apikey.ErrMissing.Code, ""},
@@ -274,7 +276,7 @@ func TestPagination(t *testing.T) {
 			Data []struct {
 				ID string `json:"id"`
 			} `json:"data"`
-			HasMore bool `json:"has_more"`
+			HasMore bool `json:"hasMore"`
 		}
 		json.Unmarshal(r.body, &l)
 		var out []string
@@ -288,7 +290,7 @@ func TestPagination(t *testing.T) {
 	for {
 		q := "limit=33"
 		if cursor != "" {
-			q += "&starting_after=" + cursor
+			q += "&startingAfter=" + cursor
 		}
 		ids, more := page(q)
 		forward = append(forward, ids...)
@@ -308,7 +310,7 @@ func TestPagination(t *testing.T) {
 	var backward []string
 	cursor = created[0]
 	for {
-		ids, more := page("limit=33&ending_before=" + cursor)
+		ids, more := page("limit=33&endingBefore=" + cursor)
 		backward = append(ids, backward...)
 		if !more {
 			break
@@ -324,7 +326,7 @@ func TestPagination(t *testing.T) {
 		}
 	}
 	if ids, more := page(""); len(ids) != 10 || !more {
-		t.Fatalf("default page: %d, has_more %v", len(ids), more)
+		t.Fatalf("default page: %d, hasMore %v", len(ids), more)
 	}
 }
 

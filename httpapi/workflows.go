@@ -135,10 +135,10 @@ type list[T any] struct {
 	Object  string `json:"object"`
 	URL     string `json:"url"`
 	Data    []T    `json:"data"`
-	HasMore bool   `json:"has_more"`
+	HasMore bool   `json:"hasMore"`
 }
 
-var listParams = map[string]bool{"status": true, "limit": true, "starting_after": true, "ending_before": true, "customerId": true, "product": true}
+var listParams = map[string]bool{"status": true, "limit": true, "startingAfter": true, "endingBefore": true, "customerId": true, "product": true}
 
 func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
@@ -160,8 +160,8 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		Environment:   principalFrom(r.Context()).Environment,
 		CustomerID:    q.Get("customerId"),
 		Product:       q.Get("product"),
-		StartingAfter: q.Get("starting_after"),
-		EndingBefore:  q.Get("ending_before"),
+		StartingAfter: q.Get("startingAfter"),
+		EndingBefore:  q.Get("endingBefore"),
 	}
 	if v, ok := q["status"]; ok {
 		st, err := settleflow.ParseStatus(v[0])
@@ -179,7 +179,7 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Limit = n
 	}
-	for name, v := range map[string]string{"customerId": p.CustomerID, "product": p.Product, "starting_after": p.StartingAfter, "ending_before": p.EndingBefore} {
+	for name, v := range map[string]string{"customerId": p.CustomerID, "product": p.Product, "startingAfter": p.StartingAfter, "endingBefore": p.EndingBefore} {
 		if _, given := q[name]; given && v == "" {
 			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" must not be empty"))
 			return

@@ -15,7 +15,7 @@ import (
 // reads the request.
 
 // cursorParam is the list cursor's name on the wire today.
-const cursorParam = "starting_after"
+const cursorParam = "startingAfter"
 
 // raw sends a request and returns the status and the exact response bytes,
 // so a test can check them with a parser stricter than encoding/json's

@@ -269,7 +269,7 @@ func testList(t *testing.T, s settleflow.Store) {
 	}
 	first, more := list(settleflow.ListQuery{Limit: 25})
 	if len(first) != 25 || more {
-		t.Fatalf("limit equal to the count: %d, has_more %v", len(first), more)
+		t.Fatalf("limit equal to the count: %d, hasMore %v", len(first), more)
 	}
 }
 
