@@ -247,6 +247,8 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 		h.method(w, r, "GET", func(w http.ResponseWriter, r *http.Request) {
 			h.fetchWorkflow(w, r, path[len("/v1/workflows/"):])
 		}, true)
+	case path == "/v1/quotes":
+		h.method(w, r, "POST", h.createQuote, true)
 	case path == "/v1/products":
 		h.method(w, r, "GET", h.listProducts, true)
 	default:

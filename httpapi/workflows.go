@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,29 +23,34 @@ type createBody struct {
 	Payload    json.RawMessage `json:"payload"`
 }
 
-func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
+// readCreate reads and checks the body that POST /v1/workflows and POST
+// /v1/quotes share, so a quote is refused exactly when a create would be.
+func (h *handler) readCreate(w http.ResponseWriter, r *http.Request) (*createBody, *Error) {
 	body, apiErr := h.readJSON(w, r)
 	if apiErr != nil {
-		writeError(w, r, apiErr)
-		return
+		return nil, apiErr
 	}
 	var in createBody
 	if apiErr := decodeBody(body, &in); apiErr != nil {
-		writeError(w, r, apiErr)
-		return
+		return nil, apiErr
 	}
 	switch {
 	case in.Product == nil:
-		writeError(w, r, invalid(settleflow.CodeParameterMissing, "product", "product is required"))
-		return
+		return nil, invalid(settleflow.CodeParameterMissing, "product", "product is required")
 	case in.CustomerID == nil:
-		writeError(w, r, invalid(settleflow.CodeParameterMissing, "customerId", "customerId is required"))
-		return
+		return nil, invalid(settleflow.CodeParameterMissing, "customerId", "customerId is required")
 	case len(in.Payload) == 0 || string(in.Payload) == "null":
-		writeError(w, r, invalid(settleflow.CodeParameterMissing, "payload", "payload is required"))
-		return
+		return nil, invalid(settleflow.CodeParameterMissing, "payload", "payload is required")
 	case in.Payload[0] != '{':
-		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "payload", "payload must be a JSON object"))
+		return nil, invalid(settleflow.CodeParameterInvalid, "payload", "payload must be a JSON object")
+	}
+	return &in, nil
+}
+
+func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
+	in, apiErr := h.readCreate(w, r)
+	if apiErr != nil {
+		writeError(w, r, apiErr)
 		return
 	}
 	var key string
@@ -214,4 +220,46 @@ func (h *handler) listProducts(w http.ResponseWriter, r *http.Request) {
 		out.Data[i] = product{Object: "product", ProductInfo: p}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// quote is the answer of POST /v1/quotes: what POST /v1/workflows would
+// quote for the same body at this moment, and the inputs it priced.
+type quote struct {
+	Object     string           `json:"object"`
+	Livemode   bool             `json:"livemode"`
+	Product    string           `json:"product"`
+	CustomerID string           `json:"customerId"`
+	Payload    json.RawMessage  `json:"payload"`
+	Quoted     settleflow.Money `json:"quoted"`
+	Margin     quoteMargin      `json:"margin"`
+}
+
+type quoteMargin struct {
+	Target settleflow.BasisPoints `json:"target"`
+}
+
+// createQuote prices a would-be workflow and stores nothing. An
+// Idempotency-Key header (clients send one with every POST) is accepted and
+// ignored: a quote changes nothing, so repeating it is always safe.
+func (h *handler) createQuote(w http.ResponseWriter, r *http.Request) {
+	in, apiErr := h.readCreate(w, r)
+	if apiErr != nil {
+		writeError(w, r, apiErr)
+		return
+	}
+	var payload bytes.Buffer
+	if err := json.Compact(&payload, in.Payload); err != nil {
+		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "payload", "payload is not valid JSON"))
+		return
+	}
+	env := principalFrom(r.Context()).Environment
+	q, err := h.opts.Engine.Quote(r.Context(), settleflow.CreateParams{
+		Environment: env, Product: *in.Product, CustomerID: *in.CustomerID, Payload: payload.Bytes(),
+	})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, quote{Object: "quote", Livemode: env.Livemode(), Product: *in.Product, CustomerID: *in.CustomerID,
+		Payload: payload.Bytes(), Quoted: q.Quoted, Margin: quoteMargin{Target: q.TargetMargin}})
 }
