@@ -540,6 +540,9 @@ func (e *Engine) List(ctx context.Context, p ListParams) (*Page, error) {
 // Create refuse an environment it cannot, with ErrEnvironmentNotConfigured.
 func (e *Engine) Settles(env Environment) bool { return e.settler.Configured(env) }
 
+// Product returns the catalogue entry of the product named name.
+func (e *Engine) Product(name string) (ProductInfo, bool) { return e.products.Get(name) }
+
 // Products returns the catalogue the engine serves.
 func (e *Engine) Products() []ProductInfo { return e.products.List() }
 

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/invopop/jsonschema"
+
 	"github.com/settleflow/settleflow/internal/strictjson"
 )
 
@@ -30,6 +32,9 @@ type Product[P any] struct {
 	// Estimate returns the estimated cost of running p, in minor units. It
 	// must be fast and must not do I/O: Create calls it inline.
 	Estimate func(p P) (int64, error)
+	// Example, optional, is a payload clients can start from: it is shown
+	// in the catalogue and Register checks that it validates and prices.
+	Example *P
 	// Execute runs the product. It may run again for the same workflow after a
 	// crash (at least once), so it should be idempotent by workflow id
 	// (available from WorkflowID(ctx)). Return an error wrapped with
@@ -53,6 +58,13 @@ type ProductInfo struct {
 	TargetMargin   BasisPoints `json:"targetMargin"`
 	MinimumCharge  Money       `json:"minimumCharge"`
 	PricingSummary string      `json:"pricingSummary"`
+	// PayloadSchema is the JSON Schema (2020-12) of the payload, reflected
+	// from the product's Go type P: field names from the json tags, types,
+	// and what the fields' jsonschema tags state (required, bounds,
+	// patterns); unknown fields are refused as the decoder refuses them.
+	PayloadSchema json.RawMessage `json:"payloadSchema"`
+	// Example is Product.Example as JSON, or null.
+	Example json.RawMessage `json:"example"`
 }
 
 // Products is the registry of products an engine serves. The zero value is
@@ -103,6 +115,23 @@ func Register[P any](r *Products, p Product[P]) error {
 		}
 		return v, nil
 	}
+	schema, err := payloadSchema[P]()
+	if err != nil {
+		return fmt.Errorf("settleflow: product %s: payload schema: %w", p.Name, err)
+	}
+	example := json.RawMessage("null")
+	if p.Example != nil {
+		if example, err = json.Marshal(p.Example); err != nil {
+			return fmt.Errorf("settleflow: product %s: example: %w", p.Name, err)
+		}
+		v, err := decode(example)
+		if err == nil {
+			_, err = p.Estimate(v)
+		}
+		if err != nil {
+			return fmt.Errorf("settleflow: product %s: the example payload is refused: %w", p.Name, err)
+		}
+	}
 	entry := &product{
 		info: ProductInfo{
 			Name:           p.Name,
@@ -110,6 +139,8 @@ func Register[P any](r *Products, p Product[P]) error {
 			TargetMargin:   p.Price.TargetMargin,
 			MinimumCharge:  Money{Amount: p.Price.MinimumCharge, Currency: Currency},
 			PricingSummary: p.PricingSummary,
+			PayloadSchema:  schema,
+			Example:        example,
 		},
 		price: p.Price,
 		estimate: func(raw json.RawMessage) (int64, error) {
@@ -152,6 +183,26 @@ func (r *Products) List() []ProductInfo {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// Get returns the catalogue entry of the product named name.
+func (r *Products) Get(name string) (ProductInfo, bool) {
+	p, ok := r.get(name)
+	if !ok {
+		return ProductInfo{}, false
+	}
+	return p.info, true
+}
+
+// payloadSchema reflects the JSON Schema of P. Field names and types come
+// from the json tags the decoder reads, and "required" only from jsonschema
+// tags: a field the decoder would leave at its zero value is optional to
+// the schema too. A type may refine its schema with a JSONSchemaExtend
+// method (see github.com/invopop/jsonschema).
+func payloadSchema[P any]() (json.RawMessage, error) {
+	r := &jsonschema.Reflector{RequiredFromJSONSchemaTags: true, DoNotReference: true, ExpandedStruct: true}
+	var zero P
+	return json.Marshal(r.Reflect(&zero))
 }
 
 func (r *Products) get(name string) (*product, bool) {

@@ -96,3 +96,39 @@ func TestEngineRefusesNonCanonicalIDs(t *testing.T) {
 		}
 	}
 }
+
+// Register reflects each product's payload schema and refuses an example
+// payload the product itself would refuse.
+func TestRegisterSchemaAndExample(t *testing.T) {
+	ps := settleflow.NewProducts()
+	bad := triage{TicketID: ""}
+	err := settleflow.Register(ps, settleflow.Product[triage]{Name: "bad-example", Price: settleflow.Price{TargetMargin: 3000},
+		Example:  &bad,
+		Estimate: func(triage) (int64, error) { return 1, nil },
+		Execute:  func(context.Context, triage) (settleflow.Execution, error) { return settleflow.Execution{}, nil }})
+	if err == nil || !strings.Contains(err.Error(), "example") {
+		t.Fatalf("an example the product refuses was registered: %v", err)
+	}
+	good := triage{TicketID: "T-1"}
+	if err := settleflow.Register(ps, settleflow.Product[triage]{Name: "good-example", Price: settleflow.Price{TargetMargin: 3000},
+		Example:  &good,
+		Estimate: func(triage) (int64, error) { return 1, nil },
+		Execute:  func(context.Context, triage) (settleflow.Execution, error) { return settleflow.Execution{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	info, ok := ps.Get("good-example")
+	if !ok || string(info.Example) != `{"ticketId":"T-1","attachments":0}` {
+		t.Fatalf("example %s", info.Example)
+	}
+	var schema struct {
+		Type                 string                    `json:"type"`
+		AdditionalProperties bool                      `json:"additionalProperties"`
+		Properties           map[string]map[string]any `json:"properties"`
+	}
+	if err := json.Unmarshal(info.PayloadSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if schema.Type != "object" || schema.AdditionalProperties || schema.Properties["ticketId"]["type"] != "string" || schema.Properties["attachments"]["type"] != "integer" {
+		t.Fatalf("schema %s", info.PayloadSchema)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -251,6 +252,10 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 		h.method(w, r, "POST", h.createQuote, true)
 	case path == "/v1/products":
 		h.method(w, r, "GET", h.listProducts, true)
+	case strings.HasPrefix(path, "/v1/products/") && len(path) > len("/v1/products/") && !containsSlash(path[len("/v1/products/"):]):
+		h.method(w, r, "GET", func(w http.ResponseWriter, r *http.Request) {
+			h.fetchProduct(w, r, path[len("/v1/products/"):])
+		}, true)
 	default:
 		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing",
 			Message: fmt.Sprintf("Unrecognized request URL (%s %s).", r.Method, path)})

@@ -263,3 +263,16 @@ func (h *handler) createQuote(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, quote{Object: "quote", Livemode: env.Livemode(), Product: *in.Product, CustomerID: *in.CustomerID,
 		Payload: payload.Bytes(), Quoted: q.Quoted, Margin: quoteMargin{Target: q.TargetMargin}})
 }
+
+func (h *handler) fetchProduct(w http.ResponseWriter, r *http.Request, name string) {
+	if r.URL.RawQuery != "" {
+		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+		return
+	}
+	info, ok := h.opts.Engine.Product(name)
+	if !ok {
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing", Message: "No such product."})
+		return
+	}
+	writeJSON(w, http.StatusOK, product{Object: "product", ProductInfo: info})
+}

@@ -3,26 +3,33 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
+	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/invopop/jsonschema"
 
 	"github.com/settleflow/settleflow"
 )
 
 // The demo catalogue: three products whose cost depends on their payload.
 
+// The payload types carry their JSON Schema in jsonschema tags; each
+// Validate checks exactly what the schema states, so a payload the catalogue's
+// schema accepts is never refused for a reason the schema could have said.
+
 type triage struct {
-	TicketID    string `json:"ticketId"`
-	Subject     string `json:"subject"`
-	Attachments int    `json:"attachments"`
+	TicketID    string `json:"ticketId" jsonschema:"required,minLength=1,maxLength=100,description=The ticket's id in your helpdesk."`
+	Subject     string `json:"subject,omitempty" jsonschema:"description=The ticket's subject; billing words route it to the billing queue."`
+	Attachments int    `json:"attachments,omitempty" jsonschema:"minimum=0,maximum=50,description=How many files the ticket carries."`
 }
 
 func (t triage) Validate() error {
-	switch {
-	case t.TicketID == "":
+	switch n := utf8.RuneCountInString(t.TicketID); {
+	case n == 0:
 		return &settleflow.FieldError{Field: "ticketId", Message: "is required"}
-	case len(t.TicketID) > 100:
+	case n > 100:
 		return &settleflow.FieldError{Field: "ticketId", Message: "has at most 100 characters"}
 	case t.Attachments < 0 || t.Attachments > 50:
 		return &settleflow.FieldError{Field: "attachments", Message: "must be between 0 and 50"}
@@ -30,25 +37,50 @@ func (t triage) Validate() error {
 	return nil
 }
 
+// nonBlank is the schema's way of saying "not only white space".
+const nonBlank = `\S`
+
 type summary struct {
-	Text     string `json:"text"`
-	Language string `json:"language"`
+	Text     string `json:"text" jsonschema:"required,minLength=1,maxLength=200000,description=The text to summarize; not only white space."`
+	Language string `json:"language,omitempty" jsonschema:"pattern=^[a-z]{2}$,description=A two-letter ISO 639-1 code in lower case."`
 }
 
+// JSONSchemaExtend adds what a tag cannot hold (a pattern with a backslash).
+func (summary) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("text"); ok {
+		p.Pattern = nonBlank
+	}
+}
+
+var languageCode = regexp.MustCompile(`^[a-z]{2}$`)
+
 func (s summary) Validate() error {
-	switch {
+	switch n := utf8.RuneCountInString(s.Text); {
 	case strings.TrimSpace(s.Text) == "":
-		return &settleflow.FieldError{Field: "text", Message: "is required"}
-	case len(s.Text) > 200_000:
+		return &settleflow.FieldError{Field: "text", Message: "is required and not only white space"}
+	case n > 200_000:
 		return &settleflow.FieldError{Field: "text", Message: "has at most 200000 characters"}
-	case s.Language != "" && len(s.Language) != 2:
-		return &settleflow.FieldError{Field: "language", Message: "must be a two-letter code"}
+	case s.Language != "" && !languageCode.MatchString(s.Language):
+		return &settleflow.FieldError{Field: "language", Message: "must be a two-letter code in lower case"}
 	}
 	return nil
 }
 
 type moderation struct {
-	ImageURLs []string `json:"imageUrls"`
+	ImageURLs []string `json:"imageUrls" jsonschema:"required,minItems=1,maxItems=20,description=The images to check: absolute http or https URLs."`
+}
+
+// imageURL is an absolute http(s) URL with a host: the pattern the schema
+// states and Validate checks.
+const imageURL = `^https?://[^\s/?#]+([/?#]\S*)?$`
+
+var imageURLPattern = regexp.MustCompile(imageURL)
+
+// JSONSchemaExtend states the items' pattern, which a tag cannot hold.
+func (moderation) JSONSchemaExtend(s *jsonschema.Schema) {
+	if p, ok := s.Properties.Get("imageUrls"); ok && p.Items != nil {
+		p.Items.Pattern = imageURL
+	}
 }
 
 func (m moderation) Validate() error {
@@ -56,8 +88,7 @@ func (m moderation) Validate() error {
 		return &settleflow.FieldError{Field: "imageUrls", Message: "must hold 1 to 20 URLs"}
 	}
 	for i, u := range m.ImageURLs {
-		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+		if !imageURLPattern.MatchString(u) {
 			return &settleflow.FieldError{Field: fmt.Sprintf("imageUrls.%d", i), Message: "must be an absolute http(s) URL"}
 		}
 	}
@@ -68,6 +99,7 @@ func demoProducts() (*settleflow.Products, error) {
 	ps := settleflow.NewProducts()
 	err := settleflow.Register(ps, settleflow.Product[triage]{
 		Name:           "ticket-triage",
+		Example:        &triage{TicketID: "T-42", Subject: "Refund for invoice 7", Attachments: 1},
 		Description:    "Classifies a support ticket and routes it to a queue.",
 		Price:          settleflow.Price{TargetMargin: 3000, MinimumCharge: 50},
 		PricingSummary: "cost 2.00 USD per ticket plus 0.50 USD per attachment; 30 % target margin; at least 0.50 USD",
@@ -89,6 +121,7 @@ func demoProducts() (*settleflow.Products, error) {
 	}
 	err = settleflow.Register(ps, settleflow.Product[summary]{
 		Name:           "document-summary",
+		Example:        &summary{Text: "The quarterly report shows revenue up 12 % on the year.", Language: "en"},
 		Description:    "Summarizes a text.",
 		Price:          settleflow.Price{TargetMargin: 4000, MinimumCharge: 25},
 		PricingSummary: "cost 0.01 USD per 100 characters; 40 % target margin; at least 0.25 USD",
@@ -111,6 +144,7 @@ func demoProducts() (*settleflow.Products, error) {
 	}
 	err = settleflow.Register(ps, settleflow.Product[moderation]{
 		Name:           "image-moderation",
+		Example:        &moderation{ImageURLs: []string{"https://example.com/cat.jpg"}},
 		Description:    "Checks images against a content policy.",
 		Price:          settleflow.Price{TargetMargin: 2500, MinimumCharge: 10},
 		PricingSummary: "cost 0.05 USD per image; 25 % target margin; at least 0.10 USD",

@@ -324,6 +324,8 @@ func routeLabel(r *http.Request) string {
 		return p
 	case strings.HasPrefix(p, "/v1/workflows/") && len(p) > len("/v1/workflows/") && !strings.Contains(p[len("/v1/workflows/"):], "/"):
 		return "/v1/workflows/{id}"
+	case strings.HasPrefix(p, "/v1/products/") && len(p) > len("/v1/products/") && !strings.Contains(p[len("/v1/products/"):], "/"):
+		return "/v1/products/{name}"
 	}
 	return "other"
 }
