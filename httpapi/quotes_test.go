@@ -84,3 +84,30 @@ func TestQuoteValidatesAsCreate(t *testing.T) {
 		t.Errorf("live key: %d %s", r.status, r.body)
 	}
 }
+
+// The catalogue carries each product's payload schema; one product is
+// fetched by name; every answer matches the OpenAPI document.
+func TestProductsWithSchemas(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	key := e.keys.create(t, settleflow.Test, "starter")
+	list := e.do("GET", "/v1/products", key, "")
+	data := list.json(t)["data"].([]any)
+	if list.status != http.StatusOK || len(data) == 0 {
+		t.Fatalf("products: %d %s", list.status, list.body)
+	}
+	first := data[0].(map[string]any)
+	schema, _ := first["payloadSchema"].(map[string]any)
+	if schema["type"] != "object" || schema["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
+		t.Fatalf("payloadSchema: %v", first["payloadSchema"])
+	}
+	one := e.do("GET", "/v1/products/"+first["name"].(string), key, "")
+	if one.status != http.StatusOK || one.json(t)["name"] != first["name"] {
+		t.Fatalf("one product: %d %s", one.status, one.body)
+	}
+	if r := e.do("GET", "/v1/products/no-such", key, ""); r.status != http.StatusNotFound || r.errorObject(t)["code"] != "resource_missing" {
+		t.Fatalf("unknown product: %d %s", r.status, r.body)
+	}
+	if r := e.do("GET", "/v1/products/"+first["name"].(string)+"?x=1", key, ""); r.status != http.StatusBadRequest {
+		t.Fatalf("a query parameter: %d %s", r.status, r.body)
+	}
+}
