@@ -1,0 +1,83 @@
+package settleflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/storage/sqlite"
+)
+
+// A whole engine in-process: SQLite, the simulated chain, one product. Create
+// answers at once with the quote; the workflow then runs and settles on chain
+// in the background.
+func Example() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "settleflow-example")
+	defer os.RemoveAll(dir)
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "settleflow.db"), sqlite.OpenOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+	chain, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer chain.Close()
+
+	type ticket struct {
+		TicketID string `json:"ticketId" jsonschema:"required,minLength=1"`
+	}
+	products := settleflow.NewProducts()
+	err = settleflow.Register(products, settleflow.Product[ticket]{
+		Name:     "ticket-triage",
+		Price:    settleflow.Price{TargetMargin: 3000, MinimumCharge: 50}, // 30 %, 0.50 USD
+		Estimate: func(ticket) (int64, error) { return 200, nil },         // cost in cents
+		Execute: func(ctx context.Context, t ticket) (settleflow.Execution, error) {
+			return settleflow.Execution{ActualCost: 180, Result: map[string]string{"queue": "billing"}}, nil
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	events := make(chan settleflow.Event, 1)
+	engine, err := settleflow.New(settleflow.Options{
+		Store: store, Settler: chain, Products: products,
+		Notifier: settleflow.NotifierFunc(func(_ context.Context, evs []settleflow.Event) error {
+			for _, ev := range evs {
+				events <- ev
+			}
+			return nil
+		}),
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := engine.Start(ctx); err != nil {
+		panic(err)
+	}
+	defer engine.Stop(ctx)
+
+	wf, _, err := engine.Create(ctx, settleflow.CreateParams{Environment: settleflow.Test,
+		Product: "ticket-triage", CustomerID: "cus_123", Payload: json.RawMessage(`{"ticketId": "T-42"}`)})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(wf.Status, wf.Quoted.Amount, wf.Quoted.Currency)
+
+	select {
+	case ev := <-events:
+		fmt.Println(ev.Type, ev.Data.Status, *ev.Data.Margin.Achieved, ev.Data.Settlement.Network)
+	case <-time.After(time.Minute):
+		fmt.Println("no event")
+	}
+	// Output:
+	// Pending 286 usd
+	// workflow.completed Settled 0.3706 simulated
+}
