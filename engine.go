@@ -217,6 +217,25 @@ func setDefault[T int | time.Duration](v *T, d T) {
 	}
 }
 
+// drain is the batching of every stage: it appends to batch what ch holds
+// right now, without waiting, until batch holds max items or ch is empty or
+// closed. Work that arrives together is done together (one transaction, one
+// settler call), and work that arrives alone is not held back.
+func drain[T any](ch <-chan T, batch []T, max int) []T {
+	for len(batch) < max {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, v)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
 func signal(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
@@ -408,16 +427,7 @@ func (e *Engine) commitLoop() {
 				}
 			}
 		}
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < e.opts.BatchSize {
-			select {
-			case r := <-e.creates:
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
+		batch = drain(e.creates, append(batch[:0], first), e.opts.BatchSize)
 		e.commit(batch)
 	}
 }
@@ -754,19 +764,7 @@ func (e *Engine) finishLoop(ctx context.Context, rs *runState) {
 	defer close(rs.settle)
 	batch := make([]execResult, 0, e.opts.BatchSize)
 	for first := range rs.results {
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < e.opts.BatchSize {
-			select {
-			case r, ok := <-rs.results:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
+		batch = drain(rs.results, append(batch[:0], first), e.opts.BatchSize)
 		e.finish(ctx, rs, batch)
 	}
 }

@@ -28,19 +28,7 @@ func (e *Engine) settleLoop(ctx context.Context, rs *runState) {
 	defer rs.pipeline.Done()
 	batch := make([]settleItem, 0, e.opts.BatchSize)
 	for first := range rs.settle {
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < e.opts.BatchSize {
-			select {
-			case it, ok := <-rs.settle:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, it)
-			default:
-				break drain
-			}
-		}
+		batch = drain(rs.settle, append(batch[:0], first), e.opts.BatchSize)
 		e.settleBatch(ctx, rs, batch)
 		for range batch {
 			<-rs.slots

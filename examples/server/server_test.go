@@ -132,6 +132,23 @@ func (s *server) shutdown() error {
 
 func (s *server) do(method, path, key, body string) (int, http.Header, map[string]any) {
 	s.t.Helper()
+	status, header, b := s.send(method, path, key, body)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	return status, header, m
+}
+
+// raw sends a request and returns the status and the exact response bytes,
+// so a test can check them with a parser stricter than encoding/json's
+// lenient defaults.
+func (s *server) raw(method, path, key, body string) (int, []byte) {
+	s.t.Helper()
+	status, _, b := s.send(method, path, key, body)
+	return status, b
+}
+
+func (s *server) send(method, path, key, body string) (int, http.Header, []byte) {
+	s.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -146,9 +163,11 @@ func (s *server) do(method, path, key, body string) (int, http.Header, map[strin
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var m map[string]any
-	json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, resp.Header, m
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
 }
 
 // The README's path: first start prints a test key; a workflow created over

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -16,32 +14,6 @@ import (
 
 // cursorParam is the list cursor's name on the wire today.
 const cursorParam = "startingAfter"
-
-// raw sends a request and returns the status and the exact response bytes,
-// so a test can check them with a parser stricter than encoding/json's
-// lenient defaults.
-func (s *server) raw(method, path, key, body string) (int, []byte) {
-	s.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, "https://"+s.https+path, rd)
-	req.Header.Set("Authorization", "Bearer "+key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return resp.StatusCode, b
-}
 
 // wantError checks a 400-class error answer's code and param.
 func wantError(t *testing.T, what string, status int, body map[string]any, wantStatus int, code, param string) {
