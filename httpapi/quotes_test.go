@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -25,18 +26,7 @@ func TestQuoteEqualsCreate(t *testing.T) {
 		if n := len(e.do("GET", "/v1/workflows", key, "").json(t)["data"].([]any)); n != 0 && body == body1 {
 			t.Fatalf("a quote stored a workflow: %d listed", n)
 		}
-		var got struct {
-			Object     string           `json:"object"`
-			Livemode   bool             `json:"livemode"`
-			Product    string           `json:"product"`
-			CustomerID string           `json:"customerId"`
-			Payload    json.RawMessage  `json:"payload"`
-			Quoted     settleflow.Money `json:"quoted"`
-			Margin     map[string]any   `json:"margin"`
-		}
-		if err := json.Unmarshal(q.body, &got); err != nil {
-			t.Fatal(err)
-		}
+		got := q.json(t)
 		c := e.create(key, body)
 		if c.status != http.StatusCreated {
 			t.Fatalf("create: %d %s", c.status, c.body)
@@ -45,8 +35,12 @@ func TestQuoteEqualsCreate(t *testing.T) {
 		if err := json.Unmarshal(c.body, &wf); err != nil {
 			t.Fatal(err)
 		}
-		if got.Object != "quote" || got.Livemode || got.Quoted != wf.Quoted || got.Product != wf.Product ||
-			got.CustomerID != wf.CustomerID || string(got.Payload) != string(wf.Payload) || got.Margin["target"] != float64(wf.Margin.Target)/10000 {
+		quoted, _ := json.Marshal(got["quoted"])
+		payload, _ := json.Marshal(got["payload"])
+		wantPayload, _ := json.Marshal(c.json(t)["payload"])
+		if got["object"] != "quote" || got["livemode"] != false || string(quoted) != fmt.Sprintf(`{"amount":%d,"currency":%q}`, wf.Quoted.Amount, wf.Quoted.Currency) ||
+			got["product"] != wf.Product || got["customerId"] != wf.CustomerID || string(payload) != string(wantPayload) ||
+			got["margin"].(map[string]any)["target"] != float64(wf.Margin.Target)/10000 {
 			t.Errorf("quote %s\ndiffers from the created workflow %s", q.body, c.body)
 		}
 	}
