@@ -316,12 +316,15 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 
 // Migrate brings the schema up to date. It is safe to call from several
 // processes at once.
-func (s *Store) Migrate(ctx context.Context) error { return s.migrate(ctx, "") }
+func (s *Store) Migrate(ctx context.Context) error {
+	return s.migrate(ctx, "", settleflow.Statuses, settleflow.Transitions())
+}
 
 // migrate applies the migrations up to and including the one named until
-// (its timestamp, e.g. "20261121000002"), or all of them if until is empty:
-// tests build databases as older releases left them.
-func (s *Store) migrate(ctx context.Context, until string) error {
+// (its timestamp, e.g. "20261121000002"), or all of them if until is empty,
+// rendering the status CHECK and the transition trigger from statuses and
+// transitions: tests build databases as older releases left them.
+func (s *Store) migrate(ctx context.Context, until string, statusList []settleflow.Status, transitions []settleflow.Transition) error {
 	dir := "migrations/sqlite"
 	if s.postgres {
 		dir = "migrations/postgres"
@@ -344,7 +347,7 @@ func (s *Store) migrate(ctx context.Context, until string) error {
 		}
 	}
 	var statuses []string
-	for _, st := range settleflow.Statuses {
+	for _, st := range statusList {
 		statuses = append(statuses, "'"+string(st)+"'")
 	}
 	m := migrate.NewMigrator(s.db, ms,
@@ -353,7 +356,7 @@ func (s *Store) migrate(ctx context.Context, until string) error {
 		migrate.WithMarkAppliedOnSuccess(true),
 		migrate.WithTemplateData(map[string]any{
 			"StatusList":  strings.Join(statuses, ", "),
-			"Transitions": settleflow.Transitions(),
+			"Transitions": transitions,
 		}))
 	return s.write(ctx, func() error {
 		if s.migrationLock != nil {
