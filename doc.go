@@ -7,13 +7,16 @@
 // the background, settles the quoted charge through the Settler, records the
 // margin it achieved and writes a workflow.completed or workflow.failed event
 // to its outbox in the same transaction as the state change; the Notifier
-// delivers those events (for example as signed webhooks).
+// delivers those events (for example as signed webhooks). [Engine.Cancel]
+// cancels a workflow still Pending (workflow.canceled); [Engine.ListEvents]
+// and [Engine.FetchEvent] read the events back.
 //
 // Workflows move through one state machine:
 //
 //	Pending ──► Running ──► Settling ──► Settled
-//	               │            │
-//	               └────────────┴──► Failed
+//	   │           │            │
+//	   │           └────────────┴──► Failed
+//	   └──► Canceled  (Engine.Cancel, only while Pending; nothing charged)
 //
 // Execution is durable: a workflow that was Pending, Running or Settling when
 // the process died is picked up again after restart, and every charge carries

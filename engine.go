@@ -125,14 +125,17 @@ type Engine struct {
 	stopOnce  sync.Once
 
 	wake chan struct{} // new due workflows (non-blocking send)
+	// eventsWake tells the dispatcher an event is in the outbox unleased
+	// (a cancel's), so it is handed over now, not at the next poll.
+	eventsWake chan struct{}
 
 	mu      sync.Mutex
 	started bool
 	run     *runState
 
-	// terminal caches workflows that reached Settled or Failed: they never
-	// change again, so serving them from memory is correct even when other
-	// processes share the Store.
+	// terminal caches workflows in a terminal status (Settled, Failed,
+	// Canceled): they never change again, so serving them from memory is
+	// correct even when other processes share the Store.
 	terminal terminalCache
 }
 
@@ -206,6 +209,8 @@ func New(opts Options) (*Engine, error) {
 		stopping:  make(chan struct{}),
 		committed: make(chan struct{}),
 		wake:      make(chan struct{}, 1),
+
+		eventsWake: make(chan struct{}, 1),
 	}
 	go e.commitLoop()
 	return e, nil
@@ -531,7 +536,7 @@ func (e *Engine) List(ctx context.Context, p ListParams) (*Page, error) {
 	case p.Limit < 1 || p.Limit > 100:
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "limit", Message: "limit must be between 1 and 100"}
 	case p.Status != "" && !p.Status.Valid():
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "status", Message: "status must be one of Pending, Running, Settling, Settled, Failed"}
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "status", Message: "status must be one of " + statusNames}
 	case p.StartingAfter != "" && p.EndingBefore != "":
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "startingAfter and endingBefore cannot be used together"}
 	case p.StartingAfter != "" && !ids.Valid(ids.Workflow, p.StartingAfter):
@@ -950,6 +955,7 @@ func (e *Engine) dispatchLoop(ctx context.Context, rs *runState) {
 			}
 			continue
 		case <-timer.C:
+		case <-e.eventsWake:
 		}
 		wait := e.opts.PollInterval
 		for ctx.Err() == nil {

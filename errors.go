@@ -3,6 +3,7 @@ package settleflow
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Failure is why a workflow failed: the workflow's "failure" object on the wire.
@@ -51,8 +52,12 @@ func IsPermanent(err error) bool {
 
 // Sentinel errors returned by the engine and every Store.
 var (
-	// ErrNotFound: no such workflow in that environment.
+	// ErrNotFound: no such workflow (or event) in that environment.
 	ErrNotFound = errors.New("settleflow: not found")
+	// ErrWorkflowState: the workflow's status does not allow the operation
+	// (a cancel of a workflow that is no longer Pending). Every *StateError
+	// matches it with errors.Is.
+	ErrWorkflowState = errors.New("settleflow: the workflow's status does not allow this")
 	// ErrEngineStopped: the engine is stopping or stopped and takes no work.
 	ErrEngineStopped = errors.New("settleflow: engine stopped")
 	// ErrEnvironmentNotConfigured: the engine's Settler cannot settle the
@@ -97,3 +102,29 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// StateError is returned when a workflow's current status does not allow
+// the operation asked for, for example Engine.Cancel of a workflow that is
+// already Running. It is a conflict with the workflow's state, not a bad
+// request: over HTTP it is a 409 whose code is Code(). Status is the status
+// the workflow had when the operation was refused.
+type StateError struct {
+	// Op is the operation refused, e.g. "cancel".
+	Op         string
+	WorkflowID string
+	Status     Status
+}
+
+func (e *StateError) Error() string {
+	return fmt.Sprintf("settleflow: cannot %s workflow %s: it is %s", e.Op, e.WorkflowID, e.Status)
+}
+
+// Is makes errors.Is(err, ErrWorkflowState) true for every StateError.
+func (e *StateError) Is(target error) bool { return target == ErrWorkflowState }
+
+// Code is a stable machine-readable code naming the status that refused
+// the operation: "workflow_" followed by the status in lower case
+// (workflow_running, workflow_settling, workflow_settled, workflow_failed,
+// workflow_canceled), so a client can tell "too late, it runs" from
+// "already canceled" without parsing the message.
+func (e *StateError) Code() string { return "workflow_" + strings.ToLower(string(e.Status)) }

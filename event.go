@@ -15,7 +15,21 @@ const (
 	EventWorkflowCompleted EventType = "workflow.completed"
 	// EventWorkflowFailed is emitted when a workflow reaches Failed.
 	EventWorkflowFailed EventType = "workflow.failed"
+	// EventWorkflowCanceled is emitted when a workflow reaches Canceled.
+	EventWorkflowCanceled EventType = "workflow.canceled"
 )
+
+// EventTypes lists every event type the engine emits.
+var EventTypes = []EventType{EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled}
+
+// Valid reports whether t is one of EventTypes.
+func (t EventType) Valid() bool {
+	switch t {
+	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled:
+		return true
+	}
+	return false
+}
 
 // Event is an outbox entry and, marshalled to JSON, the envelope delivered to
 // webhook endpoints:
@@ -24,6 +38,8 @@ const (
 //	 "livemode": false, "createdAt": "…", "data": {…}}
 //
 // It is written in the same transaction as the state change that causes it.
+// json.Marshal of an Event is its one encoding: the webhook body and the
+// event read back (Engine.FetchEvent, Engine.ListEvents) are the same bytes.
 type Event struct {
 	ID        string    `json:"id"`
 	Object    string    `json:"object"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/settleflow/settleflow"
@@ -125,6 +126,7 @@ func TestBasisPointsJSON(t *testing.T) {
 func TestStateMachine(t *testing.T) {
 	legal := map[[2]settleflow.Status]bool{
 		{settleflow.Pending, settleflow.Running}:  true,
+		{settleflow.Pending, settleflow.Canceled}: true,
 		{settleflow.Running, settleflow.Settling}: true,
 		{settleflow.Running, settleflow.Failed}:   true,
 		{settleflow.Settling, settleflow.Settled}: true,
@@ -150,6 +152,17 @@ func TestStateMachine(t *testing.T) {
 		if _, err := settleflow.ParseStatus(string(s)); err != nil {
 			t.Fatal(err)
 		}
+		// Terminal is exactly "no transition leaves it".
+		leaves := false
+		for _, tr := range settleflow.Transitions() {
+			leaves = leaves || tr.From() == s
+		}
+		if s.Terminal() == leaves || !s.Valid() {
+			t.Fatalf("%s: Terminal %v, but transitions leave it: %v", s, s.Terminal(), leaves)
+		}
+	}
+	if _, err := settleflow.ParseStatus("canceled"); err == nil || !strings.Contains(err.Error(), "Canceled") {
+		t.Fatalf("ParseStatus(canceled): %v; want the message to list Canceled", err)
 	}
 	for _, bad := range []string{"settled", "SETTLED", "Done", ""} {
 		if _, err := settleflow.ParseStatus(bad); err == nil {

@@ -43,6 +43,25 @@ type Store interface {
 	// applied[i] reports whether us[i] applied.
 	UpdateWorkflows(ctx context.Context, us []Update) (applied []bool, err error)
 
+	// CancelWorkflow moves the workflow id of env from Pending to Canceled,
+	// with updated_at set to at and ev written to the outbox, in one
+	// transaction, if and only if the workflow is still Pending when the
+	// transaction runs: a cancel and a ClaimWorkflows racing for the same
+	// workflow cannot both win. It returns the workflow as it is after the
+	// call and whether this call canceled it; when it did not, the workflow
+	// is returned in its current status and nothing is written. An unknown
+	// id, or one of the other environment, is ErrNotFound.
+	CancelWorkflow(ctx context.Context, env Environment, id string, at time.Time, ev *Event) (w *Workflow, canceled bool, err error)
+
+	// ListEvents returns one page of the events of q, newest first, and
+	// whether more events lie beyond it in the direction of travel. Events
+	// are read back exactly as they were written to the outbox, dispatched
+	// or not.
+	ListEvents(ctx context.Context, q EventQuery) (evs []Event, hasMore bool, err error)
+
+	// GetEvent returns the event with id in env, or ErrNotFound.
+	GetEvent(ctx context.Context, env Environment, id string) (*Event, error)
+
 	// ClaimEvents leases up to c.Limit undispatched outbox events that are due
 	// at c.Now, oldest first, until c.LeaseUntil.
 	ClaimEvents(ctx context.Context, c Claim) ([]Event, error)
@@ -91,6 +110,23 @@ type ListQuery struct {
 	Product    string
 	// At most one of StartingAfter and EndingBefore: the id of a workflow on
 	// the previous page. StartingAfter returns older workflows, EndingBefore
+	// newer ones (still ordered newest first).
+	StartingAfter string
+	EndingBefore  string
+	Limit         int
+}
+
+// EventQuery selects a page of events. Events are ordered by id, which
+// sorts by creation time; pages run newest first, as ListQuery's do.
+type EventQuery struct {
+	Environment Environment
+	// Optional filters; zero values match everything.
+	Type       EventType
+	WorkflowID string
+	// CreatedAfter, if not zero, keeps the events created strictly after it.
+	CreatedAfter time.Time
+	// At most one of StartingAfter and EndingBefore: the id of an event on
+	// the previous page. StartingAfter returns older events, EndingBefore
 	// newer ones (still ordered newest first).
 	StartingAfter string
 	EndingBefore  string

@@ -23,36 +23,45 @@ const (
 	// Failed: execution or settlement failed for good; workflow.failed was
 	// emitted.
 	Failed Status = "Failed"
+	// Canceled: canceled while still Pending (Engine.Cancel); it was never
+	// executed and nothing was charged; workflow.canceled was emitted.
+	Canceled Status = "Canceled"
 )
 
 // Statuses lists every status in the order of the state machine.
-var Statuses = []Status{Pending, Running, Settling, Settled, Failed}
+var Statuses = []Status{Pending, Running, Settling, Settled, Failed, Canceled}
 
 // transitions is the state machine, and the only place it is written down.
 // Store adapters derive their database guard from it (see Transitions).
 var transitions = map[Status][]Status{
-	Pending:  {Running},
+	// Only a Pending workflow can be canceled: from Running on, the product
+	// may have spent its cost, and from Settling on a charge may be on chain.
+	Pending:  {Running, Canceled},
 	Running:  {Settling, Failed},
 	Settling: {Settled, Failed},
 }
 
-// Valid reports whether s is one of the five statuses.
+// Valid reports whether s is one of the statuses in Statuses.
 func (s Status) Valid() bool {
 	switch s {
-	case Pending, Running, Settling, Settled, Failed:
+	case Pending, Running, Settling, Settled, Failed, Canceled:
 		return true
 	}
 	return false
 }
 
-// Terminal reports whether no transition leaves s.
-func (s Status) Terminal() bool { return s == Settled || s == Failed }
+// Terminal reports whether no transition leaves s: the workflow never
+// changes again.
+func (s Status) Terminal() bool { return s == Settled || s == Failed || s == Canceled }
+
+// statusNames is the list of statuses for error messages.
+const statusNames = "Pending, Running, Settling, Settled, Failed, Canceled"
 
 // ParseStatus returns the status named by s, exactly as on the wire.
 func ParseStatus(s string) (Status, error) {
 	st := Status(s)
 	if !st.Valid() {
-		return "", fmt.Errorf("settleflow: unknown status %q (want one of Pending, Running, Settling, Settled, Failed)", s)
+		return "", fmt.Errorf("settleflow: unknown status %q (want one of %s)", s, statusNames)
 	}
 	return st, nil
 }

@@ -172,7 +172,7 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	if v, ok := q["status"]; ok {
 		st, err := settleflow.ParseStatus(v[0])
 		if err != nil {
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "status", "status must be one of Pending, Running, Settling, Settled, Failed"))
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "status", "status must be one of Pending, Running, Settling, Settled, Failed, Canceled"))
 			return
 		}
 		p.Status = st

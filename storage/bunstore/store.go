@@ -317,6 +317,14 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 // Migrate brings the schema up to date. It is safe to call from several
 // processes at once.
 func (s *Store) Migrate(ctx context.Context) error {
+	return s.migrate(ctx, "", settleflow.Statuses, settleflow.Transitions())
+}
+
+// migrate applies the migrations up to and including the one named until
+// (its timestamp, e.g. "20261121000002"), or all of them if until is empty,
+// rendering the status CHECK and the transition trigger from statuses and
+// transitions: tests build databases as older releases left them.
+func (s *Store) migrate(ctx context.Context, until string, statusList []settleflow.Status, transitions []settleflow.Transition) error {
 	dir := "migrations/sqlite"
 	if s.postgres {
 		dir = "migrations/postgres"
@@ -325,12 +333,21 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(sub); err != nil {
+	all := migrate.NewMigrations()
+	if err := all.Discover(sub); err != nil {
 		return fmt.Errorf("bunstore: migrations: %w", err)
 	}
+	ms := all
+	if until != "" {
+		ms = migrate.NewMigrations()
+		for _, m := range all.Sorted() {
+			if m.Name <= until {
+				ms.Add(m)
+			}
+		}
+	}
 	var statuses []string
-	for _, st := range settleflow.Statuses {
+	for _, st := range statusList {
 		statuses = append(statuses, "'"+string(st)+"'")
 	}
 	m := migrate.NewMigrator(s.db, ms,
@@ -339,7 +356,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		migrate.WithMarkAppliedOnSuccess(true),
 		migrate.WithTemplateData(map[string]any{
 			"StatusList":  strings.Join(statuses, ", "),
-			"Transitions": settleflow.Transitions(),
+			"Transitions": transitions,
 		}))
 	return s.write(ctx, func() error {
 		if s.migrationLock != nil {
@@ -817,6 +834,79 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	return out, nil
 }
 
+// CancelWorkflow implements settleflow.Store. The update is conditional on
+// the status being Pending in the same statement that changes it, and
+// ClaimWorkflows moves Pending to Running the same way, so of a cancel and
+// a claim racing for one workflow exactly one changes it: on SQLite the
+// writes are serialized, on Postgres the loser waits for the winner's row
+// lock and then finds the status changed.
+func (s *Store) CancelWorkflow(ctx context.Context, env settleflow.Environment, id string, at time.Time, ev *settleflow.Event) (*settleflow.Workflow, bool, error) {
+	tr, err := settleflow.Pending.To(settleflow.Canceled)
+	if err != nil {
+		return nil, false, err
+	}
+	if ev == nil || ev.Data.WorkflowID != id || ev.Livemode != env.Livemode() {
+		return nil, false, fmt.Errorf("bunstore: cancel of %s: the event must be about that workflow, in its environment", id)
+	}
+	evRow, err := toEventRow(ev)
+	if err != nil {
+		return nil, false, err
+	}
+	var (
+		out      *settleflow.Workflow
+		canceled bool
+	)
+	err = s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		out, canceled = nil, false
+		st, err := s.stmt(ctx, cancelWorkflowSQL)
+		if err != nil {
+			return err
+		}
+		var r workflowRow
+		err = r.scan(tx.StmtContext(ctx, st).QueryRowContext(ctx, string(tr.Next()), micros(at), id, env.Livemode(), string(tr.From())))
+		switch {
+		case err == nil:
+			canceled = true
+			if _, err := s.exec(ctx, tx, insertEventsSQL(1), evRow.ID, evRow.WorkflowID, evRow.Type, evRow.Livemode,
+				evRow.Data, evRow.CreatedAt, evRow.RunAt, evRow.LeaseOwner); err != nil {
+				return fmt.Errorf("bunstore: outbox: %w", err)
+			}
+		case errors.Is(err, sql.ErrNoRows):
+			// Not Pending (or not there): report how it stands.
+			st, err := s.stmt(ctx, getWorkflowSQL)
+			if err != nil {
+				return err
+			}
+			err = r.scan(tx.StmtContext(ctx, st).QueryRowContext(ctx, id, env.Livemode()))
+			if errors.Is(err, sql.ErrNoRows) {
+				return settleflow.ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("bunstore: cancel: %w", err)
+		}
+		out, err = r.workflow()
+		return err
+	}, func() {
+		if s.recent != nil && canceled {
+			s.recent.put([]*settleflow.Workflow{out})
+		}
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, canceled, nil
+}
+
+// cancelWorkflowSQL moves one workflow from the expected status to the new
+// one; a workflow not in the expected status is left alone and no row is
+// returned.
+const cancelWorkflowSQL = `UPDATE settleflow_workflows SET status = ?, updated_at = ?, lease_owner = NULL
+	WHERE id = ? AND livemode = ? AND status = ?
+	RETURNING ` + workflowColumns
+
 type eventRow struct {
 	bun.BaseModel `bun:"table:settleflow_events"`
 
@@ -997,6 +1087,88 @@ func toEventRow(e *settleflow.Event) (*eventRow, error) {
 	}, nil
 }
 
+// event is the outbox row as the Event it was written from: json.Marshal of
+// it gives the bytes json.Marshal of the original gave, since the data is
+// stored as json.Marshal wrote it and times at the microsecond precision
+// the engine keeps.
+func (r *eventRow) event() (settleflow.Event, error) {
+	ev := settleflow.Event{ID: r.ID, Object: "event", Type: settleflow.EventType(r.Type), Livemode: r.Livemode, CreatedAt: fromMicros(r.CreatedAt)}
+	if err := json.Unmarshal([]byte(r.Data), &ev.Data); err != nil {
+		return settleflow.Event{}, fmt.Errorf("bunstore: event %s: %w", r.ID, err)
+	}
+	return ev, nil
+}
+
+// eventColumns are the columns an Event is read from, in eventRow's order.
+var eventColumns = []string{"id", "type", "livemode", "data", "created_at"}
+
+// ListEvents implements settleflow.Store. It pages by keyset on id, as
+// ListWorkflows does.
+func (s *Store) ListEvents(ctx context.Context, q settleflow.EventQuery) ([]settleflow.Event, bool, error) {
+	if q.Limit < 1 {
+		return nil, false, errors.New("bunstore: list limit must be positive")
+	}
+	var rows []eventRow
+	sel := s.db.NewSelect().Model(&rows).Column(eventColumns...).Where("livemode = ?", q.Environment.Livemode())
+	if q.Type != "" {
+		sel.Where("type = ?", string(q.Type))
+	}
+	if q.WorkflowID != "" {
+		sel.Where("workflow_id = ?", q.WorkflowID)
+	}
+	if !q.CreatedAfter.IsZero() {
+		// Stored times are whole microseconds: truncating the bound keeps
+		// "strictly after" exact.
+		sel.Where("created_at > ?", micros(q.CreatedAfter))
+	}
+	backwards := q.EndingBefore != ""
+	switch {
+	case backwards:
+		sel.Where("id > ?", q.EndingBefore).OrderExpr("id ASC")
+	case q.StartingAfter != "":
+		sel.Where("id < ?", q.StartingAfter).OrderExpr("id DESC")
+	default:
+		sel.OrderExpr("id DESC")
+	}
+	if err := sel.Limit(int64(q.Limit + 1)).Scan(ctx); err != nil {
+		return nil, false, err
+	}
+	more := len(rows) > q.Limit
+	if more {
+		rows = rows[:q.Limit]
+	}
+	if backwards {
+		slices.Reverse(rows)
+	}
+	out := make([]settleflow.Event, len(rows))
+	for i := range rows {
+		ev, err := rows[i].event()
+		if err != nil {
+			return nil, false, err
+		}
+		out[i] = ev
+	}
+	return out, more, nil
+}
+
+// GetEvent implements settleflow.Store.
+func (s *Store) GetEvent(ctx context.Context, env settleflow.Environment, id string) (*settleflow.Event, error) {
+	var r eventRow
+	err := s.db.NewSelect().Model(&r).Column(eventColumns...).
+		Where("id = ?", id).Where("livemode = ?", env.Livemode()).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, settleflow.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	ev, err := r.event()
+	if err != nil {
+		return nil, err
+	}
+	return &ev, nil
+}
+
 // ClaimEvents implements settleflow.Store.
 func (s *Store) ClaimEvents(ctx context.Context, c settleflow.Claim) ([]settleflow.Event, error) {
 	if c.Limit < 1 {
@@ -1028,9 +1200,9 @@ func (s *Store) ClaimEvents(ctx context.Context, c settleflow.Claim) ([]settlefl
 			if err := rows.Scan(&r.ID, &r.Type, &r.Livemode, &r.Data, &r.CreatedAt); err != nil {
 				return err
 			}
-			ev := settleflow.Event{ID: r.ID, Object: "event", Type: settleflow.EventType(r.Type), Livemode: r.Livemode, CreatedAt: fromMicros(r.CreatedAt)}
-			if err := json.Unmarshal([]byte(r.Data), &ev.Data); err != nil {
-				return fmt.Errorf("bunstore: event %s: %w", r.ID, err)
+			ev, err := r.event()
+			if err != nil {
+				return err
 			}
 			out = append(out, ev)
 		}

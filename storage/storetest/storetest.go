@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +39,9 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"Update", testUpdate},
 		{"Events", testEvents},
 		{"ReleaseLeases", testReleaseLeases},
+		{"Cancel", testCancel},
+		{"CancelRacesClaim", testCancelRacesClaim},
+		{"ListEvents", testListEvents},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -615,5 +620,398 @@ func testReleaseLeases(t *testing.T, s settleflow.Store) {
 	got := claim(t, s, "dead", at.Add(time.Second), time.Hour, 10)
 	if len(got) != 1 || got[0].ID != a.ID || got[0].Status != settleflow.Running {
 		t.Fatalf("after release: %+v; want a back, b still leased to another owner", got)
+	}
+}
+
+// canceledEvent is the workflow.canceled event the engine writes for w.
+func canceledEvent(w *settleflow.Workflow, at time.Time) *settleflow.Event {
+	return &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventWorkflowCanceled,
+		Livemode: w.Livemode, CreatedAt: at,
+		Data: settleflow.EventData{WorkflowID: w.ID, Status: settleflow.Canceled, Quoted: w.Quoted, Margin: w.Margin}}
+}
+
+func testCancel(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	running := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	insert(t, s, running)
+	at := base.Add(time.Second)
+	c := claim(t, s, "w1", at, time.Minute, 10)
+	if len(c) != 1 {
+		t.Fatalf("claimed %d, want 1", len(c))
+	}
+	w2 := newWorkflow(settleflow.Test, base.Add(time.Hour), "cus_2", "triage")
+	insert(t, s, w2)
+
+	// Other environment and unknown ids are not found, and write nothing.
+	ev := canceledEvent(w2, at)
+	if _, _, err := s.CancelWorkflow(ctx, settleflow.Live, w2.ID, at, &settleflow.Event{ID: ev.ID, Object: "event",
+		Type: ev.Type, Livemode: true, CreatedAt: at, Data: ev.Data}); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("cancel through the other environment: %v, want ErrNotFound", err)
+	}
+	unknown := ids.New(ids.Workflow, at)
+	uev := canceledEvent(&settleflow.Workflow{ID: unknown}, at)
+	if _, _, err := s.CancelWorkflow(ctx, settleflow.Test, unknown, at, uev); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("cancel of an unknown id: %v, want ErrNotFound", err)
+	}
+
+	// Pending → Canceled, with its event, in one go.
+	at2 := base.Add(2 * time.Hour)
+	ev = canceledEvent(w2, at2)
+	got, canceled, err := s.CancelWorkflow(ctx, settleflow.Test, w2.ID, at2, ev)
+	if err != nil || !canceled {
+		t.Fatalf("cancel of a Pending workflow: canceled=%v err=%v", canceled, err)
+	}
+	want := *w2
+	want.Status, want.UpdatedAt = settleflow.Canceled, at2
+	equalWorkflow(t, got, &want)
+	equalWorkflow(t, mustGet(t, s, settleflow.Test, w2.ID), &want)
+	stored, err := s.GetEvent(ctx, settleflow.Test, ev.ID)
+	if err != nil {
+		t.Fatalf("GetEvent of the canceled event: %v", err)
+	}
+	equalJSON(t, stored, ev)
+	evs, err := s.ClaimEvents(ctx, settleflow.Claim{Owner: "d", Now: at2, LeaseUntil: at2.Add(time.Minute), Limit: 10})
+	if err != nil || len(evs) != 1 || evs[0].ID != ev.ID {
+		t.Fatalf("outbox after cancel: %+v %v; want exactly the canceled event, due at once", evs, err)
+	}
+	equalJSON(t, evs[0], ev)
+
+	// A second cancel changes nothing and reports the workflow as it is.
+	again := canceledEvent(w2, at2.Add(time.Second))
+	got, canceled, err = s.CancelWorkflow(ctx, settleflow.Test, w2.ID, at2.Add(time.Second), again)
+	if err != nil || canceled || got.Status != settleflow.Canceled || !got.UpdatedAt.Equal(at2) {
+		t.Fatalf("second cancel: %+v canceled=%v err=%v; want the Canceled workflow unchanged", got, canceled, err)
+	}
+	if _, err := s.GetEvent(ctx, settleflow.Test, again.ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("a cancel that did not apply wrote its event: %v", err)
+	}
+
+	// A workflow a worker claimed (Running) cannot be canceled; nor can a
+	// terminal one.
+	for _, x := range c {
+		xev := canceledEvent(x, at2)
+		got, canceled, err := s.CancelWorkflow(ctx, settleflow.Test, x.ID, at2, xev)
+		if err != nil || canceled || got.Status != settleflow.Running {
+			t.Fatalf("cancel of a Running workflow: %+v canceled=%v err=%v", got, canceled, err)
+		}
+		if _, err := s.GetEvent(ctx, settleflow.Test, xev.ID); !errors.Is(err, settleflow.ErrNotFound) {
+			t.Fatalf("a refused cancel wrote its event: %v", err)
+		}
+		moveTo(t, s, x, "w1", settleflow.Failed)
+		got, canceled, err = s.CancelWorkflow(ctx, settleflow.Test, x.ID, at2, canceledEvent(x, at2))
+		if err != nil || canceled || got.Status != settleflow.Failed {
+			t.Fatalf("cancel of a Failed workflow: %+v canceled=%v err=%v", got, canceled, err)
+		}
+	}
+	// A canceled workflow is never claimed, and lists under its status.
+	if n := len(claim(t, s, "w2", base.Add(48*time.Hour), time.Minute, 10)); n != 0 {
+		t.Fatalf("claimed %d workflows, want none (the rest are terminal or leased)", n)
+	}
+	ws, _, err := s.ListWorkflows(ctx, settleflow.ListQuery{Environment: settleflow.Test, Status: settleflow.Canceled, Limit: 10})
+	if err != nil || len(ws) != 1 || ws[0].ID != w2.ID {
+		t.Fatalf("list of Canceled: %d %v", len(ws), err)
+	}
+	// The state machine holds in the store: a Canceled workflow does not move.
+	tr, _ := settleflow.Pending.To(settleflow.Running)
+	if applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: w2.ID, Status: settleflow.Pending, Transition: tr, RunAt: at2, UpdatedAt: at2}}); err != nil || applied[0] {
+		t.Fatalf("update of a Canceled workflow: %v %v", applied, err)
+	}
+}
+
+// Cancels racing claims over the same workflows: each workflow is either
+// canceled (and never claimed) or claimed (and never canceled).
+func testCancelRacesClaim(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	const n = 100
+	var ws []*settleflow.Workflow
+	for i := 0; i < n; i++ {
+		ws = append(ws, newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Microsecond), "cus_1", "triage"))
+	}
+	insert(t, s, ws...)
+	var mu sync.Mutex
+	claimed := map[string]bool{}
+	canceled := map[string]bool{}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	start := make(chan struct{}) // everyone starts at once
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(owner string) {
+			defer wg.Done()
+			<-start
+			for {
+				got, err := s.ClaimWorkflows(ctx, settleflow.Claim{Owner: owner, Now: base.Add(time.Second), LeaseUntil: base.Add(time.Hour), Limit: 1})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, w := range got {
+					claimed[w.ID] = true
+				}
+				mu.Unlock()
+			}
+		}(fmt.Sprintf("w%d", g))
+	}
+	// Cancels run from a few goroutines (a Postgres server takes only so
+	// many connections), each workflow's cancel racing the claimers.
+	// Claims go oldest first; cancels in random order, so they meet
+	// claims all along the queue.
+	todo := make(chan *settleflow.Workflow, n)
+	for _, i := range rand.Perm(n) {
+		todo <- ws[i]
+	}
+	close(todo)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for w := range todo {
+				at := base.Add(time.Second)
+				got, ok, err := s.CancelWorkflow(ctx, settleflow.Test, w.ID, at, canceledEvent(w, at))
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ok != (got.Status == settleflow.Canceled) {
+					errs <- fmt.Errorf("%s: canceled=%v but status %s", w.ID, ok, got.Status)
+				}
+				if ok {
+					mu.Lock()
+					canceled[w.ID] = true
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		got := mustGet(t, s, settleflow.Test, w.ID)
+		switch {
+		case claimed[w.ID] && canceled[w.ID]:
+			t.Fatalf("%s was both claimed and canceled", w.ID)
+		case canceled[w.ID] && got.Status != settleflow.Canceled, claimed[w.ID] && got.Status != settleflow.Running:
+			t.Fatalf("%s: claimed=%v canceled=%v status %s", w.ID, claimed[w.ID], canceled[w.ID], got.Status)
+		case !claimed[w.ID] && !canceled[w.ID]:
+			t.Fatalf("%s neither claimed nor canceled (status %s)", w.ID, got.Status)
+		}
+	}
+	evs, _, err := s.ListEvents(ctx, settleflow.EventQuery{Environment: settleflow.Test, Type: settleflow.EventWorkflowCanceled, Limit: 100})
+	if err != nil || len(evs) != len(canceled) {
+		t.Fatalf("%d canceled events for %d cancels (%v)", len(evs), len(canceled), err)
+	}
+	t.Logf("%d canceled, %d claimed", len(canceled), len(claimed))
+}
+
+// failedEvent moves x (claimed by owner, Running) to Failed with its event.
+func failedEvent(t *testing.T, s settleflow.Store, x *settleflow.Workflow, owner string, at time.Time) *settleflow.Event {
+	t.Helper()
+	tr, _ := settleflow.Running.To(settleflow.Failed)
+	ev := &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventWorkflowFailed, Livemode: x.Livemode, CreatedAt: at,
+		Data: settleflow.EventData{WorkflowID: x.ID, Status: settleflow.Failed, Quoted: x.Quoted, Margin: x.Margin,
+			Failure: &settleflow.Failure{Code: "execution_failed", Message: "a <b> & \"c\""}}}
+	applied, err := s.UpdateWorkflows(context.Background(), []settleflow.Update{{ID: x.ID, Owner: owner, Status: settleflow.Running,
+		Transition: tr, Release: true, RunAt: at, UpdatedAt: at, Failure: ev.Data.Failure, Event: ev}})
+	if err != nil || !applied[0] {
+		t.Fatalf("fail %s: %v %v", x.ID, applied, err)
+	}
+	return ev
+}
+
+func testListEvents(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	// 30 test events, oldest first, alternating canceled and failed, one
+	// millisecond apart; 5 live events interleaved in time.
+	var all []*settleflow.Event
+	var liveEvs []*settleflow.Event
+	for i := 0; i < 35; i++ {
+		at := base.Add(time.Duration(i) * time.Millisecond)
+		env := settleflow.Test
+		if i%7 == 3 {
+			env = settleflow.Live
+		}
+		w := newWorkflow(env, at, "cus_1", "triage")
+		insert(t, s, w)
+		var ev *settleflow.Event
+		if i%2 == 0 {
+			ev = canceledEvent(w, at)
+			if _, ok, err := s.CancelWorkflow(ctx, env, w.ID, at, ev); err != nil || !ok {
+				t.Fatalf("cancel: %v %v", ok, err)
+			}
+		} else {
+			c := claim(t, s, "w", at, time.Minute, 1)
+			if len(c) != 1 || c[0].ID != w.ID {
+				t.Fatalf("claim: %+v", c)
+			}
+			ev = failedEvent(t, s, c[0], "w", at)
+		}
+		if env == settleflow.Live {
+			liveEvs = append(liveEvs, ev)
+		} else {
+			all = append(all, ev)
+		}
+	}
+	list := func(q settleflow.EventQuery) ([]settleflow.Event, bool) {
+		t.Helper()
+		if q.Environment == "" {
+			q.Environment = settleflow.Test
+		}
+		evs, more, err := s.ListEvents(ctx, q)
+		if err != nil {
+			t.Fatalf("ListEvents(%+v): %v", q, err)
+		}
+		return evs, more
+	}
+	// Forward through every page: newest first, no gap, no duplicate, and
+	// each event as written.
+	var seen []settleflow.Event
+	after := ""
+	for {
+		page, more := list(settleflow.EventQuery{Limit: 7, StartingAfter: after})
+		seen = append(seen, page...)
+		if !more {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if len(seen) != len(all) {
+		t.Fatalf("forward pages returned %d events, want %d", len(seen), len(all))
+	}
+	for i := range seen {
+		equalJSON(t, seen[i], all[len(all)-1-i])
+	}
+	// Backward from the oldest: newest first within each page.
+	var back []string
+	before := all[0].ID
+	for {
+		page, more := list(settleflow.EventQuery{Limit: 7, EndingBefore: before})
+		for i := 1; i < len(page); i++ {
+			if page[i-1].ID <= page[i].ID {
+				t.Fatal("backward page not newest first")
+			}
+		}
+		for i := len(page) - 1; i >= 0; i-- {
+			back = append(back, page[i].ID)
+		}
+		if !more {
+			break
+		}
+		before = page[0].ID
+	}
+	if len(back) != len(all)-1 {
+		t.Fatalf("backward pages returned %d, want %d", len(back), len(all)-1)
+	}
+	for i, id := range back {
+		if id != all[i+1].ID {
+			t.Fatalf("backward position %d: %s, want %s", i, id, all[i+1].ID)
+		}
+	}
+	// Filters.
+	count := func(keep func(*settleflow.Event) bool) (n int) {
+		for _, ev := range all {
+			if keep(ev) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, typ := range []settleflow.EventType{settleflow.EventWorkflowCanceled, settleflow.EventWorkflowFailed, settleflow.EventWorkflowCompleted} {
+		got, more := list(settleflow.EventQuery{Limit: 100, Type: typ})
+		if want := count(func(ev *settleflow.Event) bool { return ev.Type == typ }); len(got) != want || more {
+			t.Fatalf("type %s: %d events, want %d", typ, len(got), want)
+		}
+		for _, ev := range got {
+			if ev.Type != typ {
+				t.Fatalf("type filter %s returned %s", typ, ev.Type)
+			}
+		}
+	}
+	one, _ := list(settleflow.EventQuery{Limit: 100, WorkflowID: all[4].Data.WorkflowID})
+	if len(one) != 1 || one[0].ID != all[4].ID {
+		t.Fatalf("workflowId filter: %+v", one)
+	}
+	if none, _ := list(settleflow.EventQuery{Limit: 100, WorkflowID: liveEvs[0].Data.WorkflowID}); len(none) != 0 {
+		t.Fatal("workflowId filter crossed environments")
+	}
+	cut := all[20].CreatedAt
+	recent, _ := list(settleflow.EventQuery{Limit: 100, CreatedAfter: cut})
+	if want := count(func(ev *settleflow.Event) bool { return ev.CreatedAt.After(cut) }); len(recent) != want || want == 0 {
+		t.Fatalf("createdAfter: %d events, want %d", len(recent), want)
+	}
+	for _, ev := range recent {
+		if !ev.CreatedAt.After(cut) {
+			t.Fatalf("createdAfter %v returned an event of %v", cut, ev.CreatedAt)
+		}
+	}
+	// Strictly after, at microsecond precision.
+	justBefore, _ := list(settleflow.EventQuery{Limit: 100, CreatedAfter: cut.Add(-time.Microsecond)})
+	if len(justBefore) != len(recent)+1 {
+		t.Fatalf("createdAfter one microsecond earlier: %d, want %d", len(justBefore), len(recent)+1)
+	}
+	combined, _ := list(settleflow.EventQuery{Limit: 100, Type: settleflow.EventWorkflowFailed, CreatedAfter: cut})
+	if want := count(func(ev *settleflow.Event) bool {
+		return ev.Type == settleflow.EventWorkflowFailed && ev.CreatedAt.After(cut)
+	}); len(combined) != want {
+		t.Fatalf("type+createdAfter: %d, want %d", len(combined), want)
+	}
+	// Filters page too.
+	var pagedIDs []string
+	after = ""
+	for {
+		page, more := list(settleflow.EventQuery{Limit: 4, Type: settleflow.EventWorkflowFailed, StartingAfter: after})
+		for _, ev := range page {
+			pagedIDs = append(pagedIDs, ev.ID)
+		}
+		if !more {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	allFailed, _ := list(settleflow.EventQuery{Limit: 100, Type: settleflow.EventWorkflowFailed})
+	if len(pagedIDs) != len(allFailed) || slices.ContainsFunc(allFailed, func(ev settleflow.Event) bool { return !slices.Contains(pagedIDs, ev.ID) }) {
+		t.Fatalf("filtered pages: %d ids, want %d", len(pagedIDs), len(allFailed))
+	}
+	// Environments are apart, in lists and point reads.
+	liveList, _ := list(settleflow.EventQuery{Environment: settleflow.Live, Limit: 100})
+	if len(liveList) != len(liveEvs) {
+		t.Fatalf("live list: %d, want %d", len(liveList), len(liveEvs))
+	}
+	for i := range liveList {
+		equalJSON(t, liveList[i], liveEvs[len(liveEvs)-1-i])
+	}
+	if _, err := s.GetEvent(ctx, settleflow.Test, liveEvs[0].ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("live event through test: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetEvent(ctx, settleflow.Live, all[0].ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("test event through live: %v, want ErrNotFound", err)
+	}
+	if _, err := s.GetEvent(ctx, settleflow.Test, ids.New(ids.Event, base)); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("unknown event: %v, want ErrNotFound", err)
+	}
+	for _, ev := range []*settleflow.Event{all[0], all[1], liveEvs[0]} {
+		got, err := s.GetEvent(ctx, ev.Environment(), ev.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalJSON(t, got, ev)
+	}
+	// Dispatched events are still read back.
+	if err := s.MarkEventsDispatched(ctx, []string{all[0].ID}, base.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetEvent(ctx, settleflow.Test, all[0].ID); err != nil || got.ID != all[0].ID {
+		t.Fatalf("a dispatched event: %v", err)
+	}
+	if page, more := list(settleflow.EventQuery{Limit: len(all)}); len(page) != len(all) || more {
+		t.Fatalf("limit equal to the count: %d, hasMore %v", len(page), more)
 	}
 }

@@ -1,0 +1,76 @@
+package settleflow
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/settleflow/settleflow/internal/ids"
+)
+
+// EventListParams select a page of events; see EventQuery.
+type EventListParams = EventQuery
+
+// EventPage is one page of events, newest first.
+type EventPage struct {
+	Data    []Event
+	HasMore bool
+}
+
+// ListEvents returns a page of the events of p.Environment matching the
+// filters, newest first, as Engine.List does for workflows: Limit is 1–100
+// (0 means 10), pagination by keyset. Errors in the parameters are
+// *InvalidError naming the parameter as on the wire (type, workflowId,
+// createdAfter, startingAfter, endingBefore, limit).
+//
+// Events are kept at least 30 days: the Store deletes none today, and
+// retention, when it comes, keeps them that long.
+func (e *Engine) ListEvents(ctx context.Context, p EventListParams) (*EventPage, error) {
+	if !p.Environment.Valid() {
+		return nil, fmt.Errorf("settleflow: environment %q is neither test nor live", p.Environment)
+	}
+	if p.Limit == 0 {
+		p.Limit = 10
+	}
+	switch {
+	case p.Limit < 1 || p.Limit > 100:
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "limit", Message: "limit must be between 1 and 100"}
+	case p.Type != "" && !p.Type.Valid():
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "type", Message: "type must be one of workflow.completed, workflow.failed, workflow.canceled"}
+	case p.WorkflowID != "" && !ids.Valid(ids.Workflow, p.WorkflowID):
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "workflowId", Message: "workflowId must be a workflow id (wf_…)"}
+	case !p.CreatedAfter.IsZero() && p.CreatedAfter.Unix() < 0:
+		// Stored times are microseconds since 1970: an earlier bound is
+		// a mistake, not a filter.
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "createdAfter", Message: "createdAfter must not be before 1970"}
+	case p.StartingAfter != "" && p.EndingBefore != "":
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "startingAfter and endingBefore cannot be used together"}
+	case p.StartingAfter != "" && !ids.Valid(ids.Event, p.StartingAfter):
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "startingAfter", Message: "startingAfter must be an event id (evt_…)"}
+	case p.EndingBefore != "" && !ids.Valid(ids.Event, p.EndingBefore):
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "endingBefore must be an event id (evt_…)"}
+	}
+	if !p.CreatedAfter.IsZero() {
+		p.CreatedAfter = p.CreatedAfter.UTC()
+	}
+	evs, more, err := e.store.ListEvents(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if evs == nil {
+		evs = []Event{}
+	}
+	return &EventPage{Data: evs, HasMore: more}, nil
+}
+
+// FetchEvent returns the event with id in env, or ErrNotFound (also for an
+// id of the other environment). json.Marshal of it is byte for byte the
+// body its webhook deliveries carry.
+func (e *Engine) FetchEvent(ctx context.Context, env Environment, id string) (*Event, error) {
+	if !env.Valid() {
+		return nil, fmt.Errorf("settleflow: environment %q is neither test nor live", env)
+	}
+	if !ids.Valid(ids.Event, id) {
+		return nil, ErrNotFound
+	}
+	return e.store.GetEvent(ctx, env, id)
+}
