@@ -47,6 +47,7 @@ func invalid(code, param, msg string) *Error {
 func toError(err error) *Error {
 	var apiErr *Error
 	var inv *settleflow.InvalidError
+	var stateErr *settleflow.StateError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -57,6 +58,9 @@ func toError(err error) *Error {
 	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
 		return &Error{Status: http.StatusConflict, Type: TypeIdempotency, Code: "idempotency_key_reused",
 			Message: "This Idempotency-Key was used with a different request body in the last 24 hours; use a new key."}
+	case errors.As(err, &stateErr):
+		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: stateErr.Code(),
+			Message: "This workflow is " + string(stateErr.Status) + "; only a Pending workflow can be canceled."}
 	case errors.Is(err, settleflow.ErrEnvironmentNotConfigured):
 		// The engine's own refusal, for a handler mounted without
 		// LiveConfigured or a settler unconfigured since.

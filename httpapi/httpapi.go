@@ -250,6 +250,17 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 		}, true)
 	case path == "/v1/quotes":
 		h.method(w, r, "POST", h.createQuote, true)
+	case strings.HasPrefix(path, "/v1/workflows/") && strings.HasSuffix(path, "/cancel") && len(path) > len("/v1/workflows//cancel") &&
+		!containsSlash(path[len("/v1/workflows/"):len(path)-len("/cancel")]):
+		h.method(w, r, "POST", func(w http.ResponseWriter, r *http.Request) {
+			h.cancelWorkflow(w, r, path[len("/v1/workflows/"):len(path)-len("/cancel")])
+		}, true)
+	case path == "/v1/events":
+		h.method(w, r, "GET", h.listEvents, true)
+	case strings.HasPrefix(path, "/v1/events/") && len(path) > len("/v1/events/") && !containsSlash(path[len("/v1/events/"):]):
+		h.method(w, r, "GET", func(w http.ResponseWriter, r *http.Request) {
+			h.fetchEvent(w, r, path[len("/v1/events/"):])
+		}, true)
 	case path == "/v1/products":
 		h.method(w, r, "GET", h.listProducts, true)
 	case strings.HasPrefix(path, "/v1/products/") && len(path) > len("/v1/products/") && !containsSlash(path[len("/v1/products/"):]):

@@ -344,7 +344,7 @@ func TestRotationOverlap(t *testing.T) {
 	if err := s.Notify(ctx, []settleflow.Event{testEvent(false)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "delivery in overlap", func() bool { return rc.count() == 1 })
+	waitFor(t, 5*time.Second, "delivery in overlap", func() bool { return rc.count() >= 1 })
 	r := rc.requests()[0]
 	for _, sec := range []string{oldSecret, newSecret} {
 		if independentServiceMatches(t, r.Header.Get("service-signature"), r.Body, sec) != 1 ||
@@ -367,8 +367,19 @@ func TestRotationOverlap(t *testing.T) {
 	if err := s.Notify(ctx, []settleflow.Event{testEvent(false)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "delivery after overlap", func() bool { return rc.count() == 2 })
-	r = rc.requests()[1]
+	// Delivery is at least once: the first event may arrive twice (it was
+	// seen sent twice within milliseconds on a loaded machine, a duplicate
+	// receivers dedupe on webhook-id), so the second event is found by id.
+	firstID := r.Header.Get("webhook-id")
+	waitFor(t, 5*time.Second, "delivery after overlap", func() bool {
+		for _, q := range rc.requests() {
+			if q.Header.Get("webhook-id") != firstID {
+				r = q
+				return true
+			}
+		}
+		return false
+	})
 	if independentServiceMatches(t, r.Header.Get("service-signature"), r.Body, newSecret) != 1 ||
 		independentStandardMatches(t, r.Header, r.Body, newSecret) != 1 {
 		t.Fatal("new secret does not verify after the overlap")

@@ -320,8 +320,12 @@ func methodLabel(r *http.Request) string {
 // routeLabel is the API route pattern the path matches, else "other".
 func routeLabel(r *http.Request) string {
 	switch p := r.URL.Path; {
-	case p == "/v1/workflows", p == "/v1/quotes", p == "/v1/products", p == "/v1/openapi.json":
+	case p == "/v1/workflows", p == "/v1/quotes", p == "/v1/products", p == "/v1/events", p == "/v1/openapi.json":
 		return p
+	case strings.HasPrefix(p, "/v1/workflows/") && strings.HasSuffix(p, "/cancel") && strings.Count(p, "/") == 4:
+		return "/v1/workflows/{id}/cancel"
+	case strings.HasPrefix(p, "/v1/events/") && len(p) > len("/v1/events/") && !strings.Contains(p[len("/v1/events/"):], "/"):
+		return "/v1/events/{id}"
 	case strings.HasPrefix(p, "/v1/workflows/") && len(p) > len("/v1/workflows/") && !strings.Contains(p[len("/v1/workflows/"):], "/"):
 		return "/v1/workflows/{id}"
 	case strings.HasPrefix(p, "/v1/products/") && len(p) > len("/v1/products/") && !strings.Contains(p[len("/v1/products/"):], "/"):

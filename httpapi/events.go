@@ -1,0 +1,102 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/settleflow/settleflow"
+)
+
+// cancelWorkflow answers POST /v1/workflows/{id}/cancel: the canceled
+// workflow, or 409 with a code naming the status that refused it.
+func (h *handler) cancelWorkflow(w http.ResponseWriter, r *http.Request, id string) {
+	if r.URL.RawQuery != "" {
+		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+		return
+	}
+	wf, err := h.opts.Engine.Cancel(r.Context(), principalFrom(r.Context()).Environment, id)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, wf)
+}
+
+var eventListParams = map[string]bool{"type": true, "workflowId": true, "createdAfter": true, "startingAfter": true, "endingBefore": true, "limit": true}
+
+// listEvents answers GET /v1/events: the environment's events, newest first,
+// in the envelope their webhook deliveries carry.
+func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "", "The query string is malformed."))
+		return
+	}
+	for name, vs := range q {
+		switch {
+		case !eventListParams[name]:
+			writeError(w, r, invalid("parameter_unknown", name, "Received unknown parameter: "+name))
+			return
+		case len(vs) > 1:
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" may be given once"))
+			return
+		case vs[0] == "":
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" must not be empty"))
+			return
+		}
+	}
+	p := settleflow.EventListParams{
+		Environment:   principalFrom(r.Context()).Environment,
+		Type:          settleflow.EventType(q.Get("type")),
+		WorkflowID:    q.Get("workflowId"),
+		StartingAfter: q.Get("startingAfter"),
+		EndingBefore:  q.Get("endingBefore"),
+	}
+	if v := q.Get("createdAfter"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "createdAfter", "createdAfter must be an RFC 3339 time, e.g. 2026-11-21T10:00:00Z"))
+			return
+		}
+		p.CreatedAfter = t.UTC()
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "limit", "limit must be an integer between 1 and 100"))
+			return
+		}
+		p.Limit = n
+	}
+	page, err := h.opts.Engine.ListEvents(r.Context(), p)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := list[settleflow.Event]{Object: "list", URL: "/v1/events", Data: page.Data, HasMore: page.HasMore}
+	if out.Data == nil {
+		out.Data = []settleflow.Event{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// fetchEvent answers GET /v1/events/{id}.
+func (h *handler) fetchEvent(w http.ResponseWriter, r *http.Request, id string) {
+	if r.URL.RawQuery != "" {
+		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+		return
+	}
+	ev, err := h.opts.Engine.FetchEvent(r.Context(), principalFrom(r.Context()).Environment, id)
+	if errors.Is(err, settleflow.ErrNotFound) {
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing", Message: "No such event."})
+		return
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ev)
+}
