@@ -155,6 +155,64 @@ func TestEdgeSlowBodyCutAtDeadline(t *testing.T) {
 	checkEnvelope(t, "401", anon.resp.Header, anon.body, "api_key_missing")
 }
 
+// Finding 4 over HTTP/2, which the HTTPS listener also speaks: a trickled
+// body is cut at the deadline with 408 body_timeout on its stream, and a
+// request without a key is answered 401 at once.
+func TestEdgeSlowBodyHTTP2(t *testing.T) {
+	s := startServerWith(t, t.TempDir(), "-request-timeout", "2s")
+	tr := s.client.Transport.(*http.Transport).Clone()
+	tr.ForceAttemptHTTP2 = true
+	client := &http.Client{Transport: tr, Timeout: 8 * time.Second}
+	defer tr.CloseIdleConnections()
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, c := range []struct {
+		key         string
+		status      int
+		code        string
+		early, late time.Duration
+	}{
+		{s.firstKey, http.StatusRequestTimeout, "body_timeout", 1500 * time.Millisecond, 4 * time.Second},
+		{"", http.StatusUnauthorized, "api_key_missing", 0, time.Second},
+	} {
+		pr, pw := io.Pipe()
+		go func() {
+			defer pw.Close()
+			io.WriteString(pw, "{")
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				if _, err := io.WriteString(pw, " "); err != nil {
+					return
+				}
+			}
+		}()
+		req, _ := http.NewRequest("POST", "https://"+s.https+"/v1/workflows", pr)
+		req.ContentLength = 4096
+		req.Header.Set("Content-Type", "application/json")
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("key %v: no answer to a trickled body after %v: %v", c.key != "", time.Since(start), err)
+		}
+		var body map[string]any
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		elapsed := time.Since(start)
+		resp.Body.Close()
+		pr.CloseWithError(io.ErrClosedPipe)
+		if err != nil || resp.ProtoMajor != 2 || resp.StatusCode != c.status || elapsed < c.early || elapsed > c.late {
+			t.Fatalf("key %v: %s %d after %v (%v), want HTTP/2 %d within [%v, %v]", c.key != "", resp.Proto, resp.StatusCode, elapsed, err, c.status, c.early, c.late)
+		}
+		checkEnvelope(t, c.code, resp.Header, body, c.code)
+	}
+}
+
 // Finding 6: the 308 goes to the configured HTTPS address whatever Host the
 // client sent, and its body is the error envelope, valid JSON however the
 // URL is spelt.
