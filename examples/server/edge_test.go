@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/settleflow/settleflow/httpapi"
 )
 
 // Tests of the reference server's edges (issue 10): slow clients, the plain
@@ -328,7 +331,10 @@ func TestEdgeMetricLabelsBounded(t *testing.T) {
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	methods := map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true, "other": true}
-	routes := map[string]bool{"/v1/workflows": true, "/v1/workflows/{id}": true, "/v1/products": true, "/v1/openapi.json": true, "other": true}
+	routes := map[string]bool{"other": true}
+	for _, p := range openAPIPaths(t) {
+		routes[p] = true
+	}
 	seen := map[string]bool{}
 	for _, line := range strings.Split(string(raw), "\n") {
 		m := metricLine.FindStringSubmatch(line)
@@ -347,6 +353,40 @@ func TestEdgeMetricLabelsBounded(t *testing.T) {
 	for _, want := range []string{"method=other", "route=other", "route=/v1/workflows/{id}", "route=/v1/products", "code=404"} {
 		if !seen[want] {
 			t.Fatalf("metrics miss %s:\n%s", want, raw)
+		}
+	}
+}
+
+// openAPIPaths are the API's route patterns, as its OpenAPI document lists
+// them.
+func openAPIPaths(t *testing.T) []string {
+	t.Helper()
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(httpapi.OpenAPI(), &doc); err != nil || len(doc.Paths) == 0 {
+		t.Fatalf("OpenAPI paths: %v", err)
+	}
+	var paths []string
+	for p := range doc.Paths {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// The route label is a copy of the API's routing: every route the OpenAPI
+// document names gets its own pattern as label, so that a route added to the
+// API without a label shows up here rather than as "other" on a dashboard.
+func TestEdgeRouteLabelsCoverOpenAPI(t *testing.T) {
+	param := regexp.MustCompile(`\{[^}/]+\}`)
+	for _, pattern := range openAPIPaths(t) {
+		path := param.ReplaceAllString(pattern, "x_01")
+		if got := routeLabel(httptest.NewRequest("GET", path, nil)); got != pattern {
+			t.Errorf("route label of %s: %q, want %q", path, got, pattern)
+		}
+		if got := routeLabel(httptest.NewRequest("GET", path+"/more/x", nil)); got != "other" {
+			t.Errorf("route label of %s/more/x: %q, want other", path, got)
 		}
 	}
 }
