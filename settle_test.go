@@ -181,14 +181,19 @@ func TestSettleRefusedResubmissionChecksFirst(t *testing.T) {
 	var once sync.Once
 	f.settler.submitErr = func(cs []settleflow.Charge) error {
 		var err error
-		once.Do(func() { err = errors.New("lost on the way") }) // the first submission never arrives
+		once.Do(func() {
+			// The first submission never arrives, and the settler will
+			// refuse the charge when it comes again.
+			err = errors.New("lost on the way")
+			fs.mu.Lock()
+			for _, c := range cs {
+				fs.refuse[c.WorkflowID] = true
+			}
+			fs.mu.Unlock()
+		})
 		return err
 	}
 	never := f.create(t, settleflow.Test, "T-never", 0)
-	f.waitStatus(t, never.ID, settleflow.Settling)
-	fs.mu.Lock()
-	fs.refuse[never.ID] = true
-	fs.mu.Unlock()
 	w := f.waitTerminal(t, settleflow.Test, never.ID)[never.ID]
 	if w.Status != settleflow.Failed || w.Failure == nil || !strings.Contains(w.Failure.Message, "asked again") {
 		t.Fatalf("a charge never taken, refused: %s, failure %+v; want Failed saying the settler was asked again", w.Status, w.Failure)
