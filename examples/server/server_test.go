@@ -179,8 +179,12 @@ func TestReferenceServerEndToEnd(t *testing.T) {
 	var mu sync.Mutex
 	var secret string
 	events := make(chan settleflow.Event, 10)
+	bodies := map[string][]byte{} // by webhook-id: what each delivery carried
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies[r.Header.Get("webhook-id")] = body
+		mu.Unlock()
 		mu.Lock()
 		sec := secret
 		mu.Unlock()
@@ -234,6 +238,18 @@ func TestReferenceServerEndToEnd(t *testing.T) {
 	case ev := <-events:
 		if ev.Type != settleflow.EventWorkflowCompleted || ev.Data.WorkflowID != id || ev.Data.Margin.Achieved == nil {
 			t.Fatalf("event: %+v", ev)
+		}
+		// A receiver that was down reads the same event back, byte for byte.
+		mu.Lock()
+		delivered := bodies[ev.ID]
+		mu.Unlock()
+		status, read := s.raw("GET", "/v1/events/"+ev.ID, s.firstKey, "")
+		if status != 200 || !bytes.Equal(bytes.TrimSuffix(read, []byte("\n")), delivered) {
+			t.Fatalf("GET /v1/events/%s: %d\n%s\nthe delivery carried\n%s", ev.ID, status, read, delivered)
+		}
+		status, listed := s.raw("GET", "/v1/events?workflowId="+id, s.firstKey, "")
+		if status != 200 || !bytes.Contains(listed, delivered) {
+			t.Fatalf("GET /v1/events?workflowId=%s: %d %s", id, status, listed)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("no webhook arrived")
