@@ -49,6 +49,8 @@ type config struct {
 	// maxConnsPerAddr caps the connections open at once from one client
 	// address (0: no cap).
 	maxConnsPerAddr int
+	// workers is how many products may execute at once (Options.Workers).
+	workers int
 	// authFailuresPerMinute is each client address's budget of failed
 	// authentications (0: no limit).
 	authFailuresPerMinute int
@@ -98,6 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.timeouts.readHeader, "read-header-timeout", 10*time.Second, "time a client has for the TLS handshake and a request's headers")
 	fs.DurationVar(&c.timeouts.idle, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may sit idle between requests")
 	fs.DurationVar(&c.timeouts.shutdown, "shutdown-grace", 0, "at shutdown, how long in-flight requests get before their connections are closed (default: -request-timeout + 5s)")
+	fs.IntVar(&c.workers, "workers", 100, "how many workflows may execute at once")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-ip", 64, "connections open at once from one client IP (IPv6: one /64); more are closed at accept; 0 for no cap")
 	fs.IntVar(&c.authFailuresPerMinute, "auth-failures-per-minute", 60, "failed authentications a client IP may make per minute before it is answered 429; 0 for no limit")
 	fs.StringVar(&c.publicHTTPS, "public-https", "", "`host:port` plain HTTP is redirected to (default: the -https address)")

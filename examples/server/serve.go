@@ -102,7 +102,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	engine, err := settleflow.New(settleflow.Options{
 		Store: store, Settler: chain, Notifier: hooks, Products: products, Logger: log.Named("engine"),
-		WorkerID: workerID,
+		WorkerID: workerID, Workers: c.workers,
 	})
 	if err != nil {
 		return err
