@@ -183,7 +183,7 @@ func TestAuthErrors(t *testing.T) {
 		{"Bearer sk_test_" + rnd, ErrUnknown},
 		{"Bearer sk_test_" + rnd[:32], ErrUnknown},
 		{"Bearer sk_live_" + secret[len("sk_test_"):], ErrUnknown}, // right secret, wrong environment
-		{bearer(secret[:len(secret)-1] + "Z"), ErrUnknown},
+		{bearer(secret[:len(secret)-1] + otherChar(secret[len(secret)-1])), ErrUnknown},
 		{bearer(revokedSecret), ErrRevoked},
 		{bearer(secret), ErrExpired},
 		{bearer(newSecret), nil},
@@ -755,4 +755,14 @@ func TestParseExpireIn(t *testing.T) {
 			t.Errorf("ParseExpireIn(%q) = %v, want ErrInvalidExpiry", in, err)
 		}
 	}
+}
+
+// otherChar is a base62 character other than c, so a secret with its last
+// character changed is surely another secret (a fixed "Z" was the same one
+// time in 62).
+func otherChar(c byte) string {
+	if c == 'Z' {
+		return "Y"
+	}
+	return "Z"
 }
