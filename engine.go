@@ -513,6 +513,29 @@ func (c *terminalCache) put(env Environment, w *Workflow) {
 	c.m[string(env)+w.ID] = w
 }
 
+// checkPage checks what every list takes alike: the environment, the limit
+// (1–100; 0 becomes 10) and the keyset cursors, ids with prefix (noun names
+// them in messages), at most one of them.
+func checkPage(env Environment, limit *int, startingAfter, endingBefore, prefix, noun string) error {
+	if !env.Valid() {
+		return fmt.Errorf("settleflow: environment %q is neither test nor live", env)
+	}
+	if *limit == 0 {
+		*limit = 10
+	}
+	switch {
+	case *limit < 1 || *limit > 100:
+		return &InvalidError{Code: CodeParameterInvalid, Param: "limit", Message: "limit must be between 1 and 100"}
+	case startingAfter != "" && endingBefore != "":
+		return &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "startingAfter and endingBefore cannot be used together"}
+	case startingAfter != "" && !ids.Valid(prefix, startingAfter):
+		return &InvalidError{Code: CodeParameterInvalid, Param: "startingAfter", Message: "startingAfter must be " + noun + " id (" + prefix + "…)"}
+	case endingBefore != "" && !ids.Valid(prefix, endingBefore):
+		return &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "endingBefore must be " + noun + " id (" + prefix + "…)"}
+	}
+	return nil
+}
+
 // ListParams select a page of workflows; see ListQuery.
 type ListParams = ListQuery
 
@@ -526,23 +549,11 @@ type Page struct {
 // newest first. Limit is 1–100 (0 means 10). Pagination is by keyset: a deep
 // page costs what the first one does.
 func (e *Engine) List(ctx context.Context, p ListParams) (*Page, error) {
-	if !p.Environment.Valid() {
-		return nil, fmt.Errorf("settleflow: environment %q is neither test nor live", p.Environment)
+	if err := checkPage(p.Environment, &p.Limit, p.StartingAfter, p.EndingBefore, ids.Workflow, "a workflow"); err != nil {
+		return nil, err
 	}
-	if p.Limit == 0 {
-		p.Limit = 10
-	}
-	switch {
-	case p.Limit < 1 || p.Limit > 100:
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "limit", Message: "limit must be between 1 and 100"}
-	case p.Status != "" && !p.Status.Valid():
+	if p.Status != "" && !p.Status.Valid() {
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "status", Message: "status must be one of " + statusNames}
-	case p.StartingAfter != "" && p.EndingBefore != "":
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "startingAfter and endingBefore cannot be used together"}
-	case p.StartingAfter != "" && !ids.Valid(ids.Workflow, p.StartingAfter):
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "startingAfter", Message: "startingAfter must be a workflow id (wf_…)"}
-	case p.EndingBefore != "" && !ids.Valid(ids.Workflow, p.EndingBefore):
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "endingBefore must be a workflow id (wf_…)"}
 	}
 	ws, more, err := e.store.ListWorkflows(ctx, p)
 	if err != nil {

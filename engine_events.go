@@ -25,15 +25,10 @@ type EventPage struct {
 // Events are kept at least 30 days: the Store deletes none today, and
 // retention, when it comes, keeps them that long.
 func (e *Engine) ListEvents(ctx context.Context, p EventListParams) (*EventPage, error) {
-	if !p.Environment.Valid() {
-		return nil, fmt.Errorf("settleflow: environment %q is neither test nor live", p.Environment)
-	}
-	if p.Limit == 0 {
-		p.Limit = 10
+	if err := checkPage(p.Environment, &p.Limit, p.StartingAfter, p.EndingBefore, ids.Event, "an event"); err != nil {
+		return nil, err
 	}
 	switch {
-	case p.Limit < 1 || p.Limit > 100:
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "limit", Message: "limit must be between 1 and 100"}
 	case p.Type != "" && !p.Type.Valid():
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "type", Message: "type must be one of workflow.completed, workflow.failed, workflow.canceled"}
 	case p.WorkflowID != "" && !ids.Valid(ids.Workflow, p.WorkflowID):
@@ -42,12 +37,6 @@ func (e *Engine) ListEvents(ctx context.Context, p EventListParams) (*EventPage,
 		// Stored times are microseconds since 1970: an earlier bound is
 		// a mistake, not a filter.
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "createdAfter", Message: "createdAfter must not be before 1970"}
-	case p.StartingAfter != "" && p.EndingBefore != "":
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "startingAfter and endingBefore cannot be used together"}
-	case p.StartingAfter != "" && !ids.Valid(ids.Event, p.StartingAfter):
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "startingAfter", Message: "startingAfter must be an event id (evt_…)"}
-	case p.EndingBefore != "" && !ids.Valid(ids.Event, p.EndingBefore):
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "endingBefore", Message: "endingBefore must be an event id (evt_…)"}
 	}
 	if !p.CreatedAfter.IsZero() {
 		p.CreatedAfter = p.CreatedAfter.UTC()
