@@ -756,26 +756,9 @@ func (s *Store) ListWorkflows(ctx context.Context, q settleflow.ListQuery) ([]*s
 	if q.Product != "" {
 		sel.Where("product = ?", q.Product)
 	}
-	backwards := q.EndingBefore != ""
-	switch {
-	case backwards:
-		sel.Where("id > ?", q.EndingBefore).OrderExpr("id ASC")
-	case q.StartingAfter != "":
-		sel.Where("id < ?", q.StartingAfter).OrderExpr("id DESC")
-	default:
-		sel.OrderExpr("id DESC")
-	}
-	if err := sel.Limit(int64(q.Limit + 1)).Scan(ctx); err != nil {
+	more, err := keysetPage(ctx, sel, &rows, q.StartingAfter, q.EndingBefore, q.Limit)
+	if err != nil {
 		return nil, false, err
-	}
-	more := len(rows) > q.Limit
-	if more {
-		rows = rows[:q.Limit]
-	}
-	if backwards {
-		for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
-			rows[i], rows[j] = rows[j], rows[i]
-		}
 	}
 	ws, err := rowsToWorkflows(rows)
 	return ws, more, err
@@ -1121,24 +1104,9 @@ func (s *Store) ListEvents(ctx context.Context, q settleflow.EventQuery) ([]sett
 		// "strictly after" exact.
 		sel.Where("created_at > ?", micros(q.CreatedAfter))
 	}
-	backwards := q.EndingBefore != ""
-	switch {
-	case backwards:
-		sel.Where("id > ?", q.EndingBefore).OrderExpr("id ASC")
-	case q.StartingAfter != "":
-		sel.Where("id < ?", q.StartingAfter).OrderExpr("id DESC")
-	default:
-		sel.OrderExpr("id DESC")
-	}
-	if err := sel.Limit(int64(q.Limit + 1)).Scan(ctx); err != nil {
+	more, err := keysetPage(ctx, sel, &rows, q.StartingAfter, q.EndingBefore, q.Limit)
+	if err != nil {
 		return nil, false, err
-	}
-	more := len(rows) > q.Limit
-	if more {
-		rows = rows[:q.Limit]
-	}
-	if backwards {
-		slices.Reverse(rows)
 	}
 	out := make([]settleflow.Event, len(rows))
 	for i := range rows {
@@ -1267,4 +1235,30 @@ func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) 
 			s.recent.clear() // which workflows changed is not known here
 		}
 	})
+}
+
+// keysetPage runs sel, a query of rows keyed by an id that sorts by time, for
+// one page newest first: after startingAfter (older) or before endingBefore
+// (newer), one row more than limit to learn whether more lie beyond, and a
+// page read backwards put back newest first. Every list pages this way.
+func keysetPage[T any](ctx context.Context, sel *bun.SelectQuery, rows *[]T, startingAfter, endingBefore string, limit int) (more bool, err error) {
+	backwards := endingBefore != ""
+	switch {
+	case backwards:
+		sel.Where("id > ?", endingBefore).OrderExpr("id ASC")
+	case startingAfter != "":
+		sel.Where("id < ?", startingAfter).OrderExpr("id DESC")
+	default:
+		sel.OrderExpr("id DESC")
+	}
+	if err := sel.Limit(int64(limit + 1)).Scan(ctx); err != nil {
+		return false, err
+	}
+	if more = len(*rows) > limit; more {
+		*rows = (*rows)[:limit]
+	}
+	if backwards {
+		slices.Reverse(*rows)
+	}
+	return more, nil
 }
