@@ -13,8 +13,7 @@ import (
 // cancelWorkflow answers POST /v1/workflows/{id}/cancel: the canceled
 // workflow, or 409 with a code naming the status that refused it.
 func (h *handler) cancelWorkflow(w http.ResponseWriter, r *http.Request, id string) {
-	if r.URL.RawQuery != "" {
-		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+	if refuseQuery(w, r) {
 		return
 	}
 	wf, err := h.opts.Engine.Cancel(r.Context(), principalFrom(r.Context()).Environment, id)
@@ -85,8 +84,7 @@ func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) {
 
 // fetchEvent answers GET /v1/events/{id}.
 func (h *handler) fetchEvent(w http.ResponseWriter, r *http.Request, id string) {
-	if r.URL.RawQuery != "" {
-		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+	if refuseQuery(w, r) {
 		return
 	}
 	ev, err := h.opts.Engine.FetchEvent(r.Context(), principalFrom(r.Context()).Environment, id)

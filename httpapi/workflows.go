@@ -117,8 +117,7 @@ func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, *Err
 }
 
 func (h *handler) fetchWorkflow(w http.ResponseWriter, r *http.Request, id string) {
-	if r.URL.RawQuery != "" {
-		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+	if refuseQuery(w, r) {
 		return
 	}
 	wf, err := h.opts.Engine.Fetch(r.Context(), principalFrom(r.Context()).Environment, id)
@@ -127,6 +126,16 @@ func (h *handler) fetchWorkflow(w http.ResponseWriter, r *http.Request, id strin
 		return
 	}
 	writeJSON(w, http.StatusOK, wf)
+}
+
+// refuseQuery answers 400 parameter_unknown, and reports true, when a request
+// to an endpoint that takes no query parameters carries some.
+func refuseQuery(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.RawQuery == "" {
+		return false
+	}
+	writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+	return true
 }
 
 func firstParam(q url.Values) string {
@@ -210,8 +219,7 @@ type product struct {
 }
 
 func (h *handler) listProducts(w http.ResponseWriter, r *http.Request) {
-	if r.URL.RawQuery != "" {
-		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+	if refuseQuery(w, r) {
 		return
 	}
 	infos := h.opts.Engine.Products()
@@ -265,8 +273,7 @@ func (h *handler) createQuote(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) fetchProduct(w http.ResponseWriter, r *http.Request, name string) {
-	if r.URL.RawQuery != "" {
-		writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+	if refuseQuery(w, r) {
 		return
 	}
 	info, ok := h.opts.Engine.Product(name)
