@@ -22,7 +22,7 @@ func wantStateError(t *testing.T, err error, id string, status settleflow.Status
 	if !errors.As(err, &se) || !errors.Is(err, settleflow.ErrWorkflowState) {
 		t.Fatalf("cancel of a %s workflow: %v; want a *StateError", status, err)
 	}
-	if se.Status != status || se.WorkflowID != id || se.Op != "cancel" || se.Code() != code {
+	if se.Status != status || se.WorkflowID != id || se.Op != "cancel" || string(se.Code()) != code {
 		t.Fatalf("StateError %+v (code %s); want status %s, code %s", se, se.Code(), status, code)
 	}
 }

@@ -753,7 +753,7 @@ func (e *Engine) execute(ctx context.Context, rs *runState, w *Workflow) {
 	res := execResult{wf: w}
 	prod, ok := e.products.get(w.Product)
 	if !ok {
-		res.err = Permanent(&Failure{Code: "product_unavailable", Message: fmt.Sprintf("product %q is not registered with this engine", w.Product)})
+		res.err = Permanent(&Failure{Code: FailureProductUnavailable, Message: fmt.Sprintf("product %q is not registered with this engine", w.Product)})
 	} else {
 		ectx, cancel := context.WithTimeout(context.WithValue(ctx, workflowIDKey{}, w.ID), e.opts.ExecutionTimeout)
 		res.exec, res.err = runProduct(ectx, prod, w.Payload)
@@ -767,7 +767,7 @@ func (e *Engine) execute(ctx context.Context, rs *runState, w *Workflow) {
 func runProduct(ctx context.Context, p *product, payload json.RawMessage) (ex Execution, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = Permanent(&Failure{Code: "execution_panicked", Message: fmt.Sprint("product panicked: ", r)})
+			err = Permanent(&Failure{Code: FailureExecutionPanicked, Message: fmt.Sprint("product panicked: ", r)})
 		}
 	}()
 	return p.execute(ctx, payload)
@@ -896,7 +896,7 @@ func marshalResult(v any) (json.RawMessage, error) {
 	return b, nil
 }
 
-func failureOf(err error, code string) *Failure {
+func failureOf(err error, code ErrorCode) *Failure {
 	var f *Failure
 	if errors.As(err, &f) {
 		return f

@@ -283,7 +283,7 @@ func TestEngineCreateValidation(t *testing.T) {
 			c.p.Environment = settleflow.Test
 			_, _, err := f.engine.Create(ctx, c.p)
 			var inv *settleflow.InvalidError
-			if !errors.As(err, &inv) || inv.Code != c.code || inv.Param != c.param {
+			if !errors.As(err, &inv) || string(inv.Code) != c.code || inv.Param != c.param {
 				t.Fatalf("err = %v; want code %s param %s", err, c.code, c.param)
 			}
 		})
@@ -382,7 +382,7 @@ func TestEngineRetriesTransientAndFailsPermanent(t *testing.T) {
 	if got[ok.ID].Status != settleflow.Settled || flaky.Load() != 3 {
 		t.Fatalf("flaky: %s after %d runs", got[ok.ID].Status, flaky.Load())
 	}
-	for id, code := range map[string]string{broken.ID: "ticket_closed", always.ID: settleflow.FailureAttemptsExceeded, panics.ID: "execution_panicked"} {
+	for id, code := range map[string]settleflow.ErrorCode{broken.ID: "ticket_closed", always.ID: settleflow.FailureAttemptsExceeded, panics.ID: "execution_panicked"} {
 		if w := got[id]; w.Status != settleflow.Failed || w.Failure == nil || w.Failure.Code != code {
 			t.Fatalf("%s: %s %+v, want Failed %s", id, w.Status, w.Failure, code)
 		}

@@ -8,20 +8,13 @@ import (
 
 // Failure is why a workflow failed: the workflow's "failure" object on the wire.
 type Failure struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    ErrorCode `json:"code"`
+	Message string    `json:"message"`
 }
 
 // Error implements error, so a Failure can be returned where an error is
 // expected (for example from a product or a Settler, wrapped with Permanent).
-func (f *Failure) Error() string { return f.Code + ": " + f.Message }
-
-// Failure codes the engine itself sets.
-const (
-	FailureExecutionFailed  = "execution_failed"
-	FailureAttemptsExceeded = "attempts_exceeded"
-	FailureSettlementFailed = "settlement_failed"
-)
+func (f *Failure) Error() string { return string(f.Code) + ": " + f.Message }
 
 // PermanentError marks an error that retrying cannot fix. A product or Settler
 // returns one (via [Permanent]) to end a workflow in Failed at once.
@@ -70,7 +63,7 @@ var (
 // field as it is spelled on the wire (for example "customerId" or
 // "payload.ticketId"); Code is a stable machine-readable string.
 type InvalidError struct {
-	Code    string
+	Code    ErrorCode
 	Param   string
 	Message string
 }
@@ -81,17 +74,6 @@ func (e *InvalidError) Error() string {
 	}
 	return fmt.Sprintf("settleflow: %s: %s", e.Param, e.Message)
 }
-
-// Codes of InvalidError.
-const (
-	CodeParameterMissing = "parameter_missing"
-	CodeParameterInvalid = "parameter_invalid"
-	// CodeParameterUnknown: a name that is not a parameter, also in a
-	// payload; names are case-sensitive, so a case variant is unknown too.
-	CodeParameterUnknown = "parameter_unknown"
-	CodeProductNotFound  = "product_not_found"
-	CodeQuoteOutOfRange  = "quote_out_of_range"
-)
 
 // FieldError is returned by a product's payload validation to name the field
 // at fault. Field is the path inside the payload ("ticketId", "items.0.sku");
@@ -127,4 +109,4 @@ func (e *StateError) Is(target error) bool { return target == ErrWorkflowState }
 // (workflow_running, workflow_settling, workflow_settled, workflow_failed,
 // workflow_canceled), so a client can tell "too late, it runs" from
 // "already canceled" without parsing the message.
-func (e *StateError) Code() string { return "workflow_" + strings.ToLower(string(e.Status)) }
+func (e *StateError) Code() ErrorCode { return ErrorCode("workflow_" + strings.ToLower(string(e.Status))) }

@@ -159,7 +159,7 @@ func Register[P any](r *Products, p Product[P]) error {
 			if err != nil {
 				// The payload was valid at creation; a product whose rules
 				// changed since cannot run it, and retrying will not help.
-				return Execution{}, Permanent(&Failure{Code: "payload_invalid", Message: err.Error()})
+				return Execution{}, Permanent(&Failure{Code: FailurePayloadInvalid, Message: err.Error()})
 			}
 			return p.Execute(ctx, v)
 		},

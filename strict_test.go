@@ -35,7 +35,7 @@ func TestEngineRefusesAmbiguousPayloads(t *testing.T) {
 			_, _, cerr := f.engine.Create(ctx, p)
 			for _, err := range []error{qerr, cerr} {
 				var inv *settleflow.InvalidError
-				if !errors.As(err, &inv) || inv.Code != c.code || inv.Param != c.param || inv.Message == "" {
+				if !errors.As(err, &inv) || string(inv.Code) != c.code || inv.Param != c.param || inv.Message == "" {
 					t.Fatalf("err = %v; want code %s param %s", err, c.code, c.param)
 				}
 			}

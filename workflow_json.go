@@ -63,7 +63,7 @@ func (w *Workflow) AppendJSON(b []byte) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"code":`...)
-		b = appendJSONString(b, f.Code)
+		b = appendJSONString(b, string(f.Code))
 		b = append(b, `,"message":`...)
 		b = appendJSONString(b, f.Message)
 		b = append(b, '}')

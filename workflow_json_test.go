@@ -57,7 +57,7 @@ func randomWorkflow(r *rand.Rand) *Workflow {
 		w.Settlement = &Settlement{ChainID: r.Int64(), Network: randomString(r), TxHash: randomString(r), BlockNumber: r.Uint64(), Confirmations: r.Uint64()}
 	}
 	if r.IntN(2) == 0 {
-		w.Failure = &Failure{Code: randomString(r), Message: randomString(r)}
+		w.Failure = &Failure{Code: ErrorCode(randomString(r)), Message: randomString(r)}
 	}
 	if r.IntN(5) == 0 {
 		w.Result = nil

@@ -200,7 +200,7 @@ func TestAuthErrors(t *testing.T) {
 			}
 		}
 	}
-	codes := map[string]bool{}
+	codes := map[settleflow.ErrorCode]bool{}
 	for _, e := range []*AuthError{ErrMissing, ErrMalformed, ErrUnknown, ErrRevoked, ErrExpired} {
 		codes[e.Code] = true
 	}

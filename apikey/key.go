@@ -166,7 +166,7 @@ func (k *Key) UnmarshalJSON(p []byte) error {
 // send to the client (they never contain the key).
 type AuthError struct {
 	// Code is a stable machine-readable code, e.g. "api_key_revoked".
-	Code string
+	Code settleflow.ErrorCode
 	// Message is a human-readable explanation for the client.
 	Message string
 }
@@ -178,16 +178,16 @@ func (e *AuthError) Error() string { return "apikey: " + e.Message }
 // errors.As with an *[AuthError] to get the code and message.
 var (
 	// ErrMissing: no Authorization header, or an empty one.
-	ErrMissing = &AuthError{"api_key_missing", "No API key provided. Send it in the header Authorization: Bearer <API key>."}
+	ErrMissing = &AuthError{settleflow.CodeAPIKeyMissing, "No API key provided. Send it in the header Authorization: Bearer <API key>."}
 	// ErrMalformed: not "Bearer <token>", or a token that is not sk_live_ or
 	// sk_test_ followed by 32 to 128 base62 characters.
-	ErrMalformed = &AuthError{"api_key_malformed", "Malformed API key. Send Authorization: Bearer sk_live_… or sk_test_…."}
+	ErrMalformed = &AuthError{settleflow.CodeAPIKeyMalformed, "Malformed API key. Send Authorization: Bearer sk_live_… or sk_test_…."}
 	// ErrUnknown: a well-formed key that does not exist.
-	ErrUnknown = &AuthError{"api_key_invalid", "Invalid API key provided."}
+	ErrUnknown = &AuthError{settleflow.CodeAPIKeyInvalid, "Invalid API key provided."}
 	// ErrRevoked: the key was revoked.
-	ErrRevoked = &AuthError{"api_key_revoked", "This API key has been revoked."}
+	ErrRevoked = &AuthError{settleflow.CodeAPIKeyRevoked, "This API key has been revoked."}
 	// ErrExpired: the key was rotated and its expiry has passed.
-	ErrExpired = &AuthError{"api_key_expired", "This API key has expired."}
+	ErrExpired = &AuthError{settleflow.CodeAPIKeyExpired, "This API key has expired."}
 )
 
 // Errors of the management calls. They are returned wrapped with details;

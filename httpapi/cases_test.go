@@ -103,10 +103,10 @@ func TestErrorTable(t *testing.T) {
 		{"retired snake_case cursor (before)", "GET", "/v1/workflows?ending_before=" + wfID, key, "", nil, 400, "invalid_request_error", "parameter_unknown", "ending_before"},
 		{"unknown query", "GET", "/v1/workflows?color=red", key, "", nil, 400, "invalid_request_error", "parameter_unknown", "color"},
 		{"long idempotency key", "POST", "/v1/workflows", key, body1, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, "invalid_request_error", "parameter_invalid", "Idempotency-Key"},
-		{"missing key", "GET", "/v1/workflows", "", "", nil, 401, "authentication_error", apikey.ErrMissing.Code, ""},
-		{"malformed key", "GET", "/v1/workflows", "sk_test_short", "", nil, 401, "authentication_error", apikey.ErrMalformed.Code, ""},
-		{"not bearer", "GET", "/v1/workflows", "", "", []string{"Authorization", "Basic Zm9vOmJhcg=="}, 401, "authentication_error", apikey.ErrMalformed.Code, ""},
-		{"unknown key", "GET", "/v1/workflows", "sk_test_" + strings.Repeat("A", 40), "", nil, 401, "authentication_error", apikey.ErrUnknown.Code, ""},
+		{"missing key", "GET", "/v1/workflows", "", "", nil, 401, "authentication_error", string(apikey.ErrMissing.Code), ""},
+		{"malformed key", "GET", "/v1/workflows", "sk_test_short", "", nil, 401, "authentication_error", string(apikey.ErrMalformed.Code), ""},
+		{"not bearer", "GET", "/v1/workflows", "", "", []string{"Authorization", "Basic Zm9vOmJhcg=="}, 401, "authentication_error", string(apikey.ErrMalformed.Code), ""},
+		{"unknown key", "GET", "/v1/workflows", "sk_test_" + strings.Repeat("A", 40), "", nil, 401, "authentication_error", string(apikey.ErrUnknown.Code), ""},
 		{"live not configured", "GET", "/v1/workflows", live, "", nil, 403, "permission_error", "livemode_not_configured", ""},
 		{"missing workflow", "GET", "/v1/workflows/wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S", key, "", nil, 404, "invalid_request_error", "resource_missing", ""},
 		{"malformed workflow id", "GET", "/v1/workflows/nope", key, "", nil, 404, "invalid_request_error", "resource_missing", ""},
@@ -167,7 +167,7 @@ func TestKeyStates(t *testing.T) {
 	// Rotation expiring now: the old key is expired at once.
 	newer := e.keys.rotate(t, newKey, 0)
 	r := e.do("GET", "/v1/workflows", newKey, "")
-	if r.status != 401 || r.errorObject(t)["code"] != apikey.ErrExpired.Code {
+	if r.status != 401 || r.errorObject(t)["code"] != string(apikey.ErrExpired.Code) {
 		t.Fatalf("rotated-out key: %d %s", r.status, r.body)
 	}
 	if r := e.do("GET", "/v1/workflows", newer, ""); r.status != 200 {
@@ -175,7 +175,7 @@ func TestKeyStates(t *testing.T) {
 	}
 	e.keys.revoke(t, newer)
 	r = e.do("GET", "/v1/workflows", newer, "")
-	if r.status != 401 || r.errorObject(t)["code"] != apikey.ErrRevoked.Code {
+	if r.status != 401 || r.errorObject(t)["code"] != string(apikey.ErrRevoked.Code) {
 		t.Fatalf("revoked key: %d %s", r.status, r.body)
 	}
 }

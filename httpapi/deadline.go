@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"github.com/settleflow/settleflow"
+
 	"context"
 	"errors"
 	"net/http"
@@ -26,6 +28,6 @@ func (h *handler) timedOut(r *http.Request, err error) (*Error, bool) {
 	if !errors.Is(err, context.DeadlineExceeded) || r.Context().Err() != context.DeadlineExceeded {
 		return nil, false
 	}
-	return &Error{Status: http.StatusGatewayTimeout, Type: TypeAPI, Code: "request_timeout",
+	return &Error{Status: http.StatusGatewayTimeout, Type: TypeAPI, Code: settleflow.CodeRequestTimeout,
 		Message: "The request ran past its deadline of " + h.opts.RequestTimeout.String() + ". It may or may not have taken effect: retry with the same Idempotency-Key."}, true
 }

@@ -28,24 +28,24 @@ func decodeBody(body []byte, v any) *Error {
 	}
 	var e *strictjson.Error
 	if !errors.As(err, &e) {
-		return invalid("body_invalid", "", "The request body is not valid JSON.")
+		return invalid(settleflow.CodeBodyInvalid, "", "The request body is not valid JSON.")
 	}
 	param := e.Param("")
 	switch e.Kind {
 	case strictjson.Empty:
-		return invalid("body_missing", "", "The request body is empty; send a JSON object.")
+		return invalid(settleflow.CodeBodyMissing, "", "The request body is empty; send a JSON object.")
 	case strictjson.NotObject:
-		return invalid("body_invalid", "", "The request body must be a JSON object.")
+		return invalid(settleflow.CodeBodyInvalid, "", "The request body must be a JSON object.")
 	case strictjson.DuplicateName, strictjson.Type:
 		return invalid(settleflow.CodeParameterInvalid, param, e.Message(param))
 	case strictjson.UnknownName:
 		return invalid(settleflow.CodeParameterUnknown, param, e.Message(param))
 	case strictjson.InvalidUTF8, strictjson.TooDeep:
 		if param == "" {
-			return invalid("body_invalid", "", e.Message("The request body"))
+			return invalid(settleflow.CodeBodyInvalid, "", e.Message("The request body"))
 		}
-		return invalid("body_invalid", param, e.Message(param))
+		return invalid(settleflow.CodeBodyInvalid, param, e.Message(param))
 	default: // Syntax, TrailingData: the body as a whole is at fault.
-		return invalid("body_invalid", "", e.Message("The request body"))
+		return invalid(settleflow.CodeBodyInvalid, "", e.Message("The request body"))
 	}
 }

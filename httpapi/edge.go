@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"github.com/settleflow/settleflow"
+
 	"errors"
 	"io"
 	"net"
@@ -58,7 +60,7 @@ func (h *handler) authFailure(w http.ResponseWriter, r *http.Request) (*Error, e
 	if d.Allowed {
 		return nil, nil
 	}
-	return &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: "rate_limit_exceeded",
+	return &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: settleflow.CodeRateLimitExceeded,
 		Message: "Too many failed authentications from this address; retry after the time in Retry-After."}, nil
 }
 
@@ -105,7 +107,7 @@ func isReadTimeout(err error) bool {
 }
 
 func (h *handler) bodyTimeout() *Error {
-	return &Error{Status: http.StatusRequestTimeout, Type: TypeInvalidRequest, Code: "body_timeout",
+	return &Error{Status: http.StatusRequestTimeout, Type: TypeInvalidRequest, Code: settleflow.CodeBodyTimeout,
 		Message: "The request body did not arrive within the request deadline of " + h.opts.RequestTimeout.String() + "; nothing was done."}
 }
 

@@ -14,19 +14,19 @@ import (
 //	{"error": {"type": "invalid_request_error", "code": "parameter_missing",
 //	           "message": "customerId is required", "param": "customerId", "requestId": "req_…"}}
 type Error struct {
-	Status    int    `json:"-"`
-	Type      string `json:"type"`
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Param     string `json:"param,omitempty"`
-	RequestID string `json:"requestId"`
+	Status    int                  `json:"-"`
+	Type      string               `json:"type"`
+	Code      settleflow.ErrorCode `json:"code"`
+	Message   string               `json:"message"`
+	Param     string               `json:"param,omitempty"`
+	RequestID string               `json:"requestId"`
 	// allow is the Allow header of a 405.
 	allow string
 	// retryAfter is the Retry-After header of a 429, in seconds.
 	retryAfter int
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
 // Error types, as in DESIGN.md 4.
 const (
@@ -38,7 +38,7 @@ const (
 	TypeAPI            = "api_error"
 )
 
-func invalid(code, param, msg string) *Error {
+func invalid(code settleflow.ErrorCode, param, msg string) *Error {
 	return &Error{Status: http.StatusBadRequest, Type: TypeInvalidRequest, Code: code, Param: param, Message: msg}
 }
 
@@ -54,9 +54,9 @@ func toError(err error) *Error {
 	case errors.As(err, &inv):
 		return invalid(inv.Code, inv.Param, inv.Message)
 	case errors.Is(err, settleflow.ErrNotFound):
-		return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing", Message: "No such workflow."}
+		return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: "No such workflow."}
 	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
-		return &Error{Status: http.StatusConflict, Type: TypeIdempotency, Code: "idempotency_key_reused",
+		return &Error{Status: http.StatusConflict, Type: TypeIdempotency, Code: settleflow.CodeIdempotencyKeyReused,
 			Message: "This Idempotency-Key was used with a different request body in the last 24 hours; use a new key."}
 	case errors.As(err, &stateErr):
 		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: stateErr.Code(),
@@ -64,17 +64,17 @@ func toError(err error) *Error {
 	case errors.Is(err, settleflow.ErrEnvironmentNotConfigured):
 		// The engine's own refusal, for a handler mounted without
 		// LiveConfigured or a settler unconfigured since.
-		return &Error{Status: http.StatusForbidden, Type: TypePermission, Code: "livemode_not_configured",
+		return &Error{Status: http.StatusForbidden, Type: TypePermission, Code: settleflow.CodeLivemodeNotConfigured,
 			Message: "This mode is not configured on this server: settling it needs a chain RPC, a signer and contract addresses."}
 	case errors.Is(err, settleflow.ErrEngineStopped):
-		return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: "service_unavailable", Message: "The service is shutting down; retry shortly."}
+		return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: settleflow.CodeServiceUnavailable, Message: "The service is shutting down; retry shortly."}
 	default:
 		return internalError()
 	}
 }
 
 func internalError() *Error {
-	return &Error{Status: http.StatusInternalServerError, Type: TypeAPI, Code: "internal_error",
+	return &Error{Status: http.StatusInternalServerError, Type: TypeAPI, Code: settleflow.CodeInternalError,
 		Message: "Something went wrong on our side. Retry later; quote the request id if it persists."}
 }
 

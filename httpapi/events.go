@@ -37,7 +37,7 @@ func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) {
 	for name, vs := range q {
 		switch {
 		case !eventListParams[name]:
-			writeError(w, r, invalid("parameter_unknown", name, "Received unknown parameter: "+name))
+			writeError(w, r, invalid(settleflow.CodeParameterUnknown, name, "Received unknown parameter: "+name))
 			return
 		case len(vs) > 1:
 			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" may be given once"))
@@ -89,7 +89,7 @@ func (h *handler) fetchEvent(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	ev, err := h.opts.Engine.FetchEvent(r.Context(), principalFrom(r.Context()).Environment, id)
 	if errors.Is(err, settleflow.ErrNotFound) {
-		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing", Message: "No such event."})
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: "No such event."})
 		return
 	}
 	if err != nil {

@@ -268,7 +268,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 			h.fetchProduct(w, r, path[len("/v1/products/"):])
 		}, true)
 	default:
-		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing",
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing,
 			Message: fmt.Sprintf("Unrecognized request URL (%s %s).", r.Method, path)})
 	}
 }
@@ -295,7 +295,7 @@ func (h *handler) method(w http.ResponseWriter, r *http.Request, allowed string,
 }
 
 func methodNotAllowed(allow string) *Error {
-	return &Error{Status: http.StatusMethodNotAllowed, Type: TypeInvalidRequest, Code: "method_not_allowed",
+	return &Error{Status: http.StatusMethodNotAllowed, Type: TypeInvalidRequest, Code: settleflow.CodeMethodNotAllowed,
 		Message: "This endpoint allows " + allow + ".", allow: allow}
 }
 
@@ -332,12 +332,12 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	d.WriteHeaders(w.Header())
 	if !d.Allowed {
-		writeError(w, r, &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: "rate_limit_exceeded",
+		writeError(w, r, &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: settleflow.CodeRateLimitExceeded,
 			Message: "Too many requests for this API key; retry after the time in Retry-After."})
 		return
 	}
 	if p.Environment == settleflow.Live && !h.opts.LiveConfigured() {
-		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: "livemode_not_configured",
+		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: settleflow.CodeLivemodeNotConfigured,
 			Message: "Live mode is not configured on this server: live settlement needs a mainnet RPC, a signer and contract addresses. Use a test key."})
 		return
 	}

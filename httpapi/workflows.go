@@ -98,20 +98,20 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return nil, &Error{Status: http.StatusUnsupportedMediaType, Type: TypeInvalidRequest, Code: "unsupported_media_type",
+		return nil, &Error{Status: http.StatusUnsupportedMediaType, Type: TypeInvalidRequest, Code: settleflow.CodeUnsupportedMediaType,
 			Message: "Send the body as JSON with Content-Type: application/json."}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeInvalidRequest, Code: "body_too_large",
+			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeInvalidRequest, Code: settleflow.CodeBodyTooLarge,
 				Message: fmt.Sprintf("The request body exceeds %d bytes.", h.opts.MaxBodyBytes)}
 		}
 		if isReadTimeout(err) {
 			return nil, h.bodyTimeout()
 		}
-		return nil, invalid("body_unreadable", "", "The request body could not be read.")
+		return nil, invalid(settleflow.CodeBodyUnreadable, "", "The request body could not be read.")
 	}
 	return body, nil
 }
@@ -134,7 +134,7 @@ func refuseQuery(w http.ResponseWriter, r *http.Request) bool {
 	if r.URL.RawQuery == "" {
 		return false
 	}
-	writeError(w, r, invalid("parameter_unknown", firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
+	writeError(w, r, invalid(settleflow.CodeParameterUnknown, firstParam(r.URL.Query()), "This endpoint takes no query parameters."))
 	return true
 }
 
@@ -163,7 +163,7 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
 	}
 	for name, vs := range q {
 		if !listParams[name] {
-			writeError(w, r, invalid("parameter_unknown", name, "Received unknown parameter: "+name))
+			writeError(w, r, invalid(settleflow.CodeParameterUnknown, name, "Received unknown parameter: "+name))
 			return
 		}
 		if len(vs) > 1 {
@@ -278,7 +278,7 @@ func (h *handler) fetchProduct(w http.ResponseWriter, r *http.Request, name stri
 	}
 	info, ok := h.opts.Engine.Product(name)
 	if !ok {
-		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: "resource_missing", Message: "No such product."})
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: "No such product."})
 		return
 	}
 	writeJSON(w, http.StatusOK, product{Object: "product", ProductInfo: info})

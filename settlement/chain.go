@@ -796,7 +796,7 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 			c.mu.Lock()
 			c.failLocked(ok, f)
 			c.mu.Unlock()
-			c.log.Error("settlement batch refused by the chain", zap.Int("charges", len(ok)), zap.String("code", f.Code), zap.String("reason", f.Message))
+			c.log.Error("settlement batch refused by the chain", zap.Int("charges", len(ok)), zap.String("code", string(f.Code)), zap.String("reason", f.Message))
 			return nil
 		}
 		return fmt.Errorf("estimate gas: %w", err)

@@ -11,29 +11,29 @@ import (
 // them with settleflow.Permanent; Status reports them with SettlementFailed).
 const (
 	// CodeLivemodeNotConfigured: a charge for an environment with no chain.
-	CodeLivemodeNotConfigured = "livemode_not_configured"
+	CodeLivemodeNotConfigured = settleflow.CodeLivemodeNotConfigured
 	// CodeInsufficientFunds: the operator's token balance cannot cover the charge.
-	CodeInsufficientFunds = "insufficient_funds"
+	CodeInsufficientFunds = settleflow.FailureInsufficientFunds
 	// CodeInsufficientAllowance: the operator has not approved the contract for enough.
-	CodeInsufficientAllowance = "insufficient_allowance"
+	CodeInsufficientAllowance = settleflow.FailureInsufficientAllowance
 	// CodeInsufficientGasFunds: the operator cannot pay for gas.
-	CodeInsufficientGasFunds = "insufficient_gas_funds"
+	CodeInsufficientGasFunds = settleflow.FailureInsufficientGasFunds
 	// CodeSettlementReverted: the settlement transaction reverted; nothing was charged.
-	CodeSettlementReverted = "settlement_reverted"
+	CodeSettlementReverted = settleflow.FailureSettlementReverted
 	// CodeInvalidCharge: the charge cannot be settled as given (bad id, no
 	// sequence, a sequence another workflow holds, negative amount, wrong
 	// currency).
-	CodeInvalidCharge = "invalid_charge"
+	CodeInvalidCharge = settleflow.FailureInvalidCharge
 )
 
 // ErrClosed is returned by a settler after Close.
 var ErrClosed = errors.New("settlement: settler closed")
 
-func failure(code, format string, args ...any) *settleflow.Failure {
+func failure(code settleflow.ErrorCode, format string, args ...any) *settleflow.Failure {
 	return &settleflow.Failure{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-func permanent(code, format string, args ...any) error {
+func permanent(code settleflow.ErrorCode, format string, args ...any) error {
 	return settleflow.Permanent(failure(code, format, args...))
 }
 

@@ -422,7 +422,7 @@ func TestChainKindGuard(t *testing.T) {
 
 // refusal returns the code Submit's *settleflow.RefusedError gives for the
 // charge of workflow id, "" if err refused no such charge.
-func refusal(err error, id string) string {
+func refusal(err error, id string) settleflow.ErrorCode {
 	var re *settleflow.RefusedError
 	if errors.As(err, &re) && re.Refused[id] != nil {
 		return re.Refused[id].Code

@@ -283,7 +283,7 @@ func redirectToHTTPS(httpsAddr string) http.Handler {
 		w.Header().Set("Location", target)
 		w.Header().Set("Connection", "close")
 		httpapi.WriteError(w, r, &httpapi.Error{Status: http.StatusPermanentRedirect, Type: httpapi.TypeInvalidRequest,
-			Code: "https_required", Message: "Use HTTPS: " + target})
+			Code: settleflow.CodeHTTPSRequired, Message: "Use HTTPS: " + target})
 	})
 }
 
