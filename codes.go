@@ -51,11 +51,11 @@ const (
 // code is "workflow_" followed by the status in lower case; see
 // [StateError.Code].
 const (
-	CodeWorkflowRunning   ErrorCode = "workflow_running"
-	CodeWorkflowSettling  ErrorCode = "workflow_settling"
-	CodeWorkflowSettled   ErrorCode = "workflow_settled"
-	CodeWorkflowFailed    ErrorCode = "workflow_failed"
-	CodeWorkflowCanceled  ErrorCode = "workflow_canceled"
+	CodeWorkflowRunning  ErrorCode = "workflow_running"
+	CodeWorkflowSettling ErrorCode = "workflow_settling"
+	CodeWorkflowSettled  ErrorCode = "workflow_settled"
+	CodeWorkflowFailed   ErrorCode = "workflow_failed"
+	CodeWorkflowCanceled ErrorCode = "workflow_canceled"
 )
 
 // Codes of authentication (HTTP 401, authentication_error), permission

@@ -125,7 +125,7 @@ func crashChild() error {
 	}
 	for {
 		var open, undispatched int
-		db := store.DB()
+		db := store.DB().Bun()
 		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM settleflow_workflows WHERE status NOT IN ('Settled', 'Failed')`).Scan(&open); err != nil {
 			return err
 		}
@@ -227,7 +227,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	defer store.Close()
 	settler := newRecordingSettler(t, filepath.Join(dir, "chain.db"))
-	db := store.DB()
+	db := store.DB().Bun()
 	for i, id := range acked {
 		w, err := store.GetWorkflow(ctx, settleflow.Test, id)
 		if err != nil {

@@ -94,6 +94,9 @@ type Options struct {
 	NotifyTimeout time.Duration
 	// Retry is the backoff after transient errors.
 	Retry RetryPolicy
+	// Retention says how long dispatched events and idempotency records
+	// are kept (see Retention); workflows are always kept.
+	Retention Retention
 	// WorkerID names this engine's leases; default a random id. Two engines
 	// sharing a Store must have different ids. An engine restarted with the
 	// same id takes its dead predecessor's work back at once, at Start,
@@ -151,9 +154,10 @@ type runState struct {
 	settle       chan settleItem
 	// handoff carries events this engine just wrote, pre-leased, to the
 	// dispatcher, so it need not claim them from the outbox.
-	handoff  chan []Event
-	work     sync.WaitGroup // executions in flight
-	pipeline sync.WaitGroup // finisher and settler
+	handoff   chan []Event
+	pruneDone chan struct{}  // closed when the retention loop returns
+	work      sync.WaitGroup // executions in flight
+	pipeline  sync.WaitGroup // finisher and settler
 }
 
 var customerIDPattern = regexp.MustCompile(`^cus_[A-Za-z0-9_-]{1,255}$`)
@@ -190,6 +194,9 @@ func New(opts Options) (*Engine, error) {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		opts.WorkerID = "worker_" + hex.EncodeToString(b[:])
+	}
+	if err := opts.Retention.setDefaults(); err != nil {
+		return nil, err
 	}
 	if opts.Workers < 1 || opts.BatchSize < 1 || opts.Retry.MaxAttempts < 1 {
 		return nil, errors.New("settleflow: Workers, BatchSize and Retry.MaxAttempts must be positive")
@@ -603,6 +610,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		results:      make(chan execResult, e.opts.Workers),
 		settle:       make(chan settleItem, e.opts.Workers),
 		handoff:      make(chan []Event, 64),
+		pruneDone:    make(chan struct{}),
 	}
 	e.run = rs
 	go e.claimLoop(claimCtx, workCtx, rs)
@@ -610,6 +618,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	go e.finishLoop(workCtx, rs)
 	go e.settleLoop(workCtx, rs)
 	go e.dispatchLoop(eventsCtx, rs)
+	go e.retentionLoop(eventsCtx, rs)
 	e.log.Info("settleflow engine started", zap.String("worker", e.opts.WorkerID), zap.Int("workers", e.opts.Workers))
 	return nil
 }
@@ -662,6 +671,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	// handed over yet goes at the next Start.
 	rs.cancelEvents()
 	<-rs.eventsDone
+	<-rs.pruneDone
 	e.log.Info("settleflow engine stopped", zap.String("worker", e.opts.WorkerID))
 	return cut
 }

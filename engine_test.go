@@ -584,7 +584,7 @@ func TestFetchCachesOnlyTerminal(t *testing.T) {
 	first, _ := f.engine.Fetch(ctx, settleflow.Test, w.ID)
 	// Remove the row behind the engine's back: a cached terminal workflow
 	// still answers, in its own environment only.
-	if _, err := f.store.DB().ExecContext(ctx, `DELETE FROM settleflow_events; DELETE FROM settleflow_idempotency_keys; DELETE FROM settleflow_workflows`); err != nil {
+	if _, err := f.store.DB().Bun().ExecContext(ctx, `DELETE FROM settleflow_events; DELETE FROM settleflow_idempotency_keys; DELETE FROM settleflow_workflows`); err != nil {
 		t.Fatal(err)
 	}
 	again, err := f.engine.Fetch(ctx, settleflow.Test, w.ID)
@@ -597,7 +597,7 @@ func TestFetchCachesOnlyTerminal(t *testing.T) {
 	// A workflow not yet seen terminal is read from the store.
 	p := f.create(t, settleflow.Live, "T-2", 0)
 	f.engine.Stop(ctx)
-	if _, err := f.store.DB().ExecContext(ctx, `UPDATE settleflow_workflows SET customer_id = 'cus_changed' WHERE id = ?`, p.ID); err != nil {
+	if _, err := f.store.DB().Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET customer_id = 'cus_changed' WHERE id = ?`, p.ID); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.engine.Fetch(ctx, settleflow.Live, p.ID)

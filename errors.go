@@ -109,4 +109,6 @@ func (e *StateError) Is(target error) bool { return target == ErrWorkflowState }
 // (workflow_running, workflow_settling, workflow_settled, workflow_failed,
 // workflow_canceled), so a client can tell "too late, it runs" from
 // "already canceled" without parsing the message.
-func (e *StateError) Code() ErrorCode { return ErrorCode("workflow_" + strings.ToLower(string(e.Status))) }
+func (e *StateError) Code() ErrorCode {
+	return ErrorCode("workflow_" + strings.ToLower(string(e.Status)))
+}

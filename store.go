@@ -77,6 +77,27 @@ type Store interface {
 	// making them due at once. An engine calls it when it starts: leases
 	// under its id are left from a previous run of it that died.
 	ReleaseLeases(ctx context.Context, owner string, now time.Time) error
+
+	// Prune deletes, in one transaction, up to p.Limit events dispatched
+	// before p.EventsDispatchedBefore and up to p.Limit idempotency records
+	// created before p.IdempotencyCreatedBefore, oldest first (a zero time
+	// deletes none of that kind). Workflows are never deleted, nor an event
+	// not yet dispatched. It reports how many of each it deleted.
+	Prune(ctx context.Context, p Prune) (PruneResult, error)
+}
+
+// Prune is what one call of [Store.Prune] deletes.
+type Prune struct {
+	EventsDispatchedBefore   time.Time
+	IdempotencyCreatedBefore time.Time
+	// Limit bounds the rows of each kind deleted by one call.
+	Limit int
+}
+
+// PruneResult counts the rows one call of [Store.Prune] deleted.
+type PruneResult struct {
+	Events          int
+	IdempotencyKeys int
 }
 
 // IdempotencyTTL is how long an idempotency key is remembered.

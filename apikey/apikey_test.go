@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
 
@@ -41,14 +41,14 @@ func newClock() *fakeClock {
 // temporary directory (returned as dir), on Postgres under TestPostgres. The
 // returned function opens another handle on the same database, as another
 // process would.
-func openDB(t testing.TB) (db *bun.DB, dir string, another func() *bun.DB) {
+func openDB(t testing.TB) (db *storage.DB, dir string, another func() *storage.DB) {
 	t.Helper()
 	if pgOpen != nil {
 		return pgOpen(t)
 	}
 	dir = t.TempDir()
 	path := filepath.Join(dir, "settleflow.db")
-	another = func() *bun.DB {
+	another = func() *storage.DB {
 		db, err := sqlite.OpenDB(path, sqlite.OpenOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func openDB(t testing.TB) (db *bun.DB, dir string, another func() *bun.DB) {
 	return another(), dir, another
 }
 
-func newManager(t testing.TB, db *bun.DB, opts Options) *Manager {
+func newManager(t testing.TB, db *storage.DB, opts Options) *Manager {
 	t.Helper()
 	m, err := New(db, opts)
 	if err != nil {
@@ -460,7 +460,7 @@ func TestSecretsNeverStored(t *testing.T) {
 	}
 	m.writes.Wait()
 
-	rows, err := db.QueryContext(ctx, "SELECT * FROM apikey_keys")
+	rows, err := db.Bun().QueryContext(ctx, "SELECT * FROM apikey_keys")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -765,4 +765,35 @@ func otherChar(c byte) string {
 		return "Y"
 	}
 	return "Z"
+}
+
+// A database written when times were milliseconds reads the same times
+// after the upgrade to microseconds (migration 20261123000001).
+func TestUpgradeToMicros(t *testing.T) {
+	db, _, _ := openDB(t)
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, storage.Migrations{Table: migrationsTable, Files: sub, Until: "20261121000001"}); err != nil {
+		t.Fatal(err)
+	}
+	created := time.Date(2026, 11, 21, 10, 0, 0, 123e6, time.UTC)
+	used := created.Add(90 * time.Minute)
+	if _, err := db.Bun().ExecContext(ctx, `INSERT INTO apikey_keys (id, lineage_id, environment, name, plan, per_minute, per_day,
+		secret_hash, display, created_at, last_used_at) VALUES ('key_old', 'key_old', 'test', 'old', 'starter', 300, 50000, ?, 'sk_test_…abcd', ?, ?)`,
+		strings.Repeat("0", 64), created.UnixMilli(), used.UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, db, Options{})
+	if err := m.Migrate(ctx); err != nil { // a second run converts nothing twice
+		t.Fatal(err)
+	}
+	ks, err := m.List(ctx)
+	if err != nil || len(ks) != 1 {
+		t.Fatalf("List: %v %v", ks, err)
+	}
+	if !ks[0].CreatedAt.Equal(created) || ks[0].LastUsedAt == nil || !ks[0].LastUsedAt.Equal(used) || ks[0].RevokedAt != nil {
+		t.Fatalf("after the upgrade: created %v, last used %v, revoked %v; want %v, %v, nil", ks[0].CreatedAt, ks[0].LastUsedAt, ks[0].RevokedAt, created, used)
+	}
 }

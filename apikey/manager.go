@@ -7,6 +7,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,23 +16,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
-	"github.com/uptrace/bun/migrate"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
-	"github.com/settleflow/settleflow/internal/sqlstmt"
+	"github.com/settleflow/settleflow/storage"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// Names of the bookkeeping tables of this package's migrations, kept apart
-// from the engine's own.
-const (
-	migrationsTable     = "apikey_migrations"
-	migrationLocksTable = "apikey_migration_locks"
-)
+// migrationsTable records this package's migrations, kept apart from the
+// engine's own.
+const migrationsTable = "apikey_migrations"
 
 // DefaultCacheTTL is how long Authenticate trusts a key it read from the
 // database: a revocation or rotation made by another process on the same
@@ -58,13 +54,9 @@ type Options struct {
 // in a SQL database (SQLite or Postgres, through bun). It is safe for
 // concurrent use, and several processes may share one database.
 type Manager struct {
-	db       *sql.DB
-	bdb      *bun.DB
-	postgres bool
-	clock    settleflow.Clock
-	ttl      time.Duration
-
-	stmts *sqlstmt.Cache
+	db    *storage.DB
+	clock settleflow.Clock
+	ttl   time.Duration
 
 	cacheMu  sync.RWMutex
 	cache    map[string]cached // by secret hash
@@ -84,20 +76,13 @@ type cached struct {
 	fetched time.Time
 }
 
-// New returns a Manager on db, which must be SQLite (as opened by
-// storage/sqlite.OpenDB) or Postgres. Call [Manager.Migrate] once before use
-// and [Manager.Close] at shutdown, before closing db.
-func New(db *bun.DB, opts Options) (*Manager, error) {
-	m := &Manager{db: db.DB, bdb: db, clock: opts.Clock, ttl: opts.CacheTTL,
+// New returns a Manager on db, the database's handle (from storage/sqlite,
+// storage/postgres, or a workflow Store's DB()), through which it does all
+// its writes. Call [Manager.Migrate] once before use and [Manager.Close] at
+// shutdown, before closing db.
+func New(db *storage.DB, opts Options) (*Manager, error) {
+	m := &Manager{db: db, clock: opts.Clock, ttl: opts.CacheTTL,
 		cache: map[string]cached{}, lastUsed: map[string]time.Time{}, luSweepAt: 1024}
-	switch db.Dialect().Name() {
-	case dialect.SQLite:
-	case dialect.PG:
-		m.postgres = true
-	default:
-		return nil, fmt.Errorf("apikey: unsupported dialect %s", db.Dialect().Name())
-	}
-	m.stmts = sqlstmt.New(db.DB, m.postgres)
 	if m.clock == nil {
 		m.clock = settleflow.SystemClock
 	}
@@ -107,25 +92,16 @@ func New(db *bun.DB, opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// Migrate creates or upgrades the apikey_ tables. It is safe to run from
-// several processes at once: every migration is idempotent and recorded with
-// an upsert.
+// Migrate creates or upgrades the apikey_ tables, through the database's
+// one migration runner (storage.DB.Migrate): safe to run from several
+// processes at once.
 func (m *Manager) Migrate(ctx context.Context) error {
-	ms := migrate.NewMigrations()
-	if err := ms.Discover(migrationFiles); err != nil {
-		return fmt.Errorf("apikey: migrations: %w", err)
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return err
 	}
-	mg := migrate.NewMigrator(m.bdb, ms,
-		migrate.WithTableName(migrationsTable),
-		migrate.WithLocksTableName(migrationLocksTable),
-		migrate.WithUpsert(true),
-		migrate.WithMarkAppliedOnSuccess(true),
-	)
-	if err := mg.Init(ctx); err != nil {
-		return fmt.Errorf("apikey: migrate init: %w", err)
-	}
-	if _, err := mg.Migrate(ctx); err != nil {
-		return fmt.Errorf("apikey: migrate: %w", err)
+	if err := m.db.Migrate(ctx, storage.Migrations{Table: migrationsTable, Files: sub}); err != nil {
+		return fmt.Errorf("apikey: %w", err)
 	}
 	return nil
 }
@@ -138,7 +114,6 @@ func (m *Manager) Close() error {
 	m.closed = true
 	m.luMu.Unlock()
 	m.writes.Wait()
-	m.stmts.Close()
 	return nil
 }
 
@@ -180,7 +155,10 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Key, string, erro
 	if err != nil {
 		return Key{}, "", err
 	}
-	if _, err := m.exec(ctx, nil, insertSQL, r.args()...); err != nil {
+	if err := m.tx(ctx, func(tx *sql.Tx) error {
+		_, err := m.exec(ctx, tx, insertSQL, r.args()...)
+		return err
+	}); err != nil {
 		return Key{}, "", fmt.Errorf("apikey: create: %w", err)
 	}
 	return r.key(), secret, nil
@@ -288,7 +266,7 @@ func (m *Manager) Rotate(ctx context.Context, id string, expireIn time.Duration)
 		if secret, err = m.fill(&nk); err != nil {
 			return err
 		}
-		if _, err := m.exec(ctx, tx, "UPDATE apikey_keys SET expires_at = ? WHERE id = ?", toMillis(expires), id); err != nil {
+		if _, err := m.exec(ctx, tx, "UPDATE apikey_keys SET expires_at = ? WHERE id = ?", storage.Micros(expires), id); err != nil {
 			return err
 		}
 		_, err = m.exec(ctx, tx, insertSQL, nk.args()...)
@@ -308,12 +286,19 @@ func (m *Manager) Rotate(ctx context.Context, id string, expireIn time.Duration)
 // database, within CacheTTL). Revoking a revoked key does nothing; an
 // unknown id is ErrNotFound.
 func (m *Manager) Revoke(ctx context.Context, id string) error {
-	res, err := m.exec(ctx, nil, "UPDATE apikey_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", toMillis(m.now()), id)
+	var n int64
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		res, err := m.exec(ctx, tx, "UPDATE apikey_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", storage.Micros(m.now()), id)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("apikey: revoke %s: %w", id, err)
 	}
 	m.flushCache()
-	if n, err := res.RowsAffected(); err == nil && n == 1 {
+	if n == 1 {
 		return nil
 	}
 	_, err = m.get(ctx, nil, id)
@@ -447,10 +432,17 @@ func (m *Manager) writeLastUsed(id string, now time.Time) {
 	defer m.writes.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ms := toMillis(now)
-	res, err := m.exec(ctx, nil,
-		"UPDATE apikey_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ? OR last_used_at > ?)",
-		ms, id, ms-lastUsedEvery.Milliseconds(), ms)
+	us := storage.Micros(now)
+	var n int64
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		res, err := m.exec(ctx, tx,
+			"UPDATE apikey_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ? OR last_used_at > ?)",
+			us, id, us-lastUsedEvery.Microseconds(), us)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
 	if err != nil {
 		// Let the next request try again.
 		m.luFailures.Add(1)
@@ -461,12 +453,12 @@ func (m *Manager) writeLastUsed(id string, now time.Time) {
 		m.luMu.Unlock()
 		return
 	}
-	if n, err := res.RowsAffected(); err == nil && n > 0 {
+	if n > 0 {
 		m.luWritten.Add(1)
 	}
 }
 
-func (m *Manager) now() time.Time { return m.clock.Now().UTC().Truncate(time.Millisecond) }
+func (m *Manager) now() time.Time { return m.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // get reads one row by id, in tx if not nil.
 func (m *Manager) get(ctx context.Context, tx *sql.Tx, id string) (row, error) {
@@ -487,27 +479,21 @@ func (m *Manager) get(ctx context.Context, tx *sql.Tx, id string) (row, error) {
 	return r, nil
 }
 
-// tx runs fn in a transaction (on SQLite opened by OpenDB, BEGIN IMMEDIATE).
+// tx runs fn as a write through the database's writer (storage.DB.Write:
+// on SQLite, in the group commit shared with every other write of the
+// process).
 func (m *Manager) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := m.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback() //nolint:errcheck // the error that matters is fn's
-		return err
-	}
-	return tx.Commit()
+	return m.db.Write(ctx, func(_ context.Context, tx bun.Tx) error { return fn(tx.Tx) })
 }
 
 // exec runs a prepared statement, in tx if not nil.
 func (m *Manager) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	return m.stmts.Exec(ctx, tx, query, args...)
+	return m.db.Exec(ctx, tx, query, args...)
 }
 
 // stmt returns the prepared statement for query, written with ? placeholders.
 func (m *Manager) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	st, err := m.stmts.Stmt(ctx, query)
+	st, err := m.db.Stmt(ctx, query)
 	if err != nil {
 		return nil, fmt.Errorf("apikey: %w", err)
 	}

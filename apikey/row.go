@@ -5,9 +5,11 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/storage"
 )
 
-// row is a key as stored. Times are Unix milliseconds (UTC).
+// row is a key as stored. Times are Unix microseconds (UTC), as every
+// package stores them (storage.Micros).
 type row struct {
 	id, lineage string
 	env         settleflow.Environment
@@ -30,7 +32,7 @@ const insertSQL = "INSERT INTO apikey_keys (" + columns + ") VALUES (?, ?, ?, ?,
 // args are the values of columns, in order.
 func (r *row) args() []any {
 	return []any{r.id, r.lineage, string(r.env), r.name, string(r.plan), int64(r.perMinute), int64(r.perDay),
-		r.hash, r.display, toMillis(r.createdAt), nullMillis(r.lastUsedAt), nullMillis(r.revokedAt), nullMillis(r.expiresAt)}
+		r.hash, r.display, storage.Micros(r.createdAt), storage.NullMicros(r.lastUsedAt), storage.NullMicros(r.revokedAt), storage.NullMicros(r.expiresAt)}
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -47,8 +49,8 @@ func (r *row) scan(s scanner) error {
 	}
 	r.env, r.plan = settleflow.Environment(env), Plan(plan)
 	r.perMinute, r.perDay = int(perMinute), int(perDay)
-	r.createdAt = fromMillis(created)
-	r.lastUsedAt, r.revokedAt, r.expiresAt = fromNull(lastUsed), fromNull(revoked), fromNull(expires)
+	r.createdAt = storage.FromMicros(created)
+	r.lastUsedAt, r.revokedAt, r.expiresAt = storage.FromNullMicros(lastUsed), storage.FromNullMicros(revoked), storage.FromNullMicros(expires)
 	return nil
 }
 
@@ -66,23 +68,4 @@ func clone(t *time.Time) *time.Time {
 	}
 	c := *t
 	return &c
-}
-
-func toMillis(t time.Time) int64 { return t.UnixMilli() }
-
-func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-func nullMillis(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-func fromNull(n sql.NullInt64) *time.Time {
-	if !n.Valid {
-		return nil
-	}
-	t := fromMillis(n.Int64)
-	return &t
 }

@@ -144,7 +144,7 @@ func TestErrorTable(t *testing.T) {
 
 func countWorkflows(t *testing.T, e *env) int {
 	var n int
-	if err := e.store.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM settleflow_workflows`).Scan(&n); err != nil {
+	if err := e.store.DB().Bun().QueryRowContext(context.Background(), `SELECT count(*) FROM settleflow_workflows`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -143,7 +143,7 @@ func chainCrashChild() error {
 	}
 	for {
 		var open int
-		if err := store.DB().QueryRowContext(ctx, `SELECT count(*) FROM settleflow_workflows WHERE status NOT IN ('Settled', 'Failed')`).Scan(&open); err != nil {
+		if err := store.DB().Bun().QueryRowContext(ctx, `SELECT count(*) FROM settleflow_workflows WHERE status NOT IN ('Settled', 'Failed')`).Scan(&open); err != nil {
 			return err
 		}
 		if open == 0 {
@@ -395,7 +395,7 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			if db, err := sqlite.Open(context.Background(), filepath.Join(dir, "settleflow.db"), sqlite.OpenOptions{}); err == nil {
-				rows, err := db.DB().QueryContext(context.Background(), `SELECT status, count(*), max(attempts) FROM settleflow_workflows GROUP BY status`)
+				rows, err := db.DB().Bun().QueryContext(context.Background(), `SELECT status, count(*), max(attempts) FROM settleflow_workflows GROUP BY status`)
 				for err == nil && rows.Next() {
 					var st string
 					var n, att int
@@ -432,7 +432,7 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 	}
 	defer store.Close()
 	var stored int
-	if err := store.DB().QueryRowContext(ctx, `SELECT count(*) FROM settleflow_workflows`).Scan(&stored); err != nil || stored != total {
+	if err := store.DB().Bun().QueryRowContext(ctx, `SELECT count(*) FROM settleflow_workflows`).Scan(&stored); err != nil || stored != total {
 		t.Fatalf("%d workflows stored (%v), want %d", stored, err, total)
 	}
 	workflows := map[string]*settleflow.Workflow{}

@@ -76,7 +76,7 @@ func benchDelivery(b *testing.B, sync sqlite.Synchronous) {
 	}
 	// Wait for the last attempts to be recorded, as the engine would.
 	for {
-		n, err := db.NewSelect().Model((*deliveryRow)(nil)).Where("status = ?", "succeeded").Count(ctx)
+		n, err := db.Bun().NewSelect().Model((*deliveryRow)(nil)).Where("status = ?", "succeeded").Count(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}

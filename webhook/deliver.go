@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/uptrace/bun"
 	"go.uber.org/zap"
 )
@@ -39,10 +40,7 @@ func (s *Service) Start(ctx context.Context) error {
 	s.cancel = cancel
 	s.stopping = make(chan struct{})
 	s.loopDone = make(chan struct{})
-	s.results = make(chan *result, s.cfg.MaxConcurrency)
-	s.writerDone = make(chan struct{})
-	go s.writer(s.results, s.writerDone)
-	go s.loop(workCtx, s.stopping, s.results, s.loopDone)
+	go s.loop(workCtx, s.stopping, s.loopDone)
 	s.log.Info("webhook deliverer started", zap.String("owner", s.cfg.Owner),
 		zap.Int("max_concurrency", s.cfg.MaxConcurrency), zap.Int("max_per_endpoint", s.cfg.MaxPerEndpoint))
 	return nil
@@ -60,7 +58,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	s.running = false
 	close(s.stopping)
-	cancel, loopDone, results, writerDone := s.cancel, s.loopDone, s.results, s.writerDone
+	cancel, loopDone := s.cancel, s.loopDone
 	s.mu.Unlock()
 
 	<-loopDone
@@ -78,13 +76,11 @@ func (s *Service) Stop(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	cancel()
-	close(results)
-	<-writerDone
 	s.log.Info("webhook deliverer stopped")
 	return err
 }
 
-func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, results chan<- *result, done chan<- struct{}) {
+func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -97,7 +93,7 @@ func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, results ch
 		case <-timer.C:
 		case <-s.wake:
 		}
-		if err := s.claimAndDispatch(ctx, results); err != nil && ctx.Err() == nil {
+		if err := s.claimAndDispatch(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("webhook claim failed", zap.Error(err))
 		}
 		timer.Reset(s.cfg.PollInterval)
@@ -120,7 +116,7 @@ type claimed struct {
 
 // claimAndDispatch tops up the queue from the database and starts what the
 // slots allow.
-func (s *Service) claimAndDispatch(ctx context.Context, results chan<- *result) error {
+func (s *Service) claimAndDispatch(ctx context.Context) error {
 	per := s.cfg.MaxPerEndpoint
 	s.mu.Lock()
 	budget := 2*s.cfg.MaxConcurrency - s.total - len(s.queue)
@@ -145,13 +141,13 @@ func (s *Service) claimAndDispatch(ctx context.Context, results chan<- *result) 
 		s.queue = append(s.queue, batch...)
 		s.mu.Unlock()
 	}
-	s.dispatch(ctx, results)
+	s.dispatch(ctx)
 	return err
 }
 
 // dispatch starts an attempt for each queued delivery that has a free slot,
 // overall and on its endpoint.
-func (s *Service) dispatch(ctx context.Context, results chan<- *result) {
+func (s *Service) dispatch(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ctx.Err() != nil || !s.running {
@@ -169,7 +165,7 @@ func (s *Service) dispatch(ctx context.Context, results chan<- *result) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.attempt(ctx, c, results)
+			s.attempt(ctx, c)
 			s.mu.Lock()
 			if s.inflight[ep]--; s.inflight[ep] == 0 {
 				delete(s.inflight, ep)
@@ -186,7 +182,7 @@ func (s *Service) dispatch(ctx context.Context, results chan<- *result) {
 				refill = n <= s.cfg.MaxPerEndpoint
 			}
 			s.mu.Unlock()
-			s.dispatch(ctx, results)
+			s.dispatch(ctx)
 			if refill {
 				s.poke()
 			}
@@ -210,11 +206,14 @@ func (s *Service) releaseQueued(ctx context.Context) {
 	for i, c := range q {
 		idList[i] = c.row.ID
 	}
-	now := ms(s.now())
-	if _, err := s.db.NewUpdate().Model((*deliveryRow)(nil)).
-		Set("next_attempt_at = ?", now).Set("lease_owner = ''").Set("updated_at = ?", now).
-		Where("id IN (?) AND lease_owner = ? AND status = ?", bun.List(idList), s.cfg.Owner, string(DeliveryPending)).
-		Exec(ctx); err != nil {
+	now := storage.Micros(s.now())
+	if err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
+			Set("next_attempt_at = ?", now).Set("lease_owner = ''").Set("updated_at = ?", now).
+			Where("id IN (?) AND lease_owner = ? AND status = ?", bun.List(idList), s.cfg.Owner, string(DeliveryPending)).
+			Exec(ctx)
+		return err
+	}); err != nil {
 		s.log.Warn("webhook leases not released; they run out by themselves", zap.Error(err))
 	}
 }
@@ -253,7 +252,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, next_attempt_at
 				FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND next_attempt_at <= ?
 				ORDER BY next_attempt_at, id LIMIT %d) AS p%d`, slots, len(parts)))
-			args = append(args, ep, string(DeliveryPending), ms(now))
+			args = append(args, ep, string(DeliveryPending), storage.Micros(now))
 		}
 		if len(parts) == 0 {
 			continue
@@ -275,12 +274,15 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		return nil, nil
 	}
 	var rows []deliveryRow
-	err := s.db.NewRaw(`UPDATE webhook_deliveries
-		SET lease_owner = ?, next_attempt_at = ?, updated_at = ?
-		WHERE id IN (?) AND status = ? AND next_attempt_at <= ?
-		RETURNING *`,
-		s.cfg.Owner, ms(now.Add(s.cfg.Lease)), ms(now),
-		bun.List(pick), string(DeliveryPending), ms(now)).Scan(ctx, &rows)
+	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		rows = rows[:0]
+		return tx.NewRaw(`UPDATE webhook_deliveries
+			SET lease_owner = ?, next_attempt_at = ?, updated_at = ?
+			WHERE id IN (?) AND status = ? AND next_attempt_at <= ?
+			RETURNING *`,
+			s.cfg.Owner, storage.Micros(now.Add(s.cfg.Lease)), storage.Micros(now),
+			bun.List(pick), string(DeliveryPending), storage.Micros(now)).Scan(ctx, &rows)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +305,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	var secrets []secretRow
 	if err := s.db.NewSelect().Model(&secrets).
 		Where("endpoint_id IN (?)", bun.List(idList)).
-		Where("expires_at IS NULL OR expires_at > ?", ms(now)).
+		Where("expires_at IS NULL OR expires_at > ?", storage.Micros(now)).
 		OrderExpr("created_at DESC, secret").Scan(ctx); err != nil {
 		return nil, err
 	}
@@ -347,7 +349,7 @@ func (o outcome) ok() bool { return o.err == "" && o.status >= 200 && o.status <
 const maxResponseExcerpt = 512
 
 // attempt sends one delivery and records the result.
-func (s *Service) attempt(ctx context.Context, c claimed, results chan<- *result) {
+func (s *Service) attempt(ctx context.Context, c claimed) {
 	started := s.now()
 	o := s.send(ctx, c, started)
 	if ctx.Err() != nil && !o.ok() {
@@ -356,9 +358,8 @@ func (s *Service) attempt(ctx context.Context, c claimed, results chan<- *result
 		return
 	}
 	// Record even while stopping: the attempt happened.
-	r := &result{c: c, started: started, o: o, done: make(chan error, 1)}
-	results <- r
-	if err := <-r.done; err != nil {
+	r := &result{c: c, started: started, o: o}
+	if err := s.record(r); err != nil {
 		s.log.Error("webhook attempt not recorded", zap.String("delivery", c.row.ID), zap.Error(err))
 		return
 	}
@@ -421,63 +422,21 @@ type result struct {
 	c       claimed
 	started time.Time
 	o       outcome
-	done    chan error
 	// Set when recorded:
 	next    DeliveryStatus // "" if the delivery no longer exists
 	attempt int
 }
 
-// maxRecordBatch bounds the attempts recorded in one transaction.
-const maxRecordBatch = 64
-
-// writer records finished attempts until results is closed. It commits
-// whatever has queued up in one short transaction (group commit), so the
-// cost of a durable commit is shared by the attempts that finished while the
-// previous one was written.
-func (s *Service) writer(results <-chan *result, done chan<- struct{}) {
-	defer close(done)
-	for r := range results {
-		batch := []*result{r}
-	drain:
-		for len(batch) < maxRecordBatch {
-			select {
-			case r2, ok := <-results:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r2)
-			default:
-				break drain
-			}
-		}
-		s.commit(batch)
-	}
-}
-
-func (s *Service) commit(batch []*result) {
+// record writes a finished attempt and what follows from it through the
+// database's writer, which on SQLite commits it together with the other
+// writes of the moment (attempts finishing at once, the engine's own), so
+// they share one fsync.
+func (s *Service) record(r *result) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	now := s.now()
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, r := range batch {
-			if err := s.recordTx(ctx, tx, r, now); err != nil {
-				return err
-			}
-		}
-		return nil
+	return s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return s.recordTx(ctx, tx, r, s.now())
 	})
-	if err != nil && len(batch) > 1 {
-		// One bad attempt must not sink the others: record one by one.
-		for _, r := range batch {
-			r.done <- s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				return s.recordTx(ctx, tx, r, now)
-			})
-		}
-		return
-	}
-	for _, r := range batch {
-		r.done <- err
-	}
 }
 
 // recordTx writes the attempt and moves the delivery on: succeeded, due
@@ -486,7 +445,7 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, r *result, now time.T
 	c, o := r.c, r.o
 	var cur deliveryRow
 	err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?
-		WHERE id = ? RETURNING *`, ms(now), c.row.ID).Scan(ctx, &cur)
+		WHERE id = ? RETURNING *`, storage.Micros(now), c.row.ID).Scan(ctx, &cur)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // the endpoint was removed meanwhile
 	}
@@ -497,7 +456,7 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, r *result, now time.T
 	if _, err := tx.NewInsert().Model(&attemptRow{
 		DeliveryID:   c.row.ID,
 		Attempt:      cur.Attempts,
-		StartedAt:    ms(r.started),
+		StartedAt:    storage.Micros(r.started),
 		LatencyUS:    o.latency.Microseconds(),
 		StatusCode:   o.status,
 		Error:        o.err,
@@ -519,22 +478,22 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, r *result, now time.T
 	switch {
 	case o.ok():
 		r.next = DeliverySucceeded
-		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", ms(now))
+		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", storage.Micros(now))
 	case o.status == http.StatusGone, cur.Attempts-cur.ScheduleStart >= len(s.cfg.Retry.Schedule):
 		r.next = DeliveryFailed
-		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", ms(now))
+		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", storage.Micros(now))
 	default:
 		r.next = DeliveryPending
 		d := s.delay(cur.Attempts - cur.ScheduleStart)
 		// A receiver's Retry-After postpones, never hastens, the retry.
 		d = max(d, min(o.retryAfter, s.cfg.MaxRetryAfter))
-		q = q.Set("next_attempt_at = ?", ms(now.Add(d)))
+		q = q.Set("next_attempt_at = ?", storage.Micros(now.Add(d)))
 	}
 	if _, err := q.Exec(ctx); err != nil {
 		return err
 	}
 	if o.status == http.StatusGone {
-		return disableTx(ctx, tx, c.row.EndpointID, "endpoint answered 410 Gone", ms(now))
+		return disableTx(ctx, tx, c.row.EndpointID, "endpoint answered 410 Gone", storage.Micros(now))
 	}
 	return nil
 }

@@ -322,7 +322,7 @@ func TestRotationOverlap(t *testing.T) {
 	ctx := context.Background()
 	clock := &testClock{}
 	cfg := fastConfig(t)
-	cfg.Now = clock.Now
+	cfg.Clock = clock
 	s := newService(t, openDB(t), cfg)
 	rc := newReceiver(t, nil)
 	ep, oldSecret := createEndpoint(t, s, settleflow.Test, rc.URL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/settleflow/settleflow/storage"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestEndpointAPI(t *testing.T) {
 		t.Fatalf("rotation without overlap still running: %v", e.RotationEndsAt)
 	}
 	var n int
-	if err := db.NewSelect().Model((*secretRow)(nil)).Where("endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?)", b.ID, ms(time.Now())).
+	if err := db.Bun().NewSelect().Model((*secretRow)(nil)).Where("endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?)", b.ID, storage.Micros(time.Now())).
 		ColumnExpr("COUNT(*)").Scan(ctx, &n); err != nil || n != 1 {
 		t.Fatalf("%d valid secrets after rotation without overlap, %v", n, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/settleflow/settleflow/storage"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,13 +21,12 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/storage/sqlite"
-	"github.com/uptrace/bun"
 	"go.uber.org/zap/zaptest"
 )
 
 // openDB opens the database the tests run on: SQLite in a temporary file,
 // or Postgres while TestPostgres runs the suite again.
-func openDB(t testing.TB) *bun.DB {
+func openDB(t testing.TB) *storage.DB {
 	t.Helper()
 	if pgOpen != nil {
 		return pgOpen(t)
@@ -40,7 +40,7 @@ func openDB(t testing.TB) *bun.DB {
 }
 
 // pgOpen, when set, opens a fresh Postgres schema instead of SQLite.
-var pgOpen func(t testing.TB) *bun.DB
+var pgOpen func(t testing.TB) *storage.DB
 
 // fastConfig retries quickly so tests run in well under a second per retry.
 func fastConfig(t testing.TB) Config {
@@ -53,7 +53,7 @@ func fastConfig(t testing.TB) Config {
 }
 
 // newService returns a started Service that is stopped at cleanup.
-func newService(t testing.TB, db *bun.DB, cfg Config) *Service {
+func newService(t testing.TB, db *storage.DB, cfg Config) *Service {
 	t.Helper()
 	s, err := New(context.Background(), db, cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/uptrace/bun"
 )
 
@@ -88,7 +89,7 @@ type Attempt struct {
 	ResponseBody string
 }
 
-// Rows as stored. Times are Unix milliseconds, UTC.
+// Rows as stored. Times are Unix microseconds, UTC (storage.Micros).
 
 type endpointRow struct {
 	bun.BaseModel `bun:"table:webhook_endpoints"`
@@ -144,15 +145,11 @@ type attemptRow struct {
 	ResponseBody string `bun:"response_body"`
 }
 
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
-
 func fromMSPtr(v *int64) *time.Time {
 	if v == nil {
 		return nil
 	}
-	t := fromMS(*v)
+	t := storage.FromMicros(*v)
 	return &t
 }
 
@@ -162,7 +159,7 @@ func (r *endpointRow) endpoint(rotationEndsAt *int64) *Endpoint {
 		Environment:    settleflow.Environment(r.Environment),
 		URL:            r.URL,
 		Description:    r.Description,
-		CreatedAt:      fromMS(r.CreatedAt),
+		CreatedAt:      storage.FromMicros(r.CreatedAt),
 		DisabledAt:     fromMSPtr(r.DisabledAt),
 		DisabledReason: r.DisabledReason,
 		RotationEndsAt: fromMSPtr(rotationEndsAt),
@@ -181,12 +178,12 @@ func (r *deliveryRow) delivery() *Delivery {
 		Attempts:       r.Attempts,
 		LastStatusCode: r.LastStatusCode,
 		LastError:      r.LastError,
-		CreatedAt:      fromMS(r.CreatedAt),
-		UpdatedAt:      fromMS(r.UpdatedAt),
+		CreatedAt:      storage.FromMicros(r.CreatedAt),
+		UpdatedAt:      storage.FromMicros(r.UpdatedAt),
 		CompletedAt:    fromMSPtr(r.CompletedAt),
 	}
 	if d.Status == DeliveryPending {
-		d.NextAttemptAt = fromMS(r.NextAttemptAt)
+		d.NextAttemptAt = storage.FromMicros(r.NextAttemptAt)
 	}
 	return d
 }
@@ -195,7 +192,7 @@ func (r *attemptRow) attempt() *Attempt {
 	return &Attempt{
 		DeliveryID:   r.DeliveryID,
 		Number:       r.Attempt,
-		StartedAt:    fromMS(r.StartedAt),
+		StartedAt:    storage.FromMicros(r.StartedAt),
 		Latency:      time.Duration(r.LatencyUS) * time.Microsecond,
 		StatusCode:   r.StatusCode,
 		Error:        r.Error,

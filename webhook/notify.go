@@ -8,6 +8,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/uptrace/bun"
 	"go.uber.org/zap"
 )
@@ -40,7 +41,7 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 		byEnv[e.Environment] = append(byEnv[e.Environment], e.ID)
 	}
 	now := s.now()
-	due := ms(now.Add(s.delay(0)))
+	due := storage.Micros(now.Add(s.delay(0)))
 	var rows []deliveryRow
 	for i := range events {
 		ev := &events[i]
@@ -65,8 +66,8 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 				Payload:       string(body),
 				Status:        string(DeliveryPending),
 				NextAttemptAt: due,
-				CreatedAt:     ms(now),
-				UpdatedAt:     ms(now),
+				CreatedAt:     storage.Micros(now),
+				UpdatedAt:     storage.Micros(now),
 			})
 		}
 	}
@@ -74,7 +75,7 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 		return nil
 	}
 	var inserted int64
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		inserted = 0
 		for start := 0; start < len(rows); start += insertChunk {
 			chunk := rows[start:min(start+insertChunk, len(rows))]

@@ -1,9 +1,8 @@
 package webhook
 
 import (
+	"github.com/settleflow/settleflow/storage"
 	"testing"
-
-	"github.com/uptrace/bun"
 
 	"github.com/settleflow/settleflow/internal/pgtest"
 )
@@ -13,9 +12,9 @@ import (
 // SETTLEFLOW_TEST_POSTGRES_DSN and a reachable server; otherwise it skips.
 func TestPostgres(t *testing.T) {
 	pg := pgtest.Connect(t)
-	pgOpen = func(t testing.TB) *bun.DB {
+	pgOpen = func(t testing.TB) *storage.DB {
 		t.Helper()
-		return pg.Schema(t, "webhook_test")()
+		return pg.Storage(t, "webhook_test")()
 	}
 	defer func() { pgOpen = nil }()
 

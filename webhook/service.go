@@ -15,6 +15,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/uptrace/bun"
 	"go.uber.org/zap"
 )
@@ -111,8 +112,9 @@ type Config struct {
 	// liveAsTest makes live endpoints follow the test rules; set by this
 	// package's tests only, so they can run live receivers on loopback.
 	liveAsTest bool
-	// Now is the clock; nil means time.Now. Times are stored in UTC.
-	Now func() time.Time
+	// Clock tells the time; nil means settleflow.SystemClock. Times are
+	// stored in UTC.
+	Clock settleflow.Clock
 	// Owner names this process in delivery leases; default host-pid-random.
 	Owner string
 }
@@ -122,7 +124,8 @@ type Config struct {
 // endpoint and inspection methods work without [Service.Start], for example
 // from a command-line tool sharing the database with a running server.
 type Service struct {
-	db        *bun.DB
+	sdb       *storage.DB // writes
+	db        *bun.DB     // reads: sdb.Bun()
 	log       *zap.Logger
 	cfg       Config
 	sigHeader string
@@ -133,17 +136,15 @@ type Service struct {
 
 	wake chan struct{}
 
-	mu         sync.Mutex
-	running    bool
-	stopping   chan struct{} // closed by Stop
-	loopDone   chan struct{} // closed when the claim loop returns
-	results    chan *result  // finished attempts, to the writer
-	writerDone chan struct{} // closed when the writer returns
-	cancel     context.CancelFunc
-	inflight   map[string]int // endpoint id → attempts in flight
-	queue      []claimed      // claimed, not yet started
-	total      int
-	wg         sync.WaitGroup
+	mu       sync.Mutex
+	running  bool
+	stopping chan struct{} // closed by Stop
+	loopDone chan struct{} // closed when the claim loop returns
+	cancel   context.CancelFunc
+	inflight map[string]int // endpoint id → attempts in flight
+	queue    []claimed      // claimed, not yet started
+	total    int
+	wg       sync.WaitGroup
 }
 
 // Errors of the endpoint API.
@@ -156,9 +157,10 @@ var (
 	ErrRunning = errors.New("webhook: deliverer already running")
 )
 
-// New returns a Service on db, the engine's database, after creating or
-// upgrading its tables (see [Migrate]).
-func New(ctx context.Context, db *bun.DB, cfg Config) (*Service, error) {
+// New returns a Service on db, the database's handle (from storage/sqlite,
+// storage/postgres, or the workflow Store's DB()), through which it does all
+// its writes, after creating or upgrading its tables (see [Migrate]).
+func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -195,8 +197,8 @@ func New(ctx context.Context, db *bun.DB, cfg Config) (*Service, error) {
 	if cfg.MaxRetryAfter <= 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = settleflow.SystemClock
 	}
 	if cfg.Owner == "" {
 		host, _ := os.Hostname()
@@ -208,7 +210,8 @@ func New(ctx context.Context, db *bun.DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	s := &Service{
-		db:        db,
+		sdb:       db,
+		db:        db.Bun(),
 		log:       cfg.Logger,
 		cfg:       cfg,
 		sigHeader: SignatureHeaderName(cfg.ShortName),
@@ -248,7 +251,7 @@ func New(ctx context.Context, db *bun.DB, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+func (s *Service) now() time.Time { return s.cfg.Clock.Now().UTC() }
 
 // SignatureHeader returns the name of the signature header this Service
 // sends: the short name + "-signature".
@@ -285,13 +288,13 @@ func (s *Service) CreateEndpoint(ctx context.Context, p EndpointParams) (*Endpoi
 		Environment: string(p.Environment),
 		URL:         p.URL,
 		Description: p.Description,
-		CreatedAt:   ms(now),
+		CreatedAt:   storage.Micros(now),
 	}
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 			return err
 		}
-		_, err := tx.NewInsert().Model(&secretRow{EndpointID: row.ID, Secret: secret, CreatedAt: ms(now)}).Exec(ctx)
+		_, err := tx.NewInsert().Model(&secretRow{EndpointID: row.ID, Secret: secret, CreatedAt: storage.Micros(now)}).Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -312,7 +315,7 @@ func (s *Service) rotationEnds(ctx context.Context, endpointIDs []string, now ti
 	var rows []secretRow
 	err := s.db.NewSelect().Model(&rows).Column("endpoint_id", "expires_at").
 		Where("endpoint_id IN (?)", bun.List(endpointIDs)).
-		Where("expires_at IS NOT NULL AND expires_at > ?", ms(now)).
+		Where("expires_at IS NOT NULL AND expires_at > ?", storage.Micros(now)).
 		Scan(ctx)
 	if err != nil {
 		return nil, err
@@ -384,8 +387,8 @@ func (s *Service) DisableEndpoint(ctx context.Context, id string) error {
 }
 
 func (s *Service) disable(ctx context.Context, id, reason string) error {
-	now := ms(s.now())
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	now := storage.Micros(s.now())
+	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := endpointExists(ctx, tx, id); err != nil {
 			return err
 		}
@@ -416,7 +419,7 @@ func disableTx(ctx context.Context, tx bun.IDB, id, reason string, now int64) er
 // EnableEndpoint enables a disabled endpoint again. It receives the events
 // recorded from then on; deliveries canceled by the disabling stay canceled.
 func (s *Service) EnableEndpoint(ctx context.Context, id string) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := endpointExists(ctx, tx, id); err != nil {
 			return err
 		}
@@ -431,7 +434,7 @@ func (s *Service) EnableEndpoint(ctx context.Context, id string) error {
 // RemoveEndpoint deletes the endpoint with its secrets, deliveries and
 // their attempts. An attempt in flight finishes but is not retried.
 func (s *Service) RemoveEndpoint(ctx context.Context, id string) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := endpointExists(ctx, tx, id); err != nil {
 			return err
 		}
@@ -469,22 +472,22 @@ func (s *Service) RotateSecret(ctx context.Context, id string, overlap time.Dura
 		return "", err
 	}
 	now := s.now()
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := endpointExists(ctx, tx, id); err != nil {
 			return err
 		}
 		// Forget secrets that already expired.
 		if _, err := tx.NewDelete().Model((*secretRow)(nil)).
-			Where("endpoint_id = ? AND expires_at IS NOT NULL AND expires_at <= ?", id, ms(now)).Exec(ctx); err != nil {
+			Where("endpoint_id = ? AND expires_at IS NOT NULL AND expires_at <= ?", id, storage.Micros(now)).Exec(ctx); err != nil {
 			return err
 		}
-		end := ms(now.Add(overlap))
+		end := storage.Micros(now.Add(overlap))
 		if _, err := tx.NewUpdate().Model((*secretRow)(nil)).
 			Set("expires_at = ?", end).
 			Where("endpoint_id = ? AND (expires_at IS NULL OR expires_at > ?)", id, end).Exec(ctx); err != nil {
 			return err
 		}
-		_, err := tx.NewInsert().Model(&secretRow{EndpointID: id, Secret: secret, CreatedAt: ms(now)}).Exec(ctx)
+		_, err := tx.NewInsert().Model(&secretRow{EndpointID: id, Secret: secret, CreatedAt: storage.Micros(now)}).Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -578,18 +581,25 @@ func (s *Service) ListAttempts(ctx context.Context, deliveryID string) ([]*Attem
 // due now, with a fresh retry schedule; its attempt history is kept. The
 // endpoint must be enabled.
 func (s *Service) RetryDelivery(ctx context.Context, id string) error {
-	now := ms(s.now())
-	res, err := s.db.NewUpdate().Model((*deliveryRow)(nil)).
-		Set("status = ?", string(DeliveryPending)).
-		Set("schedule_start = attempts").Set("next_attempt_at = ?", now).
-		Set("lease_owner = ''").Set("updated_at = ?", now).Set("completed_at = NULL").
-		Where("id = ? AND status IN (?)", id, bun.List([]string{string(DeliveryFailed), string(DeliveryCanceled)})).
-		Where("endpoint_id IN (SELECT id FROM webhook_endpoints WHERE disabled_at IS NULL)").
-		Exec(ctx)
+	now := storage.Micros(s.now())
+	var n int64
+	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
+			Set("status = ?", string(DeliveryPending)).
+			Set("schedule_start = attempts").Set("next_attempt_at = ?", now).
+			Set("lease_owner = ''").Set("updated_at = ?", now).Set("completed_at = NULL").
+			Where("id = ? AND status IN (?)", id, bun.List([]string{string(DeliveryFailed), string(DeliveryCanceled)})).
+			Where("endpoint_id IN (SELECT id FROM webhook_endpoints WHERE disabled_at IS NULL)").
+			Exec(ctx)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("webhook: retry delivery: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		return fmt.Errorf("webhook: retry delivery %s: %w", id, errNotRetryable)
 	}
 	s.poke()

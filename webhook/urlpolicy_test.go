@@ -280,7 +280,7 @@ func TestSendTimeRecheckOfStoredURLs(t *testing.T) {
 	creds, _ := createEndpoint(t, lax, settleflow.Test, rc.URL+"/creds")
 	u, _ := url.Parse(rc.URL + "/creds")
 	u.User = url.UserPassword("user", "hunter2")
-	if _, err := db.NewUpdate().Model((*endpointRow)(nil)).Set("url = ?", u.String()).Where("id = ?", creds.ID).Exec(ctx); err != nil {
+	if _, err := db.Bun().NewUpdate().Model((*endpointRow)(nil)).Set("url = ?", u.String()).Where("id = ?", creds.ID).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 

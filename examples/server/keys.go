@@ -8,13 +8,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/uptrace/bun"
+	"github.com/settleflow/settleflow/storage"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/apikey"
 )
 
-func openKeys(ctx context.Context, db *bun.DB) (*apikey.Manager, error) {
+func openKeys(ctx context.Context, db *storage.DB) (*apikey.Manager, error) {
 	m, err := apikey.New(db, apikey.Options{})
 	if err != nil {
 		return nil, err

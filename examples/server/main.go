@@ -24,7 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/uptrace/bun"
+	"github.com/settleflow/settleflow/storage"
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow/storage/bunstore"
@@ -173,7 +173,7 @@ func openStore(ctx context.Context, dataDir string) (*bunstore.Store, error) {
 // openDB opens (creating) the data directory's database for the keys and
 // webhooks commands, which touch no workflow and so may run beside the
 // server.
-func openDB(dataDir string) (*bun.DB, error) {
+func openDB(dataDir string) (*storage.DB, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, err
 	}

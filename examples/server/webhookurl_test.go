@@ -85,11 +85,11 @@ func TestWebhookURLPolicyThroughCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	legacy := strings.Replace(recv.URL, "http://", "http://admin:hunter2@", 1) + "/legacy"
-	if _, err := db.NewRaw(`UPDATE webhook_endpoints SET url = ? WHERE url = ?`, legacy, hook).Exec(context.Background()); err != nil {
+	if _, err := db.Bun().NewRaw(`UPDATE webhook_endpoints SET url = ? WHERE url = ?`, legacy, hook).Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	list := cli(t, dir, "webhooks", "list")
-	db.NewRaw(`UPDATE webhook_endpoints SET url = ? WHERE url = ?`, hook, legacy).Exec(context.Background())
+	db.Bun().NewRaw(`UPDATE webhook_endpoints SET url = ? WHERE url = ?`, hook, legacy).Exec(context.Background())
 	db.Close()
 	if strings.Contains(list, "hunter2") || strings.Contains(list, "admin") || !strings.Contains(list, "http://REDACTED@127.0.0.1:") {
 		t.Fatalf("webhooks list shows credentials or misses the endpoint:\n%s", list)

@@ -30,7 +30,8 @@ type Failer interface {
 
 // Raw inserts rows straight through bun, one transaction each: the baseline.
 type Raw struct {
-	db *bun.DB
+	db    *bun.DB // the baseline writes past the store's writer
+	store *bunstore.Store
 }
 
 // rawRow is a workflow row as the engine stores it, written by hand.
@@ -59,7 +60,7 @@ func OpenRaw(path string, sync sqlite.Synchronous) (*Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Raw{db: s.DB()}, nil
+	return &Raw{db: s.DB().Bun(), store: s}, nil
 }
 
 // NewHarness is OpenRaw for Go benchmarks.
@@ -73,7 +74,7 @@ func NewHarness(f Failer, path string) *Raw {
 }
 
 // Close closes the database.
-func (r *Raw) Close() error { return r.db.Close() }
+func (r *Raw) Close() error { return r.store.Close() }
 
 // RawInsert inserts one workflow row in its own transaction.
 func (r *Raw) RawInsert(ctx context.Context, i int) error {

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"github.com/settleflow/settleflow/storage"
 	"os"
 	"strings"
 	"testing"
@@ -52,6 +53,22 @@ func (s *Server) Schema(t testing.TB, prefix string) func() *bun.DB {
 		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(s.dsn),
 			pgdriver.WithConnParams(map[string]any{"search_path": schema})))
 		db := bun.NewDB(sqldb, pgdialect.New())
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+}
+
+// Storage is [Server.Schema] for packages that take the database's one
+// handle: each call opens a storage.DB on the schema (closed when t ends), as
+// another process would.
+func (s *Server) Storage(t testing.TB, prefix string) func() *storage.DB {
+	t.Helper()
+	open := s.Schema(t, prefix)
+	return func() *storage.DB {
+		db, err := storage.New(open(), storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() { db.Close() })
 		return db
 	}

@@ -109,17 +109,17 @@ func checkUpgraded(t *testing.T, s *bunstore.Store, ws map[string]*settleflow.Wo
 		t.Fatalf("cancel after upgrade: %+v %v %v", got, canceled, err)
 	}
 	r := ws["running"]
-	if _, err := s.DB().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Canceled' WHERE id = ?`, r.ID); err == nil {
+	if _, err := s.DB().Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Canceled' WHERE id = ?`, r.ID); err == nil {
 		t.Fatal("the database let a Running workflow become Canceled")
 	}
-	if _, err := s.DB().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Running' WHERE id = ?`, p.ID); err == nil {
+	if _, err := s.DB().Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Running' WHERE id = ?`, p.ID); err == nil {
 		t.Fatal("the database let a Canceled workflow move")
 	}
-	if _, err := s.DB().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Bogus', updated_at = 1 WHERE id = ?`, r.ID); err == nil {
+	if _, err := s.DB().Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Bogus', updated_at = 1 WHERE id = ?`, r.ID); err == nil {
 		t.Fatal("the database took an unknown status")
 	}
 	// The references from events still hold.
-	_, err = s.DB().ExecContext(ctx, `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at)
+	_, err = s.DB().Bun().ExecContext(ctx, `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at)
 		VALUES ('evt_orphan', 'wf_none', 'workflow.failed', ?, '{}', 0, 0)`, false)
 	if err == nil {
 		t.Fatal("an event referencing no workflow was accepted after the upgrade")
@@ -171,12 +171,12 @@ func TestSQLiteUpgradeToCanceled(t *testing.T) {
 	if err := old.MigrateBeforeCanceled(ctx, beforeCanceledSQLite); err != nil {
 		t.Fatal(err)
 	}
-	before := sqliteSchema(t, db)
+	before := sqliteSchema(t, db.Bun())
 	if _, ok := before["index settleflow_workflows_sequence"]; !ok {
 		t.Fatalf("the old schema lacks the sequence index: %v", before)
 	}
 	ws := seed(t, old)
-	if _, err := db.ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Canceled' WHERE id = ?`, ws["pending"].ID); err == nil {
+	if _, err := db.Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Canceled' WHERE id = ?`, ws["pending"].ID); err == nil {
 		t.Fatal("the old schema took Canceled")
 	}
 	if err := old.Close(); err != nil {
@@ -188,7 +188,7 @@ func TestSQLiteUpgradeToCanceled(t *testing.T) {
 		t.Fatalf("upgrade: %v", err)
 	}
 	defer s.Close()
-	after := sqliteSchema(t, s.DB())
+	after := sqliteSchema(t, s.DB().Bun())
 	for name := range before {
 		if _, ok := after[name]; !ok {
 			t.Errorf("the upgrade lost %s", name)
@@ -205,11 +205,11 @@ func TestSQLiteUpgradeToCanceled(t *testing.T) {
 		}
 	}
 	var problems int
-	if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&problems); err != nil || problems != 0 {
+	if err := s.DB().Bun().QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&problems); err != nil || problems != 0 {
 		t.Fatalf("foreign_key_check after upgrade: %d problems, %v", problems, err)
 	}
 	var integrity string
-	if err := s.DB().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+	if err := s.DB().Bun().QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
 		t.Fatalf("integrity_check after upgrade: %s %v", integrity, err)
 	}
 	checkUpgraded(t, s, ws)
@@ -220,7 +220,7 @@ func TestSQLiteUpgradeToCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	if f := sqliteSchema(t, fresh.DB()); !reflect.DeepEqual(f, after) {
+	if f := sqliteSchema(t, fresh.DB().Bun()); !reflect.DeepEqual(f, after) {
 		t.Fatalf("upgraded schema differs from a fresh one:\nupgraded %v\nfresh    %v", after, f)
 	}
 }
@@ -229,7 +229,7 @@ func TestSQLiteUpgradeToCanceled(t *testing.T) {
 // function replaced, rows kept.
 func TestPostgresUpgradeToCanceled(t *testing.T) {
 	ctx := context.Background()
-	open := pgtest.Connect(t).Schema(t, "sf_upgrade")
+	open := pgtest.Connect(t).Storage(t, "sf_upgrade")
 	old, err := bunstore.New(open())
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestPostgresUpgradeToCanceled(t *testing.T) {
 	}
 	ws := seed(t, old)
 	// The old schema refuses Canceled: the upgrade is what allows it.
-	if _, err := old.DB().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Canceled' WHERE id = ?`, ws["pending"].ID); err == nil {
+	if _, err := old.DB().Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET status = 'Canceled' WHERE id = ?`, ws["pending"].ID); err == nil {
 		t.Fatal("the old schema took Canceled")
 	}
 	s, err := bunstore.New(open())
@@ -250,7 +250,7 @@ func TestPostgresUpgradeToCanceled(t *testing.T) {
 		t.Fatalf("upgrade: %v", err)
 	}
 	var checks int
-	if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint
+	if err := s.DB().Bun().QueryRowContext(ctx, `SELECT count(*) FROM pg_constraint
 		WHERE conrelid = 'settleflow_workflows'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%status%'`).Scan(&checks); err != nil || checks != 1 {
 		t.Fatalf("status CHECK constraints after upgrade: %d %v; want exactly 1", checks, err)
 	}

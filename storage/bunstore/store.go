@@ -11,52 +11,39 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
-	"github.com/uptrace/bun/migrate"
 
 	"github.com/settleflow/settleflow"
-	"github.com/settleflow/settleflow/internal/sqlstmt"
+	"github.com/settleflow/settleflow/storage"
 )
 
 //go:embed migrations
 var migrationFiles embed.FS
 
-// Store implements settleflow.Store on a *bun.DB.
+// Store implements settleflow.Store on a [storage.DB], the database's one
+// handle, through which it does all its writes.
 type Store struct {
 	points *pointReader // SQLite only
 	recent *recentCache // only when this Store is its database's only writer
-	closer io.Closer    // closed after the database, if set
 
-	migrationLock func(ctx context.Context) (unlock func(), err error)
-	db            *bun.DB
-	postgres      bool
-	// wmu serializes this process's write transactions on SQLite, which
-	// allows one writer at a time: waiting on a mutex is far cheaper than
-	// SQLite's busy-retry sleeps. Other processes still meet busy_timeout.
-	wmu sync.Mutex
-	// writes feeds the group committer (SQLite only).
-	writes    chan *writeRequest
-	closeOnce sync.Once
-	closed    chan struct{}
-
-	// Hot statements are prepared once: SQLite then neither parses them nor
-	// recompiles the transition trigger on every row.
-	stmts *sqlstmt.Cache
+	sdb      *storage.DB
+	db       *bun.DB // sdb.Bun(), for reads
+	postgres bool
+	// ownsDB: Close closes sdb (New and NewWithOptions take ownership).
+	ownsDB bool
 }
 
 var _ settleflow.Store = (*Store)(nil)
 
 // New returns a Store on db, which must be SQLite (opened with
-// storage/sqlite.OpenDB's settings) or Postgres. Call Migrate before use.
-func New(db *bun.DB) (*Store, error) { return NewWithOptions(db, Options{}) }
+// storage/sqlite.OpenDB) or Postgres, and takes ownership of it: the Store's
+// Close closes db. Call Migrate before use.
+func New(db *storage.DB) (*Store, error) { return NewWithOptions(db, Options{}) }
 
 // Options configure a Store beyond New's defaults.
 type Options struct {
@@ -70,248 +57,85 @@ type Options struct {
 	SoleWriter bool
 	// RecentWorkflows bounds that cache (default 10,000).
 	RecentWorkflows int
-	// Closer, if set, is closed after the database by Close (the
-	// exclusive lock's file, for instance).
-	Closer io.Closer
-	// MigrationLock, if set, keeps other processes from migrating while
-	// Migrate runs, and returns the function that lets them. Without it
-	// Migrate takes bun's lock, a row in settleflow_migration_locks, which
-	// a process killed while migrating leaves behind (every later Migrate
-	// then fails until the row is deleted); storage/sqlite.Open sets a file
-	// lock that ends with the process.
-	MigrationLock func(ctx context.Context) (unlock func(), err error)
+	// Shared: the Store does not close db; its owner does, after the Store
+	// and every other user of db are closed.
+	Shared bool
 }
 
 // NewWithOptions is New with options.
-func NewWithOptions(db *bun.DB, opts Options) (*Store, error) {
-	switch db.Dialect().Name() {
-	case dialect.SQLite:
-		s := &Store{db: db, stmts: sqlstmt.New(db.DB, false), writes: make(chan *writeRequest, 256), closed: make(chan struct{}), closer: opts.Closer,
-			migrationLock: opts.MigrationLock}
-		points, err := newPointReader(context.Background(), db.DB, pointReaders)
-		if err != nil {
-			return nil, err
-		}
-		s.points = points
-		if opts.SoleWriter {
-			if opts.RecentWorkflows <= 0 {
-				opts.RecentWorkflows = 10_000
-			}
-			s.recent = newRecentCache(opts.RecentWorkflows)
-		}
-		go s.groupCommit()
+func NewWithOptions(db *storage.DB, opts Options) (*Store, error) {
+	s := &Store{sdb: db, db: db.Bun(), postgres: db.Postgres(), ownsDB: !opts.Shared}
+	if s.postgres {
 		return s, nil
-	case dialect.PG:
-		return &Store{db: db, postgres: true, stmts: sqlstmt.New(db.DB, true), closer: opts.Closer, migrationLock: opts.MigrationLock}, nil
-	default:
-		return nil, fmt.Errorf("bunstore: unsupported dialect %s", db.Dialect().Name())
 	}
+	points, err := newPointReader(context.Background(), s.db.DB, pointReaders)
+	if err != nil {
+		return nil, err
+	}
+	s.points = points
+	if opts.SoleWriter {
+		if opts.RecentWorkflows <= 0 {
+			opts.RecentWorkflows = 10_000
+		}
+		s.recent = newRecentCache(opts.RecentWorkflows)
+	}
+	return s, nil
 }
 
 // pointReaders is how many SQLite connections serve GetWorkflow.
 const pointReaders = 2
 
-// DB returns the underlying database handle.
-func (s *Store) DB() *bun.DB { return s.db }
+// DB returns the database handle the Store writes through, which every
+// other package on the same database (apikey, webhook) is to share.
+func (s *Store) DB() *storage.DB { return s.sdb }
 
-// Close closes the database.
+// Close closes the Store and, unless it was opened Shared, its database.
 func (s *Store) Close() error {
-	if s.closed != nil {
-		s.closeOnce.Do(func() { close(s.closed) })
-	}
-	s.wmu.Lock() // wait for a group commit in progress
-	defer s.wmu.Unlock()
-	s.stmts.Close()
 	if s.points != nil {
 		s.points.close()
 	}
-	err := s.db.Close()
-	if s.closer != nil {
-		if cerr := s.closer.Close(); err == nil {
-			err = cerr
-		}
+	if !s.ownsDB {
+		return nil
 	}
-	return err
+	return s.sdb.Close()
 }
 
 // stmt returns the prepared statement for query, written with ? placeholders.
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	st, err := s.stmts.Stmt(ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("bunstore: %w", err)
-	}
-	return st, nil
+	return s.sdb.Stmt(ctx, query)
 }
 
-// sqlTx runs fn in a write transaction, giving it the context its
-// statements must use. On Postgres it is fn's own transaction under ctx. On
-// SQLite, ctx decides whether fn runs at all, not whether one of its
-// statements stops halfway: fn gets ctx without cancellation (a cancellable
-// context costs modernc's driver a goroutine per statement, and a write is
-// short). On SQLite, fn joins the group commit: the write calls that
-// arrive together share one transaction, each inside its own savepoint (a
-// failing fn rolls back only its own work), and so share one commit, which
-// under synchronous=FULL is one fsync instead of many.
+// sqlTx runs fn in a write transaction through the database's writer
+// (storage.DB.Write: on SQLite one group commit shared with every other
+// write of the process, fn in its own savepoint).
 func (s *Store) sqlTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return s.writeTx(ctx, fn, nil)
 }
 
 // writeTx is sqlTx that also runs committed, if not nil, once fn's work has
-// committed. On SQLite committed runs on the writer goroutine, in commit
-// order, before the caller learns the outcome and before the next group
-// begins: what it does to the recent cache cannot be overtaken by a later
-// write.
+// committed, on the writer in commit order (see storage.DB.WriteThen): what
+// it does to the recent cache cannot be overtaken by a later write. If fn
+// succeeded but the commit failed, an I/O error may leave it unknown whether
+// the writes took effect, so the recent cache is emptied: it must not keep
+// a version they might have replaced.
 func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, committed func()) error {
-	if s.postgres {
-		tx, err := s.db.DB.BeginTx(ctx, nil)
-		if err != nil {
+	fnDone := false
+	err := s.sdb.WriteThen(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if err := fn(ctx, tx.Tx); err != nil {
 			return err
 		}
-		if err := fn(ctx, tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-		if committed != nil {
-			committed()
-		}
+		fnDone = true
 		return nil
-	}
-	req := &writeRequest{ctx: ctx, fn: fn, committed: committed, done: make(chan error, 1)}
-	select {
-	case s.writes <- req:
-	case <-s.closed:
-		return errStoreClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	// Once queued, wait for the verdict: the caller must know whether its
-	// write committed.
-	return <-req.done
-}
-
-var errStoreClosed = errors.New("bunstore: store closed")
-
-type writeRequest struct {
-	ctx       context.Context
-	fn        func(ctx context.Context, tx *sql.Tx) error
-	committed func() // may be nil
-	done      chan error
-}
-
-// maxGroup bounds how many write calls share one transaction.
-const maxGroup = 64
-
-func (s *Store) groupCommit() {
-	group := make([]*writeRequest, 0, maxGroup)
-	for {
-		select {
-		case <-s.closed:
-			for {
-				select {
-				case r := <-s.writes:
-					r.done <- errStoreClosed
-				default:
-					return
-				}
-			}
-		case first := <-s.writes:
-			group = append(group[:0], first)
-		drain:
-			for len(group) < maxGroup {
-				select {
-				case r := <-s.writes:
-					group = append(group, r)
-				default:
-					break drain
-				}
-			}
-			s.wmu.Lock()
-			errs := s.commitGroup(group)
-			s.wmu.Unlock()
-			for i, r := range group {
-				r.done <- errs[i]
-			}
-		}
-	}
-}
-
-func (s *Store) commitGroup(group []*writeRequest) []error {
-	errs := make([]error, len(group))
-	fail := func(err error) []error {
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs
-	}
-	// The transaction is everyone's: no single caller's context may end it.
-	ctx := context.Background()
-	tx, err := s.db.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return fail(err)
-	}
-	if len(group) == 1 {
-		if err := group[0].fn(context.WithoutCancel(group[0].ctx), tx); err != nil {
-			tx.Rollback()
-			return fail(err)
-		}
-		if err := tx.Commit(); err != nil {
-			return s.commitFailed(fail(err))
-		}
-		runCommitted(group, errs)
-		return errs
-	}
-	for i, r := range group {
-		if err := r.ctx.Err(); err != nil {
-			errs[i] = err
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT sf_write"); err != nil {
-			tx.Rollback()
-			return fail(err)
-		}
-		if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO sf_write"); err != nil {
-				tx.Rollback()
-				return fail(err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "RELEASE sf_write"); err != nil {
-			tx.Rollback()
-			return fail(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.commitFailed(fail(err))
-	}
-	runCommitted(group, errs)
-	return errs
-}
-
-// commitFailed empties the recent cache after a COMMIT that failed: an
-// I/O error may leave it unknown whether the writes took effect, and the
-// cache must not keep a version they might have replaced.
-func (s *Store) commitFailed(errs []error) []error {
-	if s.recent != nil {
+	}, committed)
+	if err != nil && fnDone && s.recent != nil {
 		s.recent.clear()
 	}
-	return errs
-}
-
-// runCommitted runs the committed hooks of the writes that committed.
-func runCommitted(group []*writeRequest, errs []error) {
-	for i, r := range group {
-		if errs[i] == nil && r.committed != nil {
-			r.committed()
-		}
-	}
+	return err
 }
 
 // exec runs a prepared statement inside tx.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	return s.stmts.Exec(ctx, tx, query, args...)
+	return s.sdb.Exec(ctx, tx, query, args...)
 }
 
 // Migrate brings the schema up to date. It is safe to call from several
@@ -333,62 +157,19 @@ func (s *Store) migrate(ctx context.Context, until string, statusList []settlefl
 	if err != nil {
 		return err
 	}
-	all := migrate.NewMigrations()
-	if err := all.Discover(sub); err != nil {
-		return fmt.Errorf("bunstore: migrations: %w", err)
-	}
-	ms := all
-	if until != "" {
-		ms = migrate.NewMigrations()
-		for _, m := range all.Sorted() {
-			if m.Name <= until {
-				ms.Add(m)
-			}
-		}
-	}
 	var statuses []string
 	for _, st := range statusList {
 		statuses = append(statuses, "'"+string(st)+"'")
 	}
-	m := migrate.NewMigrator(s.db, ms,
-		migrate.WithTableName("settleflow_migrations"),
-		migrate.WithLocksTableName("settleflow_migration_locks"),
-		migrate.WithMarkAppliedOnSuccess(true),
-		migrate.WithTemplateData(map[string]any{
+	return s.sdb.Migrate(ctx, storage.Migrations{
+		Table: "settleflow_migrations",
+		Files: sub,
+		Until: until,
+		TemplateData: map[string]any{
 			"StatusList":  strings.Join(statuses, ", "),
 			"Transitions": transitions,
-		}))
-	return s.write(ctx, func() error {
-		if s.migrationLock != nil {
-			unlock, err := s.migrationLock(ctx)
-			if err != nil {
-				return fmt.Errorf("bunstore: migrations: %w", err)
-			}
-			defer unlock()
-		}
-		if err := m.Init(ctx); err != nil {
-			return fmt.Errorf("bunstore: migrations: %w", err)
-		}
-		if s.migrationLock == nil {
-			if err := m.Lock(ctx); err != nil {
-				return fmt.Errorf("bunstore: migrations: %w", err)
-			}
-			defer m.Unlock(context.WithoutCancel(ctx)) //nolint:errcheck // best effort
-		}
-		if _, err := m.Migrate(ctx); err != nil {
-			return fmt.Errorf("bunstore: migrate: %w", err)
-		}
-		return nil
+		},
 	})
-}
-
-// write runs fn as this process's only SQLite writer.
-func (s *Store) write(ctx context.Context, fn func() error) error {
-	if !s.postgres {
-		s.wmu.Lock()
-		defer s.wmu.Unlock()
-	}
-	return fn()
 }
 
 // workflowRow is a workflow as stored. Times are Unix microseconds (UTC),
@@ -420,9 +201,9 @@ type workflowRow struct {
 
 const workflowColumns = "id, livemode, product, customer_id, payload, quoted_amount, currency, target_margin_bps, achieved_margin_bps, actual_cost, status, result, settlement, failure, attempts, run_at, lease_owner, created_at, updated_at, sequence"
 
-func micros(t time.Time) int64 { return t.UnixMicro() }
+func micros(t time.Time) int64 { return storage.Micros(t) }
 
-func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+func fromMicros(us int64) time.Time { return storage.FromMicros(us) }
 
 func jsonText[T any](v *T) *string {
 	if v == nil {
@@ -996,10 +777,11 @@ func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Upd
 			string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
 			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure))
 	}
-	st, err := s.stmts.In(ctx, tx, updateWorkflowsSQL(len(us), s.postgres))
+	st, err := s.stmt(ctx, updateWorkflowsSQL(len(us), s.postgres))
 	if err != nil {
 		return err
 	}
+	st = tx.StmtContext(ctx, st)
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("bunstore: update: %w", err)
@@ -1261,4 +1043,38 @@ func keysetPage[T any](ctx context.Context, sel *bun.SelectQuery, rows *[]T, sta
 		slices.Reverse(*rows)
 	}
 	return more, nil
+}
+
+// Prune implements settleflow.Store: each kind is deleted oldest first,
+// through its retention index, at most p.Limit rows per call.
+func (s *Store) Prune(ctx context.Context, p settleflow.Prune) (settleflow.PruneResult, error) {
+	var res settleflow.PruneResult
+	if p.Limit <= 0 {
+		return res, fmt.Errorf("bunstore: prune: limit %d", p.Limit)
+	}
+	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res = settleflow.PruneResult{}
+		if !p.EventsDispatchedBefore.IsZero() {
+			r, err := s.exec(ctx, tx, `DELETE FROM settleflow_events WHERE id IN (
+				SELECT id FROM settleflow_events WHERE dispatched_at IS NOT NULL AND dispatched_at < ?
+				ORDER BY dispatched_at LIMIT ?)`, micros(p.EventsDispatchedBefore), p.Limit)
+			if err != nil {
+				return fmt.Errorf("bunstore: prune events: %w", err)
+			}
+			n, _ := r.RowsAffected()
+			res.Events = int(n)
+		}
+		if !p.IdempotencyCreatedBefore.IsZero() {
+			r, err := s.exec(ctx, tx, `DELETE FROM settleflow_idempotency_keys WHERE (livemode, key) IN (
+				SELECT livemode, key FROM settleflow_idempotency_keys WHERE created_at < ?
+				ORDER BY created_at LIMIT ?)`, micros(p.IdempotencyCreatedBefore), p.Limit)
+			if err != nil {
+				return fmt.Errorf("bunstore: prune idempotency keys: %w", err)
+			}
+			n, _ := r.RowsAffected()
+			res.IdempotencyKeys = int(n)
+		}
+		return nil
+	})
+	return res, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 
+	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/storage/bunstore"
 )
 
@@ -38,11 +39,18 @@ func Open(ctx context.Context, dsn string) (*bunstore.Store, error) {
 }
 
 // OpenDB is Open on a database handle of the caller's (a pool configured
-// its own way, a search_path). The Store closes db when it is closed.
+// its own way, a search_path). The Store closes db when it is closed; other
+// packages on the same database (apikey, webhook) take the Store's handle,
+// s.DB().
 func OpenDB(ctx context.Context, db *bun.DB) (*bunstore.Store, error) {
-	s, err := bunstore.NewWithOptions(db, bunstore.Options{MigrationLock: MigrationLock(db.DB)})
+	sdb, err := storage.New(db, storage.Options{})
 	if err != nil {
 		db.Close()
+		return nil, err
+	}
+	s, err := bunstore.New(sdb)
+	if err != nil {
+		sdb.Close()
 		return nil, err
 	}
 	if err := s.Migrate(ctx); err != nil {
@@ -50,28 +58,4 @@ func OpenDB(ctx context.Context, db *bun.DB) (*bunstore.Store, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// migrationLockKey is the advisory lock settleflow's migrations hold.
-const migrationLockKey = 0x5e771ef10c0 // "settleflow", roughly
-
-// MigrationLock serializes migrations across processes with a Postgres
-// session advisory lock, held on a connection of its own: if the migrating
-// process dies, its connection closes and the lock goes with it (bun's lock
-// row would stay behind and stop every later start).
-func MigrationLock(db *sql.DB) func(ctx context.Context) (func(), error) {
-	return func(ctx context.Context) (func(), error) {
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockKey)); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("postgres: migration lock: %w", err)
-		}
-		return func() {
-			conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", int64(migrationLockKey)) //nolint:errcheck // closing ends it anyway
-			conn.Close()
-		}, nil
-	}
 }

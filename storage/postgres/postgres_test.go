@@ -37,7 +37,7 @@ func TestDatabaseRefusesIllegalTransition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	db := s.DB()
+	db := s.DB().Bun()
 	if _, err := db.ExecContext(ctx, `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
 		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
 		VALUES ('wf_x', false, 'p', 'cus_1', '{}', 1, 'usd', 3000, 'Pending', 0, 0, 0, 1)`); err != nil {
@@ -202,7 +202,7 @@ func TestOpenKeepsConnectionsForConcurrentQueries(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tx, err := s.DB().BeginTx(ctx, nil)
+			tx, err := s.DB().Bun().BeginTx(ctx, nil)
 			begun.Done()
 			if err != nil {
 				t.Error(err)
@@ -232,7 +232,7 @@ func TestOpenKeepsConnectionsForConcurrentQueries(t *testing.T) {
 		}()
 	}
 	reads.Wait()
-	st := s.DB().Stats()
+	st := s.DB().Bun().Stats()
 	if st.MaxIdleClosed > 0 || st.Idle < n {
 		t.Fatalf("%d connections closed for want of idle room, %d idle of %d open; want none closed and at least %d idle",
 			st.MaxIdleClosed, st.Idle, st.OpenConnections, n)

@@ -6,11 +6,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"net/url"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/settleflow/settleflow/storage"
 )
 
 // Synchronous is SQLite's PRAGMA synchronous setting for the write-ahead log.
@@ -43,11 +46,35 @@ type OpenOptions struct {
 	Exclusive bool
 }
 
-// OpenDB opens (creating if needed) the SQLite database at path with the
-// settings settleflow relies on: WAL journal, a busy timeout, foreign keys,
-// and write transactions that take the write lock at BEGIN (BEGIN IMMEDIATE),
-// so two writers never deadlock upgrading a read lock.
-func OpenDB(path string, opts OpenOptions) (*bun.DB, error) {
+// OpenDB opens (creating if needed) the SQLite database at path and returns
+// its handle, the one every package on the database writes through (see
+// package storage): the process's single writer, migrations under a file
+// lock beside the database (path+".lock.migrate"). The connections have
+// the settings settleflow relies on: WAL journal, a busy timeout (for other
+// processes' writes), foreign keys, and write transactions that take the
+// write lock at BEGIN (BEGIN IMMEDIATE), so two writers never deadlock
+// upgrading a read lock. Close the DB when done.
+//
+// It takes no Store lock: the keys and webhooks commands open the database
+// this way beside a running server. Open opens a workflow Store.
+func OpenDB(path string, opts OpenOptions) (*storage.DB, error) {
+	return openDB(path, opts, nil)
+}
+
+func openDB(path string, opts OpenOptions, closers []io.Closer) (*storage.DB, error) {
+	bdb, err := openBun(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	db, err := storage.New(bdb, storage.Options{MigrationLock: migrationLock(path + ".lock"), Closers: closers})
+	if err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func openBun(path string, opts OpenOptions) (*bun.DB, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = SyncFull
 	}
@@ -71,8 +98,8 @@ func OpenDB(path string, opts OpenOptions) (*bun.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	// Readers run in parallel under WAL; writers are serialized by the Store
-	// itself, so a handful of connections is plenty.
+	// Readers run in parallel under WAL; writes go through the one writer
+	// of storage.DB, so a handful of connections is plenty.
 	sqldb.SetMaxOpenConns(8)
 	sqldb.SetMaxIdleConns(8)
 	sqldb.SetConnMaxLifetime(0)

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/settleflow/settleflow/storage/bunstore"
 )
 
 // Open opens the SQLite database at path with OpenDB, brings its schema up
-// to date and returns the Store on it. Close the Store when done.
+// to date and returns the workflow Store on it. Close the Store when done; it
+// closes the database. Other packages on the same database (apikey, webhook)
+// take the Store's handle, s.DB().
 func Open(ctx context.Context, path string, opts OpenOptions) (*bunstore.Store, error) {
 	// Every Store on the file holds its lock: shared, or exclusive for an
 	// Exclusive open, so that an Exclusive Store knows no other Store, in
@@ -25,19 +28,18 @@ func Open(ctx context.Context, path string, opts OpenOptions) (*bunstore.Store, 
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	db, err := OpenDB(path, opts)
+	var closers []io.Closer
+	if lock != nil {
+		closers = append(closers, lock)
+	}
+	db, err := openDB(path, opts, closers)
 	if err != nil {
 		closeLock(lock)
 		return nil, err
 	}
-	bopts := bunstore.Options{SoleWriter: opts.Exclusive, MigrationLock: migrationLock(path + ".lock")}
-	if lock != nil {
-		bopts.Closer = lock
-	}
-	s, err := bunstore.NewWithOptions(db, bopts)
+	s, err := bunstore.NewWithOptions(db, bunstore.Options{SoleWriter: opts.Exclusive})
 	if err != nil {
 		db.Close()
-		closeLock(lock)
 		return nil, err
 	}
 	if err := s.Migrate(ctx); err != nil {

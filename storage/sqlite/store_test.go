@@ -33,7 +33,7 @@ func TestDatabaseRefusesIllegalTransition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	db := s.DB()
+	db := s.DB().Bun()
 	_, err = db.ExecContext(ctx, `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload, quoted_amount, currency,
 		target_margin_bps, status, run_at, created_at, updated_at) VALUES ('wf_x', 0, 'p', 'cus_1', '{}', 1, 'usd', 0, 'Pending', 0, 0, 0)`)
 	if err != nil {
@@ -173,7 +173,7 @@ func TestOpenAfterMigrationKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	// What a killed migrator left: bun's lock row.
-	if _, err := s.DB().ExecContext(ctx, `INSERT INTO settleflow_migration_locks (table_name) VALUES ('settleflow_migrations')`); err != nil {
+	if _, err := s.DB().Bun().ExecContext(ctx, `INSERT INTO settleflow_migration_locks (table_name) VALUES ('settleflow_migrations')`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"Cancel", testCancel},
 		{"CancelRacesClaim", testCancelRacesClaim},
 		{"ListEvents", testListEvents},
+		{"Prune", testPrune},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1013,5 +1014,67 @@ func testListEvents(t *testing.T, s settleflow.Store) {
 	}
 	if page, more := list(settleflow.EventQuery{Limit: len(all)}); len(page) != len(all) || more {
 		t.Fatalf("limit equal to the count: %d, hasMore %v", len(page), more)
+	}
+}
+
+// Prune deletes dispatched events and idempotency records older than its
+// bounds, at most Limit of each per call, oldest first; it keeps recent
+// ones, undispatched events and every workflow.
+func testPrune(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	var evIDs []string
+	var ws []*settleflow.Workflow
+	for i := range 4 {
+		at := base.Add(time.Duration(i) * time.Hour)
+		w := newWorkflow(settleflow.Test, at, fmt.Sprint("cus_", i), "triage")
+		res, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: w, IdempotencyKey: fmt.Sprint("key-", i), RequestHash: "h"}})
+		if err != nil || res[0].Existing != nil {
+			t.Fatalf("insert: %v", err)
+		}
+		ws = append(ws, w)
+		ev := canceledEvent(w, at)
+		if _, ok, err := s.CancelWorkflow(ctx, settleflow.Test, w.ID, at, ev); err != nil || !ok {
+			t.Fatalf("cancel: %v %v", ok, err)
+		}
+		evIDs = append(evIDs, ev.ID)
+	}
+	// Events 0–2 dispatched at hours 0–2; event 3 never.
+	for i := range 3 {
+		if err := s.MarkEventsDispatched(ctx, []string{evIDs[i]}, base.Add(time.Duration(i)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut := base.Add(150 * time.Minute) // after hour 2, before hour 3
+	res, err := s.Prune(ctx, settleflow.Prune{EventsDispatchedBefore: cut, IdempotencyCreatedBefore: cut, Limit: 2})
+	if err != nil || res.Events != 2 || res.IdempotencyKeys != 2 {
+		t.Fatalf("first batch: %+v %v; want 2 and 2", res, err)
+	}
+	if _, err := s.GetEvent(ctx, settleflow.Test, evIDs[0]); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("the oldest event survived the first batch: %v", err)
+	}
+	res, err = s.Prune(ctx, settleflow.Prune{EventsDispatchedBefore: cut, IdempotencyCreatedBefore: cut, Limit: 2})
+	if err != nil || res.Events != 1 || res.IdempotencyKeys != 1 {
+		t.Fatalf("second batch: %+v %v; want 1 and 1", res, err)
+	}
+	res, err = s.Prune(ctx, settleflow.Prune{EventsDispatchedBefore: cut, IdempotencyCreatedBefore: cut, Limit: 2})
+	if err != nil || res != (settleflow.PruneResult{}) {
+		t.Fatalf("third batch: %+v %v; want nothing left to prune", res, err)
+	}
+	if _, err := s.GetEvent(ctx, settleflow.Test, evIDs[3]); err != nil {
+		t.Fatalf("the undispatched event was pruned: %v", err)
+	}
+	// Key 3 (hour 3) is still remembered; key 0 is not.
+	res3, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: newWorkflow(settleflow.Test, base.Add(4*time.Hour), "cus_x", "triage"), IdempotencyKey: "key-3", RequestHash: "h"}})
+	if err != nil || res3[0].Existing == nil || res3[0].Existing.ID != ws[3].ID {
+		t.Fatalf("key-3 after pruning: %+v %v; want the replay of %s", res3, err, ws[3].ID)
+	}
+	res0, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: newWorkflow(settleflow.Test, base.Add(4*time.Hour), "cus_y", "triage"), IdempotencyKey: "key-0", RequestHash: "h"}})
+	if err != nil || res0[0].Existing != nil {
+		t.Fatalf("key-0 after pruning: %+v %v; want a fresh insert", res0, err)
+	}
+	for _, w := range ws {
+		if _, err := s.GetWorkflow(ctx, settleflow.Test, w.ID); err != nil {
+			t.Fatalf("workflow %s after pruning: %v", w.ID, err)
+		}
 	}
 }

@@ -1,5 +1,6 @@
 -- Webhook endpoints, their secrets, deliveries and delivery attempts.
--- Times are Unix milliseconds (UTC) in BIGINT columns so that the same SQL
+-- Times are Unix milliseconds (UTC; microseconds since migration
+-- 20261123000001) in BIGINT columns so that the same SQL
 -- runs on SQLite and Postgres. Every statement is idempotent, so two
 -- processes migrating at once do no harm.
 CREATE TABLE IF NOT EXISTS webhook_endpoints (

@@ -1,0 +1,452 @@
+// Package storage owns a settleflow database: the one handle through which
+// every package that keeps state there (the workflow store in
+// storage/bunstore, API keys in apikey, webhooks in webhook, and whatever
+// comes later) reads and writes.
+//
+// A [DB] is built once, by storage/sqlite.OpenDB or storage/postgres (or
+// [New] on a *bun.DB), and shared. It gives every package the same
+// conventions:
+//
+//   - Writes go through [DB.Write]. On SQLite, which allows one writer at a
+//     time, one goroutine merges the writes that arrive together into one
+//     transaction, each caller's work inside its own savepoint (a failing
+//     caller rolls back only its own work), so they share one commit and,
+//     under synchronous=FULL, one fsync; no caller of this process ever
+//     meets SQLITE_BUSY from another. On Postgres each Write is its own
+//     transaction.
+//   - Migrations run through [DB.Migrate]: one runner, with one lock policy
+//     per dialect (an advisory lock on Postgres, a file lock beside the
+//     database on SQLite), each lock ending with the process that holds it.
+//   - Times are stored as Unix microseconds in UTC ([Micros], [FromMicros]).
+//   - Hot statements are prepared once, in one cache ([DB.Stmt], [DB.Exec]).
+//
+// Reads need no coordination: [DB.Bun] returns the bun handle for queries.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/migrate"
+
+	"github.com/settleflow/settleflow/internal/sqlstmt"
+)
+
+// DB is a settleflow database and its single writer. Safe for concurrent use.
+type DB struct {
+	bun      *bun.DB
+	postgres bool
+	stmts    *sqlstmt.Cache
+	lock     func(ctx context.Context) (unlock func(), err error)
+	closers  []io.Closer
+
+	// wmu makes the writer the process's only SQLite writer: the group
+	// committer holds it for each transaction, and so do migrations.
+	wmu       sync.Mutex
+	writes    chan *writeRequest
+	closeOnce sync.Once
+	closed    chan struct{}
+	commits   atomic.Uint64
+	onCommit  func() // tests: after each commit, before the callers learn of it
+	closeErr  error
+	closeDone chan struct{}
+}
+
+// Options configure [New].
+type Options struct {
+	// MigrationLock, if set, replaces the dialect's lock around migrations
+	// (see [DB.Migrate]); it returns the function that releases it.
+	MigrationLock func(ctx context.Context) (unlock func(), err error)
+	// Closers are closed, in order, after the database by [DB.Close] (a
+	// lock file held for the handle's lifetime, for instance).
+	Closers []io.Closer
+}
+
+// ErrClosed is returned by a write on a closed DB.
+var ErrClosed = errors.New("storage: database closed")
+
+// New takes ownership of db, which must be SQLite (opened with
+// storage/sqlite.OpenDB's settings, which call New) or Postgres. Close the
+// DB, not db, when done.
+func New(db *bun.DB, opts Options) (*DB, error) {
+	d := &DB{bun: db, lock: opts.MigrationLock, closers: opts.Closers, closed: make(chan struct{}), closeDone: make(chan struct{})}
+	switch db.Dialect().Name() {
+	case dialect.SQLite:
+		d.writes = make(chan *writeRequest, 256)
+		go d.groupCommit()
+	case dialect.PG:
+		d.postgres = true
+		if d.lock == nil {
+			d.lock = advisoryLock(db.DB)
+		}
+	default:
+		return nil, fmt.Errorf("storage: unsupported dialect %s", db.Dialect().Name())
+	}
+	d.stmts = sqlstmt.New(db.DB, d.postgres)
+	return d, nil
+}
+
+// Bun returns the bun handle, for reads. Writes go through [DB.Write].
+func (d *DB) Bun() *bun.DB { return d.bun }
+
+// Postgres reports whether the database is Postgres (otherwise SQLite).
+func (d *DB) Postgres() bool { return d.postgres }
+
+// Commits returns how many write transactions this DB has committed: on
+// SQLite one per group of merged writes, so fewer than the writes.
+func (d *DB) Commits() uint64 { return d.commits.Load() }
+
+// Queued returns how many writes wait for the writer, not yet taken into a
+// transaction (always 0 on Postgres, where each write is its own).
+func (d *DB) Queued() int { return len(d.writes) }
+
+// Close stops the writer (writes queued and not begun fail with ErrClosed;
+// a group being committed finishes), closes every prepared statement and the
+// database, then the Options' closers. It is safe to call more than once.
+func (d *DB) Close() error {
+	d.closeOnce.Do(func() {
+		close(d.closed)
+		d.wmu.Lock() // wait for a group commit in progress
+		d.stmts.Close()
+		err := d.bun.Close()
+		d.wmu.Unlock()
+		for _, c := range d.closers {
+			if cerr := c.Close(); err == nil {
+				err = cerr
+			}
+		}
+		d.closeErr = err
+		close(d.closeDone)
+	})
+	<-d.closeDone
+	return d.closeErr
+}
+
+// Stmt returns the prepared statement for query, written with ? placeholders
+// (numbered for Postgres), preparing it on first use.
+func (d *DB) Stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	st, err := d.stmts.Stmt(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	return st, nil
+}
+
+// Exec runs the prepared statement for query, inside tx if tx is not nil.
+func (d *DB) Exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	return d.stmts.Exec(ctx, tx, query, args...)
+}
+
+// Write runs fn in a write transaction and returns once it has committed
+// or failed; fn must do all its work through tx.
+//
+// On Postgres it is fn's own transaction under ctx. On SQLite, fn joins the
+// group commit: the writes that arrive together share one transaction, each
+// inside its own savepoint, so an error from fn rolls back only fn's work.
+// ctx decides whether fn runs at all; once it runs, its statements get ctx
+// without cancellation (the transaction is everyone's, and a write is
+// short). fn may run on another goroutine and must not call Write itself.
+func (d *DB) Write(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return d.WriteThen(ctx, fn, nil)
+}
+
+// WriteThen is [DB.Write] that also runs committed, if not nil, once fn's
+// work has committed. On SQLite committed runs on the writer goroutine, in
+// commit order, before the caller learns the outcome and before the next
+// group begins, so what it does (updating a cache, say) cannot be overtaken
+// by a later write.
+func (d *DB) WriteThen(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error, committed func()) error {
+	if d.postgres {
+		select {
+		case <-d.closed:
+			return ErrClosed
+		default:
+		}
+		tx, err := d.bun.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(ctx, tx); err != nil {
+			tx.Rollback() //nolint:errcheck // fn's error is the one to report
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		d.commits.Add(1)
+		if committed != nil {
+			committed()
+		}
+		return nil
+	}
+	req := &writeRequest{ctx: ctx, fn: fn, committed: committed, done: make(chan error, 1)}
+	select {
+	case d.writes <- req:
+	case <-d.closed:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, wait for the verdict: the caller must know whether its
+	// write committed.
+	return <-req.done
+}
+
+type writeRequest struct {
+	ctx       context.Context
+	fn        func(ctx context.Context, tx bun.Tx) error
+	committed func() // may be nil
+	done      chan error
+}
+
+// maxGroup bounds how many writes share one transaction.
+const maxGroup = 64
+
+// groupCommit is the SQLite writer: it takes the writes queued at once
+// (up to maxGroup), commits them together, and answers each.
+func (d *DB) groupCommit() {
+	group := make([]*writeRequest, 0, maxGroup)
+	for {
+		select {
+		case <-d.closed:
+			for {
+				select {
+				case r := <-d.writes:
+					r.done <- ErrClosed
+				default:
+					return
+				}
+			}
+		case first := <-d.writes:
+			group = append(group[:0], first)
+			// Take the lock before gathering: the writes that queue while
+			// a migration (or Locked) holds it join this group.
+			d.wmu.Lock()
+		drain:
+			for len(group) < maxGroup {
+				select {
+				case r := <-d.writes:
+					group = append(group, r)
+				default:
+					break drain
+				}
+			}
+			var errs []error
+			select {
+			case <-d.closed:
+				errs = make([]error, len(group))
+				for i := range errs {
+					errs[i] = ErrClosed
+				}
+			default:
+				errs = d.commitGroup(group)
+			}
+			d.wmu.Unlock()
+			for i, r := range group {
+				r.done <- errs[i]
+			}
+		}
+	}
+}
+
+func (d *DB) commitGroup(group []*writeRequest) []error {
+	errs := make([]error, len(group))
+	fail := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	// The transaction is everyone's: no single caller's context may end it.
+	ctx := context.Background()
+	tx, err := d.bun.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if len(group) == 1 {
+		r := group[0]
+		if err := r.ctx.Err(); err != nil {
+			tx.Rollback() //nolint:errcheck // nothing was done
+			return fail(err)
+		}
+		if err := r.fn(context.WithoutCancel(r.ctx), tx); err != nil {
+			tx.Rollback() //nolint:errcheck // fn's error is the one to report
+			return fail(err)
+		}
+		return d.commit(tx, group, errs)
+	}
+	for i, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT sf_write"); err != nil {
+			tx.Rollback() //nolint:errcheck // the group fails as one
+			return fail(err)
+		}
+		if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil {
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO sf_write"); err != nil {
+				tx.Rollback() //nolint:errcheck // the group fails as one
+				return fail(err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE sf_write"); err != nil {
+			tx.Rollback() //nolint:errcheck // the group fails as one
+			return fail(err)
+		}
+	}
+	return d.commit(tx, group, errs)
+}
+
+func (d *DB) commit(tx bun.Tx, group []*writeRequest, errs []error) []error {
+	if err := tx.Commit(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	d.commits.Add(1)
+	if d.onCommit != nil {
+		d.onCommit()
+	}
+	for i, r := range group {
+		if errs[i] == nil && r.committed != nil {
+			r.committed()
+		}
+	}
+	return errs
+}
+
+// Migrations is a set of migrations for [DB.Migrate].
+type Migrations struct {
+	// Table records which migrations ran. Each package keeps its own, for
+	// example "settleflow_migrations" or "webhook_migrations". (bun's
+	// locks table beside it, Table without its final "s" + "_locks", is
+	// created but never used: the lock is the dialect's, see Migrate.)
+	Table string
+	// Files holds the migrations as bun's migrate package reads them:
+	// NAME.up.sql / NAME.down.sql (".tx." for one transaction), NAME a
+	// timestamp followed by a description; "--bun:split" separates
+	// statements.
+	Files fs.FS
+	// Until, if set, applies only the migrations whose names sort at or
+	// before it (tests build databases as older releases left them).
+	Until string
+	// TemplateData, if set, renders each migration as a text/template.
+	TemplateData any
+}
+
+// Migrate applies the migrations of ms not yet recorded in ms.Table. Every
+// Migrate, in every process, holds the same lock while it runs: on Postgres
+// a session advisory lock, on SQLite an exclusive file lock beside the
+// database (and this DB's write lock), so two processes never migrate at
+// once and a process killed while migrating leaves no lock behind.
+func (d *DB) Migrate(ctx context.Context, ms Migrations) error {
+	all := migrate.NewMigrations()
+	if err := all.Discover(ms.Files); err != nil {
+		return fmt.Errorf("storage: %s: %w", ms.Table, err)
+	}
+	set := all
+	if ms.Until != "" {
+		set = migrate.NewMigrations()
+		for _, m := range all.Sorted() {
+			if m.Name <= ms.Until {
+				set.Add(m)
+			}
+		}
+	}
+	opts := []migrate.MigratorOption{
+		migrate.WithTableName(ms.Table),
+		migrate.WithLocksTableName(strings.TrimSuffix(ms.Table, "s") + "_locks"),
+		migrate.WithMarkAppliedOnSuccess(true),
+	}
+	if ms.TemplateData != nil {
+		opts = append(opts, migrate.WithTemplateData(ms.TemplateData))
+	}
+	m := migrate.NewMigrator(d.bun, set, opts...)
+	if !d.postgres {
+		d.wmu.Lock()
+		defer d.wmu.Unlock()
+	}
+	if d.lock != nil {
+		unlock, err := d.lock(ctx)
+		if err != nil {
+			return fmt.Errorf("storage: %s: lock: %w", ms.Table, err)
+		}
+		defer unlock()
+	}
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("storage: %s: %w", ms.Table, err)
+	}
+	if _, err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("storage: %s: %w", ms.Table, err)
+	}
+	return nil
+}
+
+// Locked runs fn while holding this DB's SQLite write lock, so that no
+// write of this process runs beside it (schema checks in tests, a
+// VACUUM). On Postgres it just runs fn.
+func (d *DB) Locked(fn func() error) error {
+	if !d.postgres {
+		d.wmu.Lock()
+		defer d.wmu.Unlock()
+	}
+	return fn()
+}
+
+// migrationLockKey is the advisory lock every settleflow migration holds.
+const migrationLockKey = 0x5e771ef10c0 // "settleflow", roughly
+
+// advisoryLock serializes migrations across processes with a Postgres
+// session advisory lock, held on a connection of its own: if the migrating
+// process dies, its connection closes and the lock goes with it.
+func advisoryLock(db *sql.DB) func(ctx context.Context) (func(), error) {
+	return func(ctx context.Context) (func(), error) {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(migrationLockKey)); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		return func() {
+			conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", int64(migrationLockKey)) //nolint:errcheck // closing ends it anyway
+			conn.Close()
+		}, nil
+	}
+}
+
+// Micros is how every package stores a time: Unix microseconds, UTC.
+func Micros(t time.Time) int64 { return t.UnixMicro() }
+
+// FromMicros is the time stored as us by [Micros], in UTC.
+func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// NullMicros is [Micros] of *t, or nil (SQL NULL) if t is nil.
+func NullMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// FromNullMicros is the time stored by [NullMicros], nil for NULL.
+func FromNullMicros(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := FromMicros(n.Int64)
+	return &t
+}
