@@ -84,6 +84,7 @@ func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, done chan<
 	defer close(done)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	nextPrune := time.Now().Add(s.cfg.RetentionInterval)
 	for {
 		select {
 		case <-ctx.Done():
@@ -95,6 +96,14 @@ func (s *Service) loop(ctx context.Context, stopping <-chan struct{}, done chan<
 		}
 		if err := s.claimAndDispatch(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("webhook claim failed", zap.Error(err))
+		}
+		if now := time.Now(); now.After(nextPrune) {
+			nextPrune = now.Add(s.cfg.RetentionInterval)
+			if n, err := s.Prune(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("webhook retention: pruning failed; retried later", zap.Error(err))
+			} else if n > 0 {
+				s.log.Info("webhook retention: pruned finished deliveries", zap.Int("deliveries", n))
+			}
 		}
 		timer.Reset(s.cfg.PollInterval)
 	}
@@ -565,4 +574,42 @@ func cleanText(b []byte) string {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	return strings.ReplaceAll(s, "\x00", "")
+}
+
+// pruneBatch bounds the deliveries one retention transaction deletes.
+const pruneBatch = 1000
+
+// Prune deletes, in batches, the finished deliveries (succeeded, failed or
+// canceled) that last changed more than Config.Retention ago, with their
+// attempts, and returns how many it deleted. Pending deliveries are never
+// deleted. A running deliverer calls it every RetentionInterval.
+func (s *Service) Prune(ctx context.Context) (int, error) {
+	if s.cfg.Retention < 0 {
+		return 0, nil
+	}
+	before := storage.Micros(s.now().Add(-s.cfg.Retention))
+	finished := bun.List([]string{string(DeliverySucceeded), string(DeliveryFailed), string(DeliveryCanceled)})
+	total := 0
+	for {
+		var n int64
+		err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+			pick := tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").
+				Where("status IN (?) AND updated_at < ?", finished, before).OrderExpr("updated_at").Limit(pruneBatch)
+			if _, err := tx.NewDelete().Model((*attemptRow)(nil)).Where("delivery_id IN (?)", pick).Exec(ctx); err != nil {
+				return err
+			}
+			res, err := tx.NewDelete().Model((*deliveryRow)(nil)).Where("id IN (?)", pick).Exec(ctx)
+			if err == nil {
+				n, err = res.RowsAffected()
+			}
+			return err
+		})
+		total += int(n)
+		if err != nil {
+			return total, fmt.Errorf("webhook: prune: %w", err)
+		}
+		if n < pruneBatch || ctx.Err() != nil {
+			return total, ctx.Err()
+		}
+	}
 }

@@ -32,6 +32,7 @@ func TestPostgres(t *testing.T) {
 		{"StopWaitsForInFlight", TestStopWaitsForInFlight},
 		{"StopReleasesQueued", TestStopReleasesQueued},
 		{"EndpointAPI", TestEndpointAPI},
+		{"Prune", TestPrune},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)

@@ -44,6 +44,8 @@ const (
 	DefaultPollInterval   = time.Second
 	DefaultJitter         = 0.1
 	DefaultMaxRetryAfter  = 24 * time.Hour
+	// DefaultRetention is how long finished deliveries are kept.
+	DefaultRetention = 30 * 24 * time.Hour
 )
 
 // RetryPolicy says when failed attempts are retried.
@@ -115,6 +117,13 @@ type Config struct {
 	// Clock tells the time; nil means settleflow.SystemClock. Times are
 	// stored in UTC.
 	Clock settleflow.Clock
+	// Retention is how long a finished delivery (succeeded, failed or
+	// canceled) and its attempts are kept after they last changed; a
+	// running deliverer deletes older ones in batches every
+	// RetentionInterval. Default 30 days; negative keeps them forever.
+	Retention time.Duration
+	// RetentionInterval is how often the deliverer prunes. Default 1 min.
+	RetentionInterval time.Duration
 	// Owner names this process in delivery leases; default host-pid-random.
 	Owner string
 }
@@ -196,6 +205,12 @@ func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 	}
 	if cfg.MaxRetryAfter <= 0 {
 		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
+	if cfg.RetentionInterval <= 0 {
+		cfg.RetentionInterval = time.Minute
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = settleflow.SystemClock
