@@ -14,6 +14,7 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/apikey"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/storage/bunstore"
 	"github.com/settleflow/settleflow/storage/sqlite"
 	"github.com/settleflow/settleflow/webhook"
 )
@@ -26,20 +27,8 @@ import (
 // transactions than writes.
 func TestPackagesShareTheWriter(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "shared.db"), sqlite.OpenOptions{Exclusive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store, keys := openStoreAndKeys(t, sqlite.OpenOptions{Exclusive: true})
 	db := store.DB()
-
-	keys, err := apikey.New(db, apikey.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := keys.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	var (
 		mu       sync.Mutex
 		received int
@@ -141,20 +130,8 @@ func TestPackagesShareTheWriter(t *testing.T) {
 // they commit in one transaction.
 func TestPackagesCommitTogether(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "together.db"), sqlite.OpenOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store, keys := openStoreAndKeys(t, sqlite.OpenOptions{})
 	db := store.DB()
-	keys, err := apikey.New(db, apikey.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer keys.Close()
-	if err := keys.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	hooks, err := webhook.New(ctx, db, webhook.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -198,6 +175,26 @@ func TestPackagesCommitTogether(t *testing.T) {
 	if n := db.Commits() - before; n != 1 {
 		t.Fatalf("the three packages' writes took %d commits, want 1", n)
 	}
+}
+
+// openStoreAndKeys opens a workflow Store on a fresh database and an API key
+// Manager on the Store's handle; both are closed when t ends.
+func openStoreAndKeys(t *testing.T, opts sqlite.OpenOptions) (*bunstore.Store, *apikey.Manager) {
+	t.Helper()
+	store, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "shared.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	keys, err := apikey.New(store.DB(), apikey.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { keys.Close() })
+	if err := keys.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return store, keys
 }
 
 func workflow(i int) *settleflow.Workflow {

@@ -230,31 +230,10 @@ func testList(t *testing.T, s settleflow.Store) {
 		}
 	}
 	// Backward from the oldest: still newest first within a page.
-	var back []string
-	before := all[0].ID
-	for {
+	checkBackward(t, idsOf(all), func(before string) ([]string, bool) {
 		page, more := list(settleflow.ListQuery{Limit: 7, EndingBefore: before})
-		for i := len(page) - 1; i >= 0; i-- {
-			back = append(back, page[i].ID)
-		}
-		for i := 1; i < len(page); i++ {
-			if page[i-1].ID <= page[i].ID {
-				t.Fatal("backward page not newest first")
-			}
-		}
-		if !more {
-			break
-		}
-		before = page[0].ID
-	}
-	if len(back) != len(all)-1 {
-		t.Fatalf("backward pages returned %d, want %d", len(back), len(all)-1)
-	}
-	for i, id := range back {
-		if id != all[i+1].ID {
-			t.Fatalf("backward position %d: %s, want %s", i, id, all[i+1].ID)
-		}
-	}
+		return idsOf(page), more
+	})
 	// Filters.
 	byCus, _ := list(settleflow.ListQuery{Limit: 100, CustomerID: "cus_1"})
 	byProd, _ := list(settleflow.ListQuery{Limit: 100, Product: "summarize"})
@@ -891,31 +870,10 @@ func testListEvents(t *testing.T, s settleflow.Store) {
 		equalJSON(t, seen[i], all[len(all)-1-i])
 	}
 	// Backward from the oldest: newest first within each page.
-	var back []string
-	before := all[0].ID
-	for {
+	checkBackward(t, idsOf(all), func(before string) ([]string, bool) {
 		page, more := list(settleflow.EventQuery{Limit: 7, EndingBefore: before})
-		for i := 1; i < len(page); i++ {
-			if page[i-1].ID <= page[i].ID {
-				t.Fatal("backward page not newest first")
-			}
-		}
-		for i := len(page) - 1; i >= 0; i-- {
-			back = append(back, page[i].ID)
-		}
-		if !more {
-			break
-		}
-		before = page[0].ID
-	}
-	if len(back) != len(all)-1 {
-		t.Fatalf("backward pages returned %d, want %d", len(back), len(all)-1)
-	}
-	for i, id := range back {
-		if id != all[i+1].ID {
-			t.Fatalf("backward position %d: %s, want %s", i, id, all[i+1].ID)
-		}
-	}
+		return idsOf(page), more
+	})
 	// Filters.
 	count := func(keep func(*settleflow.Event) bool) (n int) {
 		for _, ev := range all {
@@ -1075,6 +1033,55 @@ func testPrune(t *testing.T, s settleflow.Store) {
 	for _, w := range ws {
 		if _, err := s.GetWorkflow(ctx, settleflow.Test, w.ID); err != nil {
 			t.Fatalf("workflow %s after pruning: %v", w.ID, err)
+		}
+	}
+}
+
+// idsOf returns the ids of xs, in order.
+func idsOf[T interface{ *settleflow.Workflow | settleflow.Event | *settleflow.Event }](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		switch v := any(x).(type) {
+		case *settleflow.Workflow:
+			out[i] = v.ID
+		case settleflow.Event:
+			out[i] = v.ID
+		case *settleflow.Event:
+			out[i] = v.ID
+		}
+	}
+	return out
+}
+
+// checkBackward pages backward from the oldest of all (oldest first) with
+// page, which returns one page before the id it is given, and checks that
+// each page is newest first and that together they hold every later id
+// once, with no gap.
+func checkBackward(t *testing.T, all []string, page func(endingBefore string) ([]string, bool)) {
+	t.Helper()
+	var back []string
+	before := all[0]
+	for {
+		p, more := page(before)
+		for i := 1; i < len(p); i++ {
+			if p[i-1] <= p[i] {
+				t.Fatal("backward page not newest first")
+			}
+		}
+		for i := len(p) - 1; i >= 0; i-- {
+			back = append(back, p[i])
+		}
+		if !more {
+			break
+		}
+		before = p[0]
+	}
+	if len(back) != len(all)-1 {
+		t.Fatalf("backward pages returned %d, want %d", len(back), len(all)-1)
+	}
+	for i, id := range back {
+		if id != all[i+1] {
+			t.Fatalf("backward position %d: %s, want %s", i, id, all[i+1])
 		}
 	}
 }
