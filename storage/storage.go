@@ -52,8 +52,12 @@ type DB struct {
 
 	// wmu makes the writer the process's only SQLite writer: the group
 	// committer holds it for each transaction, and so do migrations.
-	wmu       sync.Mutex
-	writes    chan *writeRequest
+	wmu    sync.Mutex
+	writes chan *writeRequest
+	// sendMu orders sends on writes before Close: a write is queued only
+	// while the DB is open, so the writer answers every queued write.
+	sendMu    sync.RWMutex
+	isClosed  bool
 	closeOnce sync.Once
 	closed    chan struct{}
 	commits   atomic.Uint64
@@ -115,7 +119,10 @@ func (d *DB) Queued() int { return len(d.writes) }
 // database, then the Options' closers. It is safe to call more than once.
 func (d *DB) Close() error {
 	d.closeOnce.Do(func() {
+		d.sendMu.Lock()
+		d.isClosed = true
 		close(d.closed)
+		d.sendMu.Unlock()
 		d.wmu.Lock() // wait for a group commit in progress
 		d.stmts.Close()
 		err := d.bun.Close()
@@ -167,10 +174,11 @@ func (d *DB) Write(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) 
 // by a later write.
 func (d *DB) WriteThen(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error, committed func()) error {
 	if d.postgres {
-		select {
-		case <-d.closed:
+		d.sendMu.RLock()
+		closed := d.isClosed
+		d.sendMu.RUnlock()
+		if closed {
 			return ErrClosed
-		default:
 		}
 		tx, err := d.bun.BeginTx(ctx, nil)
 		if err != nil {
@@ -190,13 +198,18 @@ func (d *DB) WriteThen(ctx context.Context, fn func(ctx context.Context, tx bun.
 		return nil
 	}
 	req := &writeRequest{ctx: ctx, fn: fn, committed: committed, done: make(chan error, 1)}
+	d.sendMu.RLock()
+	if d.isClosed {
+		d.sendMu.RUnlock()
+		return ErrClosed
+	}
 	select {
 	case d.writes <- req:
-	case <-d.closed:
-		return ErrClosed
 	case <-ctx.Done():
+		d.sendMu.RUnlock()
 		return ctx.Err()
 	}
+	d.sendMu.RUnlock()
 	// Once queued, wait for the verdict: the caller must know whether its
 	// write committed.
 	return <-req.done

@@ -1038,7 +1038,9 @@ func testPrune(t *testing.T, s settleflow.Store) {
 }
 
 // idsOf returns the ids of xs, in order.
-func idsOf[T interface{ *settleflow.Workflow | settleflow.Event | *settleflow.Event }](xs []T) []string {
+func idsOf[T interface {
+	*settleflow.Workflow | settleflow.Event | *settleflow.Event
+}](xs []T) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		switch v := any(x).(type) {
