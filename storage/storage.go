@@ -303,17 +303,17 @@ func (d *DB) commitGroup(group []*writeRequest) []error {
 			errs[i] = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT sf_write"); err != nil {
+		if _, err := tx.Tx.ExecContext(ctx, "SAVEPOINT sf_write"); err != nil {
 			tx.Rollback() //nolint:errcheck // the group fails as one
 			return fail(err)
 		}
 		if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO sf_write"); err != nil {
+			if _, err := tx.Tx.ExecContext(ctx, "ROLLBACK TO sf_write"); err != nil {
 				tx.Rollback() //nolint:errcheck // the group fails as one
 				return fail(err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE sf_write"); err != nil {
+		if _, err := tx.Tx.ExecContext(ctx, "RELEASE sf_write"); err != nil {
 			tx.Rollback() //nolint:errcheck // the group fails as one
 			return fail(err)
 		}
