@@ -108,6 +108,10 @@ class Response:
         return json.loads(self.body.decode("utf-8"), parse_float=Decimal)
 
 
+#: How a request on a kept-alive connection that the server has since closed fails.
+_STALE_ERRORS = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
+
+
 class _Failed:
     """An attempt that got no response (internal)."""
 
@@ -311,6 +315,9 @@ class Transport:
                 if not chunk:
                     break
                 chunks.append(chunk)
+            # read1 does not mark a fully read response closed (read does); the
+            # connection takes no new request until it is.
+            resp.close()
             headers = Headers(resp.getheaders())
             status = resp.status
             will_close = resp.will_close
@@ -353,8 +360,9 @@ class Transport:
             err = APIConnectionError(f"could not reach {where}: {type(e).__name__}: {e}")
             retryable = True
         err.__cause__ = e
-        # A timeout is not retried for free: it would double the wait.
-        return _Failed(err, retryable, reused and not isinstance(err, APITimeoutError))
+        # Only the way a kept-alive connection the server closed fails is retried for free.
+        stale = reused and isinstance(e, _STALE_ERRORS)
+        return _Failed(err, retryable, stale)
 
     # ------------------------------------------------------------ errors and delays
 
