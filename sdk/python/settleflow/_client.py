@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import urllib.parse
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from ._errors import APIError, ConflictError
-from ._http import Query, Response, Transport, _Secret
+from ._http import Query, Response, Transport, Secret
 from ._models import DecodeError, Event, Page, Product, Quote, Workflow, format_time, plain
 from ._webhooks import Webhooks, webhooks
 
@@ -58,7 +58,7 @@ def _decode(resp: Response, build: Callable[[Any], T]) -> T:
 def _object(x: Any) -> Mapping[str, Any]:
     if not isinstance(x, dict):
         raise DecodeError("the body is not a JSON object")
-    return x
+    return cast(Dict[str, Any], x)
 
 
 def _payload(payload: Mapping[str, Any]) -> Dict[str, Any]:
@@ -112,12 +112,12 @@ class Workflows:
             raise ValueError("idempotency_key must be a string of 1 to 255 characters")
         body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
         resp = self._t.request("POST", "/v1/workflows", body=body, idempotency_key=idempotency_key)
-        return _decode(resp, lambda x: Workflow._from_wire(_object(x)))
+        return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
 
     def fetch(self, id: str) -> Workflow:
         """Fetches the workflow ``id`` (``wf_…``); :class:`NotFoundError` if there is none."""
         resp = self._t.request("GET", "/v1/workflows/" + _segment(id, "id"))
-        return _decode(resp, lambda x: Workflow._from_wire(_object(x)))
+        return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
 
     def list(
         self,
@@ -143,7 +143,7 @@ class Workflows:
             "endingBefore": ending_before,
         }
         resp = self._t.request("GET", "/v1/workflows", query=query)
-        return _decode(resp, lambda x: Page._from_wire(_object(x), Workflow._from_wire))
+        return _decode(resp, lambda x: Page[Workflow].from_wire(_object(x), Workflow.from_wire))
 
     def list_auto_paging(
         self,
@@ -184,7 +184,7 @@ class Workflows:
             if e.code == "workflow_canceled" and e.attempts > 1:
                 return self.fetch(id)
             raise
-        return _decode(resp, lambda x: Workflow._from_wire(_object(x)))
+        return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
 
 
 class Quotes:
@@ -198,7 +198,7 @@ class Quotes:
         same validation errors, and stores nothing."""
         body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
         resp = self._t.request("POST", "/v1/quotes", body=body)
-        return _decode(resp, lambda x: Quote._from_wire(_object(x)))
+        return _decode(resp, lambda x: Quote.from_wire(_object(x)))
 
 
 class Products:
@@ -210,12 +210,12 @@ class Products:
     def list(self) -> Page[Product]:
         """Every product (one page: ``has_more`` is False)."""
         resp = self._t.request("GET", "/v1/products")
-        return _decode(resp, lambda x: Page._from_wire(_object(x), Product._from_wire))
+        return _decode(resp, lambda x: Page[Product].from_wire(_object(x), Product.from_wire))
 
     def fetch(self, name: str) -> Product:
         """One product by name, for example ``"ticket-triage"``."""
         resp = self._t.request("GET", "/v1/products/" + _segment(name, "name"))
-        return _decode(resp, lambda x: Product._from_wire(_object(x)))
+        return _decode(resp, lambda x: Product.from_wire(_object(x)))
 
 
 class Events:
@@ -227,7 +227,7 @@ class Events:
     def fetch(self, id: str) -> Event:
         """The event ``id`` (``evt_…``), as its webhook deliveries carried it."""
         resp = self._t.request("GET", "/v1/events/" + _segment(id, "id"))
-        return _decode(resp, lambda x: Event._from_wire(_object(x)))
+        return _decode(resp, lambda x: Event.from_wire(_object(x)))
 
     def list(
         self,
@@ -252,7 +252,7 @@ class Events:
             "limit": limit,
         }
         resp = self._t.request("GET", "/v1/events", query=query)
-        return _decode(resp, lambda x: Page._from_wire(_object(x), Event._from_wire))
+        return _decode(resp, lambda x: Page[Event].from_wire(_object(x), Event.from_wire))
 
     def list_auto_paging(
         self,
@@ -312,7 +312,7 @@ class Settleflow:
         if any(c.isspace() or ord(c) < 0x21 or ord(c) == 0x7F for c in key):
             raise ValueError("api_key contains white space or control characters")
         url = base_url if base_url is not None else os.environ.get("SETTLEFLOW_BASE_URL", DEFAULT_BASE_URL)
-        self._key = _Secret(key)
+        self._key = Secret(key)
         del key, api_key
         self._transport = Transport(
             api_key=self._key,

@@ -7,7 +7,7 @@ client or to the request headers.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, Mapping, Optional
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, cast
 
 __all__ = [
     "SettleflowError",
@@ -37,7 +37,7 @@ class Headers(Mapping[str, str]):
 
     def __init__(self, items: Any = ()) -> None:
         merged: Dict[str, str] = {}
-        pairs = items.items() if isinstance(items, Mapping) else items
+        pairs: Iterable[Tuple[Any, Any]] = cast(Mapping[Any, Any], items).items() if isinstance(items, Mapping) else items
         for name, value in pairs:
             key = str(name).lower()
             merged[key] = merged[key] + ", " + str(value) if key in merged else str(value)
@@ -103,7 +103,7 @@ class APIError(SettleflowError):
         self.attempts = 1
 
     def __str__(self) -> str:
-        parts = []
+        parts: List[str] = []
         if self.status is not None:
             parts.append(str(self.status))
         if self.type:

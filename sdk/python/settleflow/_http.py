@@ -8,7 +8,7 @@ POST carries an ``Idempotency-Key`` (generated when the caller gave none) that
 is the same on each of its attempts, so a retried create never makes a second
 workflow.
 
-The API key lives in a :class:`_Secret`, whose repr is redacted; it is put on
+The API key lives in a :class:`Secret`, whose repr is redacted; it is put on
 the wire by ``putheader`` from an expression, never kept in a local variable
 of a frame that can end up in a traceback, and connection errors are raised
 outside the ``except`` block that caught them, with a cause stripped of its
@@ -34,7 +34,7 @@ import urllib.parse
 import uuid
 import weakref
 from decimal import Decimal
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, cast
 
 from ._errors import (
     APIConnectionError,
@@ -69,7 +69,7 @@ MAX_IDLE_CONNECTIONS = 8
 Query = Mapping[str, Union[str, int, None]]
 
 
-class _Secret:
+class Secret:
     """Holds the API key; its repr and str never show it, and it refuses to be pickled."""
 
     __slots__ = ("_value",)
@@ -144,7 +144,7 @@ class Transport:
     def __init__(
         self,
         *,
-        api_key: _Secret,
+        api_key: Secret,
         base_url: str,
         timeout: float,
         max_retries: int,
@@ -288,7 +288,7 @@ class Transport:
         conn, reused = self._take()
         deadline = time.monotonic() + self.timeout
         got_status = False
-        failure: Optional[BaseException] = None
+        failure: BaseException = Exception()
         try:
             if conn.sock is None:
                 conn.connect()
@@ -308,7 +308,7 @@ class Transport:
             self._settimeout(conn, deadline)
             resp = conn.getresponse()
             got_status = True
-            chunks = []
+            chunks: List[bytes] = []
             while True:
                 self._settimeout(conn, deadline)
                 chunk = resp.read1(65536)
@@ -318,19 +318,17 @@ class Transport:
             # read1 does not mark a fully read response closed (read does); the
             # connection takes no new request until it is.
             resp.close()
-            headers = Headers(resp.getheaders())
-            status = resp.status
-            will_close = resp.will_close
         except (OSError, http.client.HTTPException) as e:
             failure = e
-        if failure is not None:
-            conn.close()
-            return self._failed(failure, reused=reused and not got_status)
-        if will_close:
-            conn.close()
         else:
-            self._give_back(conn)
-        return Response(status, headers, b"".join(chunks), 1)
+            if resp.will_close:
+                conn.close()
+            else:
+                self._give_back(conn)
+            return Response(resp.status, Headers(resp.getheaders()), b"".join(chunks), 1)
+        # Raised by the caller, outside this except block: no frame of this request hangs off the error.
+        conn.close()
+        return self._failed(failure, reused=reused and not got_status)
 
     @staticmethod
     def _settimeout(conn: http.client.HTTPConnection, deadline: float) -> None:
@@ -409,21 +407,26 @@ class Transport:
     def _error(self, resp: Response) -> APIError:
         status = resp.status
         body: Any = None
-        etype = code = param = None
+        etype: Optional[str] = None
+        code: Optional[str] = None
+        param: Optional[str] = None
         request_id = resp.headers.get("request-id")
         message = ""
         try:
             body = json.loads(resp.body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             body = None
-        e = body.get("error") if isinstance(body, dict) else None
+        e: Any = cast(Dict[str, Any], body).get("error") if isinstance(body, dict) else None
         if isinstance(e, dict):
-            etype = e.get("type") if isinstance(e.get("type"), str) else None
-            code = e.get("code") if isinstance(e.get("code"), str) else None
-            param = e.get("param") if isinstance(e.get("param"), str) else None
-            message = e.get("message") if isinstance(e.get("message"), str) else ""
-            if isinstance(e.get("requestId"), str):
-                request_id = e["requestId"]
+            fields = cast(Dict[str, Any], e)
+
+            def text(name: str) -> Optional[str]:
+                v = fields.get(name)
+                return v if isinstance(v, str) else None
+
+            etype, code, param = text("type"), text("code"), text("param")
+            message = text("message") or ""
+            request_id = text("requestId") or request_id
         if not message:
             reason = http.client.responses.get(status, "")
             snippet = resp.body[:200].decode("utf-8", "replace").strip()

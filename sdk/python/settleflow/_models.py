@@ -24,7 +24,7 @@ import dataclasses
 import datetime as _dt
 import re
 from decimal import Decimal
-from typing import Any, Callable, Dict, Generic, Iterator, List, Mapping, Optional, TypeVar
+from typing import Any, Callable, Dict, Generic, Iterator, List, Mapping, Optional, TypeVar, cast
 
 __all__ = [
     "Money",
@@ -99,7 +99,7 @@ def _obj(d: Mapping[str, Any], key: str, path: str) -> Dict[str, Any]:
     v = _field(d, key, path)
     if not isinstance(v, dict):
         raise DecodeError(f"{path}.{key} is not an object")
-    return v
+    return cast(Dict[str, Any], v)
 
 
 def _opt_obj(d: Mapping[str, Any], key: str, path: str, *, may_be_absent: bool = False) -> Optional[Dict[str, Any]]:
@@ -110,7 +110,7 @@ def _opt_obj(d: Mapping[str, Any], key: str, path: str, *, may_be_absent: bool =
         return None
     if not isinstance(v, dict):
         raise DecodeError(f"{path}.{key} is not an object or null")
-    return v
+    return cast(Dict[str, Any], v)
 
 
 def plain(v: Any) -> Any:
@@ -118,9 +118,9 @@ def plain(v: Any) -> Any:
     if isinstance(v, Decimal):
         return float(v)
     if isinstance(v, dict):
-        return {k: plain(x) for k, x in v.items()}
+        return {k: plain(x) for k, x in cast(Dict[str, Any], v).items()}
     if isinstance(v, list):
-        return [plain(x) for x in v]
+        return [plain(x) for x in cast(List[Any], v)]
     return v
 
 
@@ -163,8 +163,12 @@ def format_time(t: _dt.datetime) -> str:
     return t.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+def _empty() -> Dict[str, Any]:
+    return {}
+
+
 def _raw_field() -> Any:
-    return dataclasses.field(default_factory=dict, repr=False, compare=False)
+    return dataclasses.field(default_factory=_empty, repr=False, compare=False)
 
 
 # ---------------------------------------------------------------- objects
@@ -178,7 +182,7 @@ class Money:
     currency: str
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str) -> Money:
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Money:
         return cls(amount=_int(d, "amount", path), currency=_str(d, "currency", path))
 
 
@@ -194,7 +198,7 @@ class Margin:
     achieved: Optional[Decimal]
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str) -> Margin:
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Margin:
         return cls(target=_ratio(_field(d, "target", path), f"{path}.target"), achieved=_opt_ratio(d, "achieved", path))
 
 
@@ -205,7 +209,7 @@ class QuoteMargin:
     target: Decimal
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str) -> QuoteMargin:
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> QuoteMargin:
         return cls(target=_ratio(_field(d, "target", path), f"{path}.target"))
 
 
@@ -220,7 +224,7 @@ class Settlement:
     confirmations: int
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str) -> Settlement:
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Settlement:
         return cls(
             chain_id=_int(d, "chainId", path),
             network=_str(d, "network", path),
@@ -238,7 +242,7 @@ class Failure:
     message: str
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str) -> Failure:
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Failure:
         return cls(code=_str(d, "code", path), message=_str(d, "message", path))
 
 
@@ -272,7 +276,7 @@ class Workflow:
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str = "workflow") -> Workflow:
+    def from_wire(cls, d: Mapping[str, Any], path: str = "workflow") -> Workflow:
         result = _opt_obj(d, "result", path)
         return cls(
             id=_str(d, "id", path),
@@ -281,12 +285,12 @@ class Workflow:
             product=_str(d, "product", path),
             customer_id=_str(d, "customerId", path),
             payload=plain(_obj(d, "payload", path)),
-            quoted=Money._from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
-            margin=Margin._from_wire(_obj(d, "margin", path), f"{path}.margin"),
+            quoted=Money.from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
+            margin=Margin.from_wire(_obj(d, "margin", path), f"{path}.margin"),
             status=_str(d, "status", path),
             result=None if result is None else plain(result),
-            settlement=_opt(d, "settlement", path, Settlement._from_wire),
-            failure=_opt(d, "failure", path, Failure._from_wire),
+            settlement=_opt(d, "settlement", path, Settlement.from_wire),
+            failure=_opt(d, "failure", path, Failure.from_wire),
             created_at=_time(d, "createdAt", path),
             updated_at=_time(d, "updatedAt", path),
             raw=plain(dict(d)),
@@ -307,15 +311,15 @@ class Quote:
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str = "quote") -> Quote:
+    def from_wire(cls, d: Mapping[str, Any], path: str = "quote") -> Quote:
         return cls(
             object=_str(d, "object", path),
             livemode=_bool(d, "livemode", path),
             product=_str(d, "product", path),
             customer_id=_str(d, "customerId", path),
             payload=plain(_obj(d, "payload", path)),
-            quoted=Money._from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
-            margin=QuoteMargin._from_wire(_obj(d, "margin", path), f"{path}.margin"),
+            quoted=Money.from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
+            margin=QuoteMargin.from_wire(_obj(d, "margin", path), f"{path}.margin"),
             raw=plain(dict(d)),
         )
 
@@ -335,14 +339,14 @@ class Product:
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str = "product") -> Product:
+    def from_wire(cls, d: Mapping[str, Any], path: str = "product") -> Product:
         example = _opt_obj(d, "example", path)
         return cls(
             object=_str(d, "object", path),
             name=_str(d, "name", path),
             description=_str(d, "description", path),
             target_margin=_ratio(_field(d, "targetMargin", path), f"{path}.targetMargin"),
-            minimum_charge=Money._from_wire(_obj(d, "minimumCharge", path), f"{path}.minimumCharge"),
+            minimum_charge=Money.from_wire(_obj(d, "minimumCharge", path), f"{path}.minimumCharge"),
             pricing_summary=_str(d, "pricingSummary", path),
             payload_schema=plain(_obj(d, "payloadSchema", path)),
             example=None if example is None else plain(example),
@@ -368,16 +372,16 @@ class EventData:
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str = "event.data") -> EventData:
+    def from_wire(cls, d: Mapping[str, Any], path: str = "event.data") -> EventData:
         result = _opt_obj(d, "result", path, may_be_absent=True)
         return cls(
             workflow_id=_str(d, "workflowId", path),
             status=_str(d, "status", path),
-            quoted=Money._from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
-            margin=Margin._from_wire(_obj(d, "margin", path), f"{path}.margin"),
+            quoted=Money.from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
+            margin=Margin.from_wire(_obj(d, "margin", path), f"{path}.margin"),
             result=None if result is None else plain(result),
-            settlement=_opt(d, "settlement", path, Settlement._from_wire, may_be_absent=True),
-            failure=_opt(d, "failure", path, Failure._from_wire, may_be_absent=True),
+            settlement=_opt(d, "settlement", path, Settlement.from_wire, may_be_absent=True),
+            failure=_opt(d, "failure", path, Failure.from_wire, may_be_absent=True),
             raw=plain(dict(d)),
         )
 
@@ -397,14 +401,14 @@ class Event:
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], path: str = "event") -> Event:
+    def from_wire(cls, d: Mapping[str, Any], path: str = "event") -> Event:
         return cls(
             id=_str(d, "id", path),
             object=_str(d, "object", path),
             type=_str(d, "type", path),
             livemode=_bool(d, "livemode", path),
             created_at=_time(d, "createdAt", path),
-            data=EventData._from_wire(_obj(d, "data", path), f"{path}.data"),
+            data=EventData.from_wire(_obj(d, "data", path), f"{path}.data"),
             raw=plain(dict(d)),
         )
 
@@ -429,13 +433,13 @@ class Page(Generic[T]):
         return len(self.data)
 
     @classmethod
-    def _from_wire(cls, d: Mapping[str, Any], item: Callable[[Mapping[str, Any], str], T]) -> Page[T]:
+    def from_wire(cls, d: Mapping[str, Any], item: Callable[[Mapping[str, Any], str], T]) -> Page[T]:
         raw_items = _field(d, "data", "list")
         if not isinstance(raw_items, list):
             raise DecodeError("list.data is not an array")
         items: List[T] = []
-        for i, x in enumerate(raw_items):
+        for i, x in enumerate(cast(List[Any], raw_items)):
             if not isinstance(x, dict):
                 raise DecodeError(f"list.data[{i}] is not an object")
-            items.append(item(x, f"list.data[{i}]"))
+            items.append(item(cast(Dict[str, Any], x), f"list.data[{i}]"))
         return cls(data=items, has_more=_bool(d, "hasMore", "list"), url=_str(d, "url", "list"), object=_str(d, "object", "list"))

@@ -28,7 +28,7 @@ import math
 import re
 import time
 from decimal import Decimal
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union, cast
 
 from ._errors import SignatureVerificationError
 from ._models import DecodeError, Event
@@ -56,7 +56,7 @@ def _fail(reason: str, detail: str = "") -> SignatureVerificationError:
 
 def _body_bytes(raw_body: Any) -> bytes:
     if isinstance(raw_body, (bytes, bytearray, memoryview)):
-        return bytes(raw_body)
+        return bytes(cast(Union[bytes, bytearray, "memoryview[int]"], raw_body))
     if isinstance(raw_body, str):
         return raw_body.encode("utf-8")
     kind = type(raw_body).__name__
@@ -149,10 +149,13 @@ def _event(body: bytes) -> Event:
         obj = json.loads(text, parse_float=Decimal)
     except ValueError as e:
         raise _fail(invalid, f"the body is not JSON: {e}") from None
-    if not isinstance(obj, dict) or not isinstance(obj.get("id"), str) or not obj["id"] or not isinstance(obj.get("type"), str) or not obj["type"]:
+    if not isinstance(obj, dict):
+        raise _fail(invalid, "the body is not a JSON object")
+    fields = cast(Dict[str, Any], obj)
+    if not isinstance(fields.get("id"), str) or not fields["id"] or not isinstance(fields.get("type"), str) or not fields["type"]:
         raise _fail(invalid, "the body is not an event (no id or type)")
     try:
-        return Event._from_wire(obj)
+        return Event.from_wire(fields)
     except DecodeError as e:
         raise _fail(invalid, str(e)) from None
 

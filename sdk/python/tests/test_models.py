@@ -20,7 +20,7 @@ class TestWorkflow(unittest.TestCase):
     def test_snake_case_over_camel_case(self) -> None:
         wire = copy.deepcopy(WORKFLOW_JSON)
         wire["payload"] = {"ticketId": "T-42", "snake_key": [1, 2.5, {"deepCamel": None}]}
-        wf = Workflow._from_wire(wire)
+        wf = Workflow.from_wire(wire)
         self.assertEqual(wf.customer_id, "cus_123")
         self.assertEqual(wf.quoted.amount, 358)
         self.assertEqual(wf.quoted.currency, "usd")
@@ -44,27 +44,27 @@ class TestWorkflow(unittest.TestCase):
             result={"queue": "billing"},
             settlement={"chainId": 1337, "network": "simulated", "txHash": "0xab", "blockNumber": 7, "confirmations": 2},
         )
-        wf = Workflow._from_wire(wire)
+        wf = Workflow.from_wire(wire)
         self.assertEqual(wf.margin.achieved, Decimal("0.2875"))
         self.assertEqual(wf.margin.achieved * 10000, 2875)  # type: ignore[operator]
         self.assertEqual(wf.settlement.chain_id, 1337)  # type: ignore[union-attr]
         self.assertEqual(wf.settlement.block_number, 7)  # type: ignore[union-attr]
         wire.update(status="Failed", settlement=None, result=None, failure={"code": "execution_failed", "message": "boom"})
-        wf = Workflow._from_wire(wire)
+        wf = Workflow.from_wire(wire)
         self.assertEqual(wf.failure.code, "execution_failed")  # type: ignore[union-attr]
         self.assertIsNone(wf.settlement)
 
     def test_integer_ratio_and_negative_margin(self) -> None:
         wire = copy.deepcopy(WORKFLOW_JSON)
         wire["margin"] = {"target": 1, "achieved": Decimal("-0.5")}
-        wf = Workflow._from_wire(wire)
+        wf = Workflow.from_wire(wire)
         self.assertEqual(wf.margin.target, Decimal(1))
         self.assertEqual(wf.margin.achieved, Decimal("-0.5"))
 
     def test_unknown_fields_tolerated_and_kept(self) -> None:
         wire = copy.deepcopy(WORKFLOW_JSON)
         wire["brandNewField"] = {"a": 1}
-        wf = Workflow._from_wire(wire)
+        wf = Workflow.from_wire(wire)
         self.assertEqual(wf.raw["brandNewField"], {"a": 1})
         self.assertNotIn("raw", repr(wf))
 
@@ -74,26 +74,26 @@ class TestWorkflow(unittest.TestCase):
             wire[key] = value
             with self.subTest(key):
                 with self.assertRaises(DecodeError) as cm:
-                    Workflow._from_wire(wire)
+                    Workflow.from_wire(wire)
                 self.assertIn(key, str(cm.exception))
         wire = copy.deepcopy(WORKFLOW_JSON)
         del wire["status"]
         with self.assertRaises(DecodeError):
-            Workflow._from_wire(wire)
+            Workflow.from_wire(wire)
 
 
 class TestOthers(unittest.TestCase):
     def test_page(self) -> None:
-        page = Page._from_wire(
+        page = Page.from_wire(
             {"object": "list", "url": "/v1/workflows", "data": [WORKFLOW_JSON, WORKFLOW_JSON], "hasMore": True},
-            Workflow._from_wire,
+            Workflow.from_wire,
         )
         self.assertTrue(page.has_more)
         self.assertEqual(len(page), 2)
         self.assertEqual([w.id for w in page], [WORKFLOW_JSON["id"]] * 2)
 
     def test_product(self) -> None:
-        p = Product._from_wire(
+        p = Product.from_wire(
             {
                 "object": "product", "name": "ticket-triage", "description": "d", "targetMargin": 0.3,
                 "minimumCharge": {"amount": 50, "currency": "usd"}, "pricingSummary": "s",
@@ -106,7 +106,7 @@ class TestOthers(unittest.TestCase):
         self.assertIsNone(p.example)
 
     def test_event_canceled_without_optional_fields(self) -> None:
-        ev = Event._from_wire(
+        ev = Event.from_wire(
             {
                 "id": "evt_1", "object": "event", "type": "workflow.canceled", "livemode": False,
                 "createdAt": "2026-11-24T01:00:00+01:00",
