@@ -185,7 +185,9 @@ class TestWorkflows(ServerCase):
         self.assertEqual(c.events.fetch(ev.id), ev)
         since = ev.created_at - dt.timedelta(microseconds=1)
         self.assertIn(ev.id, [e.id for e in c.events.list_auto_paging(created_after=since, limit=1)])
-        self.assertEqual(c.events.list(type="workflow.completed", workflow_id=wf.id, created_after=ev.created_at).data, [])
+        # created_at is cut to microseconds, so one microsecond later is surely after the event
+        after = ev.created_at + dt.timedelta(microseconds=1)
+        self.assertEqual(c.events.list(type="workflow.completed", workflow_id=wf.id, created_after=after).data, [])
         with self.assertRaises(NotFoundError):
             c.events.fetch("evt_00000000000000000000000000")
 
