@@ -108,8 +108,13 @@ class Workflows:
         returns the first workflow instead of making another. Without one, the
         client generates a key for this call and reuses it on each retry.
         """
-        if idempotency_key is not None and not (isinstance(idempotency_key, str) and 0 < len(idempotency_key) <= 255):
-            raise ValueError("idempotency_key must be a string of 1 to 255 characters")
+        if idempotency_key is not None and not (
+            isinstance(idempotency_key, str)
+            and 0 < len(idempotency_key) <= 255
+            and all(0x20 <= ord(c) <= 0x7E for c in idempotency_key)
+            and idempotency_key.strip()
+        ):
+            raise ValueError("idempotency_key must be 1 to 255 printable ASCII characters")
         body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
         resp = self._t.request("POST", "/v1/workflows", body=body, idempotency_key=idempotency_key)
         return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
@@ -309,8 +314,8 @@ class Settleflow:
         key = api_key if api_key is not None else os.environ.get("SETTLEFLOW_API_KEY")
         if not isinstance(key, str) or not key:
             raise ValueError("api_key is required (or set SETTLEFLOW_API_KEY)")
-        if any(c.isspace() or ord(c) < 0x21 or ord(c) == 0x7F for c in key):
-            raise ValueError("api_key contains white space or control characters")
+        if any(not 0x21 <= ord(c) <= 0x7E for c in key):
+            raise ValueError("api_key may hold only printable ASCII characters without spaces")
         url = base_url if base_url is not None else os.environ.get("SETTLEFLOW_BASE_URL", DEFAULT_BASE_URL)
         self._key = Secret(key)
         del key, api_key

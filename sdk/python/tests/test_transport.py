@@ -74,8 +74,9 @@ class TestIdempotencyAndHeaders(FakeCase):
         f = self.fake((503, {}, b""), (201, {}, WORKFLOW_JSON))
         self.client(f).workflows.create(**CREATE, idempotency_key="order-1001")
         self.assertEqual([s.headers["idempotency-key"] for s in f.seen], ["order-1001", "order-1001"])
-        with self.assertRaises(ValueError):
-            self.client(f).workflows.create(**CREATE, idempotency_key="x" * 256)
+        for bad in ("x" * 256, "", "   ", "line\r\nX-Evil: 1", "clé"):
+            with self.assertRaises(ValueError):
+                self.client(f).workflows.create(**CREATE, idempotency_key=bad)
 
     def test_every_post_has_a_key_and_gets_none(self) -> None:
         f = self.fake((200, {}, WORKFLOW_JSON))
@@ -230,6 +231,26 @@ class TestRetries(FakeCase):
         self.assertIn("0.3 s", str(cm.exception))
 
 
+class TestCancel(FakeCase):
+    def test_a_retried_cancel_that_finds_the_workflow_canceled_took_effect(self) -> None:
+        canceled = dict(WORKFLOW_JSON, status="Canceled")
+        f = self.fake(
+            ("close", {}, b""),  # the first cancel's answer is lost
+            (409, {}, error_json("invalid_request_error", "workflow_canceled", "This workflow is Canceled.")),
+            (200, {}, canceled),
+        )
+        wf = self.client(f).workflows.cancel("wf_1")
+        self.assertEqual(wf.status, "Canceled")
+        self.assertEqual([(s.method, s.path) for s in f.seen], [("POST", "/v1/workflows/wf_1/cancel")] * 2 + [("GET", "/v1/workflows/wf_1")])
+
+    def test_a_first_cancel_of_a_canceled_workflow_is_a_conflict(self) -> None:
+        f = self.fake((409, {}, error_json("invalid_request_error", "workflow_canceled", "This workflow is Canceled.")))
+        with self.assertRaises(ConflictError) as cm:
+            self.client(f).workflows.cancel("wf_1")
+        self.assertEqual(cm.exception.code, "workflow_canceled")
+        self.assertEqual(len(f.seen), 1)
+
+
 class TestErrorsAndResponses(FakeCase):
     def test_non_json_error_body(self) -> None:
         f = self.fake((502, {"Content-Type": "text/html", "Request-Id": "req_x"}, b"<html>bad gateway</html>"))
@@ -299,9 +320,10 @@ class TestConstruction(unittest.TestCase):
         c.close()
 
     def test_api_key_and_options(self) -> None:
-        with self.assertRaises(ValueError) as cm:
-            Settleflow(api_key="sk_test_abc\r\nX-Evil: 1")
-        self.assertNotIn("sk_test_abc", str(cm.exception))
+        for bad in ("sk_test_abc\r\nX-Evil: 1", "sk_test_abc def", "sk_test_abc…"):
+            with self.assertRaises(ValueError) as cm:
+                Settleflow(api_key=bad)
+            self.assertNotIn("sk_test_abc", str(cm.exception))
         import os
         old = os.environ.pop("SETTLEFLOW_API_KEY", None)
         try:
