@@ -167,6 +167,8 @@ class Server:
             "keys", "create", "--env", "test", "--name", "tiny", "--plan", "enterprise", "--per-minute", "2", "--per-day", "1000"
         ).split()
         self.tiny_key = next(x for x in lines if x.startswith("sk_test_"))
+        lines = self._cli("keys", "create", "--env", "live", "--name", "live").split()
+        self.live_key = next(x for x in lines if x.startswith("sk_live_"))
         self.receiver = Receiver()
         out = self._cli("webhooks", "add", "--env", "test", "--url", self.receiver.url)
         m = re.search(r"(whsec_\S+)", out)

@@ -35,7 +35,7 @@ class TestKeyNeverLeaks(unittest.TestCase):
 
     def secrets(self) -> List[str]:
         s = harness.server()
-        return [s.key, s.tiny_key, "sk_test_" + "W" * 40]
+        return [s.key, s.tiny_key, s.live_key, "sk_test_" + "W" * 40]
 
     def assertClean(self, text: str) -> None:
         for k in self.secrets():

@@ -17,6 +17,7 @@ from settleflow import (
     IdempotencyError,
     InvalidRequestError,
     NotFoundError,
+    PermissionDeniedError,
     RateLimitError,
     Settleflow,
     SignatureVerificationError,
@@ -222,6 +223,12 @@ class TestErrors(ServerCase):
                 self.assertEqual((e.status, e.type, e.param), (400, "invalid_request_error", param), str(e))
                 self.assertTrue(e.code and e.message)
                 self.assertIn(param, str(e))
+
+    def test_403_live_key_without_live_settlement(self) -> None:
+        with self.assertRaises(PermissionDeniedError) as cm:
+            self.client(harness.server().live_key).workflows.list()
+        e = cm.exception
+        self.assertEqual((e.status, e.type, e.code, e.attempts), (403, "permission_error", "livemode_not_configured", 1))
 
     def test_404(self) -> None:
         with self.assertRaises(NotFoundError) as cm:
