@@ -1,0 +1,370 @@
+"""The client: :class:`Settleflow` and its resources."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import urllib.parse
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union, cast
+
+from ._errors import APIError, ConflictError
+from ._http import Query, Response, Transport, Secret
+from ._models import DecodeError, Event, Page, Product, Quote, Workflow, format_time, plain
+from ._webhooks import Webhooks, webhooks
+
+__all__ = ["Settleflow", "OPERATIONS", "DEFAULT_BASE_URL"]
+
+#: The reference server's address (``go run ./examples/server``); pass ``base_url`` for any other.
+DEFAULT_BASE_URL = "https://127.0.0.1:8443"
+
+#: Every operation of the API (its OpenAPI operationId) and the client method
+#: that performs it, with the HTTP method and path. The test suite checks this
+#: table against the OpenAPI document the server serves, and that each method
+#: exists and sends that request.
+OPERATIONS: Dict[str, Tuple[str, str, str]] = {
+    "createWorkflow": ("workflows.create", "POST", "/v1/workflows"),
+    "listWorkflows": ("workflows.list", "GET", "/v1/workflows"),
+    "fetchWorkflow": ("workflows.fetch", "GET", "/v1/workflows/{id}"),
+    "cancelWorkflow": ("workflows.cancel", "POST", "/v1/workflows/{id}/cancel"),
+    "createQuote": ("quotes.create", "POST", "/v1/quotes"),
+    "listProducts": ("products.list", "GET", "/v1/products"),
+    "fetchProduct": ("products.fetch", "GET", "/v1/products/{name}"),
+    "listEvents": ("events.list", "GET", "/v1/events"),
+    "fetchEvent": ("events.fetch", "GET", "/v1/events/{id}"),
+    "openAPI": ("openapi", "GET", "/v1/openapi.json"),
+}
+
+T = TypeVar("T")
+
+
+def _segment(value: str, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} must be a non-empty string")
+    return urllib.parse.quote(value, safe="")
+
+
+def _decode(resp: Response, build: Callable[[Any], T]) -> T:
+    try:
+        return build(resp.json())
+    except (DecodeError, ValueError, TypeError, AttributeError) as e:
+        raise APIError(
+            f"unexpected response from the server: {e}",
+            status=resp.status,
+            request_id=resp.headers.get("request-id"),
+            headers=resp.headers,
+        ) from None
+
+
+def _object(x: Any) -> Mapping[str, Any]:
+    if not isinstance(x, dict):
+        raise DecodeError("the body is not a JSON object")
+    return cast(Dict[str, Any], x)
+
+
+def _payload(payload: Mapping[str, Any]) -> Dict[str, Any]:
+    if not isinstance(payload, Mapping):
+        raise TypeError("payload must be a dict (the product's input, a JSON object)")
+    return dict(payload)
+
+
+def _auto_page(
+    fetch: Callable[[Optional[str], Optional[str]], Page[Any]], starting_after: Optional[str], ending_before: Optional[str]
+) -> Iterator[Any]:
+    """Follows a list from page to page. Forwards (the default, or from
+    starting_after) it yields newest first; backwards (from ending_before) it
+    yields oldest first, each item once, moving toward the newest."""
+    backwards = ending_before is not None
+    after, before = starting_after, ending_before
+    while True:
+        page = fetch(after, before)
+        yield from (reversed(page.data) if backwards else page.data)
+        if not page.has_more or not page.data:
+            return
+        if backwards:
+            before = page.data[0].id
+        else:
+            after = page.data[-1].id
+
+
+class Workflows:
+    """``client.workflows``: create, fetch, list and cancel workflows."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create(
+        self,
+        *,
+        product: str,
+        customer_id: str,
+        payload: Mapping[str, Any],
+        idempotency_key: Optional[str] = None,
+    ) -> Workflow:
+        """Creates a workflow for ``product`` on behalf of ``customer_id`` (``cus_…``).
+
+        Answered at once with status ``Pending`` and the quoted price; the product
+        runs in the background. ``idempotency_key`` (at most 255 characters) makes
+        the create safe to repeat: the same key with the same body within 24 h
+        returns the first workflow instead of making another. Without one, the
+        client generates a key for this call and reuses it on each retry.
+        """
+        if idempotency_key is not None and not (
+            isinstance(idempotency_key, str)
+            and 0 < len(idempotency_key) <= 255
+            and all(0x20 <= ord(c) <= 0x7E for c in idempotency_key)
+            and idempotency_key.strip()
+        ):
+            raise ValueError("idempotency_key must be 1 to 255 printable ASCII characters")
+        body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
+        resp = self._t.request("POST", "/v1/workflows", body=body, idempotency_key=idempotency_key)
+        return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
+
+    def fetch(self, id: str) -> Workflow:
+        """Fetches the workflow ``id`` (``wf_…``); :class:`NotFoundError` if there is none."""
+        resp = self._t.request("GET", "/v1/workflows/" + _segment(id, "id"))
+        return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
+
+    def list(
+        self,
+        *,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        customer_id: Optional[str] = None,
+        product: Optional[str] = None,
+        starting_after: Optional[str] = None,
+        ending_before: Optional[str] = None,
+    ) -> Page[Workflow]:
+        """One page of workflows, newest first (``limit`` 1–100, default 10).
+
+        ``starting_after`` (a workflow id) gives the page of older workflows after
+        it, ``ending_before`` the page of newer ones before it.
+        """
+        query: Query = {
+            "status": status,
+            "limit": limit,
+            "customerId": customer_id,
+            "product": product,
+            "startingAfter": starting_after,
+            "endingBefore": ending_before,
+        }
+        resp = self._t.request("GET", "/v1/workflows", query=query)
+        return _decode(resp, lambda x: Page[Workflow].from_wire(_object(x), Workflow.from_wire))
+
+    def list_auto_paging(
+        self,
+        *,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        customer_id: Optional[str] = None,
+        product: Optional[str] = None,
+        starting_after: Optional[str] = None,
+        ending_before: Optional[str] = None,
+    ) -> Iterator[Workflow]:
+        """Every workflow matching the filters, fetching pages of ``limit`` as it goes.
+
+        Newest first; with ``ending_before``, it walks toward newer workflows and
+        yields oldest first. Pages are fetched lazily: stop iterating to stop fetching.
+        """
+
+        def fetch(after: Optional[str], before: Optional[str]) -> Page[Workflow]:
+            return self.list(
+                status=status, limit=limit, customer_id=customer_id, product=product,
+                starting_after=after, ending_before=before,
+            )
+
+        return _auto_page(fetch, starting_after, ending_before)
+
+    def cancel(self, id: str) -> Workflow:
+        """Cancels a Pending workflow: it is never executed and nothing is charged.
+
+        Any other status raises :class:`ConflictError` whose ``code`` names it
+        (``workflow_running``, ``workflow_settled``, …). If the first attempt's
+        answer was lost and a retry finds the workflow already canceled, the
+        cancel took effect: the canceled workflow is returned.
+        """
+        path = "/v1/workflows/" + _segment(id, "id") + "/cancel"
+        try:
+            resp = self._t.request("POST", path)
+        except ConflictError as e:
+            if e.code == "workflow_canceled" and e.attempts > 1:
+                return self.fetch(id)
+            raise
+        return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
+
+
+class Quotes:
+    """``client.quotes``: what a create would quote, without creating anything."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create(self, *, product: str, customer_id: str, payload: Mapping[str, Any]) -> Quote:
+        """Prices the body of ``workflows.create`` exactly as a create would now, with the
+        same validation errors, and stores nothing."""
+        body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
+        resp = self._t.request("POST", "/v1/quotes", body=body)
+        return _decode(resp, lambda x: Quote.from_wire(_object(x)))
+
+
+class Products:
+    """``client.products``: the catalogue, each product with its payload's JSON Schema."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def list(self) -> Page[Product]:
+        """Every product (one page: ``has_more`` is False)."""
+        resp = self._t.request("GET", "/v1/products")
+        return _decode(resp, lambda x: Page[Product].from_wire(_object(x), Product.from_wire))
+
+    def fetch(self, name: str) -> Product:
+        """One product by name, for example ``"ticket-triage"``."""
+        resp = self._t.request("GET", "/v1/products/" + _segment(name, "name"))
+        return _decode(resp, lambda x: Product.from_wire(_object(x)))
+
+
+class Events:
+    """``client.events``: the events webhooks deliver, read back (kept at least 30 days)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def fetch(self, id: str) -> Event:
+        """The event ``id`` (``evt_…``), as its webhook deliveries carried it."""
+        resp = self._t.request("GET", "/v1/events/" + _segment(id, "id"))
+        return _decode(resp, lambda x: Event.from_wire(_object(x)))
+
+    def list(
+        self,
+        *,
+        type: Optional[str] = None,
+        workflow_id: Optional[str] = None,
+        created_after: Optional[Union[_dt.datetime, str]] = None,
+        starting_after: Optional[str] = None,
+        ending_before: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> Page[Event]:
+        """One page of events, newest first. ``created_after`` (an aware datetime or an
+        RFC 3339 string) keeps events created strictly after it, so a receiver that
+        was down can catch up."""
+        after = format_time(created_after) if isinstance(created_after, _dt.datetime) else created_after
+        query: Query = {
+            "type": type,
+            "workflowId": workflow_id,
+            "createdAfter": after,
+            "startingAfter": starting_after,
+            "endingBefore": ending_before,
+            "limit": limit,
+        }
+        resp = self._t.request("GET", "/v1/events", query=query)
+        return _decode(resp, lambda x: Page[Event].from_wire(_object(x), Event.from_wire))
+
+    def list_auto_paging(
+        self,
+        *,
+        type: Optional[str] = None,
+        workflow_id: Optional[str] = None,
+        created_after: Optional[Union[_dt.datetime, str]] = None,
+        starting_after: Optional[str] = None,
+        ending_before: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> Iterator[Event]:
+        """Every event matching the filters, page after page (see ``Workflows.list_auto_paging``)."""
+
+        def fetch(after: Optional[str], before: Optional[str]) -> Page[Event]:
+            return self.list(
+                type=type, workflow_id=workflow_id, created_after=created_after,
+                starting_after=after, ending_before=before, limit=limit,
+            )
+
+        return _auto_page(fetch, starting_after, ending_before)
+
+
+class Settleflow:
+    """A settleflow API client.
+
+    >>> client = Settleflow(api_key="sk_test_…", base_url="https://127.0.0.1:8443",
+    ...                     ca="settleflow-data/tls/cert.pem")
+
+    ``api_key`` defaults to the ``SETTLEFLOW_API_KEY`` environment variable and
+    ``base_url`` to ``SETTLEFLOW_BASE_URL``, then to the reference server's
+    address. ``timeout`` bounds each attempt of a request, in seconds;
+    ``max_retries`` is how many times a request is retried after a connection
+    error, a timeout, 408, 429 or 5xx (0 disables retries); ``ca`` is the path
+    of a PEM file of certificates to trust instead of the system's (as
+    :func:`ssl.create_default_context`'s ``cafile``).
+
+    A client is safe to share between threads; it keeps a few connections
+    alive. ``close()`` (or a ``with`` block) closes them.
+    """
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        *,
+        timeout: float = 30.0,
+        base_url: Optional[str] = None,
+        max_retries: int = 2,
+        ca: Optional[Union[str, os.PathLike[str]]] = None,
+    ) -> None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError("max_retries must be an integer >= 0")
+        key = api_key if api_key is not None else os.environ.get("SETTLEFLOW_API_KEY")
+        if not isinstance(key, str) or not key:
+            raise ValueError("api_key is required (or set SETTLEFLOW_API_KEY)")
+        if any(not 0x21 <= ord(c) <= 0x7E for c in key):
+            raise ValueError("api_key may hold only printable ASCII characters without spaces")
+        url = base_url if base_url is not None else os.environ.get("SETTLEFLOW_BASE_URL", DEFAULT_BASE_URL)
+        self._key = Secret(key)
+        del key, api_key
+        self._transport = Transport(
+            api_key=self._key,
+            base_url=url,
+            timeout=float(timeout),
+            max_retries=max_retries,
+            ca=os.fspath(ca) if ca is not None else None,
+        )
+        self.workflows = Workflows(self._transport)
+        self.quotes = Quotes(self._transport)
+        self.products = Products(self._transport)
+        self.events = Events(self._transport)
+        #: Webhook verification (needs no API key; also ``settleflow.webhooks``).
+        self.webhooks: Webhooks = webhooks
+
+    @property
+    def base_url(self) -> str:
+        return self._transport.base_url
+
+    @property
+    def timeout(self) -> float:
+        return self._transport.timeout
+
+    @property
+    def max_retries(self) -> int:
+        return self._transport.max_retries
+
+    def openapi(self) -> Dict[str, Any]:
+        """The OpenAPI 3.1 document the server serves (operationId ``openAPI``), as a dict."""
+        resp = self._transport.request("GET", "/v1/openapi.json", authenticate=False)
+        return _decode(resp, lambda x: plain(_object(x)))
+
+    def close(self) -> None:
+        """Closes the connections kept alive. The client stays usable (without keep-alive)."""
+        self._transport.close()
+
+    def __enter__(self) -> Settleflow:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"Settleflow(base_url={self.base_url!r}, api_key={self._key.display()!r}, "
+            f"timeout={self.timeout!r}, max_retries={self.max_retries!r})"
+        )
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Settleflow client cannot be pickled (it holds the API key)")

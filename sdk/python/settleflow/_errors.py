@@ -1,0 +1,212 @@
+"""The exceptions the library raises. Every one is a :class:`SettleflowError`.
+
+None of them ever holds the API key: messages that come from the server are
+redacted before they are stored, and the exceptions keep no reference to the
+client or to the request headers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, cast
+
+__all__ = [
+    "SettleflowError",
+    "APIError",
+    "InvalidRequestError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "ConflictError",
+    "IdempotencyError",
+    "RateLimitError",
+    "APIConnectionError",
+    "APITimeoutError",
+    "SignatureVerificationError",
+    "Headers",
+]
+
+
+class Headers(Mapping[str, str]):
+    """Response headers: a read-only mapping with case-insensitive names.
+
+    A header sent more than once keeps its values joined with ", " (as HTTP
+    allows); names are stored in lower case.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Any = ()) -> None:
+        merged: Dict[str, str] = {}
+        pairs: Iterable[Tuple[Any, Any]] = cast(Mapping[Any, Any], items).items() if isinstance(items, Mapping) else items
+        for name, value in pairs:
+            key = str(name).lower()
+            merged[key] = merged[key] + ", " + str(value) if key in merged else str(value)
+        self._items = merged
+
+    def __getitem__(self, name: str) -> str:
+        return self._items[name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Headers({self._items!r})"
+
+
+class SettleflowError(Exception):
+    """The base of every error this library raises."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class APIError(SettleflowError):
+    """The API answered with an error status (4xx or 5xx).
+
+    Attributes mirror the error body ``{"error": {"type", "code", "message",
+    "param", "requestId"}}``: ``status`` is the HTTP status, ``param`` the
+    request parameter at fault (for example ``"payload"``), ``request_id``
+    the ``Request-Id`` to quote to support, ``headers`` the response headers.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[int] = None,
+        type: Optional[str] = None,
+        code: Optional[str] = None,
+        param: Optional[str] = None,
+        request_id: Optional[str] = None,
+        headers: Optional[Headers] = None,
+        body: Optional[Any] = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type
+        self.code = code
+        self.param = param
+        self.request_id = request_id
+        self.headers: Headers = headers if headers is not None else Headers()
+        self.body = body
+        #: How many attempts the client made before giving up (1 if it did not retry).
+        self.attempts = 1
+
+    def __str__(self) -> str:
+        parts: List[str] = []
+        if self.status is not None:
+            parts.append(str(self.status))
+        if self.type:
+            parts.append(self.type)
+        if self.code:
+            parts.append(self.code)
+        head = " ".join(parts)
+        text = f"{head}: {self.message}" if head else self.message
+        if self.param:
+            text += f" (param: {self.param})"
+        if self.request_id:
+            text += f" [request {self.request_id}]"
+        return text
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(status={self.status!r}, type={self.type!r}, code={self.code!r}, "
+            f"param={self.param!r}, message={self.message!r}, request_id={self.request_id!r})"
+        )
+
+
+class InvalidRequestError(APIError):
+    """400 (and other invalid_request_error answers): a missing, unknown or invalid parameter; ``param`` names it."""
+
+
+class AuthenticationError(APIError):
+    """401: the API key is missing, malformed, unknown, revoked or expired."""
+
+
+class PermissionDeniedError(APIError):
+    """403: the key may not do this (for example ``livemode_not_configured``)."""
+
+
+class NotFoundError(InvalidRequestError):
+    """404 ``resource_missing``: no such workflow, product or event."""
+
+
+class ConflictError(APIError):
+    """409: the request conflicts with the resource's state (for example a
+    cancel of a workflow that is no longer Pending: ``code`` names its status)."""
+
+
+class IdempotencyError(ConflictError):
+    """409 ``idempotency_key_reused``: the Idempotency-Key was used with another body."""
+
+
+class RateLimitError(APIError):
+    """429: a rate limit is exceeded.
+
+    ``retry_after`` is the number of seconds the server asked to wait (from
+    ``Retry-After``, or ``X-RateLimit-Reset`` when that is absent), or None;
+    ``headers`` carries ``X-RateLimit-Limit``, ``-Remaining`` and ``-Reset``.
+    """
+
+    def __init__(self, message: str, *, retry_after: Optional[float] = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class APIConnectionError(SettleflowError):
+    """The request did not get an answer: connection refused or reset, TLS
+    failure, or the connection closed before a response arrived.
+
+    A create that fails this way may or may not have taken effect; retrying
+    it with the same ``idempotency_key`` is safe (the client already did, up
+    to ``max_retries`` times). The underlying exception is ``__cause__``
+    (without its traceback).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.attempts = 1
+
+
+class APITimeoutError(APIConnectionError):
+    """The request did not complete within the client's ``timeout``."""
+
+
+class SignatureVerificationError(SettleflowError):
+    """A webhook delivery did not verify. A receiver answers 400 whatever the reason.
+
+    ``reason`` is one of the constants below (the same strings in every
+    settleflow library and in the shared test vectors); ``detail`` adds
+    context and never contains the secret.
+    """
+
+    MISSING_HEADER = "missing_header"
+    MALFORMED_HEADER = "malformed_header"
+    NO_V1_SIGNATURE = "no_v1_signature"
+    TIMESTAMP_OUTSIDE_TOLERANCE = "timestamp_outside_tolerance"
+    NO_MATCHING_SIGNATURE = "no_matching_signature"
+    INVALID_PAYLOAD = "invalid_payload"
+    BAD_SECRET = "bad_secret"
+    #: raw_body was not a str or bytes: the body was parsed before verification.
+    BODY_NOT_RAW = "body_not_raw"
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        message = "webhook signature verification failed: " + reason
+        if detail:
+            message += ": " + detail
+        super().__init__(message)
+        self.reason = reason
+        self.detail = detail
+
+    def __repr__(self) -> str:
+        return f"SignatureVerificationError(reason={self.reason!r}, detail={self.detail!r})"

@@ -1,0 +1,457 @@
+"""HTTPS transport: connections, retries, timeouts, errors (internal).
+
+Retries: a request is retried on a connection error, a timeout, 408, 429 and
+5xx, at most ``max_retries`` times, after a delay that is the server's
+``Retry-After`` (on a 429 without it, the time until ``X-RateLimit-Reset``)
+or, when the server names none, exponential backoff with full jitter. Every
+POST carries an ``Idempotency-Key`` (generated when the caller gave none) that
+is the same on each of its attempts, so a retried create never makes a second
+workflow.
+
+The API key lives in a :class:`Secret`, whose repr is redacted; it is put on
+the wire by ``putheader`` from an expression, never kept in a local variable
+of a frame that can end up in a traceback, and connection errors are raised
+outside the ``except`` block that caught them, with a cause stripped of its
+traceback, so no frame of the request (whose locals include the headers)
+hangs off the exception.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import ipaddress
+import json
+import logging
+import random
+import select
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+import weakref
+from decimal import Decimal
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, cast
+
+from ._errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    ConflictError,
+    Headers,
+    IdempotencyError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+)
+from ._version import __version__
+
+logger = logging.getLogger("settleflow")
+logger.addHandler(logging.NullHandler())
+
+USER_AGENT = f"settleflow-python/{__version__} python/{'.'.join(map(str, sys.version_info[:3]))}"
+
+#: Statuses worth another attempt: the request timed out, was rate limited or hit a server-side failure.
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: Backoff: the n-th retry waits a uniformly random time in [0, min(MAX_BACKOFF, INITIAL_BACKOFF * 2**n)).
+INITIAL_BACKOFF = 0.5
+MAX_BACKOFF = 8.0
+#: A server that asks for a longer wait than this (a daily limit, say) is not waited for: the error is raised.
+MAX_RETRY_AFTER = 60.0
+#: Idle keep-alive connections kept per client.
+MAX_IDLE_CONNECTIONS = 8
+
+Query = Mapping[str, Union[str, int, None]]
+
+
+class Secret:
+    """Holds the API key; its repr and str never show it, and it refuses to be pickled."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def display(self) -> str:
+        """The form the server's key list shows: prefix and last four characters."""
+        v = self._value
+        prefix = v[: v.index("_", 3) + 1] if v.startswith("sk_") and "_" in v[3:] else ""
+        return f"{prefix}…{v[-4:]}" if len(v) >= 12 else "…"
+
+    def __repr__(self) -> str:
+        return "<api key redacted>"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("the API key cannot be pickled")
+
+
+class Response:
+    __slots__ = ("status", "headers", "body", "attempts")
+
+    def __init__(self, status: int, headers: Headers, body: bytes, attempts: int) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.attempts = attempts
+
+    def json(self) -> Any:
+        return json.loads(self.body.decode("utf-8"), parse_float=Decimal)
+
+
+#: How a request on a kept-alive connection that the server has since closed fails.
+_STALE_ERRORS = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)
+
+
+class _Failed:
+    """An attempt that got no response (internal)."""
+
+    __slots__ = ("error", "retryable", "reused")
+
+    def __init__(self, error: APIConnectionError, retryable: bool, reused: bool) -> None:
+        self.error = error
+        self.retryable = retryable
+        self.reused = reused
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _close_all(conns: List[http.client.HTTPConnection], lock: threading.Lock) -> None:
+    with lock:
+        idle = conns[:]
+        del conns[:]
+    for c in idle:
+        c.close()
+
+
+class Transport:
+    def __init__(
+        self,
+        *,
+        api_key: Secret,
+        base_url: str,
+        timeout: float,
+        max_retries: int,
+        ca: Optional[str],
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        u = urllib.parse.urlsplit(base_url)
+        if u.scheme not in ("https", "http") or not u.hostname:
+            raise ValueError("base_url must be an absolute https:// URL, for example https://127.0.0.1:8443")
+        if u.scheme == "http" and not _is_loopback(u.hostname):
+            raise ValueError("base_url must use https (plain http is allowed only to a loopback address)")
+        if u.query or u.fragment or u.username or u.password:
+            raise ValueError("base_url must not carry a query, fragment or credentials")
+        self.scheme = u.scheme
+        self.host = u.hostname
+        self.port = u.port or (443 if u.scheme == "https" else 80)
+        self.prefix = u.path.rstrip("/")
+        self.base_url = urllib.parse.urlunsplit((u.scheme, u.netloc, self.prefix, "", ""))
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._key = api_key
+        self._sleep = sleep
+        self._rand = rand
+        self._clock = clock
+        self._ssl: Optional[ssl.SSLContext] = None
+        if u.scheme == "https":
+            ctx = ssl.create_default_context(cafile=ca) if ca is not None else ssl.create_default_context()
+            ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+            self._ssl = ctx
+        self._lock = threading.Lock()
+        self._idle: List[http.client.HTTPConnection] = []
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _close_all, self._idle, self._lock)
+
+    # ------------------------------------------------------------ connections
+
+    def close(self) -> None:
+        self._closed = True
+        self._finalizer()
+
+    def _take(self) -> Tuple[http.client.HTTPConnection, bool]:
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                break
+            sock = conn.sock
+            try:
+                # An idle connection with something to read has been closed by the server (or is out of step).
+                stale = sock is None or bool(select.select([sock], [], [], 0)[0])
+            except (OSError, ValueError):
+                stale = True
+            if not stale:
+                return conn, True
+            conn.close()
+        if self._ssl is not None:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self._ssl), False
+        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout), False
+
+    def _give_back(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < MAX_IDLE_CONNECTIONS:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    # ------------------------------------------------------------ requests
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Optional[Query] = None,
+        body: Optional[Any] = None,
+        idempotency_key: Optional[str] = None,
+        authenticate: bool = True,
+    ) -> Response:
+        """Sends the request, retrying as the module docstring says; returns a 2xx response or raises."""
+        target = self.prefix + path
+        if query:
+            pairs = [(k, str(v)) for k, v in query.items() if v is not None]
+            if pairs:
+                target += "?" + urllib.parse.urlencode(pairs)
+        data: Optional[bytes] = None
+        if body is not None:
+            data = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        if method == "POST" and idempotency_key is None:
+            idempotency_key = str(uuid.uuid4())
+        attempt = 0
+        fresh_retry_used = False
+        while True:
+            started = time.monotonic()
+            outcome = self._attempt(method, target, data, idempotency_key, authenticate)
+            if isinstance(outcome, _Failed):
+                if outcome.reused and not fresh_retry_used:
+                    # A kept-alive connection the server had closed: try once more on a new one, free of charge.
+                    fresh_retry_used = True
+                    logger.debug("settleflow: %s %s: reused connection failed (%s); retrying on a new one", method, path, outcome.error)
+                    continue
+                if outcome.retryable and attempt < self.max_retries:
+                    delay = self._backoff(attempt)
+                    logger.info(
+                        "settleflow: %s %s failed (%s); retry %d of %d in %.2fs",
+                        method, path, outcome.error, attempt + 1, self.max_retries, delay,
+                    )
+                    self._sleep(delay)
+                    attempt += 1
+                    continue
+                outcome.error.attempts = attempt + 1
+                raise outcome.error
+            resp = outcome
+            resp.attempts = attempt + 1
+            logger.debug(
+                "settleflow: %s %s -> %d (%s, %.0f ms, attempt %d)",
+                method, path, resp.status, resp.headers.get("request-id", "no request id"),
+                (time.monotonic() - started) * 1000, attempt + 1,
+            )
+            if 200 <= resp.status < 300:
+                return resp
+            err = self._error(resp)
+            err.attempts = attempt + 1
+            if resp.status in RETRYABLE_STATUSES and attempt < self.max_retries:
+                delay_or_none = self._retry_delay(resp, attempt)
+                if delay_or_none is not None:
+                    logger.info(
+                        "settleflow: %s %s answered %d (%s); retry %d of %d in %.2fs",
+                        method, path, resp.status, err.request_id or "no request id",
+                        attempt + 1, self.max_retries, delay_or_none,
+                    )
+                    self._sleep(delay_or_none)
+                    attempt += 1
+                    continue
+            raise err
+
+    def _attempt(
+        self, method: str, target: str, data: Optional[bytes], idempotency_key: Optional[str], authenticate: bool
+    ) -> Union[Response, _Failed]:
+        conn, reused = self._take()
+        deadline = time.monotonic() + self.timeout
+        got_status = False
+        failure: BaseException = Exception()
+        try:
+            if conn.sock is None:
+                conn.connect()
+            self._settimeout(conn, deadline)
+            conn.putrequest(method, target)
+            if authenticate:
+                conn.putheader("Authorization", "Bearer " + self._key.reveal())
+            conn.putheader("User-Agent", USER_AGENT)
+            conn.putheader("Accept", "application/json")
+            if idempotency_key is not None:
+                conn.putheader("Idempotency-Key", idempotency_key)
+            if data is not None:
+                conn.putheader("Content-Type", "application/json")
+            if method in ("POST", "PUT", "PATCH") or data is not None:
+                conn.putheader("Content-Length", str(len(data or b"")))
+            conn.endheaders(data)
+            self._settimeout(conn, deadline)
+            resp = conn.getresponse()
+            got_status = True
+            chunks: List[bytes] = []
+            while True:
+                self._settimeout(conn, deadline)
+                chunk = resp.read1(65536)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            # read1 does not mark a fully read response closed (read does); the
+            # connection takes no new request until it is.
+            resp.close()
+        except (OSError, http.client.HTTPException) as e:
+            failure = e
+        else:
+            if resp.will_close:
+                conn.close()
+            else:
+                self._give_back(conn)
+            return Response(resp.status, Headers(resp.getheaders()), b"".join(chunks), 1)
+        # Raised by the caller, outside this except block: no frame of this request hangs off the error.
+        conn.close()
+        return self._failed(failure, reused=reused and not got_status)
+
+    @staticmethod
+    def _settimeout(conn: http.client.HTTPConnection, deadline: float) -> None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("timed out")
+        if conn.sock is not None:
+            conn.sock.settimeout(left)
+
+    def _failed(self, e: BaseException, *, reused: bool) -> _Failed:
+        # The cause is kept without its traceback (whose frames hold the request's locals).
+        e.__traceback__ = None
+        e.__context__ = None
+        e.__cause__ = None
+        where = f"{self.host}:{self.port}"
+        err: APIConnectionError
+        if isinstance(e, (socket.timeout, TimeoutError)):
+            err = APITimeoutError(f"the request to {where} did not complete within {self.timeout:g} s")
+            retryable = True
+        elif isinstance(e, ssl.SSLCertVerificationError):
+            err = APIConnectionError(
+                f"TLS certificate verification failed for {where}: {e.verify_message or e} "
+                "(for the reference server's self-signed certificate, pass ca='settleflow-data/tls/cert.pem')"
+            )
+            retryable = False
+        else:
+            err = APIConnectionError(f"could not reach {where}: {type(e).__name__}: {e}")
+            retryable = True
+        err.__cause__ = e
+        # Only the way a kept-alive connection the server closed fails is retried for free.
+        stale = reused and isinstance(e, _STALE_ERRORS)
+        return _Failed(err, retryable, stale)
+
+    # ------------------------------------------------------------ errors and delays
+
+    def _backoff(self, attempt: int) -> float:
+        return self._rand() * min(MAX_BACKOFF, INITIAL_BACKOFF * (2 ** attempt))
+
+    def retry_after(self, headers: Headers) -> Optional[float]:
+        """Seconds the server asked to wait: Retry-After (seconds or an HTTP date), or None."""
+        v = headers.get("retry-after")
+        if v is None:
+            return None
+        v = v.strip()
+        if v.isdigit():
+            return float(v)
+        try:
+            when = email.utils.parsedate_to_datetime(v)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        return max(0.0, when.timestamp() - self._clock())
+
+    def rate_limit_reset_in(self, headers: Headers) -> Optional[float]:
+        v = headers.get("x-ratelimit-reset")
+        if v is None or not v.strip().isdigit():
+            return None
+        return max(0.0, int(v.strip()) - self._clock())
+
+    def _retry_delay(self, resp: Response, attempt: int) -> Optional[float]:
+        """How long to wait before retrying resp, or None not to retry it."""
+        wait = self.retry_after(resp.headers)
+        if wait is None and resp.status == 429:
+            wait = self.rate_limit_reset_in(resp.headers)
+        if wait is None:
+            return self._backoff(attempt)
+        if wait > MAX_RETRY_AFTER:
+            return None
+        return wait
+
+    def redact(self, text: str) -> str:
+        key = self._key.reveal()
+        return text.replace(key, "<api key redacted>") if key and key in text else text
+
+    def _error(self, resp: Response) -> APIError:
+        status = resp.status
+        body: Any = None
+        etype: Optional[str] = None
+        code: Optional[str] = None
+        param: Optional[str] = None
+        request_id = resp.headers.get("request-id")
+        message = ""
+        try:
+            body = json.loads(resp.body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            body = None
+        e: Any = cast(Dict[str, Any], body).get("error") if isinstance(body, dict) else None
+        if isinstance(e, dict):
+            fields = cast(Dict[str, Any], e)
+
+            def text(name: str) -> Optional[str]:
+                v = fields.get(name)
+                return v if isinstance(v, str) else None
+
+            etype, code, param = text("type"), text("code"), text("param")
+            message = text("message") or ""
+            request_id = text("requestId") or request_id
+        if not message:
+            reason = http.client.responses.get(status, "")
+            snippet = resp.body[:200].decode("utf-8", "replace").strip()
+            message = f"HTTP {status} {reason}".strip() + (f": {snippet}" if snippet else "")
+        message = self.redact(message)
+        if isinstance(body, (dict, list)):
+            body = json.loads(self.redact(json.dumps(body)))
+        kwargs: Dict[str, Any] = dict(
+            status=status, type=etype, code=code, param=param, request_id=request_id, headers=resp.headers, body=body
+        )
+        if status == 429:
+            wait = self.retry_after(resp.headers)
+            if wait is None:
+                wait = self.rate_limit_reset_in(resp.headers)
+            return RateLimitError(message, retry_after=wait, **kwargs)
+        cls: type = APIError
+        if status == 401:
+            cls = AuthenticationError
+        elif status == 403:
+            cls = PermissionDeniedError
+        elif status == 404:
+            cls = NotFoundError
+        elif status == 409:
+            cls = IdempotencyError if etype == "idempotency_error" else ConflictError
+        elif 400 <= status < 500 and (etype == "invalid_request_error" or etype is None):
+            cls = InvalidRequestError
+        err: APIError = cls(message, **kwargs)
+        return err

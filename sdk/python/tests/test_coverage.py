@@ -1,0 +1,108 @@
+"""Every operation of the served OpenAPI document has a client method that sends it."""
+
+from __future__ import annotations
+
+import json
+import unittest
+from typing import Any, Dict, List, Tuple
+
+from settleflow import OPERATIONS, Settleflow
+from settleflow._errors import Headers
+from settleflow._http import Response
+
+from . import harness
+from .harness import WORKFLOW_JSON
+
+HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+EVENT_JSON = {
+    "id": "evt_1", "object": "event", "type": "workflow.completed", "livemode": False, "createdAt": "2026-11-24T00:00:00Z",
+    "data": {"workflowId": "wf_1", "status": "Settled", "quoted": {"amount": 1, "currency": "usd"}, "margin": {"target": 0.3, "achieved": 0.25}},
+}
+PRODUCT_JSON = {
+    "object": "product", "name": "ticket-triage", "description": "d", "targetMargin": 0.3,
+    "minimumCharge": {"amount": 50, "currency": "usd"}, "pricingSummary": "s", "payloadSchema": {}, "example": None,
+}
+QUOTE_JSON = {
+    "object": "quote", "livemode": False, "product": "ticket-triage", "customerId": "cus_1", "payload": {},
+    "quoted": {"amount": 1, "currency": "usd"}, "margin": {"target": 0.3},
+}
+
+
+def page(url: str, item: Dict[str, Any]) -> Dict[str, Any]:
+    return {"object": "list", "url": url, "data": [item], "hasMore": False}
+
+
+# How to call each method in the recording test, the path it must hit, and a body to answer with.
+CALLS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any], str, Any]] = {
+    "createWorkflow": ((), dict(product="ticket-triage", customer_id="cus_1", payload={"ticketId": "T"}), "/v1/workflows", WORKFLOW_JSON),
+    "listWorkflows": ((), {}, "/v1/workflows", page("/v1/workflows", WORKFLOW_JSON)),
+    "fetchWorkflow": (("wf_1",), {}, "/v1/workflows/wf_1", WORKFLOW_JSON),
+    "cancelWorkflow": (("wf_1",), {}, "/v1/workflows/wf_1/cancel", WORKFLOW_JSON),
+    "createQuote": ((), dict(product="ticket-triage", customer_id="cus_1", payload={"ticketId": "T"}), "/v1/quotes", QUOTE_JSON),
+    "listProducts": ((), {}, "/v1/products", page("/v1/products", PRODUCT_JSON)),
+    "fetchProduct": (("ticket-triage",), {}, "/v1/products/ticket-triage", PRODUCT_JSON),
+    "listEvents": ((), {}, "/v1/events", page("/v1/events", EVENT_JSON)),
+    "fetchEvent": (("evt_1",), {}, "/v1/events/evt_1", EVENT_JSON),
+    "openAPI": ((), {}, "/v1/openapi.json", {"openapi": "3.1.0"}),
+}
+
+
+def resolve(client: Settleflow, dotted: str) -> Any:
+    obj: Any = client
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def fill(template: str, path: str) -> bool:
+    """Whether path matches the template's shape ({x} is one segment)."""
+    t, p = template.split("/"), path.split("/")
+    return len(t) == len(p) and all(a == b or (a.startswith("{") and a.endswith("}") and b) for a, b in zip(t, p))
+
+
+class TestCoverage(unittest.TestCase):
+    def test_every_served_operation_has_a_method(self) -> None:
+        c = harness.client()
+        self.addCleanup(c.close)
+        doc = c.openapi()
+        served: Dict[str, Tuple[str, str]] = {}
+        for path, item in doc["paths"].items():
+            for method, op in item.items():
+                if method in HTTP_METHODS and isinstance(op, dict):
+                    self.assertIn("operationId", op, f"{method.upper()} {path} has no operationId")
+                    served[op["operationId"]] = (method.upper(), path)
+        self.assertGreaterEqual(len(served), 10)
+        missing = sorted(set(served) - set(OPERATIONS))
+        self.assertEqual(missing, [], f"operations served by the API with no method in the Python client: {missing}")
+        stale = sorted(set(OPERATIONS) - set(served))
+        self.assertEqual(stale, [], f"methods for operations the API no longer serves: {stale}")
+        for op_id, (dotted, method, path) in OPERATIONS.items():
+            with self.subTest(op_id):
+                self.assertEqual((method, path), served[op_id], f"{dotted} is mapped to the wrong request")
+                self.assertTrue(callable(resolve(c, dotted)), f"client.{dotted} is not callable")
+
+    def test_each_method_sends_its_operation(self) -> None:
+        self.assertEqual(set(CALLS), set(OPERATIONS), "add a sample call for every operation")
+        c = Settleflow(api_key="sk_test_" + "a" * 40, base_url="https://127.0.0.1:1")
+        self.addCleanup(c.close)
+        sent: List[Tuple[str, str]] = []
+        answer: List[Any] = []
+
+        def request(method: str, path: str, **kw: Any) -> Response:
+            sent.append((method, path))
+            return Response(200, Headers(), json.dumps(answer[0]).encode(), 1)
+
+        c._transport.request = request  # type: ignore[method-assign]
+        for op_id, (dotted, method, template) in OPERATIONS.items():
+            args, kwargs, want_path, body = CALLS[op_id]
+            with self.subTest(op_id):
+                sent.clear()
+                answer[:] = [body]
+                resolve(c, dotted)(*args, **kwargs)
+                self.assertEqual(sent, [(method, want_path)])
+                self.assertTrue(fill(template, want_path), f"{want_path} does not fit {template}")
+
+
+if __name__ == "__main__":
+    unittest.main()
