@@ -1,0 +1,42 @@
+// Package sdk_test runs the Node.js and Python client libraries' own test
+// suites from `go test ./...`, so that the README's one test command (and
+// CI) covers all three clients. Each suite builds the reference server from
+// this repository and runs against it on loopback.
+package sdk_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+)
+
+func run(t *testing.T, dir string, timeout time.Duration, name string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v in %s: %v\n%s", name, args, dir, err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("%s %v:\n%s", name, args, out)
+	}
+}
+
+func need(t *testing.T, tool string) {
+	t.Helper()
+	if _, err := exec.LookPath(tool); err != nil {
+		t.Fatalf("%s is not on PATH; the client suites need it (see README, Set up)", tool)
+	}
+}
+
+// TestPython runs sdk/python's suite with warnings as errors.
+func TestPython(t *testing.T) {
+	need(t, "python3")
+	run(t, "python", 5*time.Minute, "python3", "-X", "dev", "-W", "error", "-m", "unittest", "discover", "-s", "tests", "-t", ".")
+}
