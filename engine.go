@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"regexp"
 	"sync"
 	"time"
@@ -30,38 +29,6 @@ func (systemClock) Now() time.Time { return time.Now().UTC() }
 
 // SystemClock is the real clock, in UTC.
 var SystemClock Clock = systemClock{}
-
-// RetryPolicy is the capped exponential backoff, with jitter, between
-// attempts that ended in a transient error.
-type RetryPolicy struct {
-	// Base is the delay after the first failure; it doubles each attempt.
-	// Default 1 s.
-	Base time.Duration
-	// Max caps the delay. Default 10 min.
-	Max time.Duration
-	// MaxAttempts is how many executions of a product may fail transiently
-	// before the workflow fails with code attempts_exceeded. Default 10.
-	// Settlement is never given up on this way: a charge that may be on its
-	// way to the chain is checked until the chain answers.
-	MaxAttempts int
-}
-
-// Backoff returns the delay after the given (1-based) failed attempt: the
-// capped exponential delay d, less a random part of up to half of it, so
-// workers that failed together do not retry together.
-func (p RetryPolicy) Backoff(attempt int) time.Duration {
-	d := p.Base
-	for i := 1; i < attempt && d < p.Max; i++ {
-		d *= 2
-	}
-	if d > p.Max {
-		d = p.Max
-	}
-	if d <= 1 {
-		return d
-	}
-	return d - time.Duration(mrand.Int64N(int64(d/2)+1))
-}
 
 // Options configure an Engine. Store, Settler, Notifier and Products are
 // required; everything else has a default.

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -488,7 +487,7 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, r *result, now time.T
 	case o.ok():
 		r.next = DeliverySucceeded
 		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", storage.Micros(now))
-	case o.status == http.StatusGone, cur.Attempts-cur.ScheduleStart >= len(s.cfg.Retry.Schedule):
+	case o.status == http.StatusGone, cur.Attempts-cur.ScheduleStart >= s.cfg.Retry.Attempts():
 		r.next = DeliveryFailed
 		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", storage.Micros(now))
 	default:
@@ -524,17 +523,7 @@ func (s *Service) logResult(r *result) {
 }
 
 // delay returns the wait before attempt n+1 (n attempts made), with jitter.
-func (s *Service) delay(n int) time.Duration {
-	sch := s.cfg.Retry.Schedule
-	if n >= len(sch) {
-		n = len(sch) - 1
-	}
-	d := sch[n]
-	if j := s.cfg.Retry.Jitter; j > 0 && d > 0 {
-		d += time.Duration(rand.Float64() * j * float64(d))
-	}
-	return d
-}
+func (s *Service) delay(n int) time.Duration { return s.cfg.Retry.Backoff(n) }
 
 // parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date.
 func parseRetryAfter(v string, now time.Time) time.Duration {

@@ -48,16 +48,11 @@ const (
 	DefaultRetention = 30 * 24 * time.Hour
 )
 
-// RetryPolicy says when failed attempts are retried.
-type RetryPolicy struct {
-	// Schedule[0] is the delay of the first attempt after the event is
-	// recorded; Schedule[i] the delay of attempt i+1 after attempt i failed.
-	// After len(Schedule) failed attempts the delivery fails for good.
-	Schedule []time.Duration
-	// Jitter adds a random delay of up to Jitter × the scheduled delay, so
-	// retries to one receiver spread out. 0 adds none.
-	Jitter float64
-}
+// RetryPolicy is the one retry policy of settleflow; the deliverer uses its
+// Schedule (Schedule[0] the delay of the first attempt after the event is
+// recorded, Schedule[i] the delay of attempt i+1 after attempt i failed) and
+// Jitter, and a delivery fails for good after Attempts() failed attempts.
+type RetryPolicy = settleflow.RetryPolicy
 
 // Config configures a [Service]. The zero value is the production setting
 // (with a no-op logger).
@@ -176,11 +171,11 @@ func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 	if cfg.ShortName == "" {
 		cfg.ShortName = DefaultShortName
 	}
-	if cfg.Retry.Schedule == nil {
+	if cfg.Retry.Schedule == nil && cfg.Retry.Base == 0 {
 		cfg.Retry = RetryPolicy{Schedule: DefaultSchedule, Jitter: DefaultJitter}
 	}
-	if len(cfg.Retry.Schedule) == 0 {
-		return nil, errors.New("webhook: retry schedule is empty")
+	if cfg.Retry.Attempts() < 1 {
+		return nil, errors.New("webhook: the retry policy allows no attempt (an empty Schedule, or MaxAttempts < 1)")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
