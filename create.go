@@ -1,0 +1,236 @@
+package settleflow
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/settleflow/settleflow/internal/ids"
+)
+
+var customerIDPattern = regexp.MustCompile(`^cus_[A-Za-z0-9_-]{1,255}$`)
+
+// CreateParams asks for a workflow.
+type CreateParams struct {
+	Environment Environment
+	Product     string
+	CustomerID  string
+	// Payload is the product's input: a JSON object.
+	Payload json.RawMessage
+	// IdempotencyKey, optional (at most 255 characters): the same key with
+	// the same parameters within 24 h returns the first workflow, as created,
+	// instead of a new one; with other parameters it is an error.
+	IdempotencyKey string
+}
+
+// ErrIdempotencyKeyReused is returned by Create when the idempotency key was
+// used in the last 24 h with other parameters.
+var ErrIdempotencyKeyReused = errors.New("settleflow: idempotency key reused with different parameters")
+
+// QuoteResult is the price of a would-be workflow.
+type QuoteResult struct {
+	Quoted        Money
+	EstimatedCost int64
+	TargetMargin  BasisPoints
+}
+
+// Quote validates p and prices it without creating anything. Errors are
+// *InvalidError naming the parameter at fault, or ErrEnvironmentNotConfigured
+// when the Settler cannot settle p.Environment.
+func (e *Engine) Quote(ctx context.Context, p CreateParams) (QuoteResult, error) {
+	if err := ctx.Err(); err != nil {
+		return QuoteResult{}, err
+	}
+	if !p.Environment.Valid() {
+		return QuoteResult{}, fmt.Errorf("settleflow: environment %q is neither test nor live", p.Environment)
+	}
+	if !e.settler.Configured(p.Environment) {
+		// Refused before the product runs (and spends its cost) for a charge
+		// that could never settle.
+		return QuoteResult{}, fmt.Errorf("%w: %s", ErrEnvironmentNotConfigured, p.Environment)
+	}
+	switch {
+	case p.Product == "":
+		return QuoteResult{}, &InvalidError{Code: CodeParameterMissing, Param: "product", Message: "product is required"}
+	case p.CustomerID == "":
+		return QuoteResult{}, &InvalidError{Code: CodeParameterMissing, Param: "customerId", Message: "customerId is required"}
+	case !customerIDPattern.MatchString(p.CustomerID):
+		return QuoteResult{}, &InvalidError{Code: CodeParameterInvalid, Param: "customerId",
+			Message: "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"}
+	case len(p.Payload) == 0:
+		return QuoteResult{}, &InvalidError{Code: CodeParameterMissing, Param: "payload", Message: "payload is required"}
+	case len(p.IdempotencyKey) > 255:
+		return QuoteResult{}, &InvalidError{Code: CodeParameterInvalid, Param: "Idempotency-Key", Message: "an idempotency key has at most 255 characters"}
+	}
+	prod, ok := e.products.get(p.Product)
+	if !ok {
+		return QuoteResult{}, &InvalidError{Code: CodeProductNotFound, Param: "product", Message: fmt.Sprintf("no product named %q", p.Product)}
+	}
+	cost, err := prod.estimate(p.Payload)
+	if err != nil {
+		return QuoteResult{}, err
+	}
+	amount, err := prod.price.Quote(cost)
+	if err != nil {
+		return QuoteResult{}, &InvalidError{Code: CodeQuoteOutOfRange, Param: "payload", Message: err.Error()}
+	}
+	return QuoteResult{Quoted: Money{Amount: amount, Currency: Currency}, EstimatedCost: cost, TargetMargin: prod.price.TargetMargin}, nil
+}
+
+type createRequest struct {
+	ins  Insert
+	done chan createResult
+}
+
+type createResult struct {
+	res InsertResult
+	err error
+}
+
+// Create validates and prices p, and durably records the workflow as Pending
+// before it returns: a workflow Create returned survives a crash. It returns
+// the workflow as created and whether it is a replay of an earlier Create
+// with the same idempotency key. Concurrent Creates are committed together
+// in one transaction.
+func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, replayed bool, err error) {
+	// The payload is stored compact so a replay compares equal bytes, and
+	// it is compacted before Quote so that the bytes stored are the very
+	// bytes the strict decoder validated and the product priced. (Bytes
+	// Compact refuses go to Quote as they are, which refuses them with an
+	// error naming the fault.)
+	payload, cerr := compactJSON(p.Payload)
+	if cerr == nil {
+		p.Payload = payload
+	}
+	q, err := e.Quote(ctx, p)
+	if err != nil {
+		return nil, false, err
+	}
+	if cerr != nil {
+		return nil, false, &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload is not valid JSON"}
+	}
+	now := e.now()
+	wf = &Workflow{
+		ID:         ids.New(ids.Workflow, now),
+		Object:     "workflow",
+		Livemode:   p.Environment.Livemode(),
+		Product:    p.Product,
+		CustomerID: p.CustomerID,
+		Payload:    payload,
+		Quoted:     q.Quoted,
+		Margin:     Margin{Target: q.TargetMargin},
+		Status:     Pending,
+		CreatedAt:  now,
+		UpdatedAt:  now,
+	}
+	req := &createRequest{ins: Insert{Workflow: wf}, done: make(chan createResult, 1)}
+	if p.IdempotencyKey != "" {
+		req.ins.IdempotencyKey = p.IdempotencyKey
+		req.ins.RequestHash = requestHash(p.Product, p.CustomerID, payload)
+	}
+	e.createMu.RLock()
+	if e.closed {
+		e.createMu.RUnlock()
+		return nil, false, ErrEngineStopped
+	}
+	select {
+	case e.creates <- req:
+		e.createMu.RUnlock()
+	case <-ctx.Done():
+		e.createMu.RUnlock()
+		return nil, false, ctx.Err()
+	}
+	// Once queued, the request is answered whatever ctx does: the caller
+	// must learn whether the workflow exists.
+	r := <-req.done
+	if r.err != nil {
+		return nil, false, r.err
+	}
+	if r.res.Existing != nil {
+		if r.res.ExistingHash != req.ins.RequestHash {
+			return nil, false, ErrIdempotencyKeyReused
+		}
+		return r.res.Existing, true, nil
+	}
+	signal(e.wake)
+	return wf, false, nil
+}
+
+func requestHash(product, customerID string, payload []byte) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(product), []byte(customerID), payload} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func compactJSON(raw []byte) (json.RawMessage, error) {
+	var b bytes.Buffer
+	b.Grow(len(raw))
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// commitLoop is the group commit: it takes every Create waiting and inserts
+// them in one transaction, so many concurrent Creates cost one commit.
+func (e *Engine) commitLoop() {
+	defer close(e.committed)
+	batch := make([]*createRequest, 0, e.opts.BatchSize)
+	for {
+		var first *createRequest
+		select {
+		case first = <-e.creates:
+		case <-e.stopping:
+			// No Create can queue any more: commit what is queued, then leave.
+			for {
+				select {
+				case r := <-e.creates:
+					e.commit([]*createRequest{r})
+				default:
+					return
+				}
+			}
+		}
+		batch = drain(e.creates, append(batch[:0], first), e.opts.BatchSize)
+		e.commit(batch)
+	}
+}
+
+func (e *Engine) commit(batch []*createRequest) {
+	ins := make([]Insert, len(batch))
+	for i, r := range batch {
+		ins[i] = r.ins
+	}
+	// Not the callers' contexts: one caller giving up must not abort the
+	// others' transaction.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := e.store.InsertWorkflows(ctx, ins)
+	if err != nil && len(batch) > 1 && !isStoreDown(err) {
+		// Isolate the request at fault rather than failing its neighbours.
+		for _, r := range batch {
+			e.commit([]*createRequest{r})
+		}
+		return
+	}
+	for i, r := range batch {
+		if err != nil {
+			r.done <- createResult{err: fmt.Errorf("settleflow: create: %w", err)}
+			continue
+		}
+		r.done <- createResult{res: res[i]}
+	}
+}
+
+func isStoreDown(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}

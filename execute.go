@@ -1,0 +1,262 @@
+package settleflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// claimLoop leases due workflows whenever a worker slot is free and hands
+// each to an execution (Running) or to the settle stage (Settling).
+func (e *Engine) claimLoop(ctx, workCtx context.Context, rs *runState) {
+	defer close(rs.claimsDone)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-e.wake:
+		}
+		// Claim until the queue is empty (or no slot frees up).
+		for ctx.Err() == nil && e.claimOnce(ctx, workCtx, rs) > 0 {
+		}
+		timer.Reset(e.opts.PollInterval)
+	}
+}
+
+// claimOnce claims one batch; it returns how many it claimed, or -1 when no
+// slot is free or the store failed.
+func (e *Engine) claimOnce(ctx, workCtx context.Context, rs *runState) int {
+	// Take at least one slot, blocking, then as many more as are free.
+	select {
+	case rs.slots <- struct{}{}:
+	case <-ctx.Done():
+		return -1
+	}
+	free := 1
+	for free < e.opts.BatchSize {
+		select {
+		case rs.slots <- struct{}{}:
+			free++
+			continue
+		default:
+		}
+		break
+	}
+	now := e.now()
+	ws, err := e.store.ClaimWorkflows(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(e.lease), Limit: free})
+	if err != nil {
+		if ctx.Err() == nil {
+			e.log.Error("claiming workflows failed", zap.Error(err))
+		}
+		ws = nil
+	}
+	for i := len(ws); i < free; i++ {
+		<-rs.slots
+	}
+	if err != nil {
+		return -1
+	}
+	for _, w := range ws {
+		switch w.Status {
+		case Running:
+			rs.work.Add(1)
+			go e.execute(workCtx, rs, w)
+		case Settling:
+			rs.settle <- settleItem{wf: w}
+		default:
+			e.log.Error("store returned a claimed workflow in an unexpected status", zap.String("workflow", w.ID), zap.String("status", string(w.Status)))
+			<-rs.slots
+		}
+	}
+	return len(ws)
+}
+
+type workflowIDKey struct{}
+
+// WorkflowID returns the id of the workflow a product's Execute runs for.
+func WorkflowID(ctx context.Context) string {
+	id, _ := ctx.Value(workflowIDKey{}).(string)
+	return id
+}
+
+type execResult struct {
+	wf   *Workflow
+	exec Execution
+	err  error
+}
+
+func (e *Engine) execute(ctx context.Context, rs *runState, w *Workflow) {
+	defer rs.work.Done()
+	res := execResult{wf: w}
+	prod, ok := e.products.get(w.Product)
+	if !ok {
+		res.err = Permanent(&Failure{Code: FailureProductUnavailable, Message: fmt.Sprintf("product %q is not registered with this engine", w.Product)})
+	} else {
+		ectx, cancel := context.WithTimeout(context.WithValue(ctx, workflowIDKey{}, w.ID), e.opts.ExecutionTimeout)
+		res.exec, res.err = runProduct(ectx, prod, w.Payload)
+		cancel()
+	}
+	rs.results <- res
+}
+
+// runProduct runs a product, turning a panic into a permanent failure: a
+// product that panics on a payload will panic on it again.
+func runProduct(ctx context.Context, p *product, payload json.RawMessage) (ex Execution, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = Permanent(&Failure{Code: FailureExecutionPanicked, Message: fmt.Sprint("product panicked: ", r)})
+		}
+	}()
+	return p.execute(ctx, payload)
+}
+
+// finishLoop records execution results in batches: successes move to
+// Settling and go on to the settle stage; failures are retried or fail.
+func (e *Engine) finishLoop(ctx context.Context, rs *runState) {
+	defer rs.pipeline.Done()
+	defer close(rs.settle)
+	batch := make([]execResult, 0, e.opts.BatchSize)
+	for first := range rs.results {
+		batch = drain(rs.results, append(batch[:0], first), e.opts.BatchSize)
+		e.finish(ctx, rs, batch)
+	}
+}
+
+func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
+	now := e.now()
+	us := make([]Update, len(batch))
+	settling := make([]*Workflow, len(batch))
+	for i, r := range batch {
+		w := r.wf
+		u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Running, UpdatedAt: now}
+		switch {
+		case r.err == nil:
+			result, err := marshalResult(r.exec.Result)
+			if err == nil && (r.exec.ActualCost < 0 || r.exec.ActualCost > MaxAmount) {
+				err = fmt.Errorf("actual cost %d out of range [0, %d]", r.exec.ActualCost, MaxAmount)
+			}
+			if err != nil {
+				e.fail(&u, w, now, &Failure{Code: FailureExecutionFailed, Message: "product reported an unusable result: " + err.Error()})
+				break
+			}
+			cost := r.exec.ActualCost
+			achieved := AchievedMargin(w.Quoted.Amount, cost)
+			u.Transition = Running.mustTo(Settling)
+			u.Result, u.ActualCost, u.Achieved = result, &cost, &achieved
+			u.Attempts = 0
+			// Keep the lease: this worker submits the charge next.
+			u.RunAt = now.Add(e.lease)
+			next := *w
+			next.Status, next.Result, next.ActualCost, next.UpdatedAt, next.Attempts = Settling, result, &cost, now, 0
+			next.Margin.Achieved = &achieved
+			settling[i] = &next
+		case ctx.Err() != nil && errors.Is(r.err, context.Canceled):
+			// Cut short by Stop: release for another worker, not a failure.
+			u.Release, u.RunAt, u.Attempts = true, now, w.Attempts
+		case IsPermanent(r.err):
+			e.fail(&u, w, now, failureOf(r.err, FailureExecutionFailed))
+		default:
+			attempts := w.Attempts + 1
+			if attempts >= e.opts.Retry.MaxAttempts {
+				e.fail(&u, w, now, &Failure{Code: FailureAttemptsExceeded,
+					Message: fmt.Sprintf("execution failed %d times; last error: %v", attempts, r.err)})
+				break
+			}
+			e.log.Warn("execution failed; will retry", zap.String("workflow", w.ID), zap.Int("attempt", attempts), zap.Error(r.err))
+			u.Release, u.Attempts, u.RunAt = true, attempts, now.Add(e.opts.Retry.Backoff(attempts))
+		}
+		us[i] = u
+	}
+	applied := e.update(ctx, rs, us)
+	for i := range batch {
+		if applied[i] && settling[i] != nil {
+			rs.settle <- settleItem{wf: settling[i], fresh: true}
+			continue
+		}
+		<-rs.slots
+	}
+}
+
+// update applies us, retrying the store until it answers: results the engine
+// computed are not thrown away for a passing database error. It gives up
+// only when ctx ends (the leases then expire and the work is redone). Events
+// of applied updates go to the dispatcher in memory, pre-leased.
+func (e *Engine) update(ctx context.Context, rs *runState, us []Update) []bool {
+	lease := e.now().Add(2 * e.opts.NotifyTimeout)
+	for i := range us {
+		if us[i].Event != nil {
+			us[i].EventLease = lease
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		applied, err := e.store.UpdateWorkflows(context.WithoutCancel(ctx), us)
+		if err == nil {
+			var evs []Event
+			for i, ok := range applied {
+				if ok && us[i].Event != nil {
+					evs = append(evs, *us[i].Event)
+				}
+			}
+			if len(evs) > 0 {
+				select {
+				case rs.handoff <- evs:
+				default:
+					// The dispatcher is behind: the events wait in the
+					// outbox until their lease ends, then any engine takes them.
+				}
+			}
+			return applied
+		}
+		e.log.Error("recording workflow updates failed; retrying", zap.Int("attempt", attempt), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return make([]bool, len(us))
+		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, 5*time.Second)):
+		}
+	}
+}
+
+func marshalResult(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, errors.New("result must marshal to a JSON object")
+	}
+	return b, nil
+}
+
+func failureOf(err error, code ErrorCode) *Failure {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	var p *PermanentError
+	if errors.As(err, &p) {
+		err = p.Err
+	}
+	return &Failure{Code: code, Message: err.Error()}
+}
+
+// fail turns u into the transition to Failed, with its event.
+func (e *Engine) fail(u *Update, w *Workflow, now time.Time, f *Failure) {
+	u.Transition = u.Status.mustTo(Failed)
+	u.Failure = f
+	u.Release = true
+	u.RunAt = now
+	u.Event = e.event(EventWorkflowFailed, w, Failed, now, func(d *EventData) { d.Failure = f })
+}
