@@ -12,8 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -88,6 +88,7 @@ type Options struct {
 type handler struct {
 	opts Options
 	log  *zap.Logger
+	mux  *http.ServeMux // the routes, on ServeMux patterns
 }
 
 // New returns the /v1 handler.
@@ -126,6 +127,7 @@ func New(opts Options) (http.Handler, error) {
 		opts.ClientAddr = RemoteAddrClient
 	}
 	h := &handler{opts: opts, log: opts.Logger}
+	h.mux = h.routes()
 	return h, nil
 }
 
@@ -228,14 +230,22 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.withDeadline(rec, r, h.route)
 }
 
-// route dispatches by path, then method. The handler is mounted at /v1/ of
-// any mux, so it sees full paths.
-func (h *handler) route(w http.ResponseWriter, r *http.Request) {
-	path := r.URL.Path
-	switch {
-	case path == "/v1/openapi.json":
-		h.method(w, r, "GET", h.openAPI, false)
-	case path == "/v1/workflows":
+// routes maps every path of the API (docs/api.md) to its handler, on
+// ServeMux patterns. The patterns name no method: the handlers check it, so
+// that a known path with another method is answered 405 in the API's error
+// shape with an Allow header, and HEAD works wherever GET does. The API
+// sees paths from /v1 on: mount it at "/v1/" of a mux, or under any prefix
+// with http.StripPrefix (see ExampleNew_mount).
+func (h *handler) routes() *http.ServeMux {
+	m := http.NewServeMux()
+	get := func(next http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { h.method(w, r, "GET", next, true) }
+	}
+	post := func(next http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { h.method(w, r, "POST", next, true) }
+	}
+	m.HandleFunc("/v1/openapi.json", func(w http.ResponseWriter, r *http.Request) { h.method(w, r, "GET", h.openAPI, false) })
+	m.HandleFunc("/v1/workflows", func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodPost:
 			h.authed(w, r, h.createWorkflow)
@@ -244,42 +254,32 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 		default:
 			writeError(w, r, methodNotAllowed("GET, POST"))
 		}
-	case len(path) > len("/v1/workflows/") && path[:len("/v1/workflows/")] == "/v1/workflows/" && !containsSlash(path[len("/v1/workflows/"):]):
-		h.method(w, r, "GET", func(w http.ResponseWriter, r *http.Request) {
-			h.fetchWorkflow(w, r, path[len("/v1/workflows/"):])
-		}, true)
-	case path == "/v1/quotes":
-		h.method(w, r, "POST", h.createQuote, true)
-	case strings.HasPrefix(path, "/v1/workflows/") && strings.HasSuffix(path, "/cancel") && len(path) > len("/v1/workflows//cancel") &&
-		!containsSlash(path[len("/v1/workflows/"):len(path)-len("/cancel")]):
-		h.method(w, r, "POST", func(w http.ResponseWriter, r *http.Request) {
-			h.cancelWorkflow(w, r, path[len("/v1/workflows/"):len(path)-len("/cancel")])
-		}, true)
-	case path == "/v1/events":
-		h.method(w, r, "GET", h.listEvents, true)
-	case strings.HasPrefix(path, "/v1/events/") && len(path) > len("/v1/events/") && !containsSlash(path[len("/v1/events/"):]):
-		h.method(w, r, "GET", func(w http.ResponseWriter, r *http.Request) {
-			h.fetchEvent(w, r, path[len("/v1/events/"):])
-		}, true)
-	case path == "/v1/products":
-		h.method(w, r, "GET", h.listProducts, true)
-	case strings.HasPrefix(path, "/v1/products/") && len(path) > len("/v1/products/") && !containsSlash(path[len("/v1/products/"):]):
-		h.method(w, r, "GET", func(w http.ResponseWriter, r *http.Request) {
-			h.fetchProduct(w, r, path[len("/v1/products/"):])
-		}, true)
-	default:
-		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing,
-			Message: fmt.Sprintf("Unrecognized request URL (%s %s).", r.Method, path)})
-	}
+	})
+	m.HandleFunc("/v1/workflows/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchWorkflow(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/workflows/{id}/cancel", post(func(w http.ResponseWriter, r *http.Request) { h.cancelWorkflow(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/quotes", post(h.createQuote))
+	m.HandleFunc("/v1/events", get(h.listEvents))
+	m.HandleFunc("/v1/events/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchEvent(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/products", get(h.listProducts))
+	m.HandleFunc("/v1/products/{name}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchProduct(w, r, r.PathValue("name")) }))
+	m.HandleFunc("/", notFound)
+	return m
 }
 
-func containsSlash(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' {
-			return true
-		}
+// route hands the request to the routes. A path that is not clean (an empty
+// segment, a trailing slash, dot segments) names no resource: it is answered
+// 404 here, where ServeMux would redirect it.
+func (h *handler) route(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; p == "" || path.Clean(p) != p {
+		notFound(w, r)
+		return
 	}
-	return false
+	h.mux.ServeHTTP(w, r)
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing,
+		Message: fmt.Sprintf("Unrecognized request URL (%s %s).", r.Method, r.URL.Path)})
 }
 
 func (h *handler) method(w http.ResponseWriter, r *http.Request, allowed string, next http.HandlerFunc, auth bool) {
