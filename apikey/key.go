@@ -1,5 +1,5 @@
 // Package apikey manages settleflow's API keys: creation, listing, rotation,
-// revocation, and the authentication of every API request (DESIGN.md 5).
+// revocation, and the authentication of every API request (docs/api.md §8).
 //
 // A key is "sk_live_" or "sk_test_" followed by 40 random base62 characters.
 // Only its SHA-256 is stored, with a display form such as "sk_test_…a1b2"; the
@@ -25,7 +25,7 @@ import (
 // Plan is a key's rate-limit plan.
 type Plan string
 
-// The plans of DESIGN.md 5.
+// The plans of docs/api.md §8.
 const (
 	// Starter allows 300 requests a minute and 50,000 a day. The default.
 	Starter Plan = "starter"

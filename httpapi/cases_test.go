@@ -66,7 +66,7 @@ func TestCreateFetchList(t *testing.T) {
 	}
 }
 
-// Every row of DESIGN.md 4's error table, with its type and code.
+// Every row of docs/api.md §6's error table, with its type and code.
 func TestErrorTable(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	key := e.keys.create(t, settleflow.Test, "starter")

@@ -28,7 +28,7 @@ type Error struct {
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-// Error types, as in DESIGN.md 4.
+// Error types, as in docs/api.md §6.
 const (
 	TypeInvalidRequest = "invalid_request_error"
 	TypeAuthentication = "authentication_error"

@@ -1,7 +1,7 @@
 // Package httpapi serves the settleflow HTTP API (/v1) as an http.Handler
 // that mounts on any net/http mux: authentication with API keys, per-key
 // rate limits, strict JSON, idempotency keys, request ids, a 30-second
-// request deadline and one error shape, exactly as DESIGN.md 4 and 5 fix.
+// request deadline and one error shape, exactly as docs/api.md §4–§8 fix.
 //
 //	h, err := httpapi.New(httpapi.Options{Engine: engine, Keys: keys, Limiter: ratelimit.NewMemory()})
 //	mux.Handle("/v1/", h)

@@ -1,6 +1,6 @@
 // Package ratelimit enforces per-key request limits over several fixed
 // windows at once (settleflow's API uses a minute and a day window per API
-// key) and writes the rate-limit response headers of DESIGN.md section 5.
+// key) and writes the rate-limit response headers of docs/api.md §8.
 //
 // A [Limiter] is the small interface the HTTP layer calls; [NewMemory] is the
 // in-process implementation. A limiter shared by several instances (Redis,
@@ -157,7 +157,7 @@ const (
 	HeaderRetryAfter = "Retry-After"
 )
 
-// WriteHeaders sets the rate-limit headers of DESIGN.md section 5 on h:
+// WriteHeaders sets the rate-limit headers of docs/api.md §8 on h:
 //
 //	X-RateLimit-Limit: 300           (the binding window's limit)
 //	X-RateLimit-Remaining: 299

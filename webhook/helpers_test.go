@@ -165,7 +165,7 @@ func createEndpoint(t testing.TB, s *Service, env settleflow.Environment, url st
 	return ep, secret
 }
 
-// Independent verification, written from DESIGN.md 6 without the package's
+// Independent verification, written from docs/api.md §9 without the package's
 // signing code: key = base64 after "whsec_".
 
 func testKey(t testing.TB, secret string) []byte {

@@ -20,7 +20,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultSchedule is the retry schedule of DESIGN.md: the first attempt is
+// DefaultSchedule is the retry schedule of docs/api.md §9: the first attempt is
 // immediate, each later one follows the failure of the one before by the
 // next delay. Ten attempts spread over about three and a half days.
 var DefaultSchedule = []time.Duration{
