@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/settleflow/settleflow/internal/ids"
@@ -27,6 +28,41 @@ type CreateParams struct {
 	// the same parameters within 24 h returns the first workflow, as created,
 	// instead of a new one; with other parameters it is an error.
 	IdempotencyKey string
+}
+
+// validate checks what a create (or a quote) asks for, before any product
+// sees it: the one place that does, for the engine's callers and the HTTP
+// API alike, so a bad request gets the same code, param and message by
+// either road. Errors are *InvalidError naming the field as on the wire.
+func (p CreateParams) validate() error {
+	switch {
+	case p.Product == "":
+		return &InvalidError{Code: CodeParameterMissing, Param: "product", Message: "product is required"}
+	case p.CustomerID == "":
+		return &InvalidError{Code: CodeParameterMissing, Param: "customerId", Message: "customerId is required"}
+	case !customerIDPattern.MatchString(p.CustomerID):
+		return &InvalidError{Code: CodeParameterInvalid, Param: "customerId",
+			Message: "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"}
+	case len(p.Payload) == 0 || string(p.Payload) == "null":
+		return &InvalidError{Code: CodeParameterMissing, Param: "payload", Message: "payload is required"}
+	case p.Payload[0] != '{':
+		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload must be a JSON object"}
+	}
+	if p.IdempotencyKey != "" {
+		return CheckIdempotencyKey(p.IdempotencyKey)
+	}
+	return nil
+}
+
+// CheckIdempotencyKey reports whether key can be an idempotency key: 1 to 255
+// characters, not only spaces. The error is an *InvalidError naming the
+// Idempotency-Key header.
+func CheckIdempotencyKey(key string) error {
+	if strings.TrimSpace(key) == "" || len(key) > 255 {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "Idempotency-Key",
+			Message: "Idempotency-Key must be 1 to 255 characters, not only spaces"}
+	}
+	return nil
 }
 
 // ErrIdempotencyKeyReused is returned by Create when the idempotency key was
@@ -55,18 +91,8 @@ func (e *Engine) Quote(ctx context.Context, p CreateParams) (QuoteResult, error)
 		// that could never settle.
 		return QuoteResult{}, fmt.Errorf("%w: %s", ErrEnvironmentNotConfigured, p.Environment)
 	}
-	switch {
-	case p.Product == "":
-		return QuoteResult{}, &InvalidError{Code: CodeParameterMissing, Param: "product", Message: "product is required"}
-	case p.CustomerID == "":
-		return QuoteResult{}, &InvalidError{Code: CodeParameterMissing, Param: "customerId", Message: "customerId is required"}
-	case !customerIDPattern.MatchString(p.CustomerID):
-		return QuoteResult{}, &InvalidError{Code: CodeParameterInvalid, Param: "customerId",
-			Message: "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"}
-	case len(p.Payload) == 0:
-		return QuoteResult{}, &InvalidError{Code: CodeParameterMissing, Param: "payload", Message: "payload is required"}
-	case len(p.IdempotencyKey) > 255:
-		return QuoteResult{}, &InvalidError{Code: CodeParameterInvalid, Param: "Idempotency-Key", Message: "an idempotency key has at most 255 characters"}
+	if err := p.validate(); err != nil {
+		return QuoteResult{}, err
 	}
 	prod, ok := e.products.get(p.Product)
 	if !ok {

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/settleflow/settleflow"
 )
@@ -18,8 +17,8 @@ import (
 // createBody is the body of POST /v1/workflows. Pointers tell a missing
 // field from an empty one.
 type createBody struct {
-	Product    *string         `json:"product"`
-	CustomerID *string         `json:"customerId"`
+	Product    string          `json:"product"`
+	CustomerID string          `json:"customerId"`
 	Payload    json.RawMessage `json:"payload"`
 }
 
@@ -34,16 +33,8 @@ func (h *handler) readCreate(w http.ResponseWriter, r *http.Request) (*createBod
 	if apiErr := decodeBody(body, &in); apiErr != nil {
 		return nil, apiErr
 	}
-	switch {
-	case in.Product == nil:
-		return nil, invalid(settleflow.CodeParameterMissing, "product", "product is required")
-	case in.CustomerID == nil:
-		return nil, invalid(settleflow.CodeParameterMissing, "customerId", "customerId is required")
-	case len(in.Payload) == 0 || string(in.Payload) == "null":
-		return nil, invalid(settleflow.CodeParameterMissing, "payload", "payload is required")
-	case in.Payload[0] != '{':
-		return nil, invalid(settleflow.CodeParameterInvalid, "payload", "payload must be a JSON object")
-	}
+	// What the fields hold is the engine's to check (CreateParams.validate),
+	// so both roads to a create answer alike.
 	return &in, nil
 }
 
@@ -55,18 +46,21 @@ func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	}
 	var key string
 	if vals := r.Header.Values("Idempotency-Key"); len(vals) > 0 {
+		if len(vals) > 1 {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "Idempotency-Key", "send one Idempotency-Key header, not several"))
+			return
+		}
 		key = vals[0]
-		if len(vals) > 1 || strings.TrimSpace(key) == "" || len(key) > 255 {
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "Idempotency-Key",
-				"Idempotency-Key must be one non-empty header of at most 255 characters"))
+		if err := settleflow.CheckIdempotencyKey(key); err != nil { // an empty header is not "no key"
+			h.fail(w, r, err)
 			return
 		}
 	}
 	p := principalFrom(r.Context())
 	wf, replayed, err := h.opts.Engine.Create(r.Context(), settleflow.CreateParams{
 		Environment:    p.Environment,
-		Product:        *in.Product,
-		CustomerID:     *in.CustomerID,
+		Product:        in.Product,
+		CustomerID:     in.CustomerID,
 		Payload:        in.Payload,
 		IdempotencyKey: key,
 	})
@@ -256,19 +250,21 @@ func (h *handler) createQuote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var payload bytes.Buffer
-	if err := json.Compact(&payload, in.Payload); err != nil {
-		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "payload", "payload is not valid JSON"))
-		return
+	if len(in.Payload) > 0 { // absent: the engine says it is required
+		if err := json.Compact(&payload, in.Payload); err != nil {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "payload", "payload is not valid JSON"))
+			return
+		}
 	}
 	env := principalFrom(r.Context()).Environment
 	q, err := h.opts.Engine.Quote(r.Context(), settleflow.CreateParams{
-		Environment: env, Product: *in.Product, CustomerID: *in.CustomerID, Payload: payload.Bytes(),
+		Environment: env, Product: in.Product, CustomerID: in.CustomerID, Payload: payload.Bytes(),
 	})
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, quote{Object: "quote", Livemode: env.Livemode(), Product: *in.Product, CustomerID: *in.CustomerID,
+	writeJSON(w, http.StatusOK, quote{Object: "quote", Livemode: env.Livemode(), Product: in.Product, CustomerID: in.CustomerID,
 		Payload: payload.Bytes(), Quoted: q.Quoted, Margin: quoteMargin{Target: q.TargetMargin}})
 }
 
