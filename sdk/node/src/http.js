@@ -260,29 +260,29 @@ export class Transport {
     return new Promise((resolve, reject) => {
       let done = false;
       let gotResponse = false;
+      let timer;
+      let onAbort;
       const finish = (err, value) => {
         if (done) return;
         done = true;
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        if (onAbort) signal?.removeEventListener('abort', onAbort);
         if (err) reject({ failure: err, stale: !gotResponse && req.reusedSocket === true });
         else resolve(value);
       };
+      if (signal?.aborted) return reject({ failure: signal.reason, stale: false });
       const req = this.#mod.request(url, { method, headers, agent: this.#agent });
-      const timer = setTimeout(() => {
+      req.on('error', (err) => finish(err));
+      timer = setTimeout(() => {
         const err = new TimeoutError(`the request to ${url.origin} timed out after ${timeout} ms`);
         finish(err);
         req.destroy(err);
       }, timeout);
-      const onAbort = () => {
+      onAbort = () => {
         finish(signal.reason);
         req.destroy();
       };
-      if (signal) {
-        if (signal.aborted) return onAbort();
-        signal.addEventListener('abort', onAbort, { once: true });
-      }
-      req.on('error', (err) => finish(err));
+      signal?.addEventListener('abort', onAbort, { once: true });
       req.on('response', (res) => {
         gotResponse = true;
         const chunks = [];

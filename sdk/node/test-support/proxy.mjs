@@ -60,7 +60,10 @@ export async function startProxy(server, decide = () => 'forward') {
     });
     up.end(body);
   });
+  const stats = { connections: 0, tlsErrors: 0 };
+  proxy.on('tlsClientError', () => stats.tlsErrors++);
   proxy.on('connection', (s) => {
+    stats.connections++;
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
@@ -68,6 +71,7 @@ export async function startProxy(server, decide = () => 'forward') {
   return {
     baseUrl: `https://127.0.0.1:${proxy.address().port}`,
     requests,
+    stats,
     async close() {
       for (const s of sockets) s.destroy();
       agent.destroy();
