@@ -29,23 +29,50 @@ async function newestSource(dir) {
 
 let binaryPromise;
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function buildIfStale(bin) {
+  const newest = await newestSource(REPO_ROOT);
+  const built = await stat(bin).then((s) => s.mtimeMs, () => 0);
+  if (built > newest) return;
+  const tmp = `${bin}.${process.pid}.tmp`;
+  await run('go', ['build', '-o', tmp, './examples/server'], { cwd: REPO_ROOT, maxBuffer: 16 << 20 }).catch((e) => {
+    throw new Error(`go build ./examples/server failed (is Go on PATH?): ${e.message}\n${e.stderr ?? ''}`);
+  });
+  await rename(tmp, bin); // atomic: a test file starting now sees the old binary or the new one
+}
+
 /**
  * The server binary: $SETTLEFLOW_SERVER_BIN if set, else built from the
  * repository with `go build ./examples/server` into node_modules/.cache,
- * rebuilt only when a file of the repository (outside sdk/) is newer.
+ * rebuilt only when a file of the repository (outside sdk/) is newer. Test
+ * files running in parallel build it once: the first takes a lock directory,
+ * the others wait for it.
  */
 export function serverBinary() {
   binaryPromise ??= (async () => {
     if (process.env.SETTLEFLOW_SERVER_BIN) return process.env.SETTLEFLOW_SERVER_BIN;
-    const bin = path.join(CACHE_DIR, 'server');
-    const newest = await newestSource(REPO_ROOT);
-    const built = await stat(bin).then((s) => s.mtimeMs, () => 0);
-    if (built > newest) return bin;
     await mkdir(CACHE_DIR, { recursive: true });
-    const tmp = `${bin}.${process.pid}.tmp`;
-    await run('go', ['build', '-o', tmp, './examples/server'], { cwd: REPO_ROOT, maxBuffer: 16 << 20 });
-    await rename(tmp, bin); // atomic: a concurrent test file sees the old binary or the new one
-    return bin;
+    const bin = path.join(CACHE_DIR, 'server');
+    const lock = path.join(CACHE_DIR, 'build.lock');
+    for (let waited = 0; ; waited += 200) {
+      try {
+        await mkdir(lock);
+      } catch (e) {
+        if (e.code !== 'EEXIST') throw e;
+        const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+        if (age > 10 * 60_000) await rm(lock, { recursive: true, force: true }); // left by a killed run
+        else if (waited > 5 * 60_000) throw new Error('waited 5 minutes for ' + lock);
+        await sleep(200);
+        continue;
+      }
+      try {
+        await buildIfStale(bin);
+      } finally {
+        await rm(lock, { recursive: true, force: true });
+      }
+      return bin;
+    }
   })();
   return binaryPromise;
 }

@@ -19,9 +19,18 @@ import { startServer } from '../test-support/server.mjs';
 
 let server;
 let client;
+// Workflows created up front so that they settle (a few seconds) while other tests run.
+const early = {};
 before(async () => {
   server = await startServer();
   client = new Settleflow({ apiKey: server.apiKey, baseUrl: server.baseUrl, ca: server.ca });
+  early.main = { cus: customer() };
+  early.main.wf = await client.workflows.create({ product: 'ticket-triage', customerId: early.main.cus, payload: ticket() });
+  early.toCancel = await client.workflows.create({ product: 'ticket-triage', customerId: customer(), payload: ticket() });
+  early.events = [];
+  for (let i = 0; i < 3; i++) {
+    early.events.push((await client.workflows.create({ product: 'ticket-triage', customerId: customer(), payload: ticket(i) })).id);
+  }
 });
 after(async () => {
   client?.close();
@@ -43,8 +52,7 @@ async function waitFor(fn, what, ms = 15_000) {
 
 describe('workflows', () => {
   test('create, fetch, list, and the workflow settles', async () => {
-    const cus = customer();
-    const wf = await client.workflows.create({ product: 'ticket-triage', customerId: cus, payload: ticket() });
+    const { cus, wf } = early.main;
     assert.match(wf.id, /^wf_[0-9A-HJKMNP-TV-Z]{26}$/);
     assert.equal(wf.object, 'workflow');
     assert.equal(wf.livemode, false);
@@ -62,6 +70,7 @@ describe('workflows', () => {
 
     const fetched = await client.workflows.fetch(wf.id);
     assert.equal(fetched.id, wf.id);
+    assert.equal(fetched.createdAt, wf.createdAt);
     assert.equal(fetched.quoted.amount, wf.quoted.amount);
 
     const page = await client.workflows.list({ customerId: cus });
@@ -151,8 +160,7 @@ describe('workflows', () => {
   });
 
   test('cancel: a Settled workflow is a ConflictError naming its status; an unknown id is NotFoundError', async () => {
-    const cus = customer();
-    const wf = await client.workflows.create({ product: 'ticket-triage', customerId: cus, payload: ticket() });
+    const wf = early.toCancel;
     await waitFor(async () => (await client.workflows.fetch(wf.id)).status === 'Settled', 'Settled');
     const err = await client.workflows.cancel(wf.id).then(() => assert.fail('no error'), (e) => e);
     assert.ok(err instanceof ConflictError);
@@ -212,9 +220,7 @@ describe('quotes, products, events, openAPI', () => {
   });
 
   test('events.list, events.listAutoPaging and events.fetch', async () => {
-    const cus = customer();
-    const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await client.workflows.create({ product: 'ticket-triage', customerId: cus, payload: ticket(i) })).id);
+    const ids = early.events;
     const events = [];
     for (const id of ids) {
       events.push(
