@@ -260,8 +260,8 @@ export class Settleflow {
         throw new TypeError(`unknown request option ${JSON.stringify(k)}; the options are idempotencyKey, timeout, maxRetries, signal`);
       }
     }
-    if (opts.idempotencyKey !== undefined && (typeof opts.idempotencyKey !== 'string' || opts.idempotencyKey === '')) {
-      throw new TypeError('idempotencyKey must be a non-empty string');
+    if (opts.idempotencyKey !== undefined && (typeof opts.idempotencyKey !== 'string' || !/^[\x20-\x7e]+$/.test(opts.idempotencyKey))) {
+      throw new TypeError('idempotencyKey must be a non-empty string of printable ASCII');
     }
     const res = await this.#transport.request({
       ...args,

@@ -158,8 +158,8 @@ export class Transport {
       let res;
       try {
         res = await this.#send(method, url, headers, payload, timeout, signal);
-      } catch ({ failure, stale: reused }) {
-        if (signal?.aborted && failure === signal.reason) throw failure;
+      } catch ({ failure, stale: reused, fatal }) {
+        if (fatal || (signal?.aborted && failure === signal.reason)) throw failure;
         const { error, retryable, stale } = this.#connectionError(failure, url, reused);
         if (stale && freeRetry) {
           // A kept-alive connection the server had closed: not a failure of the request.
@@ -220,10 +220,10 @@ export class Transport {
     const Cls = errorClass(status, type);
     const fields = {
       status,
-      type,
-      code,
-      param: param === undefined ? undefined : this.redact(param),
-      requestId,
+      type: this.redact(type),
+      code: this.redact(code),
+      param: this.redact(param),
+      requestId: this.redact(requestId),
       headers: this.#headers(res.headers),
     };
     if (Cls === RateLimitError) {
@@ -271,7 +271,13 @@ export class Transport {
         else resolve(value);
       };
       if (signal?.aborted) return reject({ failure: signal.reason, stale: false });
-      const req = this.#mod.request(url, { method, headers, agent: this.#agent });
+      let req;
+      try {
+        req = this.#mod.request(url, { method, headers, agent: this.#agent });
+      } catch (err) {
+        // Thrown before anything was sent (an invalid header value, say): not retried.
+        return reject({ failure: err, fatal: true });
+      }
       req.on('error', (err) => finish(err));
       timer = setTimeout(() => {
         const err = new TimeoutError(`the request to ${url.origin} timed out after ${timeout} ms`);

@@ -119,6 +119,7 @@ test('call options are checked before anything is sent', async () => {
   await assert.rejects(c.workflows.list({}, { timeout: -1 }), TypeError);
   await assert.rejects(c.workflows.list({}, { retries: 1 }), /unknown request option "retries"/);
   await assert.rejects(c.workflows.create({ product: 'p', customerId: 'cus_1', payload: {} }, { idempotencyKey: '' }), /idempotencyKey/);
+  await assert.rejects(c.workflows.create({ product: 'p', customerId: 'cus_1', payload: {} }, { idempotencyKey: 'a\nb' }), /idempotencyKey/);
   await assert.rejects(c.workflows.fetch(undefined), TypeError);
   await assert.rejects(c.workflows.list('Settled'), TypeError);
   assert.throws(() => c.workflows.listAutoPaging(5), TypeError);
