@@ -116,11 +116,11 @@ export interface EventData<R extends object = JsonObject> {
   status: WorkflowStatus;
   quoted: Money;
   margin: Margin;
-  result?: R | null;
+  result?: R | null | undefined;
   /** On workflow.completed. */
-  settlement?: Settlement;
+  settlement?: Settlement | undefined;
   /** On workflow.failed. */
-  failure?: Failure;
+  failure?: Failure | undefined;
 }
 
 /** An event: the body of a webhook delivery, also readable through events.list and events.fetch. */
@@ -141,7 +141,7 @@ export interface OpenAPIDocument {
   openapi: string;
   info: { title: string; version: string; description?: string };
   paths: { [path: string]: { [method: string]: JsonValue } };
-  components?: JsonObject;
+  components?: JsonObject | undefined;
   [key: string]: JsonValue | undefined;
 }
 
@@ -180,20 +180,20 @@ export type PageCursor =
   | { endingBefore?: string; startingAfter?: undefined };
 
 export type WorkflowListParams = {
-  status?: WorkflowStatus;
+  status?: WorkflowStatus | undefined;
   /** 1–100, default 10. */
-  limit?: number;
-  customerId?: string;
-  product?: string;
+  limit?: number | undefined;
+  customerId?: string | undefined;
+  product?: string | undefined;
 } & PageCursor;
 
 export type EventListParams = {
-  type?: EventType;
-  workflowId?: string;
+  type?: EventType | undefined;
+  workflowId?: string | undefined;
   /** Only events created strictly after this time. */
-  createdAfter?: string | Date;
+  createdAfter?: string | Date | undefined;
   /** 1–100, default 10. */
-  limit?: number;
+  limit?: number | undefined;
 } & PageCursor;
 
 /** An AbortSignal (from an AbortController). */
@@ -207,30 +207,30 @@ export interface AbortSignalLike {
 /** Options of one call; they override the client's. */
 export interface RequestOptions {
   /** Milliseconds each attempt may take. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Retries after the first attempt; 0 disables them. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Aborts the call and its retries; the call then rejects with the signal's reason. */
-  signal?: AbortSignalLike;
+  signal?: AbortSignalLike | undefined;
 }
 
 /** Options of a POST: the Idempotency-Key, generated (and reused across retries) when not given. */
 export interface PostRequestOptions extends RequestOptions {
   /** At most 255 characters; the same key and body within 24 h replay the first response. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
 }
 
 export interface SettleflowOptions {
   /** sk_test_… or sk_live_…; defaults to the SETTLEFLOW_API_KEY environment variable. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Milliseconds each attempt may take; default 30000. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** Defaults to SETTLEFLOW_BASE_URL, then https://127.0.0.1:8443 (the reference server). */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Retries of a failed attempt (429, 5xx but 501, connection errors, timeouts); default 2; 0 disables. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** Certificate authorities to trust instead of the system's, as Node's tls takes them: PEM text or a Buffer, or an array of them. */
-  ca?: string | Uint8Array | ReadonlyArray<string | Uint8Array>;
+  ca?: string | Uint8Array | ReadonlyArray<string | Uint8Array> | undefined;
 }
 
 // ---------------------------------------------------------------- client
@@ -337,9 +337,9 @@ export type WebhookHeaders =
 
 export interface VerifyOptions {
   /** Largest accepted distance in seconds between the signed timestamp and now, either way; default 300. */
-  tolerance?: number;
+  tolerance?: number | undefined;
   /** The clock: Unix seconds, a Date, or a function returning either; default the system clock. */
-  now?: number | Date | (() => number | Date);
+  now?: number | Date | (() => number | Date) | undefined;
 }
 
 export interface Webhooks {
@@ -391,11 +391,11 @@ export type ErrorType =
   | 'api_error';
 
 export interface APIErrorFields {
-  status?: number;
-  type?: ErrorType | string;
-  code?: string;
-  param?: string;
-  requestId?: string;
+  status?: number | undefined;
+  type?: ErrorType | string | undefined;
+  code?: string | undefined;
+  param?: string | undefined;
+  requestId?: string | undefined;
   headers?: Record<string, string | string[] | undefined>;
   cause?: unknown;
 }

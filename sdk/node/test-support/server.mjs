@@ -92,7 +92,7 @@ async function cli(bin, dataDir, args) {
 export async function startServer({ webhookUrls = [] } = {}) {
   const bin = await serverBinary();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'settleflow-node-test-'));
-  const addKey = async (args) => (await cli(bin, dataDir, ['keys', 'create', '--env', 'test', ...args])).trim().split('\n')[1].trim();
+  const addKey = async (args, env = 'test') => (await cli(bin, dataDir, ['keys', 'create', '--env', env, ...args])).trim().split('\n')[1].trim();
   const addWebhook = async (url) => {
     const out = await cli(bin, dataDir, ['webhooks', 'add', '--env', 'test', '--url', url]);
     const m = /(whsec_[A-Za-z0-9+/=]+)/.exec(out);

@@ -14,6 +14,7 @@ import {
   ConflictError,
   IdempotencyError,
   RateLimitError,
+  PermissionError,
 } from '../src/index.js';
 import { startServer } from '../test-support/server.mjs';
 
@@ -285,6 +286,18 @@ describe('typed errors from real responses', () => {
     assert.match(e.requestId, /^req_/);
     assert.ok(e.message.length > 0);
     bad.close();
+  });
+
+  test('403: PermissionError (a live key on a server without live settlement)', async () => {
+    const liveKey = await server.addKey(['--name', 'live'], 'live');
+    assert.match(liveKey, /^sk_live_/);
+    const live = new Settleflow({ apiKey: liveKey, baseUrl: server.baseUrl, ca: server.ca });
+    const e = await live.products.list().then(() => assert.fail('no error'), (x) => x);
+    assert.ok(e instanceof PermissionError && e instanceof APIError, String(e));
+    assert.equal(e.status, 403);
+    assert.equal(e.type, 'permission_error');
+    assert.equal(e.code, 'livemode_not_configured');
+    live.close();
   });
 
   test('400: InvalidRequestError with param', async () => {

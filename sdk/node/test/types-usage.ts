@@ -30,6 +30,8 @@ const client = new Settleflow({
   maxRetries: 3,
 });
 new Default({ ca: 'PEM', apiKey: 'sk_test_x' });
+new Settleflow({ apiKey: process.env.SETTLEFLOW_API_KEY, baseUrl: process.env.SETTLEFLOW_BASE_URL, timeout: undefined });
+await client.workflows.list({ status: undefined, limit: Number(process.env.LIMIT) || undefined });
 new Settleflow({ ca: [readFileSync('a.pem'), 'PEM'] });
 // @ts-expect-error timeout is milliseconds, a number
 new Settleflow({ apiKey: 'k', timeout: '30s' });
