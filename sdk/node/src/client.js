@@ -106,7 +106,6 @@ export class AutoPager {
   async toArray({ limit } = {}) {
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('toArray needs { limit }: a positive integer');
     const out = [];
-    if (out.length >= limit) return out;
     for await (const item of this) {
       out.push(item);
       if (out.length >= limit) break;

@@ -109,8 +109,14 @@ export async function startServer({ webhookUrls = [] } = {}) {
     ['-data', dataDir, '-https', '127.0.0.1:0', '-http', '', '-log-level', 'warn', '-auth-failures-per-minute', '0'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  // The server must not outlive the test process, however that ends.
   const killOnExit = () => child.kill('SIGKILL');
-  process.on('exit', killOnExit);
+  const onSignal = (sig) => {
+    child.kill('SIGKILL');
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    process.kill(process.pid, sig);
+  };
+  process.on('exit', killOnExit).on('SIGINT', onSignal).on('SIGTERM', onSignal);
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise((resolve) => child.on('exit', resolve));
@@ -146,7 +152,7 @@ export async function startServer({ webhookUrls = [] } = {}) {
     addWebhook,
     stderr: () => stderr,
     async stop() {
-      process.off('exit', killOnExit);
+      process.off('exit', killOnExit).off('SIGINT', onSignal).off('SIGTERM', onSignal);
       if (child.exitCode === null) {
         child.kill('SIGTERM');
         const t = setTimeout(() => child.kill('SIGKILL'), 5000);
