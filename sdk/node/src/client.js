@@ -218,7 +218,11 @@ export class Settleflow {
       throw new TypeError('baseUrl is not a URL');
     }
     if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username || url.password) {
-      throw new TypeError('baseUrl must be an https:// (or http://) URL without query, fragment or credentials');
+      throw new TypeError('baseUrl must be an https:// URL without query, fragment or credentials');
+    }
+    if (url.protocol === 'http:' && !['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname)) {
+      // The key would cross the network in clear text.
+      throw new TypeError('baseUrl must be https:// (plain http:// is allowed for a loopback address only)');
     }
     const ca = options.ca;
     if (ca !== undefined) {

@@ -91,6 +91,7 @@ test('options are checked, with messages that never hold the key', () => {
     [{ apiKey: key, baseUrl: 'not a url' }, /baseUrl/],
     [{ apiKey: key, baseUrl: 'ftp://x' }, /baseUrl/],
     [{ apiKey: key, baseUrl: 'https://user:pw@x' }, /baseUrl/],
+    [{ apiKey: key, baseUrl: 'http://api.example.com' }, /loopback address only/],
     [{ apiKey: key, ca: 'settleflow-data/tls/cert.pem' }, /not a path/],
     [{ apiKey: key, ca: 42 }, /ca/],
     [{ apiKey: key, api_key: key }, /unknown option "api_key"/],
@@ -108,6 +109,7 @@ test('options are checked, with messages that never hold the key', () => {
   assert.equal(c.baseUrl, 'https://example.test/prefix');
   assert.equal(c.timeout, 5);
   assert.equal(c.maxRetries, 0);
+  assert.equal(new Settleflow({ apiKey: key, baseUrl: 'http://127.0.0.1:8080' }).baseUrl, 'http://127.0.0.1:8080');
   const d = new Settleflow({ apiKey: key });
   assert.equal(d.timeout, 30000);
   assert.equal(d.maxRetries, 2);
@@ -140,4 +142,22 @@ test('the error classes form one hierarchy', () => {
   assert.equal(s.reason, 'no_matching_signature');
   assert.equal(sdk.SignatureVerificationError.BODY_NOT_RAW, 'body_not_raw');
   assert.equal(new sdk.RateLimitError('r', { retryAfter: 3 }).retryAfter, 3);
+});
+
+test('a redirect (plain HTTP to HTTPS) is not followed: an APIError that says where it points', async () => {
+  const http = await import('node:http');
+  let hits = 0;
+  const srv = http.createServer((req, res) => {
+    hits++;
+    res.writeHead(308, { Location: 'https://127.0.0.1:8443' + req.url }).end();
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const c = new sdk.Settleflow({ apiKey: key, baseUrl: `http://127.0.0.1:${srv.address().port}` });
+  const e = await c.workflows.list().then(() => assert.fail('no error'), (x) => x);
+  assert.ok(e instanceof sdk.APIError);
+  assert.equal(e.status, 308);
+  assert.match(e.message, /redirected to https:\/\/127\.0\.0\.1:8443\/v1\/workflows; use the https:\/\/ base URL/);
+  assert.equal(hits, 1);
+  c.close();
+  await new Promise((r) => srv.close(r));
 });
