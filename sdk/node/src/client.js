@@ -1,0 +1,296 @@
+import { inspect } from 'node:util';
+import { Transport } from './http.js';
+import { VERSION } from './version.js';
+import { webhooks } from './webhooks.js';
+
+/** The reference server's address (`go run ./examples/server`); pass baseUrl for any other. */
+export const DEFAULT_BASE_URL = 'https://127.0.0.1:8443';
+export const DEFAULT_TIMEOUT = 30_000;
+export const DEFAULT_MAX_RETRIES = 2;
+
+function redactedKey(key) {
+  const m = /^(sk_(?:test|live)_)/.exec(key);
+  return key.length >= 16 ? (m ? m[1] : '') + '…' + key.slice(-4) : '[redacted]';
+}
+
+function checkId(what, id) {
+  if (typeof id !== 'string' || id === '') throw new TypeError(`${what} must be a non-empty string`);
+  // encodeURIComponent leaves "." alone; "." and ".." would be dot segments.
+  return id === '.' || id === '..' ? id.replace(/\./g, '%2E') : encodeURIComponent(id);
+}
+
+function checkTimeout(name, v) {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new TypeError(`${name} must be a positive number of milliseconds`);
+  return v;
+}
+
+function checkRetries(name, v) {
+  if (!Number.isInteger(v) || v < 0) throw new TypeError(`${name} must be a non-negative integer`);
+  return v;
+}
+
+function checkParams(name, v) {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw new TypeError(`${name} must be an object`);
+  return v;
+}
+
+function withResponse(res) {
+  const data = res.data;
+  if (data !== null && typeof data === 'object') {
+    // Not enumerable: JSON.stringify, deepEqual and spreads see the API object only.
+    Object.defineProperty(data, 'lastResponse', {
+      value: Object.freeze({
+        status: res.status,
+        headers: res.headers,
+        requestId: res.headers['request-id'],
+        idempotentReplayed: res.headers['idempotent-replayed'] === 'true',
+      }),
+      enumerable: false,
+      configurable: true,
+    });
+  }
+  return data;
+}
+
+/**
+ * The items of every page of a list, fetched one page at a time as they are
+ * consumed. Newest first; with endingBefore, oldest first from the cursor on
+ * (towards newer items).
+ */
+export class AutoPager {
+  #list;
+  #params;
+  #gen;
+
+  constructor(list, params) {
+    this.#list = list;
+    this.#params = params;
+  }
+
+  async *#items() {
+    const params = { ...this.#params };
+    const backwards = params.endingBefore !== undefined && params.endingBefore !== null;
+    for (;;) {
+      const page = await this.#list(params);
+      const data = page.data ?? [];
+      if (backwards) {
+        for (let i = data.length - 1; i >= 0; i--) yield data[i];
+      } else {
+        yield* data;
+      }
+      if (!page.hasMore || data.length === 0) return;
+      if (backwards) params.endingBefore = data[0].id;
+      else params.startingAfter = data[data.length - 1].id;
+    }
+  }
+
+  #iter() {
+    this.#gen ??= this.#items();
+    return this.#gen;
+  }
+
+  next() {
+    return this.#iter().next();
+  }
+
+  return(value) {
+    return this.#iter().return(value);
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  /** Collects up to `limit` items (required, to bound memory) into an array. */
+  async toArray({ limit } = {}) {
+    if (!Number.isInteger(limit) || limit < 1) throw new TypeError('toArray needs { limit }: a positive integer');
+    const out = [];
+    for await (const item of this) {
+      out.push(item);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+}
+
+class Resource {
+  #request;
+  constructor(request) {
+    this.#request = request;
+  }
+  _request(args, opts) {
+    return this.#request(args, opts);
+  }
+}
+
+export class Workflows extends Resource {
+  /** POST /v1/workflows (createWorkflow). */
+  async create(params, opts = {}) {
+    checkParams('params', params);
+    return this._request({ method: 'POST', path: '/v1/workflows', body: params }, opts);
+  }
+
+  /** GET /v1/workflows/{id} (fetchWorkflow). */
+  async fetch(id, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/workflows/' + checkId('id', id) }, opts);
+  }
+
+  /** GET /v1/workflows (listWorkflows): one page, newest first. */
+  async list(params, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/workflows', query: checkParams('params', params) }, opts);
+  }
+
+  /** Every workflow matching params, across pages, as an async iterator. */
+  listAutoPaging(params, opts = {}) {
+    const p = { ...checkParams('params', params) };
+    return new AutoPager((q) => this.list(q, opts), p);
+  }
+
+  /** POST /v1/workflows/{id}/cancel (cancelWorkflow): a Pending workflow becomes Canceled. */
+  async cancel(id, opts = {}) {
+    return this._request({ method: 'POST', path: '/v1/workflows/' + checkId('id', id) + '/cancel' }, opts);
+  }
+}
+
+export class Quotes extends Resource {
+  /** POST /v1/quotes (createQuote): the price a create with these params would quote now; stores nothing. */
+  async create(params, opts = {}) {
+    checkParams('params', params);
+    return this._request({ method: 'POST', path: '/v1/quotes', body: params }, opts);
+  }
+}
+
+export class Products extends Resource {
+  /** GET /v1/products (listProducts): the catalogue, each product with its payload's JSON Schema. */
+  async list(opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/products' }, opts);
+  }
+
+  /** GET /v1/products/{name} (fetchProduct). */
+  async fetch(name, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/products/' + checkId('name', name) }, opts);
+  }
+}
+
+export class Events extends Resource {
+  /** GET /v1/events (listEvents): one page, newest first. */
+  async list(params, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/events', query: checkParams('params', params) }, opts);
+  }
+
+  /** Every event matching params, across pages, as an async iterator. */
+  listAutoPaging(params, opts = {}) {
+    const p = { ...checkParams('params', params) };
+    return new AutoPager((q) => this.list(q, opts), p);
+  }
+
+  /** GET /v1/events/{id} (fetchEvent): the event, as its webhook deliveries carried it. */
+  async fetch(id, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/events/' + checkId('id', id) }, opts);
+  }
+}
+
+export class Settleflow {
+  /** The webhook helpers; they need no client. */
+  static webhooks = webhooks;
+  static VERSION = VERSION;
+
+  #apiKey;
+  #transport;
+
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object') throw new TypeError('new Settleflow({ apiKey, ... }) takes an options object');
+    const known = new Set(['apiKey', 'timeout', 'baseUrl', 'maxRetries', 'ca']);
+    for (const k of Object.keys(options)) {
+      if (!known.has(k)) throw new TypeError(`unknown option ${JSON.stringify(k)}; the options are ${[...known].join(', ')}`);
+    }
+    const apiKey = options.apiKey ?? process.env.SETTLEFLOW_API_KEY;
+    if (typeof apiKey !== 'string' || apiKey === '') {
+      throw new TypeError('apiKey is required (sk_test_… or sk_live_…), or set SETTLEFLOW_API_KEY; to verify webhooks only, use the webhooks export');
+    }
+    if (/[^\x21-\x7e]/.test(apiKey)) throw new TypeError('apiKey contains white space or a character an HTTP header cannot carry');
+    const base = options.baseUrl ?? process.env.SETTLEFLOW_BASE_URL ?? DEFAULT_BASE_URL;
+    let url;
+    try {
+      url = new URL(base);
+    } catch {
+      throw new TypeError('baseUrl is not a URL');
+    }
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username || url.password) {
+      throw new TypeError('baseUrl must be an https:// URL without query, fragment or credentials');
+    }
+    if (url.protocol === 'http:' && !['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname)) {
+      // The key would cross the network in clear text.
+      throw new TypeError('baseUrl must be https:// (plain http:// is allowed for a loopback address only)');
+    }
+    const ca = options.ca;
+    if (ca !== undefined) {
+      const items = Array.isArray(ca) ? ca : [ca];
+      for (const c of items) {
+        if (typeof c === 'string') {
+          if (!c.includes('-----BEGIN')) {
+            throw new TypeError("ca takes the PEM text of a certificate (or a Buffer of it), not a path: ca: fs.readFileSync('settleflow-data/tls/cert.pem')");
+          }
+        } else if (!(c instanceof Uint8Array)) {
+          throw new TypeError('ca takes PEM text, a Buffer, or an array of them');
+        }
+      }
+    }
+    this.#apiKey = apiKey;
+    /** @readonly */
+    this.baseUrl = url.href.replace(/\/+$/, '');
+    this.timeout = checkTimeout('timeout', options.timeout ?? DEFAULT_TIMEOUT);
+    this.maxRetries = checkRetries('maxRetries', options.maxRetries ?? DEFAULT_MAX_RETRIES);
+    this.#transport = new Transport({
+      apiKey,
+      baseUrl: url,
+      ca,
+      userAgent: `settleflow-node/${VERSION} node/${process.version}`,
+    });
+    const request = (args, opts) => this.#request(args, opts);
+    this.workflows = new Workflows(request);
+    this.quotes = new Quotes(request);
+    this.products = new Products(request);
+    this.events = new Events(request);
+    this.webhooks = webhooks;
+  }
+
+  async #request(args, opts) {
+    opts = checkParams('options', opts);
+    for (const k of Object.keys(opts)) {
+      if (!['idempotencyKey', 'timeout', 'maxRetries', 'signal'].includes(k)) {
+        throw new TypeError(`unknown request option ${JSON.stringify(k)}; the options are idempotencyKey, timeout, maxRetries, signal`);
+      }
+    }
+    if (opts.idempotencyKey !== undefined && (typeof opts.idempotencyKey !== 'string' || !/^[\x20-\x7e]+$/.test(opts.idempotencyKey))) {
+      throw new TypeError('idempotencyKey must be a non-empty string of printable ASCII');
+    }
+    const res = await this.#transport.request({
+      ...args,
+      idempotencyKey: opts.idempotencyKey,
+      timeout: checkTimeout('timeout', opts.timeout ?? this.timeout),
+      maxRetries: checkRetries('maxRetries', opts.maxRetries ?? this.maxRetries),
+      signal: opts.signal,
+    });
+    return withResponse(res);
+  }
+
+  /** GET /v1/openapi.json (openAPI): the served OpenAPI 3.1 document. */
+  async openAPI(opts = {}) {
+    return this.#request({ method: 'GET', path: '/v1/openapi.json' }, opts);
+  }
+
+  /** Closes the kept-alive connections. The client makes new ones if used again. */
+  close() {
+    this.#transport.close();
+  }
+
+  toJSON() {
+    return { baseUrl: this.baseUrl, apiKey: redactedKey(this.#apiKey), timeout: this.timeout, maxRetries: this.maxRetries };
+  }
+
+  [inspect.custom](depth, options) {
+    return 'Settleflow ' + inspect(this.toJSON(), { ...options, depth: 1 });
+  }
+}

@@ -1,0 +1,467 @@
+// Type declarations of the settleflow package, written by hand from the served
+// OpenAPI document (httpapi/openapi.json). Every name on the wire is camelCase
+// and the objects are returned as the API sends them.
+
+// ---------------------------------------------------------------- JSON
+
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object, such as a product's payload or a workflow's result. */
+export type JsonObject = { [key: string]: JsonValue };
+
+// ---------------------------------------------------------------- resources
+
+/** The states of a workflow: Pending → Running → Settling → Settled, or Failed, or (from Pending) Canceled. */
+export type WorkflowStatus = 'Pending' | 'Running' | 'Settling' | 'Settled' | 'Failed' | 'Canceled';
+
+export type Currency = 'usd';
+
+/** An amount of money in minor units: 1250 is 12.50 USD. */
+export interface Money {
+  amount: number;
+  currency: Currency;
+}
+
+/** The on-chain record of a workflow's charge. */
+export interface Settlement {
+  chainId: number;
+  network: string;
+  txHash: string;
+  blockNumber: number;
+  confirmations: number;
+}
+
+/** Why a workflow failed. */
+export interface Failure {
+  code: string;
+  message: string;
+}
+
+/** Margins are ratios with at most four decimals (0.3 is 30 %). */
+export interface Margin {
+  target: number;
+  /** (quoted − actual cost) / quoted; null until execution reported its cost; may be negative. */
+  achieved: number | null;
+}
+
+/** A workflow: a product run on behalf of a customer, quoted at creation, settled on chain. */
+export interface Workflow<P extends object = JsonObject, R extends object = JsonObject> {
+  /** wf_ followed by 26 characters. */
+  id: string;
+  object: 'workflow';
+  /** true for a live key's workflow, false for a test key's. */
+  livemode: boolean;
+  product: string;
+  /** cus_…, as given at creation. */
+  customerId: string;
+  /** The product's input, as given at creation (compacted). */
+  payload: P;
+  /** The price quoted at creation. */
+  quoted: Money;
+  margin: Margin;
+  status: WorkflowStatus;
+  /** The product's output once it ran, else null. */
+  result: R | null;
+  /** Set once the charge settled on chain, else null. */
+  settlement: Settlement | null;
+  /** Set when status is Failed, else null. */
+  failure: Failure | null;
+  /** RFC 3339 timestamps. */
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A page of a list, newest first. */
+export interface List<T, U extends string = string> {
+  object: 'list';
+  url: U;
+  data: T[];
+  /** Whether another page follows (in the direction of the cursor). */
+  hasMore: boolean;
+}
+
+export type WorkflowList<P extends object = JsonObject, R extends object = JsonObject> = List<Workflow<P, R>, '/v1/workflows'>;
+
+/** A product of the catalogue, with its payload's JSON Schema. */
+export interface Product {
+  object: 'product';
+  name: string;
+  description: string;
+  targetMargin: number;
+  minimumCharge: Money;
+  pricingSummary: string;
+  /** The JSON Schema (2020-12) of this product's payload. */
+  payloadSchema: JsonObject;
+  /** A payload to start from, or null. */
+  example: JsonObject | null;
+}
+
+export type ProductList = List<Product, '/v1/products'>;
+
+/** The price a create with the same parameters would quote now. Nothing is stored. */
+export interface Quote<P extends object = JsonObject> {
+  object: 'quote';
+  livemode: boolean;
+  product: string;
+  customerId: string;
+  payload: P;
+  quoted: Money;
+  margin: { target: number };
+}
+
+export type EventType = 'workflow.completed' | 'workflow.failed' | 'workflow.canceled';
+
+export interface EventData<R extends object = JsonObject> {
+  workflowId: string;
+  status: WorkflowStatus;
+  quoted: Money;
+  margin: Margin;
+  result?: R | null | undefined;
+  /** On workflow.completed. */
+  settlement?: Settlement | undefined;
+  /** On workflow.failed. */
+  failure?: Failure | undefined;
+}
+
+/** An event: the body of a webhook delivery, also readable through events.list and events.fetch. */
+export interface Event<R extends object = JsonObject> {
+  /** evt_ followed by 26 characters; also the webhook-id header of its deliveries. */
+  id: string;
+  object: 'event';
+  type: EventType;
+  livemode: boolean;
+  createdAt: string;
+  data: EventData<R>;
+}
+
+export type EventList = List<Event, '/v1/events'>;
+
+/** The OpenAPI 3.1 document the server serves. */
+export interface OpenAPIDocument {
+  openapi: string;
+  info: { title: string; version: string; description?: string };
+  paths: { [path: string]: { [method: string]: JsonValue } };
+  components?: JsonObject | undefined;
+  [key: string]: JsonValue | undefined;
+}
+
+// ---------------------------------------------------------------- responses
+
+/** The HTTP response an object came from. */
+export interface ResponseInfo {
+  readonly status: number;
+  /** Response headers, names in lower case. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The Request-Id (req_…) to quote to support. */
+  readonly requestId: string | undefined;
+  /** true when a create was answered from its Idempotency-Key: a replay of the first response. */
+  readonly idempotentReplayed: boolean;
+}
+
+/** An API object with the (non-enumerable) response it came from. */
+export type WithResponse<T> = T & { readonly lastResponse: ResponseInfo };
+
+// ---------------------------------------------------------------- parameters
+
+export interface WorkflowCreateParams<P extends object = JsonObject> {
+  /** A product name (products.list lists them). */
+  product: string;
+  /** cus_ followed by 1–255 of A–Z, a–z, 0–9, _ and -. */
+  customerId: string;
+  /** The product's input: a JSON object its payloadSchema accepts. */
+  payload: P;
+}
+
+export type QuoteCreateParams<P extends object = JsonObject> = WorkflowCreateParams<P>;
+
+/** Keyset cursors: startingAfter pages to older items, endingBefore to newer; not both. */
+export type PageCursor =
+  | { startingAfter?: string; endingBefore?: undefined }
+  | { endingBefore?: string; startingAfter?: undefined };
+
+export type WorkflowListParams = {
+  status?: WorkflowStatus | undefined;
+  /** 1–100, default 10. */
+  limit?: number | undefined;
+  customerId?: string | undefined;
+  product?: string | undefined;
+} & PageCursor;
+
+export type EventListParams = {
+  type?: EventType | undefined;
+  workflowId?: string | undefined;
+  /** Only events created strictly after this time. */
+  createdAfter?: string | Date | undefined;
+  /** 1–100, default 10. */
+  limit?: number | undefined;
+} & PageCursor;
+
+/** An AbortSignal (from an AbortController). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** Options of one call; they override the client's. */
+export interface RequestOptions {
+  /** Milliseconds each attempt may take. */
+  timeout?: number | undefined;
+  /** Retries after the first attempt; 0 disables them. */
+  maxRetries?: number | undefined;
+  /** Aborts the call and its retries; the call then rejects with the signal's reason. */
+  signal?: AbortSignalLike | undefined;
+}
+
+/** Options of a POST: the Idempotency-Key, generated (and reused across retries) when not given. */
+export interface PostRequestOptions extends RequestOptions {
+  /** At most 255 characters; the same key and body within 24 h replay the first response. */
+  idempotencyKey?: string | undefined;
+}
+
+export interface SettleflowOptions {
+  /** sk_test_… or sk_live_…; defaults to the SETTLEFLOW_API_KEY environment variable. */
+  apiKey?: string | undefined;
+  /** Milliseconds each attempt may take; default 30000. */
+  timeout?: number | undefined;
+  /** Defaults to SETTLEFLOW_BASE_URL, then https://127.0.0.1:8443 (the reference server). */
+  baseUrl?: string | undefined;
+  /** Retries of a failed attempt (429, 5xx but 501, connection errors, timeouts); default 2; 0 disables. */
+  maxRetries?: number | undefined;
+  /** Certificate authorities to trust instead of the system's, as Node's tls takes them: PEM text or a Buffer, or an array of them. */
+  ca?: string | Uint8Array | ReadonlyArray<string | Uint8Array> | undefined;
+}
+
+// ---------------------------------------------------------------- client
+
+/**
+ * The items of a list across all its pages, fetched a page at a time as they
+ * are consumed (`for await`). Newest first; with endingBefore, from the
+ * cursor towards newer items, oldest first.
+ */
+export declare class AutoPager<T> implements AsyncIterableIterator<T> {
+  private constructor();
+  next(): Promise<IteratorResult<T, undefined>>;
+  return(value?: undefined): Promise<IteratorResult<T, undefined>>;
+  [Symbol.asyncIterator](): AutoPager<T>;
+  /** Collects up to limit items into an array. */
+  toArray(options: { limit: number }): Promise<T[]>;
+}
+
+export interface Workflows {
+  /** POST /v1/workflows: creates and quotes a workflow (status Pending); execution follows in the background. */
+  create<P extends object = JsonObject>(params: WorkflowCreateParams<P>, options?: PostRequestOptions): Promise<WithResponse<Workflow<P>>>;
+  /** GET /v1/workflows/{id}. */
+  fetch<P extends object = JsonObject, R extends object = JsonObject>(id: string, options?: RequestOptions): Promise<WithResponse<Workflow<P, R>>>;
+  /** GET /v1/workflows: one page, newest first. */
+  list(params?: WorkflowListParams, options?: RequestOptions): Promise<WithResponse<WorkflowList>>;
+  /** Every workflow matching params, across pages: `for await (const wf of client.workflows.listAutoPaging({ status: 'Settled' }))`. */
+  listAutoPaging(params?: WorkflowListParams, options?: RequestOptions): AutoPager<Workflow>;
+  /** POST /v1/workflows/{id}/cancel: a Pending workflow becomes Canceled; any other status is a ConflictError whose code names it. */
+  cancel(id: string, options?: PostRequestOptions): Promise<WithResponse<Workflow>>;
+}
+
+export interface Quotes {
+  /** POST /v1/quotes: prices the parameters of a create, with the same validation; stores nothing. */
+  create<P extends object = JsonObject>(params: QuoteCreateParams<P>, options?: PostRequestOptions): Promise<WithResponse<Quote<P>>>;
+}
+
+export interface Products {
+  /** GET /v1/products: the catalogue. */
+  list(options?: RequestOptions): Promise<WithResponse<ProductList>>;
+  /** GET /v1/products/{name}. */
+  fetch(name: string, options?: RequestOptions): Promise<WithResponse<Product>>;
+}
+
+export interface Events {
+  /** GET /v1/events: one page, newest first. */
+  list(params?: EventListParams, options?: RequestOptions): Promise<WithResponse<EventList>>;
+  /** Every event matching params, across pages. */
+  listAutoPaging(params?: EventListParams, options?: RequestOptions): AutoPager<Event>;
+  /** GET /v1/events/{id}: the event as its webhook deliveries carried it. */
+  fetch(id: string, options?: RequestOptions): Promise<WithResponse<Event>>;
+}
+
+export declare class Settleflow {
+  constructor(options?: SettleflowOptions);
+  /** The webhook helpers (they need no client). */
+  static readonly webhooks: Webhooks;
+  static readonly VERSION: string;
+  readonly baseUrl: string;
+  readonly timeout: number;
+  readonly maxRetries: number;
+  readonly workflows: Workflows;
+  readonly quotes: Quotes;
+  readonly products: Products;
+  readonly events: Events;
+  readonly webhooks: Webhooks;
+  /** GET /v1/openapi.json: the served OpenAPI 3.1 document. */
+  openAPI(options?: RequestOptions): Promise<WithResponse<OpenAPIDocument>>;
+  /** Closes kept-alive connections (the client opens new ones if used again). */
+  close(): void;
+  /** The options, with the API key redacted (sk_test_…a1b2). */
+  toJSON(): { baseUrl: string; apiKey: string; timeout: number; maxRetries: number };
+}
+export default Settleflow;
+
+export declare const DEFAULT_BASE_URL: string;
+export declare const DEFAULT_TIMEOUT: number;
+export declare const DEFAULT_MAX_RETRIES: number;
+export declare const VERSION: string;
+
+export type OperationId =
+  | 'createWorkflow'
+  | 'listWorkflows'
+  | 'fetchWorkflow'
+  | 'cancelWorkflow'
+  | 'createQuote'
+  | 'listProducts'
+  | 'fetchProduct'
+  | 'listEvents'
+  | 'fetchEvent'
+  | 'openAPI';
+
+/** Every operationId of the served OpenAPI document and the client method (a dotted path on the client) that calls it. */
+export declare const OPERATIONS: Readonly<Record<OperationId, string>>;
+
+// ---------------------------------------------------------------- webhooks
+
+/** The raw request body, exactly as received. */
+export type RawBody = string | Uint8Array | ArrayBuffer;
+
+/** Node's req.headers, a fetch Headers, or header names (any case) to values. */
+export type WebhookHeaders =
+  | { get(name: string): string | null }
+  | { readonly [name: string]: string | readonly string[] | undefined };
+
+export interface VerifyOptions {
+  /** Largest accepted distance in seconds between the signed timestamp and now, either way; default 300. */
+  tolerance?: number | undefined;
+  /** The clock: Unix seconds, a Date, or a function returning either; default the system clock. */
+  now?: number | Date | (() => number | Date) | undefined;
+}
+
+export interface Webhooks {
+  /**
+   * Verifies a delivery's service-signature header against the raw body and
+   * the endpoint's whsec_ secret, and returns the parsed event. Throws
+   * SignatureVerificationError.
+   */
+  construct<R extends object = JsonObject>(
+    rawBody: RawBody,
+    signatureHeader: string | readonly string[] | undefined | null,
+    secret: string,
+    options?: VerifyOptions,
+  ): Event<R>;
+  /** As construct, without parsing the body. */
+  verifySignature(
+    rawBody: RawBody,
+    signatureHeader: string | readonly string[] | undefined | null,
+    secret: string,
+    options?: VerifyOptions,
+  ): void;
+  /**
+   * Verifies the Standard Webhooks headers (webhook-id, webhook-timestamp,
+   * webhook-signature) and returns the parsed event. Throws
+   * SignatureVerificationError.
+   */
+  verifyStandard<R extends object = JsonObject>(rawBody: RawBody, headers: WebhookHeaders, secret: string, options?: VerifyOptions): Event<R>;
+  /** The service-signature header value the server would send for payload, for testing a receiver. */
+  generateTestHeader(payload: RawBody, secret: string, options?: { timestamp?: number | Date }): string;
+  readonly DEFAULT_TOLERANCE: number;
+  readonly SIGNATURE_HEADER: string;
+}
+
+export declare const webhooks: Webhooks;
+
+// ---------------------------------------------------------------- errors
+
+/** The base of every error this library throws. */
+export declare class SettleflowError extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+}
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'idempotency_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+export interface APIErrorFields {
+  status?: number | undefined;
+  type?: ErrorType | string | undefined;
+  code?: string | undefined;
+  param?: string | undefined;
+  requestId?: string | undefined;
+  headers?: Record<string, string | string[] | undefined>;
+  cause?: unknown;
+}
+
+/** The API answered with an error status; the fields mirror its error body. */
+export declare class APIError extends SettleflowError {
+  constructor(message: string, fields?: APIErrorFields);
+  /** The HTTP status. */
+  readonly status: number | undefined;
+  readonly type: ErrorType | string | undefined;
+  /** A machine-readable code: parameter_missing, resource_missing, workflow_settled, … */
+  readonly code: string | undefined;
+  /** The parameter at fault (payload, customerId, payload.attachments, …). */
+  readonly param: string | undefined;
+  /** The Request-Id (req_…) to quote to support. */
+  readonly requestId: string | undefined;
+  /** The response headers, names in lower case. */
+  readonly headers: Record<string, string | string[] | undefined>;
+}
+
+/** 400 (and other invalid_request_error answers): param names the parameter at fault. */
+export declare class InvalidRequestError extends APIError {}
+/** 404 resource_missing. */
+export declare class NotFoundError extends InvalidRequestError {}
+/** 401: the API key is missing, malformed, unknown, revoked or expired. */
+export declare class AuthenticationError extends APIError {}
+/** 403: livemode_not_configured. */
+export declare class PermissionError extends APIError {}
+/** 409: the request conflicts with the resource's state (code names it: workflow_running, workflow_settled, …). */
+export declare class ConflictError extends APIError {}
+/** 409 idempotency_key_reused: the Idempotency-Key was used with another body. */
+export declare class IdempotencyError extends ConflictError {}
+
+/** 429: a rate limit is exceeded (after the client's retries). */
+export declare class RateLimitError extends APIError {
+  constructor(message: string, fields?: APIErrorFields & { retryAfter?: number | null });
+  /** Seconds the server asked to wait (Retry-After, else until X-RateLimit-Reset), or null. */
+  readonly retryAfter: number | null;
+}
+
+/** No response: connection refused or reset, TLS failure, connection closed before the answer. */
+export declare class ConnectionError extends SettleflowError {}
+/** The attempt ran past its timeout. */
+export declare class TimeoutError extends ConnectionError {}
+
+export type SignatureVerificationReason =
+  | 'missing_header'
+  | 'malformed_header'
+  | 'no_v1_signature'
+  | 'timestamp_outside_tolerance'
+  | 'no_matching_signature'
+  | 'invalid_payload'
+  | 'bad_secret'
+  | 'body_not_raw';
+
+/** A webhook delivery did not verify; answer 400. */
+export declare class SignatureVerificationError extends SettleflowError {
+  constructor(reason: SignatureVerificationReason, detail?: string);
+  readonly reason: SignatureVerificationReason;
+  readonly detail: string;
+  static readonly MISSING_HEADER: 'missing_header';
+  static readonly MALFORMED_HEADER: 'malformed_header';
+  static readonly NO_V1_SIGNATURE: 'no_v1_signature';
+  static readonly TIMESTAMP_OUTSIDE_TOLERANCE: 'timestamp_outside_tolerance';
+  static readonly NO_MATCHING_SIGNATURE: 'no_matching_signature';
+  static readonly INVALID_PAYLOAD: 'invalid_payload';
+  static readonly BAD_SECRET: 'bad_secret';
+  static readonly BODY_NOT_RAW: 'body_not_raw';
+}

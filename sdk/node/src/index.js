@@ -1,0 +1,32 @@
+export { Settleflow, AutoPager, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES } from './client.js';
+export { Settleflow as default } from './client.js';
+export {
+  SettleflowError,
+  APIError,
+  InvalidRequestError,
+  NotFoundError,
+  AuthenticationError,
+  PermissionError,
+  ConflictError,
+  IdempotencyError,
+  RateLimitError,
+  ConnectionError,
+  TimeoutError,
+  SignatureVerificationError,
+} from './errors.js';
+export { webhooks } from './webhooks.js';
+export { VERSION } from './version.js';
+
+/** Every operationId of the served OpenAPI document and the client method that calls it. */
+export const OPERATIONS = Object.freeze({
+  createWorkflow: 'workflows.create',
+  listWorkflows: 'workflows.list',
+  fetchWorkflow: 'workflows.fetch',
+  cancelWorkflow: 'workflows.cancel',
+  createQuote: 'quotes.create',
+  listProducts: 'products.list',
+  fetchProduct: 'products.fetch',
+  listEvents: 'events.list',
+  fetchEvent: 'events.fetch',
+  openAPI: 'openAPI',
+});

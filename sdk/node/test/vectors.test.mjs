@@ -1,0 +1,99 @@
+// Every vector of the shared testdata/webhooks.json: the service scheme through
+// webhooks.construct, the standard scheme through webhooks.verifyStandard.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { webhooks, Settleflow, SignatureVerificationError, SettleflowError } from '../src/index.js';
+
+const file = JSON.parse(readFileSync(new URL('../../../testdata/webhooks.json', import.meta.url), 'utf8'));
+
+test('the vector file has both schemes and every reason', () => {
+  assert.equal(file.tolerance, 300);
+  assert.equal(file.signatureHeader, 'service-signature');
+  const schemes = new Set(file.vectors.map((v) => v.scheme));
+  assert.deepEqual([...schemes].sort(), ['service', 'standard']);
+  const reasons = new Set(file.vectors.filter((v) => !v.expect.ok).map((v) => v.expect.reason));
+  for (const r of ['missing_header', 'malformed_header', 'no_v1_signature', 'timestamp_outside_tolerance', 'no_matching_signature', 'invalid_payload']) {
+    assert.ok(reasons.has(r), r);
+  }
+});
+
+function check(v, body) {
+  const opts = { tolerance: file.tolerance, now: v.now };
+  const run = () =>
+    v.scheme === 'service'
+      ? webhooks.construct(body, v.headers[file.signatureHeader], v.secret, opts)
+      : webhooks.verifyStandard(body, v.headers, v.secret, opts);
+  if (v.expect.ok) {
+    const ev = run();
+    if (v.scheme === 'service') {
+      assert.equal(ev.id, v.expect.eventId);
+      assert.equal(ev.type, v.expect.type);
+      assert.equal(ev.data.workflowId, v.expect.workflowId);
+      assert.equal(ev.data.quoted.amount, v.expect.quotedAmount);
+      if ('marginAchieved' in v.expect) assert.equal(Math.round(ev.data.margin.achieved * 10000), v.expect.marginAchieved);
+      else assert.equal(ev.data.margin.achieved, null);
+    } else {
+      assert.equal(typeof ev.id, 'string');
+    }
+  } else {
+    assert.throws(run, (e) => {
+      assert.ok(e instanceof SignatureVerificationError && e instanceof SettleflowError, String(e));
+      assert.equal(e.reason, v.expect.reason);
+      assert.ok(e.message.includes(v.expect.reason));
+      assert.ok(!e.message.includes(v.secret.slice(6)), 'the secret is not in the message');
+      return true;
+    });
+  }
+}
+
+for (const v of file.vectors) {
+  test(`vector: ${v.name} (${v.scheme})`, () => {
+    check(v, v.body); // string
+    check(v, Buffer.from(v.body, 'utf8')); // Buffer
+    check(v, new Uint8Array(Buffer.from(v.body, 'utf8'))); // Uint8Array
+  });
+}
+
+test('the clock may be a Date or a function; the client and the class expose the same helpers', () => {
+  const v = file.vectors.find((x) => x.name === 'valid');
+  const h = v.headers['service-signature'];
+  assert.equal(webhooks.construct(v.body, h, v.secret, { now: new Date(v.now * 1000) }).id, v.expect.eventId);
+  assert.equal(webhooks.construct(v.body, h, v.secret, { now: () => v.now + 300 }).id, v.expect.eventId);
+  assert.throws(() => webhooks.construct(v.body, h, v.secret, { now: () => v.now + 301 }), { reason: 'timestamp_outside_tolerance' });
+  assert.equal(webhooks.construct(v.body, h, v.secret, { now: v.now + 1000, tolerance: 1000 }).id, v.expect.eventId);
+  // The real clock: a 2026 signature is far outside the default five minutes.
+  assert.throws(() => webhooks.construct(v.body, h, v.secret), { reason: 'timestamp_outside_tolerance' });
+  assert.equal(Settleflow.webhooks, webhooks);
+  const client = new Settleflow({ apiKey: 'sk_test_' + 'k'.repeat(40) });
+  assert.equal(client.webhooks.construct(v.body, h, v.secret, { now: v.now }).id, v.expect.eventId);
+});
+
+test('a parsed body is refused with a message saying it was parsed before verification', () => {
+  const v = file.vectors.find((x) => x.name === 'valid');
+  for (const parsed of [JSON.parse(v.body), null, undefined, 42]) {
+    assert.throws(
+      () => webhooks.construct(parsed, v.headers['service-signature'], v.secret, { now: v.now }),
+      (e) => e instanceof SignatureVerificationError && e.reason === 'body_not_raw' && /parsed before verification/.test(e.message),
+    );
+  }
+  assert.throws(() => webhooks.verifyStandard(JSON.parse(v.body), {}, v.secret), { reason: 'body_not_raw' });
+});
+
+test('a secret that is not whsec_ base64 is bad_secret; header arrays and Headers objects are read', () => {
+  const v = file.vectors.find((x) => x.name === 'valid');
+  const h = v.headers['service-signature'];
+  assert.throws(() => webhooks.construct(v.body, h, 'whsec_not base64!', { now: v.now }), { reason: 'bad_secret' });
+  assert.throws(() => webhooks.construct(v.body, h, undefined, { now: v.now }), { reason: 'bad_secret' });
+  assert.equal(webhooks.construct(v.body, [h], v.secret, { now: v.now }).id, v.expect.eventId);
+  const s = file.vectors.find((x) => x.name === 'standard: valid');
+  assert.ok(webhooks.verifyStandard(s.body, new Headers(s.headers), s.secret, { now: s.now }));
+  const upper = Object.fromEntries(Object.entries(s.headers).map(([k, x]) => [k.toUpperCase(), x]));
+  assert.ok(webhooks.verifyStandard(s.body, upper, s.secret, { now: s.now }));
+  assert.throws(() => webhooks.verifyStandard(s.body, undefined, s.secret, { now: s.now }), { reason: 'missing_header' });
+});
+
+test('generateTestHeader signs as the server does', () => {
+  const v = file.vectors.find((x) => x.name === 'valid');
+  assert.equal(webhooks.generateTestHeader(v.body, v.secret, { timestamp: v.now }), v.headers['service-signature']);
+});
