@@ -8,6 +8,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -33,6 +34,22 @@ func need(t *testing.T, tool string) {
 	if _, err := exec.LookPath(tool); err != nil {
 		t.Fatalf("%s is not on PATH; the client suites need it (see README, Set up)", tool)
 	}
+}
+
+// TestNode runs sdk/node's suite (`node --test`) and type-checks its
+// declarations and a typed usage file with tsc, which `npm ci` in sdk/node
+// installs (.ci/run does).
+func TestNode(t *testing.T) {
+	need(t, "node")
+	t.Run("suite", func(t *testing.T) {
+		run(t, "node", 5*time.Minute, "node", "--test")
+	})
+	t.Run("types", func(t *testing.T) {
+		if _, err := os.Stat(filepath.Join("node", "node_modules", ".bin", "tsc")); err != nil {
+			t.Skip("skipping the TypeScript check: sdk/node/node_modules is absent; run `npm ci` in sdk/node (.ci/run does)")
+		}
+		run(t, "node", 2*time.Minute, "npm", "run", "--silent", "typecheck")
+	})
 }
 
 // TestPython runs sdk/python's suite with warnings as errors.
