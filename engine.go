@@ -2,13 +2,12 @@ package settleflow
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"github.com/settleflow/settleflow/internal/ids"
 	"go.uber.org/zap"
 )
 
@@ -58,7 +57,8 @@ type Options struct {
 	// Retention says how long dispatched events and idempotency records
 	// are kept (see Retention); workflows are always kept.
 	Retention Retention
-	// WorkerID names this engine's leases; default a random id. Two engines
+	// WorkerID names this engine's leases; default a fresh one from the one
+	// worker-id source (host, process id and a random part). Two engines
 	// sharing a Store must have different ids. An engine restarted with the
 	// same id takes its dead predecessor's work back at once, at Start,
 	// instead of waiting for the leases to expire.
@@ -150,9 +150,7 @@ func New(opts Options) (*Engine, error) {
 	setDefault(&opts.Retry.Max, 10*time.Minute)
 	setDefault(&opts.Retry.MaxAttempts, 10)
 	if opts.WorkerID == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		opts.WorkerID = "worker_" + hex.EncodeToString(b[:])
+		opts.WorkerID = ids.NewWorker()
 	}
 	if err := opts.Retention.setDefaults(); err != nil {
 		return nil, err

@@ -2,14 +2,11 @@ package webhook
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -119,7 +116,8 @@ type Config struct {
 	Retention time.Duration
 	// RetentionInterval is how often the deliverer prunes. Default 1 min.
 	RetentionInterval time.Duration
-	// Owner names this process in delivery leases; default host-pid-random.
+	// Owner names this process in delivery leases; default a fresh worker
+	// id (host, process id and a random part).
 	Owner string
 }
 
@@ -211,10 +209,7 @@ func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 		cfg.Clock = settleflow.SystemClock
 	}
 	if cfg.Owner == "" {
-		host, _ := os.Hostname()
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		cfg.Owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+		cfg.Owner = ids.NewWorker()
 	}
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err

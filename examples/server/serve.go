@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +23,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/httpapi"
+	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/webhook"
@@ -372,10 +371,6 @@ func stableWorkerID(dataDir string) (string, error) {
 	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 		return strings.TrimSpace(string(b)), nil
 	}
-	var buf [8]byte
-	if _, err := rand.Read(buf[:]); err != nil {
-		return "", err
-	}
-	id := "server_" + hex.EncodeToString(buf[:])
+	id := ids.NewWorker()
 	return id, os.WriteFile(path, []byte(id+"\n"), 0o600)
 }

@@ -4,7 +4,10 @@ package ids
 
 import (
 	"crypto/rand"
+	"fmt"
 	"io"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,4 +79,26 @@ func isCrockford(c byte) bool {
 	default:
 		return false
 	}
+}
+
+// NewWorker returns a lease owner id for this process: "worker_", the host
+// name (at most 40 characters of it), the process id and a fresh ULID, for
+// example worker_web-1_4242_01JD3Q6Y6F8Q2W9T4M5N7P8R0S. The engine, the
+// webhook deliverer and the reference server take their lease owners from
+// here, so a lease in the database says which process holds it.
+func NewWorker() string {
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r < 0x21 || r > 0x7e || r == '_' {
+			return '-'
+		}
+		return r
+	}, host)
+	if len(host) > 40 {
+		host = host[:40]
+	}
+	if host == "" {
+		host = "host"
+	}
+	return fmt.Sprintf("worker_%s_%d_%s", host, os.Getpid(), New("", time.Now()))
 }

@@ -47,3 +47,10 @@ func TestValidOnlyCanonical(t *testing.T) {
 		t.Fatal("bounds refused")
 	}
 }
+
+func TestNewWorker(t *testing.T) {
+	a, b := NewWorker(), NewWorker()
+	if a == b || !strings.HasPrefix(a, "worker_") || len(a) > 128 || strings.ContainsAny(a, " \t\n") {
+		t.Fatalf("worker ids %q, %q: want distinct, prefixed, printable, at most 128 bytes", a, b)
+	}
+}
