@@ -75,6 +75,7 @@ func (t *sentTx) latest() *types.Transaction { return t.txs[len(t.txs)-1] }
 // (run) sends and tracks transactions; Submit and Status only touch the
 // in-memory state under mu, plus read-only calls.
 type chain struct {
+	clock    settleflow.Clock
 	env      settleflow.Environment
 	cfg      ChainConfig
 	b        Backend
@@ -107,9 +108,9 @@ type chain struct {
 }
 
 // newChain connects and checks one environment's chain, then starts its worker.
-func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger) (_ *chain, err error) {
+func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger, clock settleflow.Clock) (_ *chain, err error) {
 	cc = cc.withDefaults()
-	c := &chain{env: env, cfg: cc, b: cc.Client, items: map[string]*item{}, bySeq: map[uint64]*item{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, items: map[string]*item{}, bySeq: map[uint64]*item{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if c.b == nil {
 		if cc.RPCURL == "" {
 			return nil, fmt.Errorf("settlement: %s: no RPCURL or Client configured", env)
@@ -328,7 +329,7 @@ func (c *chain) submit(ctx context.Context, charges []settleflow.Charge, refused
 			affordable = append(affordable, it)
 		}
 	}
-	now := time.Now().UTC()
+	now := c.now()
 	c.mu.Lock()
 	for _, it := range affordable {
 		if old, ok := c.items[it.charge.WorkflowID]; ok && old.state != stFailed {
@@ -464,7 +465,7 @@ func (c *chain) status(ctx context.Context, ch settleflow.Charge) (settleflow.Se
 		st.State = settleflow.SettlementConfirmed
 		if _, ok := c.items[ch.WorkflowID]; !ok {
 			saved := *s
-			it := &item{charge: ch, key: key, seq: seq, state: stConfirmed, settlement: &saved, doneAt: time.Now().UTC()}
+			it := &item{charge: ch, key: key, seq: seq, state: stConfirmed, settlement: &saved, doneAt: c.now()}
 			c.items[ch.WorkflowID] = it
 			c.bySeq[ch.Sequence] = it
 		}
@@ -649,7 +650,7 @@ func (c *chain) step(ctx context.Context) error {
 }
 
 func (c *chain) prune() {
-	cut := time.Now().UTC().Add(-c.cfg.Retain)
+	cut := c.now().Add(-c.cfg.Retain)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for id, it := range c.items {
@@ -683,7 +684,7 @@ func (c *chain) flush(ctx context.Context, head *types.Header) error {
 
 // fail ends items with a failure and takes them off the queue.
 func (c *chain) failLocked(items []*item, f *settleflow.Failure) {
-	now := time.Now().UTC()
+	now := c.now()
 	for _, it := range items {
 		it.state = stFailed
 		it.failure = f
@@ -960,7 +961,7 @@ func (c *chain) unmined(ctx context.Context, head *types.Header, t *sentTx, late
 		}
 		c.log.Warn("settlement nonce used by an unknown transaction; requeueing its charges", zap.Uint64("nonce", t.nonce))
 		c.removeTxLocked(t)
-		now := time.Now().UTC()
+		now := c.now()
 		for _, it := range t.items {
 			it.state, it.tx, it.queuedAt = stQueued, nil, now
 		}
@@ -1098,7 +1099,7 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 			settled[n.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber}, [32]byte(l.Topics[1])}
 		}
 	}
-	now := time.Now().UTC()
+	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.removeTxLocked(t)
@@ -1208,3 +1209,6 @@ func classifyRevert(err error) *settleflow.Failure {
 	}
 	return failure(CodeSettlementReverted, "%v", err)
 }
+
+// now is the settler's clock, in UTC: the time settlements are stamped with.
+func (c *chain) now() time.Time { return c.clock.Now().UTC() }

@@ -108,6 +108,10 @@ type Config struct {
 	Test *ChainConfig
 	// Logger receives the settler's logs; nil is a no-op logger.
 	Logger *zap.Logger
+	// Clock stamps settlements and ages what the settler remembers; nil is
+	// settleflow.SystemClock. (How long a transaction has waited is measured
+	// on the monotonic clock, whatever this says.)
+	Clock settleflow.Clock
 }
 
 var mainnetIDs = map[int64]string{

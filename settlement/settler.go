@@ -46,12 +46,16 @@ func New(ctx context.Context, cfg Config) (*Settler, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = settleflow.SystemClock
+	}
 	s := &Settler{chains: map[settleflow.Environment]*chain{}, log: log.Named("settlement")}
 	for env, cc := range map[settleflow.Environment]*ChainConfig{settleflow.Live: cfg.Live, settleflow.Test: cfg.Test} {
 		if cc == nil {
 			continue
 		}
-		c, err := newChain(ctx, env, *cc, s.log)
+		c, err := newChain(ctx, env, *cc, s.log, clock)
 		if err != nil {
 			s.Close()
 			return nil, err

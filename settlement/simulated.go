@@ -24,6 +24,8 @@ import (
 type SimulatedOptions struct {
 	// Logger receives the settler's logs; nil is a no-op logger.
 	Logger *zap.Logger
+	// Clock is Config.Clock.
+	Clock settleflow.Clock
 	// Funds is the operator's opening balance of the test stablecoin, in
 	// cents (default 1,000,000,000: ten million dollars).
 	Funds int64
@@ -120,7 +122,7 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (*Simulated, error
 	if cc.RebroadcastAfter <= 0 {
 		cc.RebroadcastAfter = time.Second
 	}
-	if s.Settler, err = New(ctx, Config{Test: &cc, Live: opts.Live, Logger: opts.Logger}); err != nil {
+	if s.Settler, err = New(ctx, Config{Test: &cc, Live: opts.Live, Logger: opts.Logger, Clock: opts.Clock}); err != nil {
 		backend.Close()
 		return nil, fmt.Errorf("settlement: simulated: %w", err)
 	}
