@@ -92,6 +92,9 @@ type Engine struct {
 	// eventsWake tells the dispatcher an event is in the outbox unleased
 	// (a cancel's), so it is handed over now, not at the next poll.
 	eventsWake chan struct{}
+	// handoffCap is the room for event batches on their way to the
+	// dispatcher in memory; tests shrink it.
+	handoffCap int
 
 	mu      sync.Mutex
 	started bool
@@ -175,6 +178,7 @@ func New(opts Options) (*Engine, error) {
 		wake:      make(chan struct{}, 1),
 
 		eventsWake: make(chan struct{}, 1),
+		handoffCap: 64,
 	}
 	go e.commitLoop()
 	return e, nil
@@ -242,7 +246,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		slots:        make(chan struct{}, e.opts.Workers),
 		results:      make(chan execResult, e.opts.Workers),
 		settle:       make(chan settleItem, e.opts.Workers),
-		handoff:      make(chan []Event, 64),
+		handoff:      make(chan []Event, e.handoffCap),
 		pruneDone:    make(chan struct{}),
 	}
 	e.run = rs

@@ -208,8 +208,7 @@ func (e *Engine) update(ctx context.Context, rs *runState, us []Update) []bool {
 				select {
 				case rs.handoff <- evs:
 				default:
-					// The dispatcher is behind: the events wait in the
-					// outbox until their lease ends, then any engine takes them.
+					e.handBack(ctx, evs)
 				}
 			}
 			return applied
@@ -221,6 +220,22 @@ func (e *Engine) update(ctx context.Context, rs *runState, us []Update) []bool {
 		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, 5*time.Second)):
 		}
 	}
+}
+
+// handBack returns events the dispatcher had no room for to the outbox, due
+// now, and wakes the dispatcher to claim them: a missed handoff costs a
+// claim, not the lease they were written with. If even that write fails,
+// the events come back when their lease ends.
+func (e *Engine) handBack(ctx context.Context, evs []Event) {
+	ids := make([]string, len(evs))
+	for i := range evs {
+		ids[i] = evs[i].ID
+	}
+	if err := e.store.RetryEvents(context.WithoutCancel(ctx), ids, e.now()); err != nil {
+		e.log.Warn("events not handed back to the outbox; they are dispatched when their lease ends", zap.Int("events", len(ids)), zap.Error(err))
+		return
+	}
+	signal(e.eventsWake)
 }
 
 func marshalResult(v any) (json.RawMessage, error) {

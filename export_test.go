@@ -13,3 +13,7 @@ func (e *Engine) SettleOnce(ctx context.Context, ws []*Workflow, fresh []bool) {
 	}
 	e.settleBatch(ctx, &runState{handoff: make(chan []Event, 64)}, batch)
 }
+
+// SetHandoffCapacity sets the room for event batches handed to the
+// dispatcher in memory; call it before Start.
+func (e *Engine) SetHandoffCapacity(n int) { e.handoffCap = n }
