@@ -58,6 +58,8 @@ type APIError struct {
 	Header http.Header
 }
 
+// Error describes the error in one line: status, type, code, param, message
+// and request id.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("settleflow: ")
@@ -146,6 +148,7 @@ type ConnectionError struct {
 	Err error
 }
 
+// Error names the request and the cause.
 func (e *ConnectionError) Error() string {
 	return "settleflow: " + e.Method + " " + e.Path + ": connection error: " + e.Err.Error()
 }

@@ -43,6 +43,7 @@ func (s secret) scrub(msg string) string {
 	return msg
 }
 
+// The printing methods all show the display form.
 func (s secret) String() string               { return s.display }
 func (s secret) GoString() string             { return s.display }
 func (s secret) Format(f fmt.State, _ rune)   { io.WriteString(f, s.display) }
