@@ -320,7 +320,12 @@ func TestPerRequestTimeout(t *testing.T) {
 	onlyWorkflow(t, customer, wf.ID)
 
 	// Without retries, the timeout is a ConnectionError that says so.
-	hang := newProxy(t, func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte) { <-r.Context().Done() })
+	hang := newProxy(t, func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
 	_, err = hang.client(client.WithTimeout(200*time.Millisecond), client.WithMaxRetries(0)).Products.List(context.Background())
 	var ce *client.ConnectionError
 	if !errors.As(err, &ce) || !ce.Timeout() || !errors.Is(err, context.DeadlineExceeded) {
