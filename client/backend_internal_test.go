@@ -1,6 +1,9 @@
 package client
 
 import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -132,5 +135,29 @@ func TestCheckKey(t *testing.T) {
 		if err != nil && key != "" && strings.Contains(err.Error(), strings.TrimSpace(key)) {
 			t.Errorf("the error quotes the key: %v", err)
 		}
+	}
+}
+
+// TestSecretPrintsRedacted prints the client's internals directly, as a
+// future field or a debugging Printf might: the key's holder shows only its
+// display form.
+func TestSecretPrintsRedacted(t *testing.T) {
+	key := "sk_test_" + strings.Repeat("Ab3", 12)
+	c := New(key)
+	b := *c.b
+	var logs strings.Builder
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("x", "key", c.b.key, "backend", b)
+	j, _ := json.Marshal(struct{ K secret }{c.b.key})
+	out := []string{logs.String(), string(j)}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
+		out = append(out, fmt.Sprintf(verb, c.b.key), fmt.Sprintf(verb, b), fmt.Sprintf(verb, c.b))
+	}
+	for _, s := range out {
+		if strings.Contains(s, key[8:20]) || strings.Contains(s, fmt.Sprintf("%x", key[8:20])) {
+			t.Fatalf("the key shows in %q", s)
+		}
+	}
+	if got := fmt.Sprint(c.b.key); got != "sk_test_…"+key[len(key)-4:] {
+		t.Fatalf("the key prints as %q", got)
 	}
 }

@@ -86,6 +86,20 @@ func TestKeyNeverLeaks(t *testing.T) {
 	})
 	_, err = p.client(client.WithLogger(logger), fast).Workflows.Cancel(ctx, "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J")
 	collect(err)
+	// A server that echoes the key in its error (none should) has it
+	// scrubbed from the message and the param.
+	echo := newProxy(t, func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		k := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"type": "invalid_request_error", "code": "parameter_invalid",
+			"message": "bad key " + k + "!", "param": k, "requestId": "req_ECHO"}})
+	})
+	_, err = echo.client().Products.List(ctx)
+	collect(err)
+	if !strings.Contains(err.Error(), "bad key sk_test_…") {
+		t.Fatalf("echoed message: %v", err)
+	}
 	// A key read with its line break: refused before sending, unquoted.
 	_, err = client.New(key+"\n", client.WithBaseURL(ref.baseURL), client.WithRootCAs(ref.pool)).Products.List(ctx)
 	collect(err)

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -117,4 +118,8 @@ func answer(w http.ResponseWriter, status int, typ, code string, header ...strin
 	w.Header().Set("Request-Id", "req_PROXY")
 	w.WriteHeader(status)
 	io.WriteString(w, `{"error":{"type":"`+typ+`","code":"`+code+`","message":"from the test proxy","requestId":"req_PROXY"}}`)
+}
+
+func (r seenRequest) String() string {
+	return fmt.Sprintf("{%s %s?%s key=%q status=%d replayed=%q}", r.method, r.path, r.query, r.idempotencyKey, r.status, r.replayed)
 }

@@ -395,3 +395,35 @@ func TestHeaders(t *testing.T) {
 	}
 	onlyWorkflow(t, customer, first.ID)
 }
+
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	t.Parallel()
+	// As the plain-HTTP listener answers: 308 to HTTPS, with the envelope.
+	p := newProxy(t, func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte) {
+		answer(w, http.StatusPermanentRedirect, "invalid_request_error", "https_required", "Location", p.srv.URL+"/elsewhere"+r.URL.Path)
+	})
+	_, err := p.client().Workflows.Create(context.Background(), ticketParams("cus_redirect"))
+	var inv *client.InvalidRequestError
+	if !errors.As(err, &inv) || inv.Status != http.StatusPermanentRedirect || inv.Code != "https_required" {
+		t.Fatalf("error %v", err)
+	}
+	if reqs := p.requests(); len(reqs) != 1 {
+		t.Fatalf("requests %v", reqs)
+	}
+}
+
+func TestBadKeysAreRefusedBeforeSending(t *testing.T) {
+	t.Parallel()
+	p := newProxy(t, func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte) { p.forward(n, w, r, body) })
+	for i, key := range []string{"", ref.key + "\n", " " + ref.key, ref.key + "\u00a0"} {
+		_, err := client.New(key, client.WithBaseURL(p.srv.URL)).Products.List(context.Background())
+		var apiErr *client.APIError
+		var ce *client.ConnectionError
+		if err == nil || errors.As(err, &apiErr) || errors.As(err, &ce) || !strings.Contains(err.Error(), "API key") {
+			t.Errorf("bad key %d: %v", i, err)
+		}
+	}
+	if reqs := p.requests(); len(reqs) != 0 {
+		t.Fatalf("requests %v", reqs)
+	}
+}
