@@ -309,7 +309,7 @@ func TestPerRequestTimeout(t *testing.T) {
 	})
 	customer := uniqueCustomer(t)
 	start := time.Now()
-	wf, err := p.client(fast, client.WithTimeout(300*time.Millisecond)).Workflows.Create(context.Background(), ticketParams(customer))
+	wf, err := p.client(fast, client.WithTimeout(time.Second)).Workflows.Create(context.Background(), ticketParams(customer))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,9 @@ func startRefServer() (_ *refServer, stop func(), err error) {
 	cmd := exec.Command(bin, "-data", s.dir, "-https", "127.0.0.1:0", "-http", "", "-log-level", "warn", "-auth-failures-per-minute", "0",
 		// Two workers: a burst of workflows waits Pending long enough for a
 		// cancel to win (TestCancel), and the suite's others still run at once.
-		"-workers", "2")
+		"-workers", "2",
+		// The suite makes many clients, each with its own connections.
+		"-max-conns-per-ip", "0")
 	cmd.Stderr = s.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
