@@ -1,0 +1,279 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/settleflow/settleflow"
+)
+
+// backend sends requests: authentication, retries, errors. The services
+// share one.
+type backend struct {
+	key            secret
+	baseURL        *url.URL
+	hc             *http.Client
+	timeout        time.Duration
+	maxRetries     int
+	logger         *slog.Logger
+	initialBackoff time.Duration
+	maxBackoff     time.Duration
+	maxRetryWait   time.Duration
+	userAgent      string
+	// err is a configuration error every call returns.
+	err error
+}
+
+// request is one API call.
+type request struct {
+	method string
+	// path is the path under the base URL, /v1/…, already escaped.
+	path  string
+	query url.Values
+	// body, when not nil, is sent as JSON.
+	body any
+	// idempotencyKey is the caller's; a POST without one gets a fresh one.
+	idempotencyKey string
+}
+
+// result describes how a call went, error or not.
+type result struct {
+	// attempts is how many requests were sent.
+	attempts int
+	// header is the header of the last answer, if any.
+	header http.Header
+}
+
+// idempotencyKeyPrefix starts the Idempotency-Key the client generates.
+const idempotencyKeyPrefix = "sfgo_"
+
+// newIdempotencyKey returns a key with 130 bits from crypto/rand.
+func newIdempotencyKey() string { return idempotencyKeyPrefix + rand.Text() }
+
+// do sends r, retrying as configured, and decodes a 2xx answer's body into
+// out: a *json.RawMessage takes the bytes as they are, anything else goes
+// through encoding/json.
+func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
+	var res result
+	if b.err != nil {
+		return res, b.err
+	}
+	if err := checkKey(b.key.reveal()); err != nil {
+		return res, err
+	}
+	var payload []byte
+	if r.body != nil {
+		var err error
+		if payload, err = json.Marshal(r.body); err != nil {
+			return res, fmt.Errorf("settleflow: %s %s: encoding the request body: %w", r.method, r.path, err)
+		}
+	}
+	key := r.idempotencyKey
+	if r.method == http.MethodPost && key == "" {
+		key = newIdempotencyKey()
+	}
+	u := *b.baseURL
+	u.Path += r.path
+	u.RawQuery = r.query.Encode()
+	target := u.String()
+
+	for attempt := 0; ; attempt++ {
+		res.attempts++
+		resp, body, err := b.send(ctx, r.method, target, payload, key)
+		var callErr error
+		var retryable bool
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// The caller gave up; that is no connection error.
+			return res, fmt.Errorf("settleflow: %s %s: %w", r.method, r.path, context.Cause(ctx))
+		case err != nil:
+			callErr = &ConnectionError{Method: r.method, Path: r.path, Err: err}
+			retryable = retryableTransportError(err)
+		case resp.StatusCode >= 200 && resp.StatusCode < 300:
+			res.header = resp.Header
+			return res, b.decode(r, resp, body, out)
+		default:
+			res.header = resp.Header
+			callErr = b.apiError(resp, body)
+			retryable = retryableStatus(resp.StatusCode)
+		}
+		if !retryable || attempt >= b.maxRetries {
+			return res, callErr
+		}
+		wait, ok := b.retryWait(attempt, resp)
+		if !ok {
+			return res, callErr
+		}
+		if deadline, has := ctx.Deadline(); has && time.Until(deadline) < wait {
+			// The wait would outlast the caller's deadline: answer now with
+			// what is known rather than with a bare deadline error later.
+			return res, callErr
+		}
+		b.logRetry(ctx, r, attempt, resp, err, wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return res, fmt.Errorf("settleflow: %s %s: %w while waiting to retry after: %w", r.method, r.path, context.Cause(ctx), callErr)
+		case <-t.C:
+		}
+	}
+}
+
+// send makes one attempt and reads its whole answer within the timeout.
+func (b *backend) send(ctx context.Context, method, target string, payload []byte, idempotencyKey string) (*http.Response, []byte, error) {
+	if b.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		defer cancel()
+	}
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+b.key.reveal())
+	req.Header.Set("User-Agent", b.userAgent)
+	req.Header.Set("Accept", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		// An answer cut short is as good as none: retry it.
+		return nil, nil, err
+	}
+	return resp, data, nil
+}
+
+// decode fills out from a 2xx answer.
+func (b *backend) decode(r request, resp *http.Response, body []byte, out any) error {
+	switch o := out.(type) {
+	case nil:
+		return nil
+	case *json.RawMessage:
+		*o = append((*o)[:0], body...)
+		return nil
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("settleflow: %s %s: decoding the %d answer (request %s): %w",
+			r.method, r.path, resp.StatusCode, resp.Header.Get("Request-Id"), err)
+	}
+	return nil
+}
+
+// apiError builds the error of a non-2xx answer from its envelope
+// {"error": {type, code, message, param, requestId}}, or from its status when
+// the body is something else (a proxy's page, say).
+func (b *backend) apiError(resp *http.Response, body []byte) error {
+	e := &APIError{Status: resp.StatusCode, Header: resp.Header, RequestID: resp.Header.Get("Request-Id")}
+	var env struct {
+		Error *struct {
+			Type      ErrorType            `json:"type"`
+			Code      settleflow.ErrorCode `json:"code"`
+			Message   string               `json:"message"`
+			Param     string               `json:"param"`
+			RequestID string               `json:"requestId"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &env) == nil && env.Error != nil {
+		x := env.Error
+		e.Type, e.Code, e.Message, e.Param = x.Type, x.Code, x.Message, x.Param
+		if x.RequestID != "" {
+			e.RequestID = x.RequestID
+		}
+	} else {
+		e.Message = "unexpected answer " + resp.Status
+	}
+	e.Message = b.key.scrub(e.Message)
+	e.Param = b.key.scrub(e.Param)
+	return categorize(e, time.Now())
+}
+
+// retryWait is how long to wait before retry number attempt (from 0): a
+// random duration in [0, min(maxBackoff, initialBackoff·2^attempt)) ("full
+// jitter"), or, when the answer says how long to wait (Retry-After, or
+// X-RateLimit-Reset on a 429), that long plus a random part of at most
+// initialBackoff, so that clients told the same time do not all come back
+// at once. ok is false when the answer asks for more than maxRetryWait.
+func (b *backend) retryWait(attempt int, resp *http.Response) (wait time.Duration, ok bool) {
+	if resp != nil {
+		if hint, has := retryHint(resp.Header, resp.StatusCode, time.Now()); has {
+			if hint > b.maxRetryWait {
+				return 0, false
+			}
+			return hint + randDuration(b.initialBackoff), true
+		}
+	}
+	ceiling := b.maxBackoff
+	if attempt < 32 {
+		if c := b.initialBackoff << attempt; c > 0 && c < ceiling {
+			ceiling = c
+		}
+	}
+	return randDuration(ceiling), true
+}
+
+// randDuration is uniform in [0, d).
+func randDuration(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(mrand.Int64N(int64(d)))
+}
+
+func (b *backend) logRetry(ctx context.Context, r request, attempt int, resp *http.Response, err error, wait time.Duration) {
+	if b.logger == nil {
+		return
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.method),
+		slog.String("path", r.path),
+		slog.Int("attempt", attempt+1),
+		slog.Duration("wait", wait),
+	}
+	if resp != nil {
+		attrs = append(attrs, slog.Int("status", resp.StatusCode), slog.String("request_id", resp.Header.Get("Request-Id")))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", b.key.scrub(err.Error())))
+	}
+	b.logger.LogAttrs(ctx, slog.LevelWarn, "settleflow: retrying", attrs...)
+}
+
+// checkKey refuses, before anything is sent, a key no server accepts in a
+// header. The error never quotes the key.
+func checkKey(key string) error {
+	if key == "" {
+		return errors.New("settleflow: no API key: pass sk_test_… or sk_live_… to client.New")
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c <= ' ' || c >= 0x7f {
+			return errors.New("settleflow: the API key holds a character at byte " + strconv.Itoa(i) +
+				" that an HTTP header cannot carry (a space, a line break or non-ASCII); check how it was read")
+		}
+	}
+	return nil
+}
