@@ -36,13 +36,18 @@ fi
 mkdir -p "$1"
 dir=$(cd "$1" && pwd)
 
-if [ -x "$dir/geth" ] && "$dir/geth" version 2>/dev/null | grep -q "^Version: ${GETH_VERSION#v}"; then
+# geth's output is read whole before it is searched or cut: a reader that
+# stops early (grep -q, head) would kill geth with SIGPIPE, which pipefail
+# turns into a failure of the whole script.
+geth_version() { "$dir/geth" version 2>/dev/null || true; }
+
+if [ -x "$dir/geth" ] && geth_version | grep "^Version: ${GETH_VERSION#v}" >/dev/null; then
 	echo "geth ${GETH_VERSION} already in $dir"
 	exit 0
 fi
 
 if GOBIN="$dir" go install "github.com/ethereum/go-ethereum/cmd/geth@${GETH_VERSION}"; then
-	"$dir/geth" version | head -n 2
+	out=$(geth_version); printf "%s\n" "$out" | sed -n 1,2p
 	echo "installed $dir/geth"
 	exit 0
 fi
@@ -101,5 +106,5 @@ GO
 		-replace "github.com/pk910/hashtree-bindings=github.com/pk910/hashtree-bindings@${HASHTREE_FALLBACK}"
 	GOFLAGS=-mod=mod go build -trimpath -o "$dir/geth" github.com/ethereum/go-ethereum/cmd/geth
 )
-"$dir/geth" version | head -n 2
+out=$(geth_version); printf "%s\n" "$out" | sed -n 1,2p
 echo "installed $dir/geth (fallback build)"
