@@ -83,10 +83,12 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 	if r.method == http.MethodPost && key == "" {
 		key = newIdempotencyKey()
 	}
-	u := *b.baseURL
-	u.Path += r.path
-	u.RawQuery = r.query.Encode()
-	target := u.String()
+	// r.path is escaped already: append it to the base URL's text rather
+	// than to its Path, which String would escape again.
+	target := b.baseURL.String() + r.path
+	if q := r.query.Encode(); q != "" {
+		target += "?" + q
+	}
 
 	for attempt := 0; ; attempt++ {
 		res.attempts++
