@@ -454,6 +454,13 @@ func TestPathsAreEscaped(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// A base URL with a path keeps it.
+	before := len(p.requests())
+	client.New(ref.key, client.WithBaseURL(p.srv.URL+"/api/")).Products.List(ctx)
+	if r := p.requests()[before]; r.escapedPath != "/api/v1/products" {
+		t.Fatalf("with a base path: %s", r.escapedPath)
+	}
+	want = append(want, "GET /api/v1/products?")
 	// An empty id is refused before sending.
 	if _, err := c.Workflows.Fetch(ctx, ""); err == nil || len(p.requests()) != len(want) {
 		t.Fatalf("empty id: %v", err)
