@@ -51,8 +51,6 @@ type request struct {
 type result struct {
 	// attempts is how many requests were sent.
 	attempts int
-	// header is the header of the last answer, if any.
-	header http.Header
 }
 
 // idempotencyKeyPrefix starts the Idempotency-Key the client generates.
@@ -103,10 +101,8 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 			callErr = &ConnectionError{Method: r.method, Path: r.path, Err: err}
 			retryable = retryableTransportError(err)
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
-			res.header = resp.Header
 			return res, b.decode(r, resp, body, out)
 		default:
-			res.header = resp.Header
 			callErr = b.apiError(resp, body)
 			retryable = retryableStatus(resp.StatusCode)
 		}
