@@ -51,8 +51,6 @@ type request struct {
 type result struct {
 	// attempts is how many requests were sent.
 	attempts int
-	// header is the header of the last answer, if any.
-	header http.Header
 }
 
 // idempotencyKeyPrefix starts the Idempotency-Key the client generates.
@@ -83,10 +81,12 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 	if r.method == http.MethodPost && key == "" {
 		key = newIdempotencyKey()
 	}
-	u := *b.baseURL
-	u.Path += r.path
-	u.RawQuery = r.query.Encode()
-	target := u.String()
+	// r.path is escaped already: append it to the base URL's text rather
+	// than to its Path, which String would escape again.
+	target := b.baseURL.String() + r.path
+	if q := r.query.Encode(); q != "" {
+		target += "?" + q
+	}
 
 	for attempt := 0; ; attempt++ {
 		res.attempts++
@@ -101,10 +101,8 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 			callErr = &ConnectionError{Method: r.method, Path: r.path, Err: err}
 			retryable = retryableTransportError(err)
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
-			res.header = resp.Header
 			return res, b.decode(r, resp, body, out)
 		default:
-			res.header = resp.Header
 			callErr = b.apiError(resp, body)
 			retryable = retryableStatus(resp.StatusCode)
 		}

@@ -28,6 +28,7 @@ type proxy struct {
 // answer when it forwarded it.
 type seenRequest struct {
 	method, path, query string
+	escapedPath         string
 	idempotencyKey      string
 	userAgent           string
 	authorization       string
@@ -42,7 +43,7 @@ func newProxy(t testing.TB, handle func(p *proxy, n int, w http.ResponseWriter, 
 		body, _ := io.ReadAll(r.Body)
 		p.mu.Lock()
 		n := len(p.seen)
-		p.seen = append(p.seen, seenRequest{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery,
+		p.seen = append(p.seen, seenRequest{method: r.Method, path: r.URL.Path, escapedPath: r.URL.EscapedPath(), query: r.URL.RawQuery,
 			idempotencyKey: r.Header.Get("Idempotency-Key"), userAgent: r.Header.Get("User-Agent"), authorization: r.Header.Get("Authorization")})
 		p.mu.Unlock()
 		p.handle(p, n, w, r, body)

@@ -427,3 +427,42 @@ func TestBadKeysAreRefusedBeforeSending(t *testing.T) {
 		t.Fatalf("requests %v", reqs)
 	}
 }
+
+func TestPathsAreEscaped(t *testing.T) {
+	t.Parallel()
+	p := newProxy(t, func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte) {
+		answer(w, http.StatusNotFound, "invalid_request_error", "resource_missing")
+	})
+	c := p.client()
+	ctx := context.Background()
+	c.Workflows.Fetch(ctx, "wf_1/cancel?x=1")
+	c.Workflows.Cancel(ctx, "../../v1/quotes")
+	c.Products.Fetch(ctx, "a b#c")
+	c.Events.Fetch(ctx, "evt_%2F")
+	c.Workflows.List(ctx, &client.WorkflowListParams{CustomerID: "cus_a&limit=1", Status: "Settled"})
+	var got []string
+	for _, r := range p.requests() {
+		got = append(got, r.method+" "+r.escapedPath+"?"+r.query)
+	}
+	want := []string{
+		"GET /v1/workflows/wf_1%2Fcancel%3Fx=1?",
+		"POST /v1/workflows/..%2F..%2Fv1%2Fquotes/cancel?",
+		"GET /v1/products/a%20b%23c?",
+		"GET /v1/events/evt_%252F?",
+		"GET /v1/workflows?customerId=cus_a%26limit%3D1&status=Settled",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A base URL with a path keeps it.
+	before := len(p.requests())
+	client.New(ref.key, client.WithBaseURL(p.srv.URL+"/api/")).Products.List(ctx)
+	if r := p.requests()[before]; r.escapedPath != "/api/v1/products" {
+		t.Fatalf("with a base path: %s", r.escapedPath)
+	}
+	want = append(want, "GET /api/v1/products?")
+	// An empty id is refused before sending.
+	if _, err := c.Workflows.Fetch(ctx, ""); err == nil || len(p.requests()) != len(want) {
+		t.Fatalf("empty id: %v", err)
+	}
+}

@@ -147,6 +147,7 @@ func startRefServer() (_ *refServer, stop func(), err error) {
 		// The suite makes many clients, each with its own connections.
 		"-max-conns-per-ip", "0")
 	cmd.Stderr = s.stderr
+	dieWithParent(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, nil, err

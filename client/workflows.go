@@ -29,7 +29,9 @@ type WorkflowCreateParams struct {
 	// again instead of creating another, and with another body fails with
 	// an *IdempotencyError. Without one the client generates one per call
 	// (and reuses it for that call's retries); set your own (an order id,
-	// say) to make your own retries of the call safe too.
+	// say) to make your own retries of the call safe too, for example after
+	// a context canceled mid-request, when whether the create happened is
+	// unknown.
 	IdempotencyKey string `json:"-"`
 }
 
