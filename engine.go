@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -89,6 +90,11 @@ type Engine struct {
 	stopOnce  sync.Once
 
 	wake chan struct{} // new due workflows (non-blocking send)
+	// wakeMu guards wakeTimes: when work this engine scheduled sooner than
+	// the next poll comes due (a charge the settler expects confirmed in
+	// 300 ms), sorted, at most maxWakeTimes.
+	wakeMu    sync.Mutex
+	wakeTimes []time.Time
 	// eventsWake tells the dispatcher an event is in the outbox unleased
 	// (a cancel's), so it is handed over now, not at the next poll.
 	eventsWake chan struct{}
@@ -207,6 +213,55 @@ func drain[T any](ch <-chan T, batch []T, max int) []T {
 		}
 	}
 	return batch
+}
+
+// maxWakeTimes bounds the remembered wake-up times; work scheduled beyond
+// them waits for the next poll.
+const maxWakeTimes = 64
+
+// wakeAt makes the claim loop look for due work at t, if that is before its
+// next poll: work this engine scheduled for soon does not wait a whole
+// PollInterval. Times within a millisecond of one already held are merged.
+func (e *Engine) wakeAt(t time.Time) {
+	if !t.Before(e.now().Add(e.opts.PollInterval)) {
+		return
+	}
+	e.wakeMu.Lock()
+	i, found := slices.BinarySearchFunc(e.wakeTimes, t, func(a, b time.Time) int { return a.Compare(b) })
+	if found || (i > 0 && t.Sub(e.wakeTimes[i-1]) < time.Millisecond) || (i < len(e.wakeTimes) && e.wakeTimes[i].Sub(t) < time.Millisecond) {
+		e.wakeMu.Unlock()
+		return
+	}
+	if len(e.wakeTimes) >= maxWakeTimes {
+		if i == len(e.wakeTimes) {
+			e.wakeMu.Unlock()
+			return
+		}
+		e.wakeTimes = e.wakeTimes[:len(e.wakeTimes)-1]
+	}
+	e.wakeTimes = slices.Insert(e.wakeTimes, i, t)
+	first := i == 0
+	e.wakeMu.Unlock()
+	if first {
+		signal(e.wake) // the claim loop sets its timer anew
+	}
+}
+
+// nextPoll is how long the claim loop sleeps: PollInterval, or less if a
+// wake-up time comes first. Times that have passed are dropped.
+func (e *Engine) nextPoll() time.Duration {
+	now := e.now()
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
+	past := 0
+	for past < len(e.wakeTimes) && !e.wakeTimes[past].After(now) {
+		past++
+	}
+	e.wakeTimes = e.wakeTimes[:copy(e.wakeTimes, e.wakeTimes[past:])]
+	if len(e.wakeTimes) == 0 {
+		return e.opts.PollInterval
+	}
+	return min(e.wakeTimes[0].Sub(now), e.opts.PollInterval)
 }
 
 func signal(c chan struct{}) {

@@ -26,7 +26,7 @@ func (e *Engine) claimLoop(ctx, workCtx context.Context, rs *runState) {
 		// Claim until the queue is empty (or no slot frees up).
 		for ctx.Err() == nil && e.claimOnce(ctx, workCtx, rs) > 0 {
 		}
-		timer.Reset(e.opts.PollInterval)
+		timer.Reset(e.nextPoll())
 	}
 }
 

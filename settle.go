@@ -147,7 +147,8 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 			}
 			e.fail(&u, w, now, f)
 		default: // pending (or still unknown right after submission)
-			u.Settlement, u.RunAt = st.Settlement, now.Add(e.opts.SettlementPollInterval)
+			u.Settlement, u.RunAt = st.Settlement, now.Add(e.settleCheck(st.CheckAfter))
+			e.wakeAt(u.RunAt)
 		}
 		decide(i, u)
 	}
@@ -213,6 +214,18 @@ func (e *Engine) status(ctx context.Context, cs []Charge) ([]SettlementStatus, e
 		err = fmt.Errorf("settler answered %d statuses for %d charges", len(sts), len(cs))
 	}
 	return sts, err
+}
+
+// minSettleCheck is the soonest the engine asks about a pending charge again.
+const minSettleCheck = 10 * time.Millisecond
+
+// settleCheck is how long a pending charge waits for its next check: the
+// settler's hint, within [minSettleCheck, SettlementPollInterval].
+func (e *Engine) settleCheck(hint time.Duration) time.Duration {
+	if hint <= 0 {
+		return e.opts.SettlementPollInterval
+	}
+	return min(max(hint, minSettleCheck), e.opts.SettlementPollInterval)
 }
 
 // settleLater is the update after a transient settler error: the workflow

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Charge is one workflow's quoted charge, handed to a [Settler]. WorkflowID is
@@ -80,6 +81,12 @@ type SettlementStatus struct {
 	// A settler that cannot tell must say so here rather than answer
 	// SettlementFailed, which the engine takes to mean nothing was charged.
 	Err error
+	// CheckAfter, for a pending charge, is how soon the settler expects its
+	// state to change (its batch sent, the next block, the last
+	// confirmation): the engine asks again after that long, though never
+	// later than Options.SettlementPollInterval nor sooner than 10 ms. Zero
+	// leaves it to SettlementPollInterval.
+	CheckAfter time.Duration
 }
 
 // RefusedError is what a Settler's Submit returns when it refused some

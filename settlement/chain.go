@@ -183,6 +183,9 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 		return nil, fmt.Errorf("settlement: %s: %s is not a SettleflowSettlement contract with a sequence bitmap (deployedAt: %v)", env, c.contract, err)
 	}
 	c.deployed = deployed.Uint64()
+	if c.cfg.BlockTime <= 0 {
+		c.cfg.BlockTime = estimateBlockTime(ctx, c.b, 12*time.Second)
+	}
 	switch {
 	case cc.Token != (common.Address{}) && cc.Token != c.token:
 		return nil, fmt.Errorf("settlement: %s: contract's token is %s, configured %s", env, c.token, cc.Token)
@@ -413,6 +416,7 @@ func (c *chain) status(ctx context.Context, ch settleflow.Charge) (settleflow.Se
 		switch it.state {
 		case stQueued:
 			st.State = settleflow.SettlementPending
+			st.CheckAfter = c.checkAfterLocked(it)
 		case stSent:
 			st.State = settleflow.SettlementPending
 			s := &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network}
@@ -424,6 +428,7 @@ func (c *chain) status(ctx context.Context, ch settleflow.Charge) (settleflow.Se
 				s.TxHash = it.tx.latest().Hash().Hex()
 			}
 			st.Settlement = s
+			st.CheckAfter = c.checkAfterLocked(it)
 		case stConfirmed:
 			st.State = settleflow.SettlementConfirmed
 			s := *it.settlement

@@ -77,6 +77,12 @@ type ChainConfig struct {
 	FlushInterval time.Duration
 	// PollInterval is how often receipts and the head are checked (default 2s).
 	PollInterval time.Duration
+	// BlockTime is the chain's expected time between blocks, from which
+	// Status tells the engine when a pending charge is worth asking about
+	// again (settleflow.SettlementStatus.CheckAfter). Default: measured at
+	// start from the timestamps of the last 64 blocks (12 s on a chain too
+	// young to tell).
+	BlockTime time.Duration
 	// StuckAfter: a transaction not mined this long after it was (re)sent,
 	// while blocks kept coming, is replaced with higher fees (default 60s).
 	StuckAfter time.Duration

@@ -1,6 +1,7 @@
 package settlement
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"fmt"
@@ -115,6 +116,11 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (*Simulated, error
 	}
 	if cc.PollInterval <= 0 {
 		cc.PollInterval = 50 * time.Millisecond
+	}
+	if cc.BlockTime <= 0 {
+		// The committer seals a block every BlockInterval while charges
+		// wait.
+		cc.BlockTime = cmp.Or(opts.BlockInterval, 100*time.Millisecond)
 	}
 	if cc.StuckAfter <= 0 {
 		cc.StuckAfter = 2 * time.Second

@@ -3,6 +3,10 @@
 //
 //	go run ./cmd/bench [-suite engine|http] [-n 20000] [-rounds 3] [-sync FULL|NORMAL]
 //	go run ./cmd/bench -suite http [-rounds 3] [-duration 5s] [-turns 5] [-connections 32]
+//	go run ./cmd/bench -suite pipeline [-n 10000] [-rounds 3] [-connections 32] [-rate 500] [-steady 30s]
+//
+// -suite pipeline: the reference server in its own process, create over
+// HTTPS to verified webhook; see pipeline.go.
 //
 // -suite http: the HTTP API over TLS on loopback against a no-op handler
 // behind the same TLS server (the baseline): requests/s and p50/p99 latency
@@ -40,7 +44,11 @@ func main() {
 	n := flag.Int("n", 20000, "operations per measurement")
 	rounds := flag.Int("rounds", 3, "rounds; the median is reported")
 	sync := flag.String("sync", "FULL", "SQLite synchronous setting for every side: FULL or NORMAL")
-	suite := flag.String("suite", "engine", "engine or http")
+	suite := flag.String("suite", "engine", "engine, http or pipeline")
+	rate := flag.Int("rate", 500, "pipeline: offered creates per second of the steady phase")
+	steady := flag.Duration("steady", 30*time.Second, "pipeline: length of the steady phase (0 to skip it)")
+	serverBin := flag.String("server-bin", "", "pipeline: reference server `binary` (default: built from ./examples/server)")
+	keep := flag.Bool("keep", false, "pipeline: keep each round's data directory and server log")
 	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
 	connections := flag.Int("connections", 32, "http: keep-alive connections")
 	turns := flag.Int("turns", 5, "http: turns the targets take within a round")
@@ -48,6 +56,14 @@ func main() {
 	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
+	if *suite == "pipeline" {
+		if err := runPipeline(pipelineConfig{n: *n, rounds: *rounds, connections: *connections, rate: *rate,
+			steady: *steady, serverBin: *serverBin, keep: *keep}); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *suite == "http" {
 		if err := runHTTP(*rounds, *duration, *turns, *connections, *cpuprofile, *diagnose, *pgDSN); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
