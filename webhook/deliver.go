@@ -39,6 +39,9 @@ func (s *Service) Start(ctx context.Context) error {
 	s.cancel = cancel
 	s.stopping = make(chan struct{})
 	s.loopDone = make(chan struct{})
+	s.results = make(chan *result, 2*s.cfg.MaxConcurrency)
+	s.recorded = make(chan struct{})
+	go s.recorder(s.results, s.recorded)
 	go s.loop(workCtx, s.stopping, s.loopDone)
 	s.log.Info("webhook deliverer started", zap.String("owner", s.cfg.Owner),
 		zap.Int("max_concurrency", s.cfg.MaxConcurrency), zap.Int("max_per_endpoint", s.cfg.MaxPerEndpoint))
@@ -57,7 +60,7 @@ func (s *Service) Stop(ctx context.Context) error {
 	}
 	s.running = false
 	close(s.stopping)
-	cancel, loopDone := s.cancel, s.loopDone
+	cancel, loopDone, results, recorded := s.cancel, s.loopDone, s.results, s.recorded
 	s.mu.Unlock()
 
 	<-loopDone
@@ -74,6 +77,9 @@ func (s *Service) Stop(ctx context.Context) error {
 		<-done
 		err = ctx.Err()
 	}
+	// Every attempt has handed its result over: record the last of them.
+	close(results)
+	<-recorded
 	cancel()
 	s.log.Info("webhook deliverer stopped")
 	return err
@@ -125,7 +131,6 @@ type claimed struct {
 // claimAndDispatch tops up the queue from the database and starts what the
 // slots allow.
 func (s *Service) claimAndDispatch(ctx context.Context) error {
-	per := s.cfg.MaxPerEndpoint
 	s.mu.Lock()
 	budget := 2*s.cfg.MaxConcurrency - s.total - len(s.queue)
 	held := make(map[string]int, len(s.inflight))
@@ -135,15 +140,23 @@ func (s *Service) claimAndDispatch(ctx context.Context) error {
 	for _, c := range s.queue {
 		held[c.row.EndpointID]++
 	}
+	per := make(map[string]int, len(s.limits))
+	for k, l := range s.limits {
+		per[k] = l.allowed()
+	}
 	s.mu.Unlock()
 	var err error
 	if budget > 0 {
 		var batch []claimed
 		batch, err = s.claim(ctx, s.now(), budget, func(ep string) int {
-			if held[ep] > per {
+			n, ok := per[ep]
+			if !ok {
+				n = s.cfg.initialPerEndpoint()
+			}
+			if held[ep] > n {
 				return 0 // still well supplied
 			}
-			return 2*per - held[ep]
+			return 2*n - held[ep]
 		})
 		s.mu.Lock()
 		s.queue = append(s.queue, batch...)
@@ -164,7 +177,7 @@ func (s *Service) dispatch(ctx context.Context) {
 	kept := s.queue[:0]
 	for _, c := range s.queue {
 		ep := c.row.EndpointID
-		if s.total >= s.cfg.MaxConcurrency || s.inflight[ep] >= s.cfg.MaxPerEndpoint {
+		if s.total >= s.cfg.MaxConcurrency || s.inflight[ep] >= s.limitLocked(ep).allowed() {
 			kept = append(kept, c)
 			continue
 		}
@@ -173,13 +186,24 @@ func (s *Service) dispatch(ctx context.Context) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.attempt(ctx, c)
+			r := s.attempt(ctx, c)
+			// The slot is free once the receiver has answered and the
+			// recorder has room: the result is recorded in a batch with
+			// others while the next attempt goes out. The delivery stays
+			// leased until it is recorded.
+			if r != nil {
+				s.results <- r
+			}
 			s.mu.Lock()
 			if s.inflight[ep]--; s.inflight[ep] == 0 {
 				delete(s.inflight, ep)
 			}
 			s.total--
-			refill := s.inflight[ep] <= s.cfg.MaxPerEndpoint
+			per := s.limitLocked(ep)
+			if r != nil {
+				per.observe(r.o, s.cfg)
+			}
+			refill := s.inflight[ep] <= per.allowed()
 			if refill {
 				n := s.inflight[ep]
 				for _, q := range s.queue {
@@ -187,7 +211,7 @@ func (s *Service) dispatch(ctx context.Context) {
 						n++
 					}
 				}
-				refill = n <= s.cfg.MaxPerEndpoint
+				refill = n <= per.allowed()
 			}
 			s.mu.Unlock()
 			s.dispatch(ctx)
@@ -356,22 +380,63 @@ func (o outcome) ok() bool { return o.err == "" && o.status >= 200 && o.status <
 // maxResponseExcerpt is how much of a receiver's answer is kept.
 const maxResponseExcerpt = 512
 
-// attempt sends one delivery and records the result.
-func (s *Service) attempt(ctx context.Context, c claimed) {
+// attempt sends one delivery and returns its result to record, or nil if
+// there is nothing to record.
+func (s *Service) attempt(ctx context.Context, c claimed) *result {
 	started := s.now()
 	o := s.send(ctx, c, started)
 	if ctx.Err() != nil && !o.ok() {
 		// Stopped hard: the lease brings the delivery back; recording a
 		// failure we caused ourselves would only spend an attempt.
-		return
+		return nil
 	}
 	// Record even while stopping: the attempt happened.
-	r := &result{c: c, started: started, o: o}
-	if err := s.record(r); err != nil {
-		s.log.Error("webhook attempt not recorded", zap.String("delivery", c.row.ID), zap.Error(err))
+	return &result{c: c, started: started, o: o}
+}
+
+// maxRecordBatch bounds the attempts one transaction records.
+const maxRecordBatch = 256
+
+// recorder writes finished attempts in batches, each batch one write
+// through the database's writer (so on SQLite it shares its commit with
+// the engine's writes of the moment), until in is closed and drained.
+func (s *Service) recorder(in <-chan *result, done chan<- struct{}) {
+	defer close(done)
+	batch := make([]*result, 0, maxRecordBatch)
+	for r := range in {
+		batch = append(batch[:0], r)
+	more:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r, ok := <-in:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		s.recordBatch(batch)
+	}
+}
+
+// recordBatch records a batch in one transaction, or, if that fails, each
+// attempt on its own, so one bad row cannot lose the others. An attempt
+// that cannot be recorded is sent again after its lease: at least once.
+func (s *Service) recordBatch(batch []*result) {
+	if err := s.record(batch...); err == nil {
+		for _, r := range batch {
+			s.logResult(r)
+		}
+		return
+	} else if len(batch) == 1 {
+		s.log.Error("webhook attempt not recorded; it is sent again after its lease", zap.String("delivery", batch[0].c.row.ID), zap.Error(err))
 		return
 	}
-	s.logResult(r)
+	for _, r := range batch {
+		s.recordBatch([]*result{r})
+	}
 }
 
 func (s *Service) send(ctx context.Context, c claimed, started time.Time) outcome {
@@ -439,11 +504,17 @@ type result struct {
 // database's writer, which on SQLite commits it together with the other
 // writes of the moment (attempts finishing at once, the engine's own), so
 // they share one fsync.
-func (s *Service) record(r *result) error {
+func (s *Service) record(rs ...*result) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
-		return s.recordTx(ctx, tx, r, s.now())
+		now := s.now()
+		for _, r := range rs {
+			if err := s.recordTx(ctx, tx, r, now); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -36,8 +36,8 @@ var DefaultSchedule = []time.Duration{
 // Defaults of [Config].
 const (
 	DefaultTimeout        = 10 * time.Second
-	DefaultMaxConcurrency = 16
-	DefaultMaxPerEndpoint = 4
+	DefaultMaxConcurrency = 64
+	DefaultMaxPerEndpoint = 32
 	DefaultPollInterval   = time.Second
 	DefaultJitter         = 0.1
 	DefaultMaxRetryAfter  = 24 * time.Hour
@@ -66,10 +66,13 @@ type Config struct {
 	// Timeout bounds each attempt: the receiver must answer within it.
 	// Default 10 s.
 	Timeout time.Duration
-	// MaxConcurrency bounds the attempts in flight at once. Default 16.
+	// MaxConcurrency bounds the attempts in flight at once. Default 64.
 	MaxConcurrency int
 	// MaxPerEndpoint bounds the attempts in flight to one endpoint, so a slow
-	// endpoint cannot take every slot. Default 4.
+	// endpoint cannot take every slot. Within it each endpoint's limit adapts
+	// to the receiver: it starts at 4 (or MaxPerEndpoint if lower), grows
+	// while the receiver answers fast and is halved when it fails, down to
+	// one attempt at a time (see Service.EndpointConcurrency). Default 32.
 	MaxPerEndpoint int
 	// PollInterval is how often the deliverer looks for due deliveries
 	// recorded by other processes or coming due; deliveries recorded by this
@@ -143,8 +146,11 @@ type Service struct {
 	stopping chan struct{} // closed by Stop
 	loopDone chan struct{} // closed when the claim loop returns
 	cancel   context.CancelFunc
-	inflight map[string]int // endpoint id → attempts in flight
-	queue    []claimed      // claimed, not yet started
+	inflight map[string]int            // endpoint id → attempts in flight
+	limits   map[string]*endpointLimit // endpoint id → adaptive limit
+	results  chan *result              // finished attempts, to the recorder
+	recorded chan struct{}             // closed when the recorder returns
+	queue    []claimed                 // claimed, not yet started
 	total    int
 	wg       sync.WaitGroup
 }
@@ -224,6 +230,7 @@ func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 		clients:   map[settleflow.Environment]*http.Client{},
 		wake:      make(chan struct{}, 1),
 		inflight:  map[string]int{},
+		limits:    map[string]*endpointLimit{},
 	}
 	if _, ok := cfg.Transport.(*http.Transport); cfg.Transport != nil && !ok {
 		cfg.Logger.Warn("webhook Config.Transport is not an *http.Transport: the URL policy's dial-time address check is off")

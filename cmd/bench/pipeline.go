@@ -273,7 +273,7 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 	if err := waitArrived(rc, burst, 2*time.Minute); err != nil {
 		return res, err
 	}
-	hooks := delays(rc, burst)
+	hooks := sorted(delays(rc, burst))
 	lastHook := start
 	rc.mu.Lock()
 	for _, s := range burst {
