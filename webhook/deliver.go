@@ -508,56 +508,93 @@ func (s *Service) record(rs ...*result) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
-		now := s.now()
-		for _, r := range rs {
-			if err := s.recordTx(ctx, tx, r, now); err != nil {
-				return err
-			}
-		}
-		return nil
+		return s.recordTx(ctx, tx, rs, s.now())
 	})
 }
 
-// recordTx writes the attempt and moves the delivery on: succeeded, due
-// again on the schedule, or failed for good. A 410 disables the endpoint.
-func (s *Service) recordTx(ctx context.Context, tx bun.Tx, r *result, now time.Time) error {
-	c, o := r.c, r.o
-	var cur deliveryRow
-	err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?
-		WHERE id = ? RETURNING *`, storage.Micros(now), c.row.ID).Scan(ctx, &cur)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // the endpoint was removed meanwhile
+// recordTx writes the attempts of rs and moves each delivery on: succeeded,
+// due again on the schedule, or failed for good; a 410 disables the
+// endpoint. It takes a few statements per batch, whatever its size: one
+// update counts the attempts, one insert writes them, one update per status
+// code marks the successes; only failures, each with a schedule of its own,
+// take a statement each.
+func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now time.Time) error {
+	idList := make([]string, len(rs))
+	for i, r := range rs {
+		idList[i] = r.c.row.ID
 	}
-	if err != nil {
+	var curs []deliveryRow
+	if err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?
+		WHERE id IN (?) RETURNING *`, storage.Micros(now), bun.List(idList)).Scan(ctx, &curs); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	r.attempt = cur.Attempts
-	if _, err := tx.NewInsert().Model(&attemptRow{
-		DeliveryID:   c.row.ID,
-		Attempt:      cur.Attempts,
-		StartedAt:    storage.Micros(r.started),
-		LatencyUS:    o.latency.Microseconds(),
-		StatusCode:   o.status,
-		Error:        o.err,
-		ResponseBody: o.body,
-	}).Exec(ctx); err != nil {
-		return err
+	cur := make(map[string]*deliveryRow, len(curs))
+	for i := range curs {
+		cur[curs[i].ID] = &curs[i]
 	}
-	if cur.LeaseOwner != s.cfg.Owner || cur.Status != string(DeliveryPending) {
-		// Another process took it over, or the endpoint was disabled: the
-		// attempt is history, the delivery is theirs.
-		r.next = DeliveryStatus(cur.Status)
-		return nil
+	attempts := make([]attemptRow, 0, len(rs))
+	succeeded := map[int][]string{} // status code → deliveries
+	var rest []*result
+	for _, r := range rs {
+		c := cur[r.c.row.ID]
+		if c == nil {
+			r.next = "" // the endpoint was removed meanwhile
+			continue
+		}
+		r.attempt = c.Attempts
+		attempts = append(attempts, attemptRow{
+			DeliveryID:   r.c.row.ID,
+			Attempt:      c.Attempts,
+			StartedAt:    storage.Micros(r.started),
+			LatencyUS:    r.o.latency.Microseconds(),
+			StatusCode:   r.o.status,
+			Error:        r.o.err,
+			ResponseBody: r.o.body,
+		})
+		switch {
+		case c.LeaseOwner != s.cfg.Owner || c.Status != string(DeliveryPending):
+			// Another process took it over, or the endpoint was disabled:
+			// the attempt is history, the delivery is theirs.
+			r.next = DeliveryStatus(c.Status)
+		case r.o.ok():
+			r.next = DeliverySucceeded
+			succeeded[r.o.status] = append(succeeded[r.o.status], r.c.row.ID)
+		default:
+			rest = append(rest, r)
+		}
 	}
+	for start := 0; start < len(attempts); start += insertChunk {
+		chunk := attempts[start:min(start+insertChunk, len(attempts))]
+		if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	for code, ids := range succeeded {
+		if _, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
+			Set("lease_owner = ''").Set("last_status_code = ?", code).Set("last_error = ''").
+			Set("status = ?", string(DeliverySucceeded)).Set("completed_at = ?", storage.Micros(now)).
+			Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	for _, r := range rest {
+		if err := s.moveOnTx(ctx, tx, r, cur[r.c.row.ID], now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveOnTx moves a delivery on after a failed attempt: due again on the
+// schedule, or failed for good. A 410 disables the endpoint.
+func (s *Service) moveOnTx(ctx context.Context, tx bun.Tx, r *result, cur *deliveryRow, now time.Time) error {
+	o := r.o
 	q := tx.NewUpdate().Model((*deliveryRow)(nil)).
 		Set("lease_owner = ''").
 		Set("last_status_code = ?", o.status).
 		Set("last_error = ?", o.err).
-		Where("id = ?", c.row.ID)
+		Where("id = ?", cur.ID)
 	switch {
-	case o.ok():
-		r.next = DeliverySucceeded
-		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", storage.Micros(now))
 	case o.status == http.StatusGone, cur.Attempts-cur.ScheduleStart >= s.cfg.Retry.Attempts():
 		r.next = DeliveryFailed
 		q = q.Set("status = ?", string(r.next)).Set("completed_at = ?", storage.Micros(now))
@@ -572,7 +609,7 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, r *result, now time.T
 		return err
 	}
 	if o.status == http.StatusGone {
-		return disableTx(ctx, tx, c.row.EndpointID, "endpoint answered 410 Gone", storage.Micros(now))
+		return disableTx(ctx, tx, cur.EndpointID, "endpoint answered 410 Gone", storage.Micros(now))
 	}
 	return nil
 }

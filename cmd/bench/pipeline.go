@@ -68,6 +68,7 @@ type pipelineResult struct {
 	h2Share                            float64
 	maxInflight                        int64
 	duplicates                         int64
+	serverCPU, clientCPU               float64 // CPU per workflow, µs: the server's, and this process's (load and receiver) in the burst
 }
 
 func runPipeline(c pipelineConfig) error {
@@ -90,9 +91,9 @@ func runPipeline(c pipelineConfig) error {
 		}
 	}
 	fmt.Printf("pipeline: n=%d, %d connections, steady %d/s for %v; server %s\n", c.n, c.connections, c.rate, c.steady, bin)
-	fmt.Printf("%-6s %9s %8s %8s %9s %8s %8s | %8s %8s %8s %8s %8s | %9s %6s %5s\n",
+	fmt.Printf("%-6s %9s %8s %8s %9s %8s %8s | %8s %8s %8s %8s %8s | %9s %6s %5s | %7s %7s\n",
 		"round", "create/s", "p50ms", "p99ms", "hooks/s", "c→w p50", "c→w p99",
-		"st p50", "st p99", "1st p99", "3rd p99", "cr p99", "engine/s", "ratio", "h2")
+		"st p50", "st p99", "1st p99", "3rd p99", "cr p99", "engine/s", "ratio", "h2", "srv µs", "load µs")
 	var rs []pipelineResult
 	for r := 0; r < c.rounds; r++ {
 		dir := filepath.Join(work, fmt.Sprintf("round%d", r+1))
@@ -125,6 +126,8 @@ func runPipeline(c pipelineConfig) error {
 		steadyCreateP99: med(func(r pipelineResult) float64 { return r.steadyCreateP99 }),
 		engineE2E:       med(func(r pipelineResult) float64 { return r.engineE2E }),
 		h2Share:         med(func(r pipelineResult) float64 { return r.h2Share }),
+		serverCPU:       med(func(r pipelineResult) float64 { return r.serverCPU }),
+		clientCPU:       med(func(r pipelineResult) float64 { return r.clientCPU }),
 	})
 	fmt.Printf("ratio: verified webhooks/s ÷ engine-only end-to-end/s of the same round, median %.2f\n",
 		med(func(r pipelineResult) float64 { return r.hooksPerSec / r.engineE2E }))
@@ -132,10 +135,10 @@ func runPipeline(c pipelineConfig) error {
 }
 
 func printPipeline(label string, r pipelineResult) {
-	fmt.Printf("%-6s %9.0f %8.1f %8.1f %9.0f %8.0f %8.0f | %8.0f %8.0f %8.0f %8.0f %8.1f | %9.0f %6.2f %5.2f\n",
+	fmt.Printf("%-6s %9.0f %8.1f %8.1f %9.0f %8.0f %8.0f | %8.0f %8.0f %8.0f %8.0f %8.1f | %9.0f %6.2f %5.2f | %7.0f %7.0f\n",
 		label, r.createPerSec, r.createP50, r.createP99, r.hooksPerSec, r.hookP50, r.hookP99,
 		r.steadyP50, r.steadyP99, r.steadyFirstP99, r.steadyLastP99, r.steadyCreateP99,
-		r.engineE2E, r.hooksPerSec/r.engineE2E, r.h2Share)
+		r.engineE2E, r.hooksPerSec/r.engineE2E, r.h2Share, r.serverCPU, r.clientCPU)
 }
 
 // receiver is the webhook endpoint: it verifies every delivery with both
@@ -264,6 +267,7 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 	}
 
 	// 1. Burst: closed loop.
+	cpu0 := selfCPU()
 	start := time.Now()
 	burst, err := closedLoop(c.n, c.connections, func() (sent, error) { return create(time.Now()) })
 	if err != nil {
@@ -280,6 +284,7 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 		lastHook = later(lastHook, rc.arrived[s.id])
 	}
 	rc.mu.Unlock()
+	res.clientCPU = float64((selfCPU() - cpu0).Microseconds()) / float64(c.n)
 	lat := latencies(burst)
 	res.createPerSec = float64(c.n) / lastAck.Sub(start).Seconds()
 	res.createP50, res.createP99 = ms(pct(lat, 50)), ms(pct(lat, 99))
@@ -311,6 +316,10 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 	}
 	if err := srv.stop(); err != nil {
 		return res, err
+	}
+	if st := srv.cmd.ProcessState; st != nil {
+		total := c.n + c.rate*int(c.steady.Seconds())
+		res.serverCPU = float64((st.UserTime() + st.SystemTime()).Microseconds()) / float64(total)
 	}
 
 	// 3. The engine alone, the server stopped.
@@ -441,6 +450,15 @@ func pct(sortedD []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// selfCPU is this process's CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
