@@ -84,6 +84,12 @@ type Store interface {
 	// deletes none of that kind). Workflows are never deleted, nor an event
 	// not yet dispatched. It reports how many of each it deleted.
 	Prune(ctx context.Context, p Prune) (PruneResult, error)
+
+	// Backlog counts, as of now, the unfinished workflows of the execute
+	// stage (Pending and Running) and of the settle stage (Settling), and
+	// the events not yet dispatched (stage notify): each stage's rows, those
+	// due (run_at at or before now), and the earliest due run_at.
+	Backlog(ctx context.Context, now time.Time) (StoreBacklog, error)
 }
 
 // Prune is what one call of [Store.Prune] deletes.

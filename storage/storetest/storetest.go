@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"CancelRacesClaim", testCancelRacesClaim},
 		{"ListEvents", testListEvents},
 		{"Prune", testPrune},
+		{"Backlog", testBacklog},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1085,5 +1086,51 @@ func checkBackward(t *testing.T, all []string, page func(endingBefore string) ([
 		if id != all[i+1] {
 			t.Fatalf("backward position %d: %s, want %s", i, id, all[i+1])
 		}
+	}
+}
+
+// Backlog counts each stage's rows, the due ones, and the earliest due time;
+// a claimed workflow is in its stage but not due.
+func testBacklog(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	now := base.Add(3 * time.Hour)
+	b, err := s.Backlog(ctx, now)
+	if err != nil || b[settleflow.StageExecute].Depth != 0 || b[settleflow.StageNotify].Depth != 0 {
+		t.Fatalf("empty store: %+v %v", b, err)
+	}
+	var ws []*settleflow.Workflow
+	for i := range 3 {
+		w := newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Hour), fmt.Sprint("cus_", i), "triage")
+		if _, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: w}}); err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	claimed, err := s.ClaimWorkflows(ctx, settleflow.Claim{Owner: "w1", Now: now, LeaseUntil: now.Add(time.Hour), Limit: 1})
+	if err != nil || len(claimed) != 1 || claimed[0].ID != ws[0].ID {
+		t.Fatalf("claim: %v %v; want the oldest", claimed, err)
+	}
+	ev := canceledEvent(ws[2], now)
+	if _, ok, err := s.CancelWorkflow(ctx, settleflow.Test, ws[2].ID, now, ev); err != nil || !ok {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	b, err = s.Backlog(ctx, now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ws[0] Running (leased), ws[1] Pending and due since hour 1, ws[2]
+	// Canceled (gone from the stages); its event waits.
+	if got := b[settleflow.StageExecute]; got.Depth != 2 || got.Due != 1 || !got.EarliestDue.Equal(ws[1].CreatedAt) {
+		t.Errorf("execute: %+v; want depth 2, due 1, earliest %v", got, ws[1].CreatedAt)
+	}
+	if got := b[settleflow.StageSettle]; got.Depth != 0 {
+		t.Errorf("settle: %+v; want empty", got)
+	}
+	if got := b[settleflow.StageNotify]; got.Depth != 1 {
+		t.Errorf("notify: %+v; want the canceled event", got)
+	}
+	st := b[settleflow.StageExecute].Stage(settleflow.StageExecute, now.Add(time.Minute))
+	if want := now.Add(time.Minute).Sub(ws[1].CreatedAt); st.OldestDue != want || st.OldestDueSeconds != want.Seconds() {
+		t.Errorf("oldest due %v (%v s); want %v", st.OldestDue, st.OldestDueSeconds, want)
 	}
 }
