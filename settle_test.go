@@ -238,3 +238,46 @@ func chargeOf(w *settleflow.Workflow) settleflow.Charge {
 	return settleflow.Charge{WorkflowID: w.ID, Sequence: w.Sequence, Environment: w.Environment(),
 		CustomerID: w.CustomerID, Amount: w.Quoted.Amount, Currency: w.Quoted.Currency}
 }
+
+// hintingSettler is a recordingSettler that tells the engine when to ask
+// again about a pending charge.
+type hintingSettler struct {
+	*recordingSettler
+	hint time.Duration
+}
+
+func (s *hintingSettler) Status(ctx context.Context, cs []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
+	sts, err := s.recordingSettler.Status(ctx, cs)
+	for i := range sts {
+		if sts[i].State == settleflow.SettlementPending {
+			sts[i].CheckAfter = s.hint
+		}
+	}
+	return sts, err
+}
+
+// TestSettlerHintSetsTheNextCheck: a pending charge is asked about again
+// when the settler's CheckAfter says, not at the next SettlementPollInterval
+// nor PollInterval (an hour each here, so without the hint the workflow
+// would not settle within the test).
+func TestSettlerHintSetsTheNextCheck(t *testing.T) {
+	var hs *hintingSettler
+	f := newFixture(t, func(o *settleflow.Options) {
+		rec := newRecordingSettler(t, "")
+		rec.pendingPolls = 3
+		hs = &hintingSettler{recordingSettler: rec, hint: 20 * time.Millisecond}
+		o.Settler = hs
+		o.PollInterval = time.Hour
+		o.SettlementPollInterval = time.Hour
+	})
+	f.settler = hs.recordingSettler
+	if err := f.engine.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ws := []*settleflow.Workflow{f.create(t, settleflow.Test, "T-1", 0), f.create(t, settleflow.Test, "T-2", 0)}
+	for _, w := range ws {
+		if got := f.waitTerminal(t, settleflow.Test, w.ID)[w.ID]; got.Status != settleflow.Settled {
+			t.Fatalf("%s: %s; want Settled", w.ID, got.Status)
+		}
+	}
+}
