@@ -25,7 +25,9 @@ import (
 
 // Start starts the deliverer: a loop that claims due deliveries under a
 // lease and POSTs them, at most Config.MaxConcurrency at once and
-// Config.MaxPerEndpoint per endpoint. It returns at once. Canceling ctx stops
+// Config.MaxPerEndpoint per endpoint. First it takes back the deliveries
+// leased to Config.Owner, left by an earlier process under the same owner
+// that died; then it returns at once. Canceling ctx stops
 // the deliverer hard (attempts in flight are abandoned and retried after
 // their lease); [Service.Stop] stops it gracefully.
 func (s *Service) Start(ctx context.Context) error {
@@ -33,6 +35,17 @@ func (s *Service) Start(ctx context.Context) error {
 	defer s.mu.Unlock()
 	if s.running {
 		return ErrRunning
+	}
+	// Deliveries this owner held when its process died are due again now,
+	// not when their lease runs out.
+	now := storage.Micros(s.now())
+	if err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
+			Set("next_attempt_at = ?", now).Set("lease_owner = ''").Set("updated_at = ?", now).
+			Where("lease_owner = ? AND status = ?", s.cfg.Owner, string(DeliveryPending)).Exec(ctx)
+		return err
+	}); err != nil {
+		return fmt.Errorf("webhook: start: releasing this owner's leases: %w", err)
 	}
 	workCtx, cancel := context.WithCancel(ctx)
 	s.running = true

@@ -120,7 +120,11 @@ type Config struct {
 	// RetentionInterval is how often the deliverer prunes. Default 1 min.
 	RetentionInterval time.Duration
 	// Owner names this process in delivery leases; default a fresh worker
-	// id (host, process id and a random part).
+	// id (host, process id and a random part). A process that keeps its
+	// Owner across restarts (the reference server keeps it in its data
+	// directory) takes back, at Start, the deliveries it held when it died
+	// instead of waiting out their lease; two running processes must never
+	// share one.
 	Owner string
 }
 

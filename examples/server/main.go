@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow/storage"
+	"github.com/settleflow/settleflow/webhook"
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow/storage/bunstore"
@@ -56,6 +57,11 @@ type config struct {
 	authFailuresPerMinute int
 	// publicHTTPS is the host:port plain-HTTP requests are redirected to.
 	publicHTTPS string
+	// webhookRetry is the webhook retry policy (zero: the default schedule).
+	webhookRetry webhook.RetryPolicy
+	// readyMaxLag is how long the oldest due item of a stage may wait
+	// before /readyz answers 503.
+	readyMaxLag time.Duration
 }
 
 // liveFlags configure live settlement on a mainnet; all of -live-rpc,
@@ -105,6 +111,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.authFailuresPerMinute, "auth-failures-per-minute", 60, "failed authentications a client IP may make per minute before it is answered 429; 0 for no limit")
 	fs.StringVar(&c.publicHTTPS, "public-https", "", "`host:port` plain HTTP is redirected to (default: the -https address)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.Func("webhook-retry-schedule", "webhook retry `delays`, comma-separated: the first attempt's, then the wait after each failed attempt (default 0s,5s,5m,30m,2h,5h,10h,14h,20h,24h)",
+		func(v string) (err error) { c.webhookRetry, err = parseRetrySchedule(v); return err })
+	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")
 	fs.StringVar(&c.live.rpc, "live-rpc", "", "mainnet JSON-RPC `URL` for live settlement")
 	fs.Int64Var(&c.live.chainID, "live-chain-id", 0, "chain id the live RPC must report")
 	fs.StringVar(&c.live.contract, "live-contract", "", "settlement contract `address` on the live chain")

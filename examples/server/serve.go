@@ -87,15 +87,16 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	defer chain.Close()
 
-	hooks, err := webhook.New(ctx, store.DB(), webhook.Config{Logger: log.Named("webhook"), ShortName: c.shortName, StrictTestURLs: c.strictTestURLs})
+	workerID, err := stableWorkerID(c.dataDir)
+	if err != nil {
+		return err
+	}
+	hooks, err := webhook.New(ctx, store.DB(), webhook.Config{Logger: log.Named("webhook"), ShortName: c.shortName,
+		StrictTestURLs: c.strictTestURLs, Owner: workerID, Retry: c.webhookRetry})
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	products, err := demoProducts()
-	if err != nil {
-		return err
-	}
-	workerID, err := stableWorkerID(c.dataDir)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,9 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler := instrument(reg, api)
+	hl := &health{engine: engine, hooks: hooks, maxLag: c.readyMaxLag, log: log.Named("health")}
+	reg.MustRegister(hl)
+	handler := withHealth(hl, instrument(reg, api))
 	refused := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "settleflow_connections_refused_total", Help: "Connections closed at accept: over the per-address cap.",
 	})

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/webhook"
+)
+
+// Health and backpressure (README, "Health and backpressure"): GET /healthz
+// and GET /readyz report each pipeline stage's queue — workflows waiting to
+// execute and to settle, events waiting for the notifier, webhook
+// deliveries waiting to be sent — with the wait of its oldest due item.
+// /healthz answers 200 while the database answers; /readyz answers 503 also
+// when a stage is behind (its oldest due item older than -ready-max-lag), so
+// a load balancer sends new work elsewhere until it has caught up. The same
+// figures are Prometheus gauges. One reading serves every caller for a
+// second, so probes cannot load the database.
+
+// healthTTL is how long one reading of the backlog is served.
+const healthTTL = time.Second
+
+type health struct {
+	engine *settleflow.Engine
+	hooks  *webhook.Service
+	maxLag time.Duration
+	log    *zap.Logger
+
+	mu     sync.Mutex
+	at     time.Time
+	stages []settleflow.StageBacklog
+	err    error
+}
+
+// healthBody is the JSON of /healthz and /readyz.
+type healthBody struct {
+	// Status is "ok", "behind" (a stage's oldest due item waited longer
+	// than maxLagSeconds) or "unavailable" (the database did not answer).
+	Status        string                    `json:"status"`
+	CheckedAt     time.Time                 `json:"checkedAt"`
+	MaxLagSeconds float64                   `json:"maxLagSeconds"`
+	Stages        []settleflow.StageBacklog `json:"stages"`
+	Error         string                    `json:"error,omitempty"`
+}
+
+// backlog returns the stages, read at most once per healthTTL.
+func (h *health) backlog(ctx context.Context) ([]settleflow.StageBacklog, time.Time, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if time.Since(h.at) < healthTTL {
+		return h.stages, h.at, h.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	stages, err := h.engine.Backlog(ctx)
+	if err == nil {
+		var wh settleflow.StageBacklog
+		if wh, err = h.hooks.Backlog(ctx); err == nil {
+			stages = append(stages, wh)
+		}
+	}
+	if err != nil {
+		h.log.Warn("health: reading the backlog failed", zap.Error(err))
+		stages, err = nil, errors.New("the database did not answer")
+	}
+	h.stages, h.err, h.at = stages, err, time.Now().UTC()
+	return h.stages, h.at, h.err
+}
+
+func (h *health) read(ctx context.Context) healthBody {
+	stages, at, err := h.backlog(ctx)
+	b := healthBody{Status: "ok", CheckedAt: at, MaxLagSeconds: h.maxLag.Seconds(), Stages: stages}
+	if err != nil {
+		b.Status, b.Error = "unavailable", err.Error()
+		return b
+	}
+	var behind []string
+	for _, s := range stages {
+		if s.OldestDue > h.maxLag {
+			behind = append(behind, fmt.Sprintf("%s (oldest due item waiting %.0f s)", s.Stage, s.OldestDueSeconds))
+		}
+	}
+	if len(behind) > 0 {
+		b.Status, b.Error = "behind", "behind: "+strings.Join(behind, ", ")
+	}
+	return b
+}
+
+// handler serves /healthz (ready false) or /readyz (ready true).
+func (h *health) handler(ready bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := h.read(r.Context())
+		code := http.StatusOK
+		if b.Status == "unavailable" || (ready && b.Status == "behind") {
+			code = http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(b) //nolint:errcheck // the client went away
+	})
+}
+
+// withHealth serves GET (and HEAD) /healthz and /readyz, and passes every
+// other request to api untouched (no mux in front of the API: its own
+// routing answers every other path, unclean ones included).
+func withHealth(h *health, api http.Handler) http.Handler {
+	live, ready := h.handler(false), h.handler(true)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			switch r.URL.Path {
+			case "/healthz":
+				live.ServeHTTP(w, r)
+				return
+			case "/readyz":
+				ready.ServeHTTP(w, r)
+				return
+			}
+		}
+		api.ServeHTTP(w, r)
+	})
+}
+
+// Prometheus: settleflow_stage_depth, settleflow_stage_due and
+// settleflow_stage_oldest_due_seconds, labelled by stage.
+var (
+	stageDepthDesc = prometheus.NewDesc("settleflow_stage_depth",
+		"Items in a pipeline stage: waiting, in progress, or waiting to be checked again.", []string{"stage"}, nil)
+	stageDueDesc = prometheus.NewDesc("settleflow_stage_due",
+		"Items of a pipeline stage whose time has come and that nobody holds: the queue.", []string{"stage"}, nil)
+	stageLagDesc = prometheus.NewDesc("settleflow_stage_oldest_due_seconds",
+		"How long the oldest due item of a pipeline stage has waited since its time came.", []string{"stage"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (h *health) Describe(ch chan<- *prometheus.Desc) {
+	ch <- stageDepthDesc
+	ch <- stageDueDesc
+	ch <- stageLagDesc
+}
+
+// Collect implements prometheus.Collector; a failed reading reports nothing.
+func (h *health) Collect(ch chan<- prometheus.Metric) {
+	stages, _, err := h.backlog(context.Background())
+	if err != nil {
+		return
+	}
+	for _, s := range stages {
+		ch <- prometheus.MustNewConstMetric(stageDepthDesc, prometheus.GaugeValue, float64(s.Depth), s.Stage)
+		ch <- prometheus.MustNewConstMetric(stageDueDesc, prometheus.GaugeValue, float64(s.Due), s.Stage)
+		ch <- prometheus.MustNewConstMetric(stageLagDesc, prometheus.GaugeValue, s.OldestDueSeconds, s.Stage)
+	}
+}
+
+// parseRetrySchedule reads -webhook-retry-schedule: comma-separated
+// durations, none negative, at least one.
+func parseRetrySchedule(v string) (webhook.RetryPolicy, error) {
+	var sched []time.Duration
+	for _, part := range strings.Split(v, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return webhook.RetryPolicy{}, fmt.Errorf("%q is not a duration of zero or more, such as 0s, 5s or 30m", strings.TrimSpace(part))
+		}
+		sched = append(sched, d)
+	}
+	return webhook.RetryPolicy{Schedule: sched, Jitter: webhook.DefaultJitter}, nil
+}
