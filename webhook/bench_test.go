@@ -32,8 +32,8 @@ func benchReceiver(b *testing.B) (*httptest.Server, *atomic.Int64) {
 // BenchmarkDelivery measures delivered events per second, end to end: Notify
 // records each event durably (SQLite, synchronous FULL, the default), the
 // deliverer claims it under a lease, signs it, POSTs it to a loopback
-// receiver and records the attempt. One endpoint, default concurrency (4 in
-// flight per endpoint). sync=NORMAL shows the cost without an fsync per
+// receiver and records the attempt. One endpoint, default concurrency
+// (adaptive: from 4 in flight, up to 32 while the receiver answers fast). sync=NORMAL shows the cost without an fsync per
 // commit (a commit then survives kill -9 but not power loss).
 func BenchmarkDelivery(b *testing.B) {
 	for _, sync := range []sqlite.Synchronous{sqlite.SyncFull, sqlite.SyncNormal} {
