@@ -40,7 +40,7 @@ type StageBacklog struct {
 // the stage, those due at the time asked, and the due time of the earliest
 // due one (zero when none is due).
 type BacklogCounts struct {
-	Depth, Due int64
+	Depth, Due  int64
 	EarliestDue time.Time
 }
 
