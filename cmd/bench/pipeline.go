@@ -335,27 +335,12 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 // closedLoop runs n calls over conns goroutines, each calling again as soon
 // as its last call returned.
 func closedLoop(n, conns int, call func() (sent, error)) ([]sent, error) {
-	out := make([]sent, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var first error
-	var once sync.Once
-	for g := 0; g < conns; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
-				s, err := call()
-				if err != nil {
-					once.Do(func() { first = err })
-					return
-				}
-				out[i] = s
-			}
-		}()
+	jobs := make(chan int, n)
+	for i := range n {
+		jobs <- i
 	}
-	wg.Wait()
-	return out, first
+	close(jobs)
+	return pool(n, conns, jobs, func(int) (sent, error) { return call() })
 }
 
 // openLoop sends rate calls per second for d, each due at its scheduled
@@ -364,26 +349,33 @@ func closedLoop(n, conns int, call func() (sent, error)) ([]sent, error) {
 // latency counts from when it was due).
 func openLoop(rate int, d time.Duration, conns int, call func(due time.Time) (sent, error)) ([]sent, error) {
 	n := int(d.Seconds() * float64(rate))
-	out := make([]sent, n)
 	interval := time.Second / time.Duration(rate)
 	start := time.Now().Add(50 * time.Millisecond)
-	due := make(chan int, n)
+	dueAt := func(i int) time.Time { return start.Add(time.Duration(i) * interval) }
+	jobs := make(chan int, n)
 	go func() {
-		for i := 0; i < n; i++ {
-			time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
-			due <- i
+		for i := range n {
+			time.Sleep(time.Until(dueAt(i)))
+			jobs <- i
 		}
-		close(due)
+		close(jobs)
 	}()
+	return pool(n, conns, jobs, func(i int) (sent, error) { return call(dueAt(i)) })
+}
+
+// pool runs call for each job on conns goroutines and returns the results
+// by job, with the first error.
+func pool(n, conns int, jobs <-chan int, call func(i int) (sent, error)) ([]sent, error) {
+	out := make([]sent, n)
 	var wg sync.WaitGroup
 	var first error
 	var once sync.Once
-	for g := 0; g < conns; g++ {
+	for range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range due {
-				s, err := call(start.Add(time.Duration(i) * interval))
+			for i := range jobs {
+				s, err := call(i)
 				if err != nil {
 					once.Do(func() { first = err })
 					continue

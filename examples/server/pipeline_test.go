@@ -160,9 +160,6 @@ func (s *processServer) createMany(t *testing.T, key string, from, to int) []str
 // and while the receiver fails the server sends it fewer requests at once
 // than while it was fast. GET /readyz and /healthz report the stages.
 func TestPipelineSurvivesKillAndAFlakyReceiver(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the server twice in processes of its own; -short skips it")
-	}
 	dir := t.TempDir()
 	const (
 		fast = iota
