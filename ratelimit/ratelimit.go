@@ -125,6 +125,15 @@ type Decision struct {
 	Now time.Time
 }
 
+// NewDecision returns the decision for windows in the order they were
+// passed, with Binding and RetryAfter filled in: what a [Limiter] other
+// than [Memory] returns from Allow.
+func NewDecision(allowed bool, windows []WindowState, now time.Time) Decision {
+	d := Decision{Allowed: allowed, Windows: windows, Now: now}
+	d.decide()
+	return d
+}
+
 // decide fills in Binding and RetryAfter from Windows.
 func (d *Decision) decide() {
 	b := 0
