@@ -418,6 +418,30 @@ func (d *DB) Locked(fn func() error) error {
 	return fn()
 }
 
+// TryHold takes, without waiting, a lock named name for as long as the
+// caller holds it (until release, or the process's end): on Postgres a
+// session advisory lock on a connection of its own, so that of several
+// processes on one database only one holds it, and a process that dies lets
+// it go. It reports false if another process holds it. On SQLite, whose
+// database one process opens for writing, it always succeeds.
+func (d *DB) TryHold(ctx context.Context, name string) (release func(), ok bool, err error) {
+	if !d.postgres {
+		return func() {}, true, nil
+	}
+	conn, err := d.bun.DB.Conn(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", name).Scan(&ok); err != nil || !ok {
+		conn.Close()
+		return nil, false, err
+	}
+	return func() {
+		conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock(hashtext($1))", name) //nolint:errcheck // closing ends it anyway
+		conn.Close()
+	}, true, nil
+}
+
 // migrationLockKey is the advisory lock every settleflow migration holds.
 const migrationLockKey = 0x5e771ef10c0 // "settleflow", roughly
 

@@ -44,7 +44,7 @@ func keysCommand(ctx context.Context, c config, args []string, stdout, stderr io
 	if len(args) == 0 {
 		return usageError{fmt.Errorf("keys: want create, list, rotate or revoke")}
 	}
-	db, err := openDB(c.dataDir)
+	db, err := openDB(ctx, c)
 	if err != nil {
 		return err
 	}

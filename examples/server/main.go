@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow/storage/bunstore"
+	"github.com/settleflow/settleflow/storage/postgres"
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
 
@@ -62,6 +63,9 @@ type config struct {
 	// readyMaxLag is how long the oldest due item of a stage may wait
 	// before /readyz answers 503.
 	readyMaxLag time.Duration
+	// postgres is the Postgres DSN shared by every instance ("": SQLite in
+	// the data directory).
+	postgres string
 }
 
 // liveFlags configure live settlement on a mainnet; all of -live-rpc,
@@ -94,6 +98,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.dataDir, "data", "settleflow-data", "data `directory`: SQLite database, TLS certificate")
+	fs.StringVar(&c.postgres, "postgres", os.Getenv(databaseEnv), "Postgres `DSN` (postgres://user:pass@host:5432/db?sslmode=...) holding everything instead of SQLite in -data, shared by every instance (default $"+databaseEnv+")")
 	fs.StringVar(&c.httpsAddr, "https", "127.0.0.1:8443", "HTTPS listen `address`")
 	fs.StringVar(&c.httpAddr, "http", "127.0.0.1:8080", "HTTP listen `address` (redirects to HTTPS with 308); empty to disable")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "TLS certificate `file` (default: self-signed, in DATA/tls)")
@@ -168,26 +173,40 @@ Flags:
 	}
 }
 
-// openStore opens (creating) the data directory's database for the server:
-// exclusively, so that a second server on the same directory fails at start
-// instead of sharing it, and the store may serve reads of the workflows it
-// wrote last from memory.
-func openStore(ctx context.Context, dataDir string) (*bunstore.Store, error) {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+// openStore opens the server's database: the Postgres database of
+// -postgres, shared with other instances, or else the data directory's
+// SQLite file (created), exclusively, so that a second server on the same
+// directory fails at start instead of sharing it, and the store may serve
+// reads of the workflows it wrote last from memory.
+func openStore(ctx context.Context, c config) (*bunstore.Store, error) {
+	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	return sqlite.Open(ctx, filepath.Join(dataDir, "settleflow.db"), sqlite.OpenOptions{Exclusive: true})
+	if c.postgres != "" {
+		return postgres.Open(ctx, c.postgres)
+	}
+	return sqlite.Open(ctx, filepath.Join(c.dataDir, "settleflow.db"), sqlite.OpenOptions{Exclusive: true})
 }
 
-// openDB opens (creating) the data directory's database for the keys and
-// webhooks commands, which touch no workflow and so may run beside the
-// server.
-func openDB(dataDir string) (*storage.DB, error) {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+// openDB opens the database for the keys and webhooks commands, which touch
+// no workflow and so may run beside the server: the -postgres database, or
+// the data directory's SQLite file (created).
+func openDB(ctx context.Context, c config) (*storage.DB, error) {
+	if c.postgres != "" {
+		store, err := postgres.Open(ctx, c.postgres)
+		if err != nil {
+			return nil, err
+		}
+		return store.DB(), nil
+	}
+	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	return sqlite.OpenDB(filepath.Join(dataDir, "settleflow.db"), sqlite.OpenOptions{})
+	return sqlite.OpenDB(filepath.Join(c.dataDir, "settleflow.db"), sqlite.OpenOptions{})
 }
+
+// databaseEnv names the environment variable -postgres defaults to.
+const databaseEnv = "SETTLEFLOW_DATABASE_URL"
 
 func newLogger(level string) (*zap.Logger, error) {
 	cfg := zap.NewProductionConfig()

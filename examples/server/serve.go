@@ -25,6 +25,7 @@ import (
 	"github.com/settleflow/settleflow/httpapi"
 	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/ratelimit"
+	"github.com/settleflow/settleflow/ratelimit/dblimit"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/webhook"
 )
@@ -63,11 +64,19 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	defer log.Sync() //nolint:errcheck
 
-	store, err := openStore(ctx, c.dataDir)
+	store, err := openStore(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	// One instance on SQLite limits in memory; instances sharing Postgres
+	// share their limits there (README, "Running several instances").
+	var limiter ratelimit.Limiter = ratelimit.NewMemory()
+	if c.postgres != "" {
+		if limiter, err = dblimit.New(ctx, store.DB()); err != nil {
+			return err
+		}
+	}
 	keys, err := openKeys(ctx, store.DB())
 	if err != nil {
 		return err
@@ -81,6 +90,18 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// The embedded chain lives in this process: instances sharing a
+	// database cannot share it, and one instance asking another's chain
+	// about a charge would find nothing and charge it again there. So only
+	// one instance per database settles on an embedded chain.
+	release, ok, err := store.DB().TryHold(ctx, "settleflow: embedded test chain")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("another instance on this database settles test charges on its own embedded chain, and a charge must be settled on one chain only: run a single instance, or give every instance the same test chain")
+	}
+	defer release()
 	chain, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{Logger: log.Named("settlement"), Live: live})
 	if err != nil {
 		return fmt.Errorf("settlement: %w", err)
@@ -110,7 +131,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	api, err := httpapi.New(httpapi.Options{
 		Engine:         engine,
 		Keys:           httpapi.APIKeys(keys),
-		Limiter:        ratelimit.NewMemory(),
+		Limiter:        limiter,
 		Logger:         log.Named("http"),
 		LiveConfigured: func() bool { return chain.Configured(settleflow.Live) },
 		RequestTimeout: c.timeouts.request,

@@ -16,7 +16,7 @@ func webhooksCommand(ctx context.Context, c config, args []string, stdout, stder
 	if len(args) == 0 {
 		return usageError{fmt.Errorf("webhooks: want add, list or remove")}
 	}
-	db, err := openDB(c.dataDir)
+	db, err := openDB(ctx, c)
 	if err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func TestWebhookURLPolicyThroughCLI(t *testing.T) {
 
 	// An endpoint stored with credentials before the policy existed is
 	// listed without them.
-	db, err := openDB(dir)
+	db, err := openDB(context.Background(), config{dataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
