@@ -245,23 +245,22 @@ func TestRotate(t *testing.T) {
 		t.Fatalf("rotating an expired key: %v", err)
 	}
 
-	// A second rotation of a key that already expires keeps the sooner expiry.
+	// A rotated key has one successor: rotating it again is refused, names
+	// the successor, and makes no key.
 	k2, _, err := m.Rotate(ctx, nk.ID, 7*24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	week := clock.Now().Add(7 * 24 * time.Hour)
-	if _, _, err := m.Rotate(ctx, nk.ID, 24*time.Hour); err != nil {
-		t.Fatal(err)
+	before, _ := m.List(ctx)
+	_, _, err = m.Rotate(ctx, nk.ID, 24*time.Hour)
+	if !errors.Is(err, ErrRotated) || !strings.Contains(err.Error(), k2.ID) || strings.Count(err.Error(), "apikey:") != 1 {
+		t.Fatalf("rotating a rotated key: %v; want ErrRotated naming %s, in one sentence", err, k2.ID)
 	}
-	if got, _ := m.Get(ctx, nk.ID); !got.ExpiresAt.Equal(clock.Now().Add(24 * time.Hour)) {
-		t.Fatalf("expiry after second rotation %v", got.ExpiresAt)
+	if after, _ := m.List(ctx); len(after) != len(before) {
+		t.Fatalf("a refused rotation made a key: %d keys, then %d", len(before), len(after))
 	}
-	if _, _, err := m.Rotate(ctx, nk.ID, 7*24*time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := m.Get(ctx, nk.ID); got.ExpiresAt.Equal(week) {
-		t.Fatal("a later rotation extended the expiry")
+	if got, _ := m.Get(ctx, nk.ID); !got.ExpiresAt.Equal(clock.Now().Add(7 * 24 * time.Hour)) {
+		t.Fatalf("a refused rotation changed the expiry: %v", got.ExpiresAt)
 	}
 
 	// Expire now.
@@ -287,8 +286,8 @@ func TestRotate(t *testing.T) {
 	if err := m.Revoke(ctx, k3.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := m.Rotate(ctx, k3.ID, time.Hour); !errors.Is(err, ErrRevoked) {
-		t.Errorf("Rotate(revoked) = %v", err)
+	if _, _, err := m.Rotate(ctx, k3.ID, time.Hour); !errors.Is(err, ErrRevoked) || strings.Count(err.Error(), "apikey:") != 1 {
+		t.Errorf("Rotate(revoked) = %v; want ErrRevoked in one sentence", err)
 	}
 }
 

@@ -81,6 +81,9 @@ type Key struct {
 	// ExpiresAt is when the key stops working, set when it was rotated; nil
 	// if it does not expire.
 	ExpiresAt *time.Time
+	// SuccessorID is the key this one was rotated into; empty if it was not
+	// rotated (or was rotated before successors were recorded).
+	SuccessorID string
 
 	// lineage is the id of the first key of a chain of rotations.
 	lineage string
@@ -120,6 +123,8 @@ type keyJSON struct {
 	LastUsedAt *time.Time `json:"lastUsedAt"`
 	RevokedAt  *time.Time `json:"revokedAt"`
 	ExpiresAt  *time.Time `json:"expiresAt"`
+	// SuccessorID is omitted when empty.
+	SuccessorID string `json:"successorId,omitempty"`
 }
 
 // Object is the "object" value of a Key's JSON form.
@@ -135,7 +140,7 @@ func (k Key) MarshalJSON() ([]byte, error) {
 	return json.Marshal(keyJSON{
 		ID: k.ID, Object: Object, Livemode: k.Livemode(), Name: k.Name, Plan: k.Plan,
 		Display: k.Display, PerMinute: k.PerMinute, PerDay: k.PerDay, CreatedAt: k.CreatedAt,
-		LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, ExpiresAt: k.ExpiresAt,
+		LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, ExpiresAt: k.ExpiresAt, SuccessorID: k.SuccessorID,
 	})
 }
 
@@ -155,7 +160,7 @@ func (k *Key) UnmarshalJSON(p []byte) error {
 	*k = Key{
 		ID: j.ID, Environment: env, Name: j.Name, Plan: j.Plan, Display: j.Display,
 		PerMinute: j.PerMinute, PerDay: j.PerDay, CreatedAt: j.CreatedAt,
-		LastUsedAt: j.LastUsedAt, RevokedAt: j.RevokedAt, ExpiresAt: j.ExpiresAt,
+		LastUsedAt: j.LastUsedAt, RevokedAt: j.RevokedAt, ExpiresAt: j.ExpiresAt, SuccessorID: j.SuccessorID,
 	}
 	return nil
 }
@@ -207,7 +212,22 @@ var (
 	ErrInvalidLimits = errors.New("apikey: invalid limits")
 	// ErrInvalidExpiry: a rotation expiry other than 0, 1h, 24h or 7 days.
 	ErrInvalidExpiry = errors.New("apikey: invalid rotation expiry")
+	// ErrRotated: the key was rotated already. A key has at most one
+	// successor, so that every key of a lineage is the one before or the
+	// one after another; rotate the successor (the error names it) instead.
+	ErrRotated = errors.New("apikey: key already rotated")
 )
+
+// opError is a management call's error in one sentence; errors.Is finds the
+// sentinel it stands for (ErrRevoked, ErrRotated, ...) without its text
+// being repeated.
+type opError struct {
+	msg string
+	err error
+}
+
+func (e *opError) Error() string { return e.msg }
+func (e *opError) Unwrap() error { return e.err }
 
 // RotationExpiries are the allowed expiries of a rotated key: at once, in an
 // hour, a day or a week.

@@ -252,28 +252,39 @@ func (m *Manager) Rotate(ctx context.Context, id string, expireIn time.Duration)
 			return err
 		}
 		if old.revokedAt != nil {
-			return fmt.Errorf("apikey: rotate %s: %w", id, ErrRevoked)
+			return &opError{fmt.Sprintf("apikey: key %s is revoked and cannot be rotated", id), ErrRevoked}
 		}
 		if old.expiresAt != nil && !now.Before(*old.expiresAt) {
-			return fmt.Errorf("apikey: rotate %s: %w", id, ErrExpired)
+			return &opError{fmt.Sprintf("apikey: key %s has expired and cannot be rotated", id), ErrExpired}
+		}
+		switch {
+		case old.successor != "":
+			return &opError{fmt.Sprintf("apikey: key %s was already rotated into %s; rotate %s instead", id, old.successor, old.successor), ErrRotated}
+		case old.expiresAt != nil:
+			// Rotated before successors were recorded.
+			return &opError{fmt.Sprintf("apikey: key %s was already rotated; rotate its successor instead", id), ErrRotated}
 		}
 		expires := now.Add(expireIn)
-		if old.expiresAt != nil && old.expiresAt.Before(expires) {
-			expires = *old.expiresAt
-		}
 		nk = row{id: ids.New(ids.Key, now), lineage: old.lineage, env: old.env, name: old.name, plan: old.plan,
 			perMinute: old.perMinute, perDay: old.perDay, createdAt: now}
 		if secret, err = m.fill(&nk); err != nil {
 			return err
 		}
-		if _, err := m.exec(ctx, tx, "UPDATE apikey_keys SET expires_at = ? WHERE id = ?", storage.Micros(expires), id); err != nil {
+		// The successor is recorded only if there is none yet: of two
+		// rotations racing, one wins and the other makes no key.
+		res, err := m.exec(ctx, tx, "UPDATE apikey_keys SET expires_at = ?, successor_id = ? WHERE id = ? AND successor_id IS NULL", storage.Micros(expires), nk.id, id)
+		if err != nil {
 			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return &opError{fmt.Sprintf("apikey: key %s was rotated by someone else meanwhile; rotate its successor instead", id), ErrRotated}
 		}
 		_, err = m.exec(ctx, tx, insertSQL, nk.args()...)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrRevoked) || errors.Is(err, ErrExpired) {
+		var oe *opError
+		if errors.Is(err, ErrNotFound) || errors.As(err, &oe) {
 			return Key{}, "", err
 		}
 		return Key{}, "", fmt.Errorf("apikey: rotate %s: %w", id, err)

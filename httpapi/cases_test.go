@@ -418,3 +418,19 @@ func (f authFunc) Authenticate(ctx context.Context, h string) (httpapi.Principal
 }
 
 var _ ratelimit.Limiter
+
+// A 401 names its scheme (WWW-Authenticate), and its message reads as
+// written: "<API key>", not "\u003cAPI key\u003e".
+func TestUnauthorizedReadsAsWritten(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	r := e.do("GET", "/v1/workflows", "", "")
+	if r.status != 401 || r.header.Get("WWW-Authenticate") != `Bearer realm="settleflow"` {
+		t.Fatalf("missing key: %d, WWW-Authenticate %q", r.status, r.header.Get("WWW-Authenticate"))
+	}
+	if !strings.Contains(string(r.body), "Bearer <API key>") || strings.Contains(string(r.body), `\u003c`) {
+		t.Fatalf("missing key: body %s; want the message as written", r.body)
+	}
+	if r := e.do("GET", "/v1/workflows", e.keys.create(t, settleflow.Test, "starter"), ""); r.header.Get("WWW-Authenticate") != "" {
+		t.Fatalf("WWW-Authenticate on a %d", r.status)
+	}
+}

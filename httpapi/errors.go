@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -86,9 +87,28 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", itoa(e.retryAfter))
 	}
-	writeJSON(w, e.Status, struct {
+	if e.Status == http.StatusUnauthorized {
+		// RFC 9110 §11.6.1: a 401 names the scheme it wants.
+		w.Header().Set("WWW-Authenticate", `Bearer realm="settleflow"`)
+	}
+	// Not json.Marshal: it escapes <, > and & as \u003c and the like, which
+	// clients show as such ("Bearer \u003cAPI key\u003e"). (Other answers
+	// keep json.Marshal's bytes: an event read back must equal the delivered
+	// one byte for byte.)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(struct {
 		Error *Error `json:"error"`
-	}{e})
+	}{e}); err != nil {
+		writeJSON(w, e.Status, struct {
+			Error *Error `json:"error"`
+		}{e})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	w.Write(buf.Bytes())
 }
 
 // writeJSON answers v as JSON. A workflow is written by its own encoder

@@ -639,7 +639,7 @@ func (s *Service) logResult(r *result) {
 	case o.status == http.StatusGone:
 		s.log.Warn("webhook endpoint answered 410 Gone and was disabled", fields...)
 	default:
-		s.log.Info("webhook attempt failed", append(fields, zap.String("error", o.err))...)
+		s.log.Warn("webhook attempt failed", append(fields, zap.String("error", o.err))...)
 	}
 }
 

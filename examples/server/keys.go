@@ -40,115 +40,117 @@ func firstStartKey(ctx context.Context, keys *apikey.Manager, stdout io.Writer) 
 	return nil
 }
 
-func keysCommand(ctx context.Context, c config, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageError{fmt.Errorf("keys: want create, list, rotate or revoke")}
-	}
-	db, err := openDB(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	keys, err := openKeys(ctx, db)
-	if err != nil {
-		return err
-	}
-	defer keys.Close()
-	switch args[0] {
-	case "create":
-		fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		env := fs.String("env", "", "environment: test or live")
-		name := fs.String("name", "", "what the key is for")
-		plan := fs.String("plan", "starter", "starter, pro or enterprise")
-		perMinute := fs.Int("per-minute", 0, "requests per minute (enterprise only)")
-		perDay := fs.Int("per-day", 0, "requests per day (enterprise only)")
-		if err := fs.Parse(args[1:]); err != nil {
-			return usageError{err}
-		}
-		if fs.NArg() != 0 || *env == "" || *name == "" {
-			return usageError{fmt.Errorf("keys create needs --env test|live and --name NAME")}
-		}
-		k, secret, err := keys.Create(ctx, apikey.CreateParams{Environment: settleflow.Environment(*env), Name: *name,
-			Plan: apikey.Plan(*plan), PerMinute: *perMinute, PerDay: *perDay})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%s\n%s\n", k.ID, secret)
-		fmt.Fprintf(stderr, "created %s key %s (%s, %d/minute, %d/day); the secret above is shown once\n", k.Environment, k.ID, k.Plan, k.PerMinute, k.PerDay)
-		return nil
-	case "list":
-		if len(args) != 1 {
-			return usageError{fmt.Errorf("keys list takes no arguments")}
-		}
-		ks, err := keys.List(ctx)
-		if err != nil {
-			return err
-		}
-		tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tENV\tNAME\tKEY\tPLAN\tLIMITS\tCREATED\tLAST USED\tSTATE")
-		now := time.Now()
-		for _, k := range ks {
-			state := "active"
-			switch {
-			case k.RevokedAt != nil:
-				state = "revoked " + k.RevokedAt.Format(time.RFC3339)
-			case k.ExpiresAt != nil && !k.ExpiresAt.After(now):
-				state = "expired " + k.ExpiresAt.Format(time.RFC3339)
-			case k.ExpiresAt != nil:
-				state = "expires " + k.ExpiresAt.Format(time.RFC3339)
+// keysGroup is the keys command: API keys on the server's database, the
+// same ones the dashboard and the API see.
+func keysGroup() *group {
+	var (
+		env, name, plan   string
+		perMinute, perDay int
+		expireIn          string
+		asJSON            bool
+	)
+	manager := func(x *cmdContext) *apikey.Manager { return x.shared.(*apikey.Manager) }
+	return &group{
+		name:    "keys",
+		summary: "Create, list, rotate and revoke API keys (docs/api.md §8).",
+		open: func(ctx context.Context, c config) (*cmdContext, func(), error) {
+			db, err := openDB(ctx, c)
+			if err != nil {
+				return nil, nil, err
 			}
-			last := "never"
-			if k.LastUsedAt != nil {
-				last = k.LastUsedAt.Format(time.RFC3339)
+			keys, err := openKeys(ctx, db)
+			if err != nil {
+				db.Close()
+				return nil, nil, err
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/min %d/day\t%s\t%s\t%s\n", k.ID, k.Environment, k.Name, k.Display, k.Plan,
-				k.PerMinute, k.PerDay, k.CreatedAt.Format(time.RFC3339), last, state)
-		}
-		return tw.Flush()
-	case "rotate":
-		fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		expire := fs.String("expire-in", "24h", "when the old key stops working: now, 1h, 24h or 7d")
-		id, rest := splitID(args[1:])
-		if err := fs.Parse(rest); err != nil {
-			return usageError{err}
-		}
-		if id == "" && fs.NArg() == 1 {
-			id = fs.Arg(0)
-		} else if id == "" || fs.NArg() != 0 {
-			return usageError{fmt.Errorf("keys rotate takes one key id")}
-		}
-		d, err := apikey.ParseExpireIn(*expire)
-		if err != nil {
-			return usageError{err}
-		}
-		k, secret, err := keys.Rotate(ctx, id, d)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%s\n%s\n", k.ID, secret)
-		fmt.Fprintf(stderr, "rotated %s into %s; the old key stops working at %s; the secret above is shown once\n", id, k.ID, time.Now().Add(d).UTC().Format(time.RFC3339))
-		return nil
-	case "revoke":
-		if len(args) != 2 {
-			return usageError{fmt.Errorf("keys revoke takes one key id")}
-		}
-		if err := keys.Revoke(ctx, args[1]); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "revoked %s\n", args[1])
-		return nil
-	default:
-		return usageError{fmt.Errorf("keys: unknown command %q (want create, list, rotate or revoke)", args[0])}
+			return &cmdContext{shared: keys}, func() { keys.Close(); db.Close() }, nil
+		},
+		subs: []subcommand{{
+			name:    "create",
+			summary: "Create a key; its secret is printed once, on stdout after the key id.",
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&env, "env", "", "environment: `test` or live (required)")
+				fs.StringVar(&name, "name", "", "what the key is for, 1–100 characters (required)")
+				fs.StringVar(&plan, "plan", "starter", "`plan`: starter (300/min, 50,000/day), pro (1,000/min, 500,000/day) or enterprise")
+				fs.IntVar(&perMinute, "per-minute", 0, "requests per minute (enterprise only, required there)")
+				fs.IntVar(&perDay, "per-day", 0, "requests per day (enterprise only, required there)")
+			},
+			run: func(ctx context.Context, x *cmdContext) error {
+				if err := need(env != "" && name != "", "keys create needs --env test|live and --name NAME"); err != nil {
+					return err
+				}
+				k, secret, err := manager(x).Create(ctx, apikey.CreateParams{Environment: settleflow.Environment(env), Name: name,
+					Plan: apikey.Plan(plan), PerMinute: perMinute, PerDay: perDay})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(x.stdout, "%s\n%s\n", k.ID, secret)
+				fmt.Fprintf(x.stderr, "created %s key %s (%s, %d/minute, %d/day); the secret above is shown once\n", k.Environment, k.ID, k.Plan, k.PerMinute, k.PerDay)
+				return nil
+			},
+		}, {
+			name:    "list",
+			summary: "List every key: its display form (never the secret), limits, last use and state.",
+			flags:   func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print a JSON array of api_key objects") },
+			run: func(ctx context.Context, x *cmdContext) error {
+				ks, err := manager(x).List(ctx)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(x.stdout, ks)
+				}
+				tw := tabwriter.NewWriter(x.stdout, 2, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tENV\tNAME\tKEY\tPLAN\tLIMITS\tCREATED\tLAST USED\tSTATE")
+				now := time.Now()
+				for _, k := range ks {
+					state := "active"
+					switch {
+					case k.RevokedAt != nil:
+						state = "revoked " + k.RevokedAt.Format(time.RFC3339)
+					case k.ExpiresAt != nil && !k.ExpiresAt.After(now):
+						state = "expired " + k.ExpiresAt.Format(time.RFC3339)
+					case k.ExpiresAt != nil:
+						state = "expires " + k.ExpiresAt.Format(time.RFC3339)
+					}
+					last := "never"
+					if k.LastUsedAt != nil {
+						last = k.LastUsedAt.Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/min %d/day\t%s\t%s\t%s\n", k.ID, k.Environment, k.Name, k.Display, k.Plan,
+						k.PerMinute, k.PerDay, k.CreatedAt.Format(time.RFC3339), last, state)
+				}
+				return tw.Flush()
+			},
+		}, {
+			name: "rotate", args: "KEY_ID", nargs: 1,
+			summary: "Replace a key with a new one (same name, plan and limits); the old key works until --expire-in. A key rotated once cannot be rotated again: rotate its successor.",
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&expireIn, "expire-in", "24h", "when the old key stops working: `now`, 1h, 24h or 7d")
+			},
+			run: func(ctx context.Context, x *cmdContext) error {
+				d, err := apikey.ParseExpireIn(expireIn)
+				if err != nil {
+					return usageError{err}
+				}
+				k, secret, err := manager(x).Rotate(ctx, x.args[0], d)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(x.stdout, "%s\n%s\n", k.ID, secret)
+				fmt.Fprintf(x.stderr, "rotated %s into %s; the old key stops working at %s; the secret above is shown once\n", x.args[0], k.ID, time.Now().Add(d).UTC().Format(time.RFC3339))
+				return nil
+			},
+		}, {
+			name: "revoke", args: "KEY_ID", nargs: 1,
+			summary: "Revoke a key at once: requests with it are answered 401 api_key_revoked.",
+			run: func(ctx context.Context, x *cmdContext) error {
+				if err := manager(x).Revoke(ctx, x.args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(x.stdout, "revoked %s\n", x.args[0])
+				return nil
+			},
+		}},
 	}
-}
-
-// splitID takes a leading positional id so flags may follow it
-// (keys rotate key_… --expire-in 1h).
-func splitID(args []string) (string, []string) {
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		return args[0], args[1:]
-	}
-	return "", args
 }

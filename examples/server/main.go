@@ -21,12 +21,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/webhook"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/settleflow/settleflow/storage/bunstore"
 	"github.com/settleflow/settleflow/storage/postgres"
@@ -42,6 +44,7 @@ type config struct {
 	metricsAddr string
 	shortName   string
 	logLevel    string
+	logFormat   string
 	live        liveFlags
 
 	// strictTestURLs holds test webhook endpoints to the live URL rules.
@@ -116,6 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.authFailuresPerMinute, "auth-failures-per-minute", 60, "failed authentications a client IP may make per minute before it is answered 429; 0 for no limit")
 	fs.StringVar(&c.publicHTTPS, "public-https", "", "`host:port` plain HTTP is redirected to (default: the -https address)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "auto", "console (readable), json (one object per line) or auto: console on a terminal, json otherwise")
 	fs.Func("webhook-retry-schedule", "webhook retry `delays`, comma-separated: the first attempt's, then the wait after each failed attempt (default 0s,5s,5m,30m,2h,5h,10h,14h,20h,24h)",
 		func(v string) (err error) { c.webhookRetry, err = parseRetrySchedule(v); return err })
 	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")
@@ -128,27 +132,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.live.keystore, "live-keystore", "", "operator's keystore JSON `file`")
 	fs.StringVar(&c.live.keystorePassFile, "live-keystore-password-file", "", "`file` holding the keystore password")
 	fs.Uint64Var(&c.live.confirmations, "live-confirmations", 0, "confirmation depth for live (0: wait for the finalized block)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, `usage: server [flags] [command]
-
-With no command, serves the API. Commands (on the same data directory):
-  keys create --env test|live --name NAME [--plan starter|pro|enterprise] [--per-minute N --per-day N]
-  keys list
-  keys rotate KEY_ID [--expire-in now|1h|24h|7d]
-  keys revoke KEY_ID
-  webhooks add --env test|live --url URL [--description TEXT]
-  webhooks list
-  webhooks remove ENDPOINT_ID
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	fs.Usage = func() { topUsage(fs.Output(), fs) }
+	fs.SetOutput(io.Discard) // a bad flag is reported once, below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			topUsage(stdout, fs)
 			return nil
 		}
+		topUsage(stderr, fs)
 		return usageError{err}
+	}
+	fs.SetOutput(stderr)
+	if *showVersion || (fs.NArg() > 0 && fs.Arg(0) == "version") {
+		fmt.Fprint(stdout, versionText())
+		return nil
 	}
 	if c.timeouts.request <= 0 || c.timeouts.readHeader <= 0 || c.timeouts.idle <= 0 || c.timeouts.shutdown < 0 {
 		return usageError{errors.New("-request-timeout, -read-header-timeout and -idle-timeout must be positive, -shutdown-grace not negative")}
@@ -162,15 +160,56 @@ Flags:
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	switch rest[0] {
-	case "keys":
-		return keysCommand(ctx, c, rest[1:], stdout, stderr)
-	case "webhooks":
-		return webhooksCommand(ctx, c, rest[1:], stdout, stderr)
-	default:
-		fs.Usage()
-		return usageError{fmt.Errorf("unknown command %q", rest[0])}
+	if isHelp(rest[0]) {
+		for _, g := range groups() {
+			if len(rest) > 1 && g.name == rest[1] {
+				g.usage(stdout)
+				return nil
+			}
+		}
+		topUsage(stdout, fs)
+		return nil
 	}
+	for _, g := range groups() {
+		if g.name == rest[0] {
+			return g.run(ctx, c, rest[1:], stdout, stderr)
+		}
+	}
+	topUsage(stderr, fs)
+	return usageError{fmt.Errorf("unknown command %q", rest[0])}
+}
+
+// topUsage prints the server's usage: the commands, then the global flags.
+func topUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: server [flags]                  serve the API (HTTPS), with every default embedded
+       server [flags] COMMAND ...      manage the same data directory or database
+       server version                  print the version
+       server help [COMMAND]           this text, or a command's
+
+Commands:
+`)
+	for _, g := range groups() {
+		fmt.Fprintf(w, "  %-10s %s\n", g.name, g.summary)
+		for _, s := range g.subs {
+			fmt.Fprintf(w, "    %-32s %s\n", strings.TrimSpace(s.name+" "+s.args), firstSentence(s.summary))
+		}
+	}
+	fmt.Fprint(w, "\nRun 'server COMMAND -h' for a command's usage. Global flags (before COMMAND):\n")
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+}
+
+// firstSentence is s up to its first ". " or ";".
+func firstSentence(s string) string {
+	if i := strings.IndexAny(s, ";"); i > 0 {
+		s = s[:i]
+	}
+	if i := strings.Index(s, ". "); i > 0 {
+		s = s[:i]
+	}
+	return strings.TrimSuffix(s, ".")
 }
 
 // openStore opens the server's database: the Postgres database of
@@ -208,11 +247,32 @@ func openDB(ctx context.Context, c config) (*storage.DB, error) {
 // databaseEnv names the environment variable -postgres defaults to.
 const databaseEnv = "SETTLEFLOW_DATABASE_URL"
 
-func newLogger(level string) (*zap.Logger, error) {
+// newLogger builds the server's logger: zap's console encoder (readable,
+// coloured levels) when format is "console", or "auto" and stderr is a
+// terminal; JSON lines otherwise, for log collectors.
+func newLogger(level, format string) (*zap.Logger, error) {
 	cfg := zap.NewProductionConfig()
 	if err := cfg.Level.UnmarshalText([]byte(level)); err != nil {
 		return nil, usageError{fmt.Errorf("-log-level: %w", err)}
 	}
+	switch format {
+	case "json":
+	case "console":
+		consoleEncoding(&cfg)
+	case "auto", "":
+		if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			consoleEncoding(&cfg)
+		}
+	default:
+		return nil, usageError{fmt.Errorf("-log-format %q: want auto, console or json", format)}
+	}
 	cfg.Sampling = nil
 	return cfg.Build()
+}
+
+func consoleEncoding(cfg *zap.Config) {
+	cfg.Encoding = "console"
+	cfg.EncoderConfig = zap.NewDevelopmentEncoderConfig()
+	cfg.EncoderConfig.EncodeLevel = zapcore.CapitalColorLevelEncoder
+	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
 }

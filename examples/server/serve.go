@@ -58,7 +58,7 @@ func (t timeouts) read() time.Duration { return t.readHeader + t.request + 5*tim
 func (t timeouts) write() time.Duration { return t.request + 10*time.Second }
 
 func serve(ctx context.Context, c config, stdout io.Writer) error {
-	log, err := newLogger(c.logLevel)
+	log, err := newLogger(c.logLevel, c.logFormat)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,1 @@
+ALTER TABLE apikey_keys DROP COLUMN successor_id;
