@@ -593,9 +593,11 @@ func (s *Service) ListAttempts(ctx context.Context, deliveryID string) ([]*Attem
 	return out, nil
 }
 
-// RetryDelivery makes a delivery that failed or was canceled pending again,
-// due now, with a fresh retry schedule; its attempt history is kept. The
-// endpoint must be enabled.
+// RetryDelivery makes a finished delivery (failed, canceled, or succeeded:
+// resending one is how a receiver that lost an event gets it again; it
+// dedupes on the event id) pending again, due now, with a fresh retry
+// schedule; its attempt history is kept. The endpoint must be enabled; a
+// pending delivery is refused, since it is on its way already.
 func (s *Service) RetryDelivery(ctx context.Context, id string) error {
 	now := storage.Micros(s.now())
 	var n int64
@@ -604,7 +606,7 @@ func (s *Service) RetryDelivery(ctx context.Context, id string) error {
 			Set("status = ?", string(DeliveryPending)).
 			Set("schedule_start = attempts").Set("next_attempt_at = ?", now).
 			Set("lease_owner = ''").Set("updated_at = ?", now).Set("completed_at = NULL").
-			Where("id = ? AND status IN (?)", id, bun.List([]string{string(DeliveryFailed), string(DeliveryCanceled)})).
+			Where("id = ? AND status IN (?)", id, bun.List([]string{string(DeliveryFailed), string(DeliveryCanceled), string(DeliverySucceeded)})).
 			Where("endpoint_id IN (SELECT id FROM webhook_endpoints WHERE disabled_at IS NULL)").
 			Exec(ctx)
 		if err == nil {
@@ -622,7 +624,7 @@ func (s *Service) RetryDelivery(ctx context.Context, id string) error {
 	return nil
 }
 
-var errNotRetryable = errors.New("no failed or canceled delivery with that id on an enabled endpoint")
+var errNotRetryable = errors.New("no finished delivery with that id on an enabled endpoint (a pending one is on its way already)")
 
 // poke wakes the deliverer without blocking.
 func (s *Service) poke() {

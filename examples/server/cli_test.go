@@ -150,7 +150,7 @@ func TestWebhookCommands(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Fatalf("deliveries of a new endpoint: exit %d %q", code, out)
 	}
-	if _, errOut, code := runCmd(t, dir, "webhooks", "resend", "wd_nope"); code != 1 || !strings.Contains(errOut, "no failed or canceled delivery") {
+	if _, errOut, code := runCmd(t, dir, "webhooks", "resend", "wd_nope"); code != 1 || !strings.Contains(errOut, "no finished delivery") {
 		t.Fatalf("resend of an unknown delivery: exit %d %q", code, errOut)
 	}
 	if _, errOut, code := runCmd(t, dir, "webhooks", "attempts", "wd_nope"); code == 2 {

@@ -238,7 +238,7 @@ func webhooksGroup() *group {
 			},
 		}, {
 			name: "resend", args: "DELIVERY_ID", nargs: 1,
-			summary: "Send a failed or canceled delivery again now, with a fresh retry schedule.",
+			summary: "Send a finished delivery (failed, canceled or succeeded) again now, with a fresh retry schedule.",
 			run: func(ctx context.Context, x *cmdContext) error {
 				if err := svc(x).RetryDelivery(ctx, x.args[0]); err != nil {
 					return err

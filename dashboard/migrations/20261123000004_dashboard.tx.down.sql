@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS dashboard_sessions;
+--bun:split
+DROP TABLE IF EXISTS dashboard_links;
