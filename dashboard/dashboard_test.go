@@ -29,7 +29,11 @@ type testClock struct {
 	offset time.Duration
 }
 
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.offset) }
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
 func (c *testClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.offset += d
@@ -41,7 +45,7 @@ func (c *testClock) Advance(d time.Duration) {
 // reference server).
 type nullSettler struct{}
 
-func (nullSettler) Configured(settleflow.Environment) bool           { return true }
+func (nullSettler) Configured(settleflow.Environment) bool            { return true }
 func (nullSettler) Submit(context.Context, []settleflow.Charge) error { return nil }
 func (nullSettler) Status(_ context.Context, cs []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
 	out := make([]settleflow.SettlementStatus, len(cs))
@@ -94,7 +98,9 @@ func newFixture(t *testing.T) *fixture {
 	if err := settleflow.Register(ps, settleflow.Product[item]{
 		Name: "item", Price: settleflow.Price{TargetMargin: 2500},
 		Estimate: func(item) (int64, error) { return 100, nil },
-		Execute:  func(context.Context, item) (settleflow.Execution, error) { return settleflow.Execution{ActualCost: 80}, nil },
+		Execute: func(context.Context, item) (settleflow.Execution, error) {
+			return settleflow.Execution{ActualCost: 80}, nil
+		},
 	}); err != nil {
 		t.Fatal(err)
 	}

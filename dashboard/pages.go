@@ -60,7 +60,7 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
-	"raw": func(b []byte) string { return string(b) },
+	"raw":    func(b []byte) string { return string(b) },
 	"redact": webhook.RedactURL,
 }
 
