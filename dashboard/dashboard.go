@@ -106,14 +106,11 @@ func New(ctx context.Context, opts Options) (*Handler, error) {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
+	if err := migrate(ctx, opts.DB); err != nil {
 		return nil, err
 	}
-	if err := opts.DB.Migrate(ctx, storage.Migrations{Table: "dashboard_migrations", Files: sub}); err != nil {
-		return nil, fmt.Errorf("dashboard: %w", err)
-	}
 	h := &Handler{opts: opts, log: opts.Logger}
+	var err error
 	if h.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -154,19 +151,46 @@ func hashOf(t string) string {
 // SignInLink issues a one-time sign-in link under baseURL (the server's
 // public https://host:port): it works once, within LinkTTL.
 func (h *Handler) SignInLink(ctx context.Context, baseURL string) (string, error) {
+	return issueLink(ctx, h.opts.DB, h.now(), baseURL, h.opts.Prefix)
+}
+
+// SignInLink issues a one-time sign-in link for a dashboard mounted at
+// prefix ("" for "/dashboard/") on the database db, without a running
+// dashboard: what `server dashboard link` does beside a running server.
+func SignInLink(ctx context.Context, db *storage.DB, baseURL, prefix string) (string, error) {
+	if prefix == "" {
+		prefix = "/dashboard/"
+	}
+	if err := migrate(ctx, db); err != nil {
+		return "", err
+	}
+	return issueLink(ctx, db, time.Now().UTC(), baseURL, prefix)
+}
+
+func migrate(ctx context.Context, db *storage.DB) error {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
+	if err := db.Migrate(ctx, storage.Migrations{Table: "dashboard_migrations", Files: sub}); err != nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
+
+func issueLink(ctx context.Context, db *storage.DB, now time.Time, baseURL, prefix string) (string, error) {
 	t, hash, err := token()
 	if err != nil {
 		return "", err
 	}
-	now := h.now()
-	if err := h.opts.DB.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+	if err := db.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewRaw("INSERT INTO dashboard_links (token_hash, created_at, expires_at) VALUES (?, ?, ?)",
 			hash, storage.Micros(now), storage.Micros(now.Add(LinkTTL))).Exec(ctx)
 		return err
 	}); err != nil {
 		return "", fmt.Errorf("dashboard: sign-in link: %w", err)
 	}
-	return strings.TrimSuffix(baseURL, "/") + h.opts.Prefix + "signin?token=" + t, nil
+	return strings.TrimSuffix(baseURL, "/") + prefix + "signin?token=" + t, nil
 }
 
 // session is a signed-in operator's session. Its CSRF token is derived

@@ -125,7 +125,7 @@ func volumeChart(days []dayStat) template.HTML {
 		fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s: %d settled, %d.%02d</title></rect>`,
 			x, float64(height)-hgt, bw-8, hgt, d.Date, d.Settled, d.Volume/100, d.Volume%100)
 		if d.Volume > 0 {
-			fmt.Fprintf(&b, `<text class="value" x="%.1f" y="%.1f">%d.%02d</text>`, x+(bw-8)/2, float64(height)-hgt-4, d.Volume/100, d.Volume%100)
+			fmt.Fprintf(&b, `<text class="value" x="%.1f" y="%.1f">%d.%02d</text>`, x+(bw-8)/2, max(float64(height)-hgt-4, 12), d.Volume/100, d.Volume%100)
 		}
 		fmt.Fprintf(&b, `<text class="label" x="%.1f" y="%d">%s</text>`, x+(bw-8)/2, height+16, d.Date[5:])
 	}

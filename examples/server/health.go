@@ -131,6 +131,21 @@ func withHealth(h *health, api http.Handler) http.Handler {
 	})
 }
 
+// withDashboard serves the dashboard under /dashboard/ (and sends
+// /dashboard there) and passes every other request to api.
+func withDashboard(dash http.Handler, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/dashboard":
+			http.Redirect(w, r, "/dashboard/", http.StatusMovedPermanently)
+		case strings.HasPrefix(p, "/dashboard/"):
+			dash.ServeHTTP(w, r)
+		default:
+			api.ServeHTTP(w, r)
+		}
+	})
+}
+
 // Prometheus: settleflow_stage_depth, settleflow_stage_due and
 // settleflow_stage_oldest_due_seconds, labelled by stage.
 var (

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/dashboard"
 	"github.com/settleflow/settleflow/httpapi"
 	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/ratelimit"
@@ -82,7 +83,8 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		return err
 	}
 	defer keys.Close()
-	if err := firstStartKey(ctx, keys, stdout); err != nil {
+	firstStart, err := firstStartKey(ctx, keys, stdout)
+	if err != nil {
 		return err
 	}
 
@@ -151,7 +153,11 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hl := &health{engine: engine, hooks: hooks, maxLag: c.readyMaxLag, log: log.Named("health")}
 	reg.MustRegister(hl)
-	handler := withHealth(hl, instrument(reg, api))
+	dash, err := dashboard.New(ctx, dashboard.Options{Engine: engine, Keys: keys, Webhooks: hooks, DB: store.DB(), Logger: log.Named("dashboard")})
+	if err != nil {
+		return err
+	}
+	handler := withHealth(hl, withDashboard(dash, instrument(reg, api)))
 	refused := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "settleflow_connections_refused_total", Help: "Connections closed at accept: over the per-address cap.",
 	})
@@ -214,6 +220,14 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		zap.String("https", "https://"+httpsLn.Addr().String()), zap.String("http", c.httpAddr),
 		zap.String("cert", certFile), zap.Bool("live", chain.Configured(settleflow.Live)))
 	fmt.Fprintf(stdout, "listening on https://%s (certificate %s)\n", httpsLn.Addr(), certFile)
+	if firstStart {
+		// Beside the first test key: the way into the dashboard.
+		link, err := dash.SignInLink(ctx, "https://"+publicHTTPS(c.publicHTTPS, httpsLn.Addr()))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "dashboard: sign in at %s\n  (one use, within 15 minutes; `server dashboard link` prints another)\n", link)
+	}
 	if len(servers) > 1 && c.httpAddr != "" {
 		fmt.Fprintf(stdout, "redirecting http://%s to HTTPS\n", redirectAddr)
 	}
