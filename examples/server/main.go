@@ -69,6 +69,8 @@ type config struct {
 	// postgres is the Postgres DSN shared by every instance ("": SQLite in
 	// the data directory).
 	postgres string
+	// explorers are the dashboard's block explorer URL prefixes.
+	testExplorer, liveExplorer string
 }
 
 // liveFlags configure live settlement on a mainnet; all of -live-rpc,
@@ -122,6 +124,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.logFormat, "log-format", "auto", "console (readable), json (one object per line) or auto: console on a terminal, json otherwise")
 	fs.Func("webhook-retry-schedule", "webhook retry `delays`, comma-separated: the first attempt's, then the wait after each failed attempt (default 0s,5s,5m,30m,2h,5h,10h,14h,20h,24h)",
 		func(v string) (err error) { c.webhookRetry, err = parseRetrySchedule(v); return err })
+	fs.StringVar(&c.testExplorer, "test-explorer", "", "block explorer `URL` prefix the dashboard links test transactions to (the hash is appended), e.g. https://sepolia.etherscan.io/tx/")
+	fs.StringVar(&c.liveExplorer, "live-explorer", "", "block explorer `URL` prefix for live transactions, e.g. https://etherscan.io/tx/")
 	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")
 	fs.StringVar(&c.live.rpc, "live-rpc", "", "mainnet JSON-RPC `URL` for live settlement")
 	fs.Int64Var(&c.live.chainID, "live-chain-id", 0, "chain id the live RPC must report")

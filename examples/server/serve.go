@@ -153,7 +153,18 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hl := &health{engine: engine, hooks: hooks, maxLag: c.readyMaxLag, log: log.Named("health")}
 	reg.MustRegister(hl)
-	dash, err := dashboard.New(ctx, dashboard.Options{Engine: engine, Keys: keys, Webhooks: hooks, DB: store.DB(), Logger: log.Named("dashboard")})
+	explorers := map[settleflow.Environment]string{}
+	for env, u := range map[settleflow.Environment]string{settleflow.Test: c.testExplorer, settleflow.Live: c.liveExplorer} {
+		if u == "" {
+			continue
+		}
+		if !strings.HasPrefix(u, "https://") {
+			return usageError{fmt.Errorf("-%s-explorer %q: want an https:// URL prefix", env, u)}
+		}
+		explorers[env] = u
+	}
+	dash, err := dashboard.New(ctx, dashboard.Options{Engine: engine, Keys: keys, Webhooks: hooks, DB: store.DB(),
+		Explorers: explorers, Logger: log.Named("dashboard")})
 	if err != nil {
 		return err
 	}
