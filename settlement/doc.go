@@ -13,8 +13,10 @@
 // code "livemode_not_configured". With no test chain configured, test mode
 // runs on go-ethereum's in-process simulated chain ([NewSimulated]), with the
 // token and the contract deployed at start and the operator funded and
-// approved. That chain lives in memory only: a restart begins an empty chain,
-// and every earlier test settlement is gone with it.
+// approved. With SimulatedOptions.DataDir (the reference server uses DATA/chain)
+// that chain is kept on disk, so a restart continues it and every earlier
+// transaction hash stays valid; without, it lives in memory only and a restart
+// begins an empty chain.
 //
 // # On chain
 //

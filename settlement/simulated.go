@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"fmt"
 	"math/big"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -47,16 +48,23 @@ type SimulatedOptions struct {
 	// Live, if set, configures live mode on a real chain beside the
 	// simulated test chain.
 	Live *ChainConfig
+	// DataDir, if set, keeps the chain on disk there (go-ethereum's chain
+	// database, the operator's and payee's keys, the deployment's
+	// addresses), so that a restart continues the same chain and every
+	// transaction hash stays valid. Empty: the chain lives in memory and a
+	// restart begins a new one.
+	DataDir string
 }
 
 // Simulated is a [Settler] whose test mode runs on go-ethereum's in-process
 // simulated chain, with the test stablecoin and the settlement contract
-// deployed and the operator funded and approved. The chain's state lives in
-// memory only: closing it (or a restart) loses every test settlement.
+// deployed and the operator funded and approved. The chain lives in memory,
+// and is lost when it is closed, unless SimulatedOptions.DataDir keeps it on
+// disk for the next start.
 type Simulated struct {
 	*Settler
 	// Backend is the simulated chain (Commit, Fork, Rollback for tests).
-	Backend *simulated.Backend
+	Backend ChainBackend
 	// Addresses of the deployment.
 	Addresses Addresses
 	// OperatorKey signs settlements; PayeeKey is the payee's (for tests).
@@ -70,22 +78,41 @@ type Simulated struct {
 
 // NewSimulated starts a simulated chain (chain id 1337), deploys the test
 // stablecoin and the settlement contract, funds and approves a fresh operator
-// and returns a settler for it in test mode. Close it when done.
-func NewSimulated(ctx context.Context, opts SimulatedOptions) (*Simulated, error) {
-	opKey, err := crypto.GenerateKey()
-	if err != nil {
-		return nil, err
-	}
-	payKey, err := crypto.GenerateKey()
-	if err != nil {
-		return nil, err
+// and returns a settler for it in test mode; with opts.DataDir, a chain kept
+// there by an earlier run continues instead, deployment and all. Close it
+// when done.
+func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err error) {
+	var (
+		st             chainState
+		opKey, payKey  *ecdsa.PrivateKey
+		backendOptions = opts.BackendOptions
+	)
+	if opts.DataDir != "" {
+		if st, opKey, payKey, err = loadChainState(opts.DataDir); err != nil {
+			return nil, err
+		}
+	} else {
+		if opKey, err = crypto.GenerateKey(); err != nil {
+			return nil, err
+		}
+		if payKey, err = crypto.GenerateKey(); err != nil {
+			return nil, err
+		}
 	}
 	op := crypto.PubkeyToAddress(opKey.PublicKey)
 	payee := crypto.PubkeyToAddress(payKey.PublicKey)
 	eth := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
-	backend := simulated.NewBackend(types.GenesisAlloc{op: {Balance: eth}, payee: {Balance: eth}}, opts.BackendOptions...)
+	alloc := types.GenesisAlloc{op: {Balance: eth}, payee: {Balance: eth}}
+	var backend ChainBackend
+	if opts.DataDir != "" {
+		backend, err = openDiskChain(filepath.Join(opts.DataDir, "geth"), alloc, backendOptions)
+	} else {
+		backend, err = newBackend(alloc, backendOptions)
+	}
+	if err != nil {
+		return nil, err
+	}
 	s := &Simulated{Backend: backend, OperatorKey: opKey, PayeeKey: payKey, stop: make(chan struct{}), stopped: make(chan struct{})}
-
 	funds := opts.Funds
 	if funds <= 0 {
 		funds = 1_000_000_000
@@ -96,9 +123,24 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (*Simulated, error
 		return nil, err
 	}
 	tr := Transactor{Backend: backend.Client(), Key: opKey, Mine: s.Commit}
-	if s.Addresses, err = tr.DeployDev(ctx, payee, base); err != nil {
-		backend.Close()
-		return nil, err
+	if st.Deployed {
+		s.Addresses = st.Addresses
+		if err := s.checkDeployment(ctx, opts.DataDir); err != nil {
+			backend.Close()
+			return nil, err
+		}
+	} else {
+		if s.Addresses, err = tr.DeployDev(ctx, payee, base); err != nil {
+			backend.Close()
+			return nil, err
+		}
+		if opts.DataDir != "" {
+			st.Addresses, st.Deployed = s.Addresses, true
+			if err := saveChainState(opts.DataDir, st); err != nil {
+				backend.Close()
+				return nil, err
+			}
+		}
 	}
 
 	cc := opts.Tuning
@@ -142,6 +184,17 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (*Simulated, error
 		go s.committer(ctx, interval)
 	}
 	return s, nil
+}
+
+// newBackend is simulated.NewBackend, which panics when its node cannot
+// start: here that is an error.
+func newBackend(alloc types.GenesisAlloc, options []func(*node.Config, *ethconfig.Config)) (b *simulated.Backend, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("settlement: simulated chain: %v", r)
+		}
+	}()
+	return simulated.NewBackend(alloc, options...), nil
 }
 
 // Commit seals a block on the simulated chain. Safe for concurrent use.

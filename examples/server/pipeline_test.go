@@ -22,7 +22,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/webhook"
 )
 
@@ -300,5 +303,66 @@ func TestPipelineSurvivesKillAndAFlakyReceiver(t *testing.T) {
 	}
 	if peak[failing] >= peak[fast] || peak[failing] > 2 {
 		t.Errorf("at most %d requests at once while the receiver failed, %d while it was fast; want at most 2, and fewer", peak[failing], peak[fast])
+	}
+}
+
+func (s *processServer) get(t *testing.T, key, path string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return m
+}
+
+func (s *processServer) settled(t *testing.T, key, id string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		w := s.get(t, key, "/v1/workflows/"+id)
+		if w["status"] == "Settled" {
+			return w["settlement"].(map[string]any)
+		}
+		if w["status"] == "Failed" || time.Now().After(deadline) {
+			t.Fatalf("workflow %s: %v", id, w)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The embedded test chain lives in the data directory: after the server is
+// killed (SIGKILL) and started again, a Settled workflow's transaction is
+// still on the chain, and new workflows settle on the same chain, after it.
+func TestEmbeddedChainSurvivesKill(t *testing.T) {
+	dir := t.TempDir()
+	out := cli(t, dir, "keys", "create", "--env", "test", "--name", "chain")
+	key := regexp.MustCompile(`sk_test_[0-9A-Za-z]+`).FindString(out)
+	s := startProcessServer(t, dir)
+	before := s.settled(t, key, s.create(t, key, 1))
+	s.kill()
+
+	s = startProcessServer(t, dir)
+	after := s.settled(t, key, s.create(t, key, 2))
+	if after["chainId"] != before["chainId"] || after["blockNumber"].(float64) <= before["blockNumber"].(float64) {
+		t.Fatalf("after the restart settled at %v, before at %v: not the same chain, continued", after, before)
+	}
+	s.kill()
+
+	// The chain itself, opened from its directory: the receipt is there.
+	chain, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{DataDir: filepath.Join(dir, "chain")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	for _, st := range []map[string]any{before, after} {
+		r, err := chain.Backend.Client().TransactionReceipt(context.Background(), common.HexToHash(st["txHash"].(string)))
+		if err != nil || r.Status != 1 || r.BlockNumber.Uint64() != uint64(st["blockNumber"].(float64)) {
+			t.Fatalf("receipt of %v: %+v %v", st, r, err)
+		}
 	}
 }

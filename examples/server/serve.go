@@ -104,7 +104,9 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		return errors.New("another instance on this database settles test charges on its own embedded chain, and a charge must be settled on one chain only: run a single instance, or give every instance the same test chain")
 	}
 	defer release()
-	chain, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{Logger: log.Named("settlement"), Live: live})
+	// The test chain is kept in the data directory: a restart continues it.
+	chain, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{Logger: log.Named("settlement"), Live: live,
+		DataDir: filepath.Join(c.dataDir, "chain")})
 	if err != nil {
 		return fmt.Errorf("settlement: %w", err)
 	}
