@@ -1,0 +1,75 @@
+package settlement
+
+import (
+	"context"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
+)
+
+// Settlements made by the settler reconcile with no discrepancy; a
+// settlement sent to the contract outside the engine, and a record altered
+// in the database, are each named.
+func TestReconcile(t *testing.T) {
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond}})
+	ctx := context.Background()
+	charges := []settleflow.Charge{charge("wf_rec_a", 250), charge("wf_rec_b", 1999), charge("wf_rec_c", 7)}
+	if err := s.Submit(ctx, charges); err != nil {
+		t.Fatal(err)
+	}
+	sts := waitFor(t, s, charges, 30*time.Second, func() {}, confirmed)
+	records := make([]ReconcileRecord, len(charges))
+	for i, c := range charges {
+		records[i] = ReconcileRecord{WorkflowID: c.WorkflowID, Sequence: c.Sequence, CustomerID: c.CustomerID, Amount: c.Amount, TxHash: sts[i].Settlement.TxHash}
+	}
+	head, err := s.Backend.Client().BlockNumber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := ReconcileOptions{Contract: s.Addresses.Contract, Decimals: 6, FromBlock: 0, ToBlock: head, PageBlocks: 2}
+	rep, err := Reconcile(ctx, s.Backend.Client(), records, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Discrepancies) != 0 || rep.OnChain != 3 || rep.TotalOnChain != 2256 || rep.TotalInDatabase != 2256 {
+		t.Fatalf("clean reconciliation: %+v", rep)
+	}
+
+	// Plant two: a settlement sent outside the engine, under a sequence no
+	// workflow has, and a record whose amount was altered.
+	k, _ := WorkflowKey("wf_rogue")
+	rogue := seqOf("wf_rogue")
+	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
+	if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{
+		WorkflowId: k, Sequence: new(big.Int).SetUint64(rogue), CustomerRef: CustomerRef("cus_x"), Amount: cents(500)}})); err != nil {
+		t.Fatal(err)
+	}
+	records[1].Amount = 1000
+	head, _ = s.Backend.Client().BlockNumber(ctx)
+	o.ToBlock = head
+	rep, err = Reconcile(ctx, s.Backend.Client(), records, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[DiscrepancyKind]string{}
+	for _, d := range rep.Discrepancies {
+		got[d.Kind] = d.WorkflowID
+	}
+	if len(rep.Discrepancies) != 2 || got[AmountMismatch] != "wf_rec_b" || got[NotInDatabase] != "wf_rogue" {
+		t.Fatalf("planted discrepancies: %+v; want wf_rec_b's amount and wf_rogue's settlement", rep.Discrepancies)
+	}
+	// A record whose settlement is missing, and one with another customer.
+	missing := append(records, ReconcileRecord{WorkflowID: "wf_rec_z", Sequence: 999_999, CustomerID: "cus_z", Amount: 1})
+	missing[0].CustomerID = "cus_other"
+	rep, _ = Reconcile(ctx, s.Backend.Client(), missing, o)
+	got = map[DiscrepancyKind]string{}
+	for _, d := range rep.Discrepancies {
+		got[d.Kind] = d.WorkflowID
+	}
+	if got[MissingOnChain] != "wf_rec_z" || got[CustomerMismatch] != "wf_rec_a" {
+		t.Fatalf("missing and customer: %+v", rep.Discrepancies)
+	}
+}
