@@ -179,3 +179,61 @@ func Reconcile(ctx context.Context, b ethereum.LogFilterer, records []ReconcileR
 	})
 	return rep, nil
 }
+
+// ContractInfo is what a settlement contract says of itself.
+type ContractInfo struct {
+	DeployedAt uint64 // the block it was deployed in
+	Token      common.Address
+	Decimals   uint8
+	Payee      common.Address
+	Operator   common.Address
+}
+
+// Inspect reads a settlement contract's deployment block, token (and its
+// decimals), payee and operator.
+func Inspect(ctx context.Context, b ethereum.ContractCaller, contract common.Address) (ContractInfo, error) {
+	var info ContractInfo
+	call := func(to common.Address, data []byte) ([]byte, error) {
+		out, err := b.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("settlement: call %s: %w", to, err)
+		}
+		return out, nil
+	}
+	addr := func(data []byte) (common.Address, error) {
+		out, err := call(contract, data)
+		if err != nil {
+			return common.Address{}, err
+		}
+		if len(out) != 32 {
+			return common.Address{}, fmt.Errorf("settlement: %s is not a SettleflowSettlement contract", contract)
+		}
+		return common.BytesToAddress(out[12:]), nil
+	}
+	var err error
+	if info.Token, err = addr(settlementABI.PackToken()); err != nil {
+		return info, err
+	}
+	if info.Payee, err = addr(settlementABI.PackPayee()); err != nil {
+		return info, err
+	}
+	if info.Operator, err = addr(settlementABI.PackOperator()); err != nil {
+		return info, err
+	}
+	out, err := call(contract, settlementABI.PackDeployedAt())
+	if err != nil {
+		return info, err
+	}
+	deployed, err := settlementABI.UnpackDeployedAt(out)
+	if err != nil || !deployed.IsUint64() {
+		return info, fmt.Errorf("settlement: %s is not a SettleflowSettlement contract with a deployment block", contract)
+	}
+	info.DeployedAt = deployed.Uint64()
+	if out, err = call(info.Token, erc20ABI.PackDecimals()); err != nil {
+		return info, err
+	}
+	if info.Decimals, err = erc20ABI.UnpackDecimals(out); err != nil {
+		return info, fmt.Errorf("settlement: token %s: decimals: %w", info.Token, err)
+	}
+	return info, nil
+}

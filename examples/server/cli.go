@@ -51,7 +51,7 @@ type cmdContext struct {
 }
 
 // groups are the commands with subcommands, in the order usage lists them.
-func groups() []*group { return []*group{keysGroup(), webhooksGroup(), dashboardGroup()} }
+func groups() []*group { return []*group{keysGroup(), webhooksGroup(), dashboardGroup(), chainGroup()} }
 
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 	"github.com/settleflow/settleflow/webhook"
 )
 
@@ -347,22 +349,51 @@ func TestEmbeddedChainSurvivesKill(t *testing.T) {
 	s.kill()
 
 	s = startProcessServer(t, dir)
-	after := s.settled(t, key, s.create(t, key, 2))
+	id2 := s.create(t, key, 2)
+	after := s.settled(t, key, id2)
 	if after["chainId"] != before["chainId"] || after["blockNumber"].(float64) <= before["blockNumber"].(float64) {
 		t.Fatalf("after the restart settled at %v, before at %v: not the same chain, continued", after, before)
 	}
 	s.kill()
 
-	// The chain itself, opened from its directory: the receipt is there.
-	chain, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{DataDir: filepath.Join(dir, "chain")})
+	// The chain and the database agree.
+	if out, errOut, code := runCmd(t, dir, "chain", "reconcile", "--env", "test"); code != 0 || !strings.Contains(out, "no discrepancy") {
+		t.Fatalf("chain reconcile: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The chain itself, opened from its directory: the receipts are there.
+	chain, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{DataDir: filepath.Join(dir, "chain"), ManualCommit: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer chain.Close()
 	for _, st := range []map[string]any{before, after} {
 		r, err := chain.Backend.Client().TransactionReceipt(context.Background(), common.HexToHash(st["txHash"].(string)))
 		if err != nil || r.Status != 1 || r.BlockNumber.Uint64() != uint64(st["blockNumber"].(float64)) {
 			t.Fatalf("receipt of %v: %+v %v", st, r, err)
 		}
+	}
+	// Plant two discrepancies: a settlement sent to the contract outside
+	// the engine, and a Settled workflow's amount altered in the database.
+	k, _ := settlement.WorkflowKey("wf_outside")
+	tr := settlement.Transactor{Backend: chain.Backend.Client(), Key: chain.OperatorKey, Mine: chain.Commit}
+	amount, _ := settlement.BaseUnits(777, 6)
+	if _, err := tr.Send(context.Background(), &chain.Addresses.Contract, bindings.NewSettleflowSettlement().PackSettle(
+		[]bindings.SettleflowSettlementCharge{{WorkflowId: k, Sequence: big.NewInt(424242), CustomerRef: settlement.CustomerRef("cus_x"), Amount: amount}})); err != nil {
+		t.Fatal(err)
+	}
+	chain.Close()
+	db, err := openDB(context.Background(), config{dataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	altered := id2
+	if _, err := db.Bun().NewRaw("UPDATE settleflow_workflows SET quoted_amount = quoted_amount + 1 WHERE id = ?", altered).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, _, code := runCmd(t, dir, "chain", "reconcile", "--env", "test")
+	if code != 1 || !strings.Contains(out, "not_in_database") || !strings.Contains(out, "wf_outside") ||
+		!strings.Contains(out, "amount_mismatch") || !strings.Contains(out, altered) {
+		t.Fatalf("chain reconcile after planting: exit %d\n%s", code, out)
 	}
 }
