@@ -28,29 +28,49 @@ type chainBackend interface {
 	ethereum.BlockNumberReader
 }
 
-// openChain opens env's chain for the chain commands: the live chain of
-// the -live-* flags over RPC, or the embedded test chain in DATA/chain
-// (which only one process can open: the server must be stopped). It
-// returns the chain, the contract, the last block to read (the live
-// chain's finalized block; the embedded chain's head) and a closer.
+// openChain opens env's chain for the chain commands: the chain of the
+// -ENV-* flags over RPC, or the embedded test chain in DATA/chain (which
+// only one process can open: the server must be stopped). It returns the
+// chain, the contract, the last confirmed block (by -ENV-confirmations, or
+// the finalized block; the embedded chain's head) and a closer.
 func openChain(ctx context.Context, c config, env settleflow.Environment) (chainBackend, common.Address, uint64, func(), error) {
-	switch env {
-	case settleflow.Live:
-		if c.live.rpc == "" || !common.IsHexAddress(c.live.contract) {
-			return nil, common.Address{}, 0, nil, usageError{errors.New("live needs -live-rpc and -live-contract (global flags, before the command)")}
+	f := c.live
+	if env == settleflow.Test {
+		f = c.test
+	}
+	switch {
+	case env == settleflow.Live || (env == settleflow.Test && f.rpc != ""):
+		if f.rpc == "" || !common.IsHexAddress(f.contract) {
+			return nil, common.Address{}, 0, nil, usageError{fmt.Errorf("%s needs -%s-rpc and -%s-contract (global flags, before the command)", env, env, env)}
 		}
-		cl, err := rpc.DialContext(ctx, c.live.rpc)
+		cl, err := rpc.DialContext(ctx, f.rpc)
 		if err != nil {
-			return nil, common.Address{}, 0, nil, fmt.Errorf("live chain: %w", err)
+			return nil, common.Address{}, 0, nil, fmt.Errorf("%s chain: %w", env, err)
 		}
 		b := ethclient.NewClient(cl)
-		fin, err := b.HeaderByNumber(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
-		if err != nil {
-			cl.Close()
-			return nil, common.Address{}, 0, nil, fmt.Errorf("live chain: finalized block: %w", err)
+		// The confirmed head: -ENV-confirmations blocks deep, or the
+		// finalized block.
+		var to uint64
+		if f.confirmations > 0 {
+			head, err := b.BlockNumber(ctx)
+			if err == nil && head+1 < f.confirmations {
+				err = errors.New("the chain is shorter than the confirmation depth")
+			}
+			if err != nil {
+				cl.Close()
+				return nil, common.Address{}, 0, nil, fmt.Errorf("%s chain: head: %w", env, err)
+			}
+			to = head + 1 - f.confirmations
+		} else {
+			fin, err := b.HeaderByNumber(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
+			if err != nil {
+				cl.Close()
+				return nil, common.Address{}, 0, nil, fmt.Errorf("%s chain: finalized block: %w", env, err)
+			}
+			to = fin.Number.Uint64()
 		}
-		return b, common.HexToAddress(c.live.contract), fin.Number.Uint64(), cl.Close, nil
-	case settleflow.Test:
+		return b, common.HexToAddress(f.contract), to, cl.Close, nil
+	case env == settleflow.Test:
 		dir := filepath.Join(c.dataDir, "chain")
 		sim, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{DataDir: dir, ManualCommit: true})
 		if err != nil {
@@ -88,7 +108,7 @@ func chainGroup() *group {
 				"each workflow settled once, for exactly its quoted amount and customer, in the transaction it names; no settlement without its workflow; the totals. " +
 				"Exits 1 if anything disagrees.",
 			flags: func(fs *flag.FlagSet) {
-				fs.StringVar(&env, "env", "test", "environment: `test` (the embedded chain; stop the server first) or live (-live-rpc, -live-contract)")
+				fs.StringVar(&env, "env", "test", "environment: `test` (-test-rpc, -test-contract; else the embedded chain, with the server stopped) or live (-live-rpc, -live-contract)")
 				fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 			},
 			run: func(ctx context.Context, x *cmdContext) error {

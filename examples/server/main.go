@@ -45,7 +45,8 @@ type config struct {
 	shortName   string
 	logLevel    string
 	logFormat   string
-	live        liveFlags
+	live        chainFlags
+	test        chainFlags
 
 	// strictTestURLs holds test webhook endpoints to the live URL rules.
 	strictTestURLs bool
@@ -73,13 +74,28 @@ type config struct {
 	testExplorer, liveExplorer string
 }
 
-// liveFlags configure live settlement on a mainnet; all of -live-rpc,
-// -live-chain-id, -live-contract and a signer are needed to turn it on.
-type liveFlags struct {
+// chainFlags configure one environment's chain: all of -ENV-rpc,
+// -ENV-chain-id, -ENV-contract and a signer turn it on (for test, instead of
+// the embedded chain).
+type chainFlags struct {
 	rpc, contract, token, payee         string
 	chainID                             int64
 	keyFile, keystore, keystorePassFile string
 	confirmations                       uint64
+}
+
+// register adds the -ENV-* flags of env ("live" or "test"; network names
+// the kind of chain in the help).
+func (f *chainFlags) register(fs *flag.FlagSet, env, network string) {
+	fs.StringVar(&f.rpc, env+"-rpc", "", network+" JSON-RPC `URL` for "+env+" settlement")
+	fs.Int64Var(&f.chainID, env+"-chain-id", 0, "chain id the "+env+" RPC must report")
+	fs.StringVar(&f.contract, env+"-contract", "", "settlement contract `address` on the "+env+" chain")
+	fs.StringVar(&f.token, env+"-token", "", "stablecoin `address` (checked against the contract)")
+	fs.StringVar(&f.payee, env+"-payee", "", "payee `address` (checked against the contract)")
+	fs.StringVar(&f.keyFile, env+"-key-file", "", "operator's hex private key `file`")
+	fs.StringVar(&f.keystore, env+"-keystore", "", "operator's keystore JSON `file`")
+	fs.StringVar(&f.keystorePassFile, env+"-keystore-password-file", "", "`file` holding the keystore password")
+	fs.Uint64Var(&f.confirmations, env+"-confirmations", 0, "confirmation depth for "+env+" (0: wait for the finalized block)")
 }
 
 func main() {
@@ -127,15 +143,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.testExplorer, "test-explorer", "", "block explorer `URL` prefix the dashboard links test transactions to (the hash is appended), e.g. https://sepolia.etherscan.io/tx/")
 	fs.StringVar(&c.liveExplorer, "live-explorer", "", "block explorer `URL` prefix for live transactions, e.g. https://etherscan.io/tx/")
 	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")
-	fs.StringVar(&c.live.rpc, "live-rpc", "", "mainnet JSON-RPC `URL` for live settlement")
-	fs.Int64Var(&c.live.chainID, "live-chain-id", 0, "chain id the live RPC must report")
-	fs.StringVar(&c.live.contract, "live-contract", "", "settlement contract `address` on the live chain")
-	fs.StringVar(&c.live.token, "live-token", "", "stablecoin `address` (checked against the contract)")
-	fs.StringVar(&c.live.payee, "live-payee", "", "payee `address` (checked against the contract)")
-	fs.StringVar(&c.live.keyFile, "live-key-file", "", "operator's hex private key `file`")
-	fs.StringVar(&c.live.keystore, "live-keystore", "", "operator's keystore JSON `file`")
-	fs.StringVar(&c.live.keystorePassFile, "live-keystore-password-file", "", "`file` holding the keystore password")
-	fs.Uint64Var(&c.live.confirmations, "live-confirmations", 0, "confirmation depth for live (0: wait for the finalized block)")
+	c.live.register(fs, "live", "mainnet")
+	c.test.register(fs, "test", "testnet")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() { topUsage(fs.Output(), fs) }
 	fs.SetOutput(io.Discard) // a bad flag is reported once, below

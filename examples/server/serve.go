@@ -88,27 +88,47 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		return err
 	}
 
-	live, err := c.live.chainConfig()
+	live, err := c.live.chainConfig("live")
 	if err != nil {
 		return usageError{err}
 	}
-	// The embedded chain lives in this process: instances sharing a
-	// database cannot share it, and one instance asking another's chain
-	// about a charge would find nothing and charge it again there. So only
-	// one instance per database settles on an embedded chain.
-	release, ok, err := store.DB().TryHold(ctx, "settleflow: embedded test chain")
+	test, err := c.test.chainConfig("test")
 	if err != nil {
-		return err
+		return usageError{err}
 	}
-	if !ok {
-		return errors.New("another instance on this database settles test charges on its own embedded chain, and a charge must be settled on one chain only: run a single instance, or give every instance the same test chain")
+	var chain interface {
+		settleflow.Settler
+		Close() error
 	}
-	defer release()
-	// The test chain is kept in the data directory: a restart continues it.
-	chain, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{Logger: log.Named("settlement"), Live: live,
-		DataDir: filepath.Join(c.dataDir, "chain")})
-	if err != nil {
-		return fmt.Errorf("settlement: %w", err)
+	if test != nil {
+		// A testnet over RPC: shared by every instance that names it. Both
+		// environments' chains are checked at start: the chain id each node
+		// reports, against the configured one and the environment's kind.
+		s, err := settlement.New(ctx, settlement.Config{Test: test, Live: live, Logger: log.Named("settlement")})
+		if err != nil {
+			return fmt.Errorf("settlement: %w", err)
+		}
+		chain = s
+	} else {
+		// The embedded chain lives in this process: instances sharing a
+		// database cannot share it, and one instance asking another's chain
+		// about a charge would find nothing and charge it again there. So
+		// only one instance per database settles on an embedded chain.
+		release, ok, err := store.DB().TryHold(ctx, "settleflow: embedded test chain")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errors.New("another instance on this database settles test charges on its own embedded chain, and a charge must be settled on one chain only: run a single instance, or give every instance the same test chain (-test-rpc)")
+		}
+		defer release()
+		// The test chain is kept in the data directory: a restart continues it.
+		sim, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{Logger: log.Named("settlement"), Live: live,
+			DataDir: filepath.Join(c.dataDir, "chain")})
+		if err != nil {
+			return fmt.Errorf("settlement: %w", err)
+		}
+		chain = sim
 	}
 	defer chain.Close()
 
@@ -384,15 +404,17 @@ func routeLabel(r *http.Request) string {
 	return "other"
 }
 
-func (l liveFlags) chainConfig() (*settlement.ChainConfig, error) {
+// chainConfig is the environment's chain configuration, nil if its flags
+// are not given.
+func (l chainFlags) chainConfig(env string) (*settlement.ChainConfig, error) {
 	if l.rpc == "" {
 		if l.contract != "" || l.chainID != 0 || l.keyFile != "" || l.keystore != "" {
-			return nil, errors.New("live settlement needs -live-rpc as well")
+			return nil, fmt.Errorf("%s settlement needs -%s-rpc as well", env, env)
 		}
 		return nil, nil
 	}
 	if l.chainID == 0 || !common.IsHexAddress(l.contract) || (l.keyFile == "" && l.keystore == "") {
-		return nil, errors.New("live settlement needs -live-chain-id, -live-contract and -live-key-file or -live-keystore")
+		return nil, fmt.Errorf("%s settlement needs -%s-chain-id, -%s-contract and -%s-key-file or -%s-keystore", env, env, env, env, env)
 	}
 	cc := &settlement.ChainConfig{
 		RPCURL: l.rpc, ChainID: l.chainID, Contract: common.HexToAddress(l.contract),
@@ -402,7 +424,7 @@ func (l liveFlags) chainConfig() (*settlement.ChainConfig, error) {
 	for flagName, v := range map[string]struct {
 		s   string
 		dst *common.Address
-	}{"-live-token": {l.token, &cc.Token}, "-live-payee": {l.payee, &cc.Payee}} {
+	}{"-" + env + "-token": {l.token, &cc.Token}, "-" + env + "-payee": {l.payee, &cc.Payee}} {
 		if v.s == "" {
 			continue
 		}
