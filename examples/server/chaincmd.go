@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -95,14 +99,32 @@ func chainGroup() *group {
 	var (
 		env    string
 		asJSON bool
+		dep    deployFlags
 	)
 	return &group{
 		name:    "chain",
-		summary: "Check settlement on chain: reconcile the contract's settlements with the database.",
+		summary: "Settlement on chain: deploy the contract, reconcile its settlements with the database.",
 		open: func(context.Context, config) (*cmdContext, func(), error) {
 			return &cmdContext{}, func() {}, nil
 		},
 		subs: []subcommand{{
+			name: "deploy",
+			summary: "Deploy the settlement contract (and, on a testnet with no --token, the 6-decimal test stablecoin, minted to the operator and approved), " +
+				"check it, wait for its confirmations, and print the flags the server needs. The key is the operator's: it owns the contract and signs the settlements.",
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&env, "env", "", "environment: `test` or live (required; the chain id must be of that kind)")
+				fs.StringVar(&dep.rpc, "rpc", "", "the chain's JSON-RPC `URL` (required)")
+				fs.Int64Var(&dep.chainID, "chain-id", 0, "chain id the RPC must report (required)")
+				fs.StringVar(&dep.keyFile, "key-file", "", "the operator's hex private key `file` (required)")
+				fs.StringVar(&dep.payee, "payee", "", "the `address` that receives the charges (required)")
+				fs.StringVar(&dep.token, "token", "", "the stablecoin's `address` (live: required; test: default a new test stablecoin)")
+				fs.Int64Var(&dep.funds, "funds", 100_000_000, "test stablecoin minted to the operator, in `cents`")
+				fs.Uint64Var(&dep.confirmations, "confirmations", 2, "blocks to wait on top of the deployment")
+			},
+			run: func(ctx context.Context, x *cmdContext) error {
+				return deploy(ctx, x, settleflow.Environment(env), dep)
+			},
+		}, {
 			name: "reconcile",
 			summary: "Compare every Settled event of the contract, from its deployment to the confirmed head, with the Settled workflows: " +
 				"each workflow settled once, for exactly its quoted amount and customer, in the transaction it names; no settlement without its workflow; the totals. " +
@@ -191,4 +213,95 @@ func settledRecords(ctx context.Context, c config, env settleflow.Environment) (
 		}
 		q.StartingAfter = ws[len(ws)-1].ID
 	}
+}
+
+type deployFlags struct {
+	rpc, keyFile, payee, token string
+	chainID, funds             int64
+	confirmations              uint64
+}
+
+// deploy is chain deploy.
+func deploy(ctx context.Context, x *cmdContext, env settleflow.Environment, f deployFlags) error {
+	switch {
+	case !env.Valid():
+		return usageError{errors.New("chain deploy needs --env test|live")}
+	case f.rpc == "" || f.chainID == 0 || f.keyFile == "" || !common.IsHexAddress(f.payee):
+		return usageError{errors.New("chain deploy needs --rpc URL, --chain-id N, --key-file FILE and --payee ADDRESS")}
+	case f.token != "" && !common.IsHexAddress(f.token):
+		return usageError{fmt.Errorf("--token %q is not an address", f.token)}
+	case env == settleflow.Live && f.token == "":
+		return usageError{errors.New("live settles in a real stablecoin: give its address with --token")}
+	}
+	if err := settlement.CheckChainKind(env, f.chainID); err != nil {
+		return err
+	}
+	key, err := crypto.LoadECDSA(f.keyFile)
+	if err != nil {
+		return fmt.Errorf("--key-file: %w", err) // never the key itself
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	b, err := ethclient.DialContext(ctx, f.rpc)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	id, err := b.ChainID(ctx)
+	if err != nil {
+		return fmt.Errorf("chain id: %w", err)
+	}
+	if id.Int64() != f.chainID {
+		return fmt.Errorf("the node is on chain id %s, not %d", id, f.chainID)
+	}
+	operator := crypto.PubkeyToAddress(key.PublicKey)
+	payee := common.HexToAddress(f.payee)
+	tr := settlement.Transactor{Backend: b, Key: key}
+	var a settlement.Addresses
+	if f.token == "" {
+		funds, err := settlement.BaseUnits(f.funds, 6)
+		if err != nil {
+			return usageError{err}
+		}
+		fmt.Fprintf(x.stderr, "deploying the test stablecoin and the settlement contract from %s on chain %d ...\n", operator, f.chainID)
+		if a, err = tr.DeployDev(ctx, payee, funds); err != nil {
+			return err
+		}
+	} else {
+		a = settlement.Addresses{Token: common.HexToAddress(f.token), Operator: operator, Payee: payee}
+		fmt.Fprintf(x.stderr, "deploying the settlement contract from %s on chain %d ...\n", operator, f.chainID)
+		if a.Contract, err = tr.DeploySettlement(ctx, a.Token, payee, operator); err != nil {
+			return err
+		}
+	}
+	info, err := settlement.Inspect(ctx, b, a.Contract)
+	switch {
+	case err != nil:
+		return fmt.Errorf("checking the deployment: %w", err)
+	case info.Token != a.Token || info.Payee != payee || info.Operator != operator:
+		return fmt.Errorf("the contract at %s says token %s, payee %s, operator %s: not what was asked", a.Contract, info.Token, info.Payee, info.Operator)
+	case info.Decimals != 6:
+		return fmt.Errorf("the token %s has %d decimals; settleflow settles in a 6-decimal stablecoin", a.Token, info.Decimals)
+	}
+	for {
+		head, err := b.BlockNumber(ctx)
+		if err != nil {
+			return err
+		}
+		if head+1 >= info.DeployedAt+f.confirmations {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %d confirmations: %w", f.confirmations, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+	fmt.Fprintf(x.stderr, "deployed in block %d and confirmed; start the server with:\n", info.DeployedAt)
+	fmt.Fprintf(x.stdout, "-%[1]s-rpc %[2]s -%[1]s-chain-id %[3]d -%[1]s-contract %[4]s -%[1]s-token %[5]s -%[1]s-payee %[6]s -%[1]s-key-file %[7]s -%[1]s-confirmations %[8]d\n",
+		env, f.rpc, f.chainID, a.Contract, a.Token, payee, f.keyFile, f.confirmations)
+	if f.token != "" {
+		fmt.Fprintf(x.stderr, "the operator %s must hold the stablecoin and approve the contract %s to spend it before the first settlement\n", operator, a.Contract)
+	}
+	return nil
 }
