@@ -240,8 +240,16 @@ func (h *Handler) consumeLink(ctx context.Context, tok string) (cookie string, e
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return errBadLink
 		}
-		_, err = tx.NewRaw("INSERT INTO dashboard_sessions (id_hash, environment, created_at, expires_at) VALUES (?, ?, ?, ?)",
-			idHash, string(settleflow.Test), storage.Micros(now), storage.Micros(now.Add(SessionTTL))).Exec(ctx)
+		if _, err = tx.NewRaw("INSERT INTO dashboard_sessions (id_hash, environment, created_at, expires_at) VALUES (?, ?, ?, ?)",
+			idHash, string(settleflow.Test), storage.Micros(now), storage.Micros(now.Add(SessionTTL))).Exec(ctx); err != nil {
+			return err
+		}
+		// What has ended is forgotten: expired links, used ones past their
+		// expiry, and ended sessions.
+		if _, err := tx.NewRaw("DELETE FROM dashboard_links WHERE expires_at <= ?", storage.Micros(now)).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = tx.NewRaw("DELETE FROM dashboard_sessions WHERE expires_at <= ?", storage.Micros(now)).Exec(ctx)
 		return err
 	})
 	return id, err

@@ -252,6 +252,17 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	log.Info("settleflow reference server listening",
 		zap.String("https", "https://"+httpsLn.Addr().String()), zap.String("http", c.httpAddr),
 		zap.String("cert", certFile), zap.Bool("live", chain.Configured(settleflow.Live)))
+	// Where charges go, said before serving (never the operator's key).
+	if cs, ok := chain.(interface {
+		Chain(settleflow.Environment) (settlement.ChainInfo, bool)
+	}); ok {
+		for _, env := range []settleflow.Environment{settleflow.Test, settleflow.Live} {
+			if ci, ok := cs.Chain(env); ok {
+				fmt.Fprintf(stdout, "%s settlement: chain %d (%s), contract %s, token %s, operator %s, payee %s\n",
+					env, ci.ChainID, ci.Network, ci.Contract, ci.Token, ci.Operator, ci.Payee)
+			}
+		}
+	}
 	fmt.Fprintf(stdout, "listening on https://%s (certificate %s)\n", httpsLn.Addr(), certFile)
 	if firstStart {
 		// Beside the first test key: the way into the dashboard.
