@@ -33,6 +33,14 @@ type Settlement struct {
 	TxHash        string `json:"txHash"`
 	BlockNumber   uint64 `json:"blockNumber"`
 	Confirmations uint64 `json:"confirmations"`
+	// GasUsed is the workflow's share of its batch transaction's gas (the
+	// transaction's gas over the charges it settled); 0 when not known (a
+	// settlement found on chain by a settler that did not send it).
+	GasUsed uint64 `json:"gasUsed,omitempty"`
+	// Fee is the same share of the transaction's fee (gas used × effective
+	// gas price) in the chain's native unit (ETH), as a decimal string;
+	// empty when not known.
+	Fee string `json:"fee,omitempty"`
 }
 
 // SettlementState is how far a submitted charge has come.

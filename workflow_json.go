@@ -56,6 +56,14 @@ func (w *Workflow) AppendJSON(b []byte) []byte {
 		b = strconv.AppendUint(b, s.BlockNumber, 10)
 		b = append(b, `,"confirmations":`...)
 		b = strconv.AppendUint(b, s.Confirmations, 10)
+		if s.GasUsed != 0 {
+			b = append(b, `,"gasUsed":`...)
+			b = strconv.AppendUint(b, s.GasUsed, 10)
+		}
+		if s.Fee != "" {
+			b = append(b, `,"fee":`...)
+			b = appendJSONString(b, s.Fee)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"failure":`...)

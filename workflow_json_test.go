@@ -55,6 +55,9 @@ func randomWorkflow(r *rand.Rand) *Workflow {
 	}
 	if r.IntN(2) == 0 {
 		w.Settlement = &Settlement{ChainID: r.Int64(), Network: randomString(r), TxHash: randomString(r), BlockNumber: r.Uint64(), Confirmations: r.Uint64()}
+		if r.IntN(2) == 0 { // the cost, when the settler knows it
+			w.Settlement.GasUsed, w.Settlement.Fee = r.Uint64(), randomString(r)
+		}
 	}
 	if r.IntN(2) == 0 {
 		w.Failure = &Failure{Code: ErrorCode(randomString(r)), Message: randomString(r)}

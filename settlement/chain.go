@@ -1066,6 +1066,15 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 	}
 	settled := map[uint64]record{}
 	var skipped []*big.Int
+	// Each charge the transaction settled bears an equal share of its cost.
+	var gasShare uint64
+	var fee string
+	if n := countSettled(r, c.contract); n > 0 {
+		gasShare = r.GasUsed / uint64(n)
+		if r.EffectiveGasPrice != nil {
+			fee = FormatUnits(new(big.Int).Mul(new(big.Int).SetUint64(gasShare), r.EffectiveGasPrice), 18)
+		}
+	}
 	if r.Status == types.ReceiptStatusSuccessful {
 		for _, l := range r.Logs {
 			if l.Address != c.contract || len(l.Topics) < 3 {
@@ -1077,7 +1086,8 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 			}
 			switch l.Topics[0] {
 			case settledEventID:
-				settled[seq.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: r.TxHash.Hex(), BlockNumber: r.BlockNumber.Uint64()}, [32]byte(l.Topics[1])}
+				settled[seq.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: r.TxHash.Hex(),
+					BlockNumber: r.BlockNumber.Uint64(), GasUsed: gasShare, Fee: fee}, [32]byte(l.Topics[1])}
 			case alreadySettledEventID:
 				skipped = append(skipped, seq)
 			}
@@ -1217,3 +1227,17 @@ func classifyRevert(err error) *settleflow.Failure {
 
 // now is the settler's clock, in UTC: the time settlements are stamped with.
 func (c *chain) now() time.Time { return c.clock.Now().UTC() }
+
+// countSettled counts the contract's Settled events in a receipt.
+func countSettled(r *types.Receipt, contract common.Address) int {
+	n := 0
+	if r.Status != types.ReceiptStatusSuccessful {
+		return 0
+	}
+	for _, l := range r.Logs {
+		if l.Address == contract && len(l.Topics) > 0 && l.Topics[0] == settledEventID {
+			n++
+		}
+	}
+	return n
+}

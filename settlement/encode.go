@@ -45,3 +45,23 @@ func BaseUnits(minor int64, decimals uint8) (*big.Int, error) {
 	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(decimals)-2), nil)
 	return scale.Mul(scale, big.NewInt(minor)), nil
 }
+
+// FormatUnits writes v base units of a unit with the given decimals as a
+// decimal string, without trailing zeros: 12300000000000 wei with 18 decimals
+// is "0.0000123".
+func FormatUnits(v *big.Int, decimals int) string {
+	neg := v.Sign() < 0
+	digits := new(big.Int).Abs(v).String()
+	if len(digits) <= decimals {
+		digits = strings.Repeat("0", decimals-len(digits)+1) + digits
+	}
+	whole, frac := digits[:len(digits)-decimals], strings.TrimRight(digits[len(digits)-decimals:], "0")
+	out := whole
+	if frac != "" {
+		out += "." + frac
+	}
+	if neg {
+		out = "-" + out
+	}
+	return out
+}

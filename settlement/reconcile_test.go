@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 )
@@ -71,5 +73,47 @@ func TestReconcile(t *testing.T) {
 	}
 	if got[MissingOnChain] != "wf_rec_z" || got[CustomerMismatch] != "wf_rec_a" {
 		t.Fatalf("missing and customer: %+v", rep.Discrepancies)
+	}
+}
+
+// A confirmed settlement reports its share of its batch's cost: the
+// transaction's gas over the charges it settled, and that share's fee.
+func TestSettlementCostShare(t *testing.T) {
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{FlushInterval: 50 * time.Millisecond, PollInterval: 20 * time.Millisecond}})
+	ctx := context.Background()
+	charges := []settleflow.Charge{charge("wf_cost_a", 100), charge("wf_cost_b", 200), charge("wf_cost_c", 300)}
+	if err := s.Submit(ctx, charges); err != nil {
+		t.Fatal(err)
+	}
+	sts := waitFor(t, s, charges, 30*time.Second, func() {}, confirmed)
+	perTx := map[string][]settleflow.SettlementStatus{}
+	for _, st := range sts {
+		perTx[st.Settlement.TxHash] = append(perTx[st.Settlement.TxHash], st)
+	}
+	for tx, group := range perTx {
+		r, err := s.Backend.Client().TransactionReceipt(ctx, common.HexToHash(tx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		share := r.GasUsed / uint64(len(group))
+		for _, st := range group {
+			want := FormatUnits(new(big.Int).Mul(new(big.Int).SetUint64(share), r.EffectiveGasPrice), 18)
+			if st.Settlement.GasUsed != share || st.Settlement.Fee != want || share == 0 {
+				t.Errorf("%s: gas %d fee %q; want %d and %q (the transaction's %d gas over %d charges)",
+					st.WorkflowID, st.Settlement.GasUsed, st.Settlement.Fee, share, want, r.GasUsed, len(group))
+			}
+		}
+	}
+}
+
+func TestFormatUnits(t *testing.T) {
+	for _, c := range []struct {
+		v    int64
+		d    int
+		want string
+	}{{0, 18, "0"}, {12_300_000_000_000, 18, "0.0000123"}, {1_000_000_000_000_000_000, 18, "1"}, {1_500_000, 6, "1.5"}, {-25, 2, "-0.25"}, {7, 0, "7"}} {
+		if got := FormatUnits(big.NewInt(c.v), c.d); got != c.want {
+			t.Errorf("FormatUnits(%d, %d) = %q, want %q", c.v, c.d, got, c.want)
+		}
 	}
 }

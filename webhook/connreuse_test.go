@@ -71,8 +71,12 @@ func TestConnectionsReused(t *testing.T) {
 			defer mu.Unlock()
 			limit, _ := s.EndpointConcurrency(mustEndpointID(t, s))
 			t.Logf("%d requests over %d connections (%v); limit now %d", n, conns, protos, limit)
-			if conns > DefaultMaxPerEndpoint {
-				t.Errorf("%d connections for %d deliveries; want at most %d, reused", conns, n, DefaultMaxPerEndpoint)
+			// Reused: a few requests per connection at least (a request
+			// may dial while another's connection is on its way back to
+			// the pool, so the count is not bounded by the limit exactly);
+			// over HTTP/2, a handful of connections carry everything.
+			if conns*4 > n || (h2 && conns > 8) {
+				t.Errorf("%d connections for %d deliveries; want them reused", conns, n)
 			}
 			if h2 && protos[2] != n {
 				t.Errorf("requests by HTTP major version %v; want all %d over HTTP/2", protos, n)

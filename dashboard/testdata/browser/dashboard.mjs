@@ -124,6 +124,7 @@ try {
   await page.goto(D + 'workflows/' + wfID);
   assert.equal((await page.textContent('#status')).trim(), 'Settled');
   assert.match((await page.textContent('#tx')).trim(), /^0x[0-9a-f]{64}$/);
+  assert.match((await page.textContent('#cost')).trim(), /^[1-9][0-9]* gas, [0-9.]+ in/);
   await shot('workflow');
   await page.goto(D);
   assert.match(await rowText('#margins tbody'), /ticket-triage 1 30\.00%/);

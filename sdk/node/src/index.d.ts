@@ -29,6 +29,10 @@ export interface Settlement {
   txHash: string;
   blockNumber: number;
   confirmations: number;
+  /** The workflow's share of its batch transaction's gas; absent when not known. */
+  gasUsed?: number;
+  /** The same share of the fee, in the chain's native unit (ETH), as a decimal string. */
+  fee?: string;
 }
 
 /** Why a workflow failed. */

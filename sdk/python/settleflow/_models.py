@@ -222,6 +222,10 @@ class Settlement:
     tx_hash: str
     block_number: int
     confirmations: int
+    #: The workflow's share of its batch transaction's gas (``None`` if unknown).
+    gas_used: int | None = None
+    #: The same share of the fee, in the chain's native unit, as a decimal string.
+    fee: str | None = None
 
     @classmethod
     def from_wire(cls, d: Mapping[str, Any], path: str) -> Settlement:
@@ -231,6 +235,8 @@ class Settlement:
             tx_hash=_str(d, "txHash", path),
             block_number=_int(d, "blockNumber", path),
             confirmations=_int(d, "confirmations", path),
+            gas_used=_int(d, "gasUsed", path) if "gasUsed" in d else None,
+            fee=_str(d, "fee", path) if "fee" in d else None,
         )
 
 
