@@ -21,6 +21,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 	"github.com/settleflow/settleflow/storage/bunstore"
 )
 
@@ -29,7 +30,10 @@ type chainBackend interface {
 	ethereum.ContractCaller
 	ethereum.LogFilterer
 	ethereum.ChainReader
+	ethereum.ChainStateReader
 	ethereum.BlockNumberReader
+	ethereum.GasPricer
+	ethereum.ChainIDReader
 }
 
 // openChain opens env's chain for the chain commands: the chain of the
@@ -124,6 +128,14 @@ func chainGroup() *group {
 			run: func(ctx context.Context, x *cmdContext) error {
 				return deploy(ctx, x, settleflow.Environment(env), dep)
 			},
+		}, {
+			name: "status",
+			summary: "Print the chain id, the contract, its token and payee, and the operator's balances (token and native), " +
+				"its allowance to the contract and its nonce; warn when it cannot pay for the next batches.",
+			flags: func(fs *flag.FlagSet) {
+				fs.StringVar(&env, "env", "test", "environment: `test` (-test-rpc, else the embedded chain, with the server stopped) or live")
+			},
+			run: func(ctx context.Context, x *cmdContext) error { return chainStatus(ctx, x, settleflow.Environment(env)) },
 		}, {
 			name: "reconcile",
 			summary: "Compare every Settled event of the contract, from its deployment to the confirmed head, with the Settled workflows: " +
@@ -302,6 +314,86 @@ func deploy(ctx context.Context, x *cmdContext, env settleflow.Environment, f de
 		env, f.rpc, f.chainID, a.Contract, a.Token, payee, f.keyFile, f.confirmations)
 	if f.token != "" {
 		fmt.Fprintf(x.stderr, "the operator %s must hold the stablecoin and approve the contract %s to spend it before the first settlement\n", operator, a.Contract)
+	}
+	return nil
+}
+
+// statusBatches is how many settlement batches the operator's native
+// balance should cover, and statusBatchGas the gas of one (a batch of 100
+// charges takes about 270,000: BENCHMARKS.md).
+const (
+	statusBatches  = 10
+	statusBatchGas = 300_000
+)
+
+// chainStatus is chain status.
+func chainStatus(ctx context.Context, x *cmdContext, env settleflow.Environment) error {
+	b, contract, _, closeChain, err := openChain(ctx, x.c, env)
+	if err != nil {
+		return err
+	}
+	defer closeChain()
+	id, err := b.ChainID(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := settlement.Inspect(ctx, b, contract)
+	if err != nil {
+		return err
+	}
+	erc20 := bindings.NewTestUSD()
+	call := func(data []byte) ([]byte, error) {
+		return b.CallContract(ctx, ethereum.CallMsg{To: &info.Token, Data: data}, nil)
+	}
+	out, err := call(erc20.PackBalanceOf(info.Operator))
+	if err != nil {
+		return err
+	}
+	tokens, err := erc20.UnpackBalanceOf(out)
+	if err != nil {
+		return err
+	}
+	if out, err = call(erc20.PackAllowance(info.Operator, contract)); err != nil {
+		return err
+	}
+	allowance, err := erc20.UnpackAllowance(out)
+	if err != nil {
+		return err
+	}
+	native, err := b.BalanceAt(ctx, info.Operator, nil)
+	if err != nil {
+		return err
+	}
+	nonce, err := b.NonceAt(ctx, info.Operator, nil)
+	if err != nil {
+		return err
+	}
+	price, err := b.SuggestGasPrice(ctx)
+	if err != nil {
+		return err
+	}
+	w := x.stdout
+	fmt.Fprintf(w, "%s: chain %s, contract %s (deployed in block %d)\n", env, id, contract, info.DeployedAt)
+	fmt.Fprintf(w, "  token     %s (%d decimals)\n  payee     %s\n  operator  %s, nonce %d\n", info.Token, info.Decimals, info.Payee, info.Operator, nonce)
+	fmt.Fprintf(w, "  balance   %s (token), %s (native)\n  allowance %s to the contract\n",
+		settlement.FormatUnits(tokens, int(info.Decimals)), settlement.FormatUnits(native, 18), settlement.FormatUnits(allowance, int(info.Decimals)))
+	need := new(big.Int).Mul(price, big.NewInt(statusBatches*statusBatchGas))
+	var warnings []string
+	if native.Cmp(need) < 0 {
+		warnings = append(warnings, fmt.Sprintf("the operator's native balance does not pay for %d more batches at the current gas price (%s needed)",
+			statusBatches, settlement.FormatUnits(need, 18)))
+	}
+	if tokens.Sign() == 0 {
+		warnings = append(warnings, "the operator holds none of the token: every charge will fail")
+	}
+	if allowance.Cmp(tokens) < 0 {
+		warnings = append(warnings, "the allowance to the contract is below the operator's token balance: charges past it will fail")
+	}
+	for _, m := range warnings {
+		fmt.Fprintln(w, "  warning:", m)
+	}
+	if len(warnings) == 0 {
+		fmt.Fprintln(w, "  ready")
 	}
 	return nil
 }

@@ -112,6 +112,10 @@ func TestSettleOnGethDev(t *testing.T) {
 		t.Fatal("chain deploy printed the operator key")
 	}
 	flags := strings.Fields(out)
+	out, errOut, code = runCmd(t, dir, append(append([]string{}, flags...), "chain", "status", "--env", "test")...)
+	if code != 0 || !strings.Contains(out, "chain 1337") || !strings.Contains(out, "ready") || !strings.Contains(out, "1000000 (token)") {
+		t.Fatalf("chain status: exit %d\n%s%s", code, out, errOut)
+	}
 	out = cli(t, dir, "keys", "create", "--env", "test", "--name", "geth", "--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000")
 	apiKey := regexp.MustCompile(`sk_test_[0-9A-Za-z]+`).FindString(out)
 

@@ -356,6 +356,9 @@ func TestEmbeddedChainSurvivesKill(t *testing.T) {
 	}
 	s.kill()
 
+	if out, _, code := runCmd(t, dir, "chain", "status", "--env", "test"); code != 0 || !strings.Contains(out, "chain 1337") || !strings.Contains(out, "ready") {
+		t.Fatalf("chain status: exit %d\n%s", code, out)
+	}
 	// The chain and the database agree.
 	if out, errOut, code := runCmd(t, dir, "chain", "reconcile", "--env", "test"); code != 0 || !strings.Contains(out, "no discrepancy") {
 		t.Fatalf("chain reconcile: exit %d\n%s%s", code, out, errOut)
