@@ -135,7 +135,9 @@ func chainGroup() *group {
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&env, "env", "test", "environment: `test` (-test-rpc, else the embedded chain, with the server stopped) or live")
 			},
-			run: func(ctx context.Context, x *cmdContext) error { return chainStatus(ctx, x, settleflow.Environment(env)) },
+			run: func(ctx context.Context, x *cmdContext) error {
+				return chainStatus(ctx, x, settleflow.Environment(env))
+			},
 		}, {
 			name: "reconcile",
 			summary: "Compare every Settled event of the contract, from its deployment to the confirmed head, with the Settled workflows: " +
