@@ -100,6 +100,23 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		settleflow.Settler
 		Close() error
 	}
+	// One sender per operator: two instances settling from the same key
+	// would send with the same nonces. Until settlement is handed between
+	// instances, a second instance on the database is refused for a chain
+	// another one settles on.
+	for env, cc := range map[string]*settlement.ChainConfig{"test": test, "live": live} {
+		if cc == nil {
+			continue
+		}
+		release, ok, err := store.DB().TryHold(ctx, "settleflow: settlement sender "+env+" "+cc.Contract.Hex())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("another instance on this database settles %s charges on contract %s, from the same operator: two senders would use the same nonces; run one instance per settlement chain for now", env, cc.Contract.Hex())
+		}
+		defer release()
+	}
 	if test != nil {
 		// A testnet over RPC: shared by every instance that names it. Both
 		// environments' chains are checked at start: the chain id each node
