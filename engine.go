@@ -248,20 +248,22 @@ func (e *Engine) wakeAt(t time.Time) {
 }
 
 // nextPoll is how long the claim loop sleeps: PollInterval, or less if a
-// wake-up time comes first. Times that have passed are dropped.
-func (e *Engine) nextPoll() time.Duration {
+// wake-up time comes first. claimed is when the claims it just made began:
+// the wake-up times up to then are served and dropped; a later one, even if
+// it has passed meanwhile, makes the loop claim again at once.
+func (e *Engine) nextPoll(claimed time.Time) time.Duration {
 	now := e.now()
 	e.wakeMu.Lock()
 	defer e.wakeMu.Unlock()
-	past := 0
-	for past < len(e.wakeTimes) && !e.wakeTimes[past].After(now) {
-		past++
+	served := 0
+	for served < len(e.wakeTimes) && !e.wakeTimes[served].After(claimed) {
+		served++
 	}
-	e.wakeTimes = e.wakeTimes[:copy(e.wakeTimes, e.wakeTimes[past:])]
+	e.wakeTimes = e.wakeTimes[:copy(e.wakeTimes, e.wakeTimes[served:])]
 	if len(e.wakeTimes) == 0 {
 		return e.opts.PollInterval
 	}
-	return min(e.wakeTimes[0].Sub(now), e.opts.PollInterval)
+	return max(min(e.wakeTimes[0].Sub(now), e.opts.PollInterval), 0)
 }
 
 func signal(c chan struct{}) {

@@ -24,9 +24,10 @@ func (e *Engine) claimLoop(ctx, workCtx context.Context, rs *runState) {
 		case <-e.wake:
 		}
 		// Claim until the queue is empty (or no slot frees up).
+		claimed := e.now()
 		for ctx.Err() == nil && e.claimOnce(ctx, workCtx, rs) > 0 {
 		}
-		timer.Reset(e.nextPoll())
+		timer.Reset(e.nextPoll(claimed))
 	}
 }
 

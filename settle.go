@@ -128,6 +128,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	}
 
 	now = e.now()
+	var checks []time.Time // when pending charges are due to be asked about again
 	for _, i := range open(func(int) bool { return true }) {
 		w, st := batch[i].wf, state[i]
 		if st.Err != nil {
@@ -148,11 +149,16 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 			e.fail(&u, w, now, f)
 		default: // pending (or still unknown right after submission)
 			u.Settlement, u.RunAt = st.Settlement, now.Add(e.settleCheck(st.CheckAfter))
-			e.wakeAt(u.RunAt)
+			checks = append(checks, u.RunAt)
 		}
 		decide(i, u)
 	}
 	e.update(ctx, rs, us)
+	// Wake-ups only once the updates are written: a wake-up that came first
+	// would find the check not yet due and be spent.
+	for _, t := range checks {
+		e.wakeAt(t)
+	}
 }
 
 // submit hands charges to the settler and returns those it refused for good,
