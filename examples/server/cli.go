@@ -217,7 +217,7 @@ func versionText() string {
 	return b.String()
 }
 
-// errUsage marks an error as a usage error (exit 2) if it is one.
+// isUsage reports whether err is a usage error (exit 2).
 func isUsage(err error) bool {
 	var ue usageError
 	return errors.As(err, &ue)

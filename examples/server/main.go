@@ -104,8 +104,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
+		if isUsage(err) {
 			os.Exit(2)
 		}
 		os.Exit(1)
