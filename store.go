@@ -166,6 +166,11 @@ type Claim struct {
 	Now        time.Time
 	LeaseUntil time.Time
 	Limit      int
+	// ExcludeSettling, for ClaimWorkflows, claims only Pending and Running
+	// workflows and leaves Settling ones to the engine that settles: of
+	// several engines sharing a Store, the one holding the SettlementLease
+	// (see Options.SettlementLease).
+	ExcludeSettling bool
 }
 
 // Update changes one leased workflow.

@@ -554,12 +554,16 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	if s.postgres {
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
+	statuses := "'Pending', 'Running', 'Settling'"
+	if c.ExcludeSettling {
+		statuses = "'Pending', 'Running'"
+	}
 	q := `UPDATE settleflow_workflows SET
 		status = CASE status WHEN 'Pending' THEN 'Running' ELSE status END,
 		updated_at = CASE status WHEN 'Pending' THEN ? ELSE updated_at END,
 		lease_owner = ?, run_at = ?
 	WHERE id IN (SELECT id FROM settleflow_workflows
-		WHERE status IN ('Pending', 'Running', 'Settling') AND run_at <= ?
+		WHERE status IN (` + statuses + `) AND run_at <= ?
 		ORDER BY run_at LIMIT ?` + lock + `)
 	RETURNING ` + workflowColumns
 	now := micros(c.Now)

@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"List", testList},
 		{"Claim", testClaim},
 		{"ClaimConcurrent", testClaimConcurrent},
+		{"ClaimExcludeSettling", testClaimExcludeSettling},
 		{"Update", testUpdate},
 		{"Events", testEvents},
 		{"ReleaseLeases", testReleaseLeases},
@@ -315,6 +316,37 @@ func testClaim(t *testing.T, s settleflow.Store) {
 	}
 	if n := len(claim(t, s, "w4", base.Add(24*time.Hour), time.Minute, 10)); n != 0 {
 		t.Fatalf("terminal workflows claimed: %d", n)
+	}
+}
+
+// testClaimExcludeSettling: an engine that does not settle claims Pending
+// and Running workflows only; the Settling one waits for an engine that
+// settles, which claims it.
+func testClaimExcludeSettling(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	a := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	b := newWorkflow(settleflow.Test, base.Add(time.Millisecond), "cus_1", "triage")
+	insert(t, s, a, b)
+	got := claim(t, s, "w1", base.Add(time.Second), time.Minute, 1)
+	if len(got) != 1 || got[0].ID != a.ID {
+		t.Fatalf("claimed %+v, want %s", got, a.ID)
+	}
+	moveTo(t, s, got[0], "w1", settleflow.Settling) // released, due at base
+	now := base.Add(2 * time.Second)
+	excl, err := s.ClaimWorkflows(ctx, settleflow.Claim{Owner: "w2", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, ExcludeSettling: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(excl) != 1 || excl[0].ID != b.ID || excl[0].Status != settleflow.Running {
+		t.Fatalf("ExcludeSettling claimed %+v, want only %s (Pending → Running)", excl, b.ID)
+	}
+	if w := mustGet(t, s, settleflow.Test, a.ID); w.Status != settleflow.Settling {
+		t.Fatalf("the Settling workflow is %s", w.Status)
+	}
+	// An engine that settles takes the Settling workflow.
+	all := claim(t, s, "w3", now, time.Minute, 10)
+	if len(all) != 1 || all[0].ID != a.ID || all[0].Status != settleflow.Settling {
+		t.Fatalf("claim with Settling: %+v, want %s", all, a.ID)
 	}
 }
 
