@@ -58,6 +58,11 @@ type Options struct {
 	// Retention says how long dispatched events and idempotency records
 	// are kept (see Retention); workflows are always kept.
 	Retention Retention
+	// SettlementLease, if set, is asked before the settle stage claims or
+	// submits: an engine that does not hold it executes workflows, moves
+	// them to Settling and releases them, for the engine that holds it.
+	// Default: none (this engine settles, as when it is the only one).
+	SettlementLease SettlementLease
 	// WorkerID names this engine's leases; default a fresh one from the one
 	// worker-id source (host, process id and a random part). Two engines
 	// sharing a Store must have different ids. An engine restarted with the
@@ -188,6 +193,12 @@ func New(opts Options) (*Engine, error) {
 	}
 	go e.commitLoop()
 	return e, nil
+}
+
+// settles reports whether this engine settles charges now (see
+// Options.SettlementLease).
+func (e *Engine) settles() bool {
+	return e.opts.SettlementLease == nil || e.opts.SettlementLease.Term() != 0
 }
 
 func setDefault[T int | time.Duration](v *T, d T) {

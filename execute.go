@@ -51,7 +51,8 @@ func (e *Engine) claimOnce(ctx, workCtx context.Context, rs *runState) int {
 		break
 	}
 	now := e.now()
-	ws, err := e.store.ClaimWorkflows(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(e.lease), Limit: free})
+	ws, err := e.store.ClaimWorkflows(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(e.lease), Limit: free,
+		ExcludeSettling: !e.settles()})
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("claiming workflows failed", zap.Error(err))
@@ -132,6 +133,7 @@ func (e *Engine) finishLoop(ctx context.Context, rs *runState) {
 
 func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 	now := e.now()
+	settles := e.settles()
 	us := make([]Update, len(batch))
 	settling := make([]*Workflow, len(batch))
 	for i, r := range batch {
@@ -152,6 +154,12 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 			u.Transition = Running.mustTo(Settling)
 			u.Result, u.ActualCost, u.Achieved = result, &cost, &achieved
 			u.Attempts = 0
+			if !settles {
+				// Another engine holds the SettlementLease: hand the charge
+				// to it through the Store, due now.
+				u.Release, u.RunAt = true, now
+				break
+			}
 			// Keep the lease: this worker submits the charge next.
 			u.RunAt = now.Add(e.lease)
 			next := *w

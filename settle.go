@@ -48,6 +48,16 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	ctx, cancel := context.WithTimeout(ctx, settlerTimeout)
 	defer cancel()
 	now := e.now()
+	if !e.settles() {
+		// The SettlementLease went to another engine since these were
+		// claimed: release them to it, untouched.
+		us := make([]Update, len(batch))
+		for i, it := range batch {
+			us[i] = Update{ID: it.wf.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, RunAt: now, Release: true}
+		}
+		e.update(ctx, rs, us)
+		return
+	}
 	charges := make([]Charge, len(batch))
 	for i, it := range batch {
 		charges[i] = it.wf.charge()

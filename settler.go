@@ -25,6 +25,24 @@ type Charge struct {
 	Currency string
 }
 
+// SettlementLease says which of several engines sharing a Store settles
+// charges. A chain account has one nonce sequence, so its transactions must
+// come from one sender at a time; the engine holding the lease claims the
+// Settling workflows of every engine (they hand their charges over through
+// the Store) and submits them, and the others leave them alone. The
+// contract's idempotency keeps each charge single whatever happens; the
+// lease keeps the senders to one.
+//
+// storage.DB.Lease implements it with a Postgres advisory lock (always held
+// on SQLite, which one process opens).
+type SettlementLease interface {
+	// Term is 0 while this process does not hold the lease, and otherwise
+	// a number that is new each time the lease is taken: two calls that
+	// return the same non-zero term were made within one holding. It is
+	// called before every claim and settler batch, so it must not block.
+	Term() uint64
+}
+
 // Settlement tells where a charge landed on chain. It is the workflow's
 // "settlement" object on the wire.
 type Settlement struct {

@@ -91,6 +91,10 @@ type chain struct {
 	decimals uint8
 	deployed uint64 // the contract's deployment block: no Settled event is older
 	closer   func()
+	lease    settleflow.SettlementLease // nil: always the sender
+	// term is the lease term of the current step (1 without a lease); 0:
+	// not the sender. Touched by the worker goroutine only.
+	term uint64
 
 	mu        sync.Mutex
 	items     map[string]*item
@@ -108,9 +112,9 @@ type chain struct {
 }
 
 // newChain connects and checks one environment's chain, then starts its worker.
-func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger, clock settleflow.Clock) (_ *chain, err error) {
+func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger, clock settleflow.Clock, lease settleflow.SettlementLease) (_ *chain, err error) {
 	cc = cc.withDefaults()
-	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, items: map[string]*item{}, bySeq: map[uint64]*item{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if c.b == nil {
 		if cc.RPCURL == "" {
 			return nil, fmt.Errorf("settlement: %s: no RPCURL or Client configured", env)
@@ -640,6 +644,7 @@ func (c *chain) refreshHead(ctx context.Context) (*types.Header, error) {
 }
 
 func (c *chain) step(ctx context.Context) error {
+	c.followLease()
 	head, err := c.refreshHead(ctx)
 	if err != nil {
 		return err
@@ -647,11 +652,62 @@ func (c *chain) step(ctx context.Context) error {
 	if err := c.track(ctx, head); err != nil {
 		return err
 	}
-	if err := c.flush(ctx, head); err != nil {
-		return err
+	if c.term != 0 {
+		if err := c.flush(ctx, head); err != nil {
+			return err
+		}
 	}
 	c.prune()
 	return nil
+}
+
+// leaseTerm is the lease's current term; 1 without a lease.
+func (c *chain) leaseTerm() uint64 {
+	if c.lease == nil {
+		return 1
+	}
+	return c.lease.Term()
+}
+
+// errLeaseLost stops a send begun under a term that has ended.
+var errLeaseLost = errors.New("the settlement lease was lost: not sending")
+
+// sending reports whether this step may still send: the lease term it began
+// with holds.
+func (c *chain) sending() bool { return c.term != 0 && c.leaseTerm() == c.term }
+
+// followLease starts a step under the lease's current term. A new term
+// reads the nonce back from the chain (another holder may have sent in
+// between); the end of one drops the charges queued and not sent, which
+// the new holder's engine submits again (the contract keeps each single).
+// Transactions already sent are still followed to their receipts.
+func (c *chain) followLease() {
+	term := c.leaseTerm()
+	if term == c.term {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if term == 0 {
+		dropped := len(c.queue)
+		for _, it := range c.queue {
+			if c.items[it.charge.WorkflowID] == it {
+				delete(c.items, it.charge.WorkflowID)
+			}
+			if c.bySeq[it.charge.Sequence] == it {
+				delete(c.bySeq, it.charge.Sequence)
+			}
+		}
+		clear(c.queue)
+		c.queue = c.queue[:0]
+		c.log.Warn("settlement lease lost: sending stops; unsent charges dropped for the new holder", zap.Int("dropped", dropped))
+	} else {
+		c.nonceOK = false
+		if c.lease != nil {
+			c.log.Info("settlement lease held: sending, from the chain's nonce", zap.Uint64("term", term))
+		}
+	}
+	c.term = term
 }
 
 func (c *chain) prune() {
@@ -812,6 +868,9 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 	if err != nil {
 		return err
 	}
+	if !c.sending() {
+		return errLeaseLost
+	}
 	if !c.nonceOK {
 		n, err := c.b.PendingNonceAt(ctx, c.from)
 		if err != nil {
@@ -950,6 +1009,11 @@ func (c *chain) findReceipt(ctx context.Context, t *sentTx) (*types.Receipt, err
 // transaction we do not know, it is stuck (fee bump), or the node dropped it
 // (rebroadcast).
 func (c *chain) unmined(ctx context.Context, head *types.Header, t *sentTx, latestNonce uint64) error {
+	if !c.sending() {
+		// Not the sender: no bump, rebroadcast or requeue; the receipt, if
+		// the transaction is mined, is still found.
+		return nil
+	}
 	if t.nonce < latestNonce {
 		// The nonce is used, yet none of our versions has a receipt. Give
 		// receipts of a fresh block a moment; then the nonce went to a

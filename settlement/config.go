@@ -118,6 +118,14 @@ type Config struct {
 	// settleflow.SystemClock. (How long a transaction has waited is measured
 	// on the monotonic clock, whatever this says.)
 	Clock settleflow.Clock
+	// Lease, when several processes share the operator's account, keeps
+	// its transactions to one sender at a time: the settler sends, bumps
+	// and rebroadcasts only while Lease.Term() is not 0; each new term
+	// reads the account's nonce back from the chain (another holder sent
+	// meanwhile), and a term's end drops the charges queued and not yet
+	// sent (the holder's engine submits them again). Give it the engine's
+	// Options.SettlementLease. Nil: this process is the only sender.
+	Lease settleflow.SettlementLease
 }
 
 var mainnetIDs = map[int64]string{

@@ -55,7 +55,7 @@ func New(ctx context.Context, cfg Config) (*Settler, error) {
 		if cc == nil {
 			continue
 		}
-		c, err := newChain(ctx, env, *cc, s.log, clock)
+		c, err := newChain(ctx, env, *cc, s.log, clock, cfg.Lease)
 		if err != nil {
 			s.Close()
 			return nil, err

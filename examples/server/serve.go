@@ -28,6 +28,7 @@ import (
 	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/ratelimit/dblimit"
 	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/webhook"
 )
 
@@ -100,28 +101,17 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		settleflow.Settler
 		Close() error
 	}
-	// One sender per operator: two instances settling from the same key
-	// would send with the same nonces. Until settlement is handed between
-	// instances, a second instance on the database is refused for a chain
-	// another one settles on.
-	for env, cc := range map[string]*settlement.ChainConfig{"test": test, "live": live} {
-		if cc == nil {
-			continue
-		}
-		release, ok, err := store.DB().TryHold(ctx, "settleflow: settlement sender "+env+" "+cc.Contract.Hex())
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("another instance on this database settles %s charges on contract %s, from the same operator: two senders would use the same nonces; run one instance per settlement chain for now", env, cc.Contract.Hex())
-		}
-		defer release()
-	}
+	// One sender per operator: instances sharing the database settle
+	// through one of them at a time, the holder of the settlement lease;
+	// the others hand it their charges through the database (README,
+	// "Running several instances"). On SQLite the lease is always held.
+	lease := store.DB().Lease("settleflow: settlement sender", storage.LeaseOptions{Logger: log.Named("lease")})
+	defer lease.Close()
 	if test != nil {
 		// A testnet over RPC: shared by every instance that names it. Both
 		// environments' chains are checked at start: the chain id each node
 		// reports, against the configured one and the environment's kind.
-		s, err := settlement.New(ctx, settlement.Config{Test: test, Live: live, Logger: log.Named("settlement")})
+		s, err := settlement.New(ctx, settlement.Config{Test: test, Live: live, Logger: log.Named("settlement"), Lease: lease})
 		if err != nil {
 			return fmt.Errorf("settlement: %w", err)
 		}
@@ -164,7 +154,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	engine, err := settleflow.New(settleflow.Options{
 		Store: store, Settler: chain, Notifier: hooks, Products: products, Logger: log.Named("engine"),
-		WorkerID: workerID, Workers: c.workers,
+		WorkerID: workerID, Workers: c.workers, SettlementLease: lease,
 	})
 	if err != nil {
 		return err

@@ -1,0 +1,171 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// LeaseOptions configure [DB.Lease].
+type LeaseOptions struct {
+	// Check is how often the holder makes sure it still holds the lease
+	// (its connection is alive) and a process without it tries to take it.
+	// Default 1 s.
+	Check time.Duration
+	// Grace is how long a process waits after taking the lease before it
+	// reports holding it: a predecessor that lost its connection learns so
+	// at its next check, within Check, and stops before the new holder
+	// starts. Default 2 × Check.
+	Grace time.Duration
+	// Logger receives "lease acquired" and "lease lost"; default none.
+	Logger *zap.Logger
+}
+
+// Lease is a named lease held by at most one process on the database at a
+// time, taken and kept in the background: on Postgres a session advisory
+// lock on a connection of its own, which the holder checks every
+// LeaseOptions.Check, and which the server releases when the holder's
+// connection ends (a process killed with SIGKILL lets it go at once). A
+// process that loses it (its connection failed) reports so at its next
+// check; one that takes it reports holding it only after LeaseOptions.Grace.
+// On SQLite, which one process opens, the lease is always held.
+//
+// Lease implements settleflow.SettlementLease.
+type Lease struct {
+	d    *DB
+	name string
+	opts LeaseOptions
+	log  *zap.Logger
+
+	term   atomic.Uint64 // 0: not held
+	terms  uint64        // terms handed out (under the loop)
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// Lease starts taking and keeping the lease name in the background, until
+// Close. The name is shared by every process that competes for the lease.
+func (d *DB) Lease(name string, opts LeaseOptions) *Lease {
+	if opts.Check <= 0 {
+		opts.Check = time.Second
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 2 * opts.Check
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	l := &Lease{d: d, name: name, opts: opts, log: opts.Logger.With(zap.String("lease", name)), done: make(chan struct{})}
+	if !d.postgres {
+		l.term.Store(1)
+		close(l.done)
+		l.cancel = func() {}
+		return l
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go l.loop(ctx)
+	return l
+}
+
+// Term is 0 while this process does not hold the lease, and otherwise a
+// number that is new each time this process takes it.
+func (l *Lease) Term() uint64 { return l.term.Load() }
+
+// Held reports whether this process holds the lease now.
+func (l *Lease) Held() bool { return l.Term() != 0 }
+
+// Close gives the lease up (if held) and stops competing for it.
+func (l *Lease) Close() {
+	l.once.Do(func() {
+		l.cancel()
+		<-l.done
+	})
+}
+
+func (l *Lease) loop(ctx context.Context) {
+	defer close(l.done)
+	t := time.NewTicker(l.opts.Check)
+	defer t.Stop()
+	for {
+		conn := l.take(ctx)
+		if conn != nil {
+			l.hold(ctx, conn, t.C)
+			conn.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// take tries once to take the lock, on a connection of its own; it returns
+// the connection holding it, or nil.
+func (l *Lease) take(ctx context.Context) *sql.Conn {
+	conn, err := l.d.bun.DB.Conn(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.log.Warn("lease: no connection to the database", zap.Error(err))
+		}
+		return nil
+	}
+	var ok bool
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", l.name).Scan(&ok); err != nil || !ok {
+		if err != nil && ctx.Err() == nil {
+			l.log.Warn("lease: taking it failed", zap.Error(err))
+		}
+		conn.Close()
+		return nil
+	}
+	return conn
+}
+
+// hold keeps the lease taken on conn: it reports holding it after the
+// grace, checks the connection at every tick, and returns when the check
+// fails (lease lost) or ctx ends (lease given up).
+func (l *Lease) hold(ctx context.Context, conn *sql.Conn, tick <-chan time.Time) {
+	taken := time.Now()
+	l.log.Info("lease taken; held once the grace has passed", zap.Duration("grace", l.opts.Grace))
+	defer func() {
+		if l.term.Swap(0) != 0 {
+			l.log.Warn("lease lost")
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			if l.term.Swap(0) != 0 {
+				l.log.Info("lease given up")
+			}
+			unlock, cancel := context.WithTimeout(context.Background(), l.opts.Check)
+			conn.ExecContext(unlock, "SELECT pg_advisory_unlock(hashtext($1))", l.name) //nolint:errcheck // closing the connection ends it anyway
+			cancel()
+			return
+		case <-tick:
+		}
+		check, cancel := context.WithTimeout(ctx, l.opts.Check)
+		err := conn.PingContext(check)
+		if err == nil {
+			_, err = conn.ExecContext(check, "SELECT 1")
+		}
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				l.log.Warn("lease: its connection failed; no longer held", zap.Error(err))
+			}
+			return
+		}
+		if l.term.Load() == 0 && time.Since(taken) >= l.opts.Grace {
+			l.terms++
+			l.term.Store(l.terms)
+			l.log.Info("lease held", zap.Uint64("term", l.terms))
+		}
+	}
+}
