@@ -48,6 +48,8 @@ type SimulatedOptions struct {
 	// Live, if set, configures live mode on a real chain beside the
 	// simulated test chain.
 	Live *ChainConfig
+	// Lease is Config.Lease for the simulated chain's settler.
+	Lease settleflow.SettlementLease
 	// DataDir, if set, keeps the chain on disk there (go-ethereum's chain
 	// database, the operator's and payee's keys, the deployment's
 	// addresses), so that a restart continues the same chain and every
@@ -170,7 +172,7 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err
 	if cc.RebroadcastAfter <= 0 {
 		cc.RebroadcastAfter = time.Second
 	}
-	if s.Settler, err = New(ctx, Config{Test: &cc, Live: opts.Live, Logger: opts.Logger, Clock: opts.Clock}); err != nil {
+	if s.Settler, err = New(ctx, Config{Test: &cc, Live: opts.Live, Logger: opts.Logger, Clock: opts.Clock, Lease: opts.Lease}); err != nil {
 		backend.Close()
 		return nil, fmt.Errorf("settlement: simulated: %w", err)
 	}
