@@ -129,10 +129,13 @@ type runState struct {
 	settle       chan settleItem
 	// handoff carries events this engine just wrote, pre-leased, to the
 	// dispatcher, so it need not claim them from the outbox.
-	handoff   chan []Event
-	pruneDone chan struct{}  // closed when the retention loop returns
-	work      sync.WaitGroup // executions in flight
-	pipeline  sync.WaitGroup // finisher and settler
+	handoff chan []Event
+	// settleTerm is the SettlementLease term whose start the claim loop has
+	// handled (ReleaseSettling); touched by the claim loop only.
+	settleTerm uint64
+	pruneDone  chan struct{}  // closed when the retention loop returns
+	work       sync.WaitGroup // executions in flight
+	pipeline   sync.WaitGroup // finisher and settler
 }
 
 // New checks opts and returns an Engine. It starts no background work except

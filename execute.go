@@ -51,8 +51,9 @@ func (e *Engine) claimOnce(ctx, workCtx context.Context, rs *runState) int {
 		break
 	}
 	now := e.now()
+	settles := e.takeSettlement(ctx, rs, now)
 	ws, err := e.store.ClaimWorkflows(ctx, Claim{Owner: e.opts.WorkerID, Now: now, LeaseUntil: now.Add(e.lease), Limit: free,
-		ExcludeSettling: !e.settles()})
+		ExcludeSettling: !settles})
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Error("claiming workflows failed", zap.Error(err))
@@ -78,6 +79,29 @@ func (e *Engine) claimOnce(ctx, workCtx context.Context, rs *runState) int {
 		}
 	}
 	return len(ws)
+}
+
+// takeSettlement reports whether this engine settles now; at the start of
+// each SettlementLease term it first takes the Settling workflows of former
+// holders (ReleaseSettling), so a holder that died leaves none waiting out
+// its leases.
+func (e *Engine) takeSettlement(ctx context.Context, rs *runState, now time.Time) bool {
+	if e.opts.SettlementLease == nil {
+		return true
+	}
+	term := e.opts.SettlementLease.Term()
+	if term == 0 || term == rs.settleTerm {
+		return term != 0
+	}
+	if err := e.store.ReleaseSettling(ctx, now); err != nil {
+		if ctx.Err() == nil {
+			e.log.Error("taking over the Settling workflows of a former settlement lease holder failed; will retry", zap.Error(err))
+		}
+		return false
+	}
+	rs.settleTerm = term
+	e.log.Info("settlement lease held: settling, with the Settling workflows of former holders", zap.Uint64("term", term))
+	return true
 }
 
 type workflowIDKey struct{}

@@ -78,6 +78,13 @@ type Store interface {
 	// under its id are left from a previous run of it that died.
 	ReleaseLeases(ctx context.Context, owner string, now time.Time) error
 
+	// ReleaseSettling ends every lease on Settling workflows, whoever holds
+	// it, making them due at once. An engine calls it when it takes the
+	// SettlementLease: no other engine settles then, so a Settling workflow
+	// leased to another engine belongs to a former holder (perhaps dead),
+	// and waits for nobody.
+	ReleaseSettling(ctx context.Context, now time.Time) error
+
 	// Prune deletes, in one transaction, up to p.Limit events dispatched
 	// before p.EventsDispatchedBefore and up to p.Limit idempotency records
 	// created before p.IdempotencyCreatedBefore, oldest first (a zero time

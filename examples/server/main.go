@@ -57,6 +57,9 @@ type config struct {
 	maxConnsPerAddr int
 	// workers is how many products may execute at once (Options.Workers).
 	workers int
+	// executionTimeout bounds one execution (Options.ExecutionTimeout); a
+	// dead instance's executing workflows are taken over after it.
+	executionTimeout time.Duration
 	// authFailuresPerMinute is each client address's budget of failed
 	// authentications (0: no limit).
 	authFailuresPerMinute int
@@ -132,6 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.timeouts.idle, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may sit idle between requests")
 	fs.DurationVar(&c.timeouts.shutdown, "shutdown-grace", 0, "at shutdown, how long in-flight requests get before their connections are closed (default: -request-timeout + 5s)")
 	fs.IntVar(&c.workers, "workers", 100, "how many workflows may execute at once")
+	fs.DurationVar(&c.executionTimeout, "execution-timeout", 5*time.Minute, "how long one execution of a product may take; the workflows a dead instance was executing are taken over by another after this (plus a tenth and a second)")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-ip", 64, "connections open at once from one client IP (IPv6: one /64); more are closed at accept; 0 for no cap")
 	fs.IntVar(&c.authFailuresPerMinute, "auth-failures-per-minute", 60, "failed authentications a client IP may make per minute before it is answered 429; 0 for no limit")
 	fs.StringVar(&c.publicHTTPS, "public-https", "", "`host:port` plain HTTP is redirected to (default: the -https address)")

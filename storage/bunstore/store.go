@@ -1023,6 +1023,19 @@ func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) 
 	})
 }
 
+// ReleaseSettling implements settleflow.Store.
+func (s *Store) ReleaseSettling(ctx context.Context, now time.Time) error {
+	return s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := s.exec(ctx, tx, `UPDATE settleflow_workflows SET lease_owner = NULL, run_at = ?
+			WHERE status = 'Settling' AND lease_owner IS NOT NULL`, micros(now))
+		return err
+	}, func() {
+		if s.recent != nil {
+			s.recent.clear()
+		}
+	})
+}
+
 // keysetPage runs sel, a query of rows keyed by an id that sorts by time, for
 // one page newest first: after startingAfter (older) or before endingBefore
 // (newer), one row more than limit to learn whether more lie beyond, and a

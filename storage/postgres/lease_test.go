@@ -110,11 +110,20 @@ type leasedSettler struct {
 	engine   int
 	unheld   atomic.Int64
 	byEngine *[3]atomic.Int64
+	// hang, when set, makes Submit hang until it is closed: a holder that
+	// stopped answering, its Settling workflows leased to it.
+	hang atomic.Pointer[chan struct{}]
+	hung atomic.Int64
 }
 
 func (s *leasedSettler) Submit(ctx context.Context, cs []settleflow.Charge) error {
 	if !s.lease.Held() {
 		s.unheld.Add(1)
+	}
+	if h := s.hang.Load(); h != nil {
+		s.hung.Add(int64(len(cs)))
+		<-*h
+		return context.DeadlineExceeded
 	}
 	s.byEngine[s.engine].Add(int64(len(cs)))
 	return s.countingSettler.Submit(ctx, cs)
@@ -122,8 +131,9 @@ func (s *leasedSettler) Submit(ctx context.Context, cs []settleflow.Charge) erro
 
 // Three engines on one database, each with the settlement lease: only the
 // holder submits charges (the others hand theirs over through the
-// database); when the holder's connection ends, another takes over and
-// every workflow is still settled, each under one sequence.
+// database); when the holder hangs and its connection ends, another takes
+// over, with the Settling workflows leased to the former holder, and every
+// workflow is still settled, each under one sequence.
 func TestSettlementLeaseHandsChargesOver(t *testing.T) {
 	ctx := context.Background()
 	open := pgtest.Connect(t).Schema(t, "sf_lease_engines")
@@ -217,7 +227,14 @@ func TestSettlementLeaseHandsChargesOver(t *testing.T) {
 	if n1, n2 := byEngine[1].Load(), byEngine[2].Load(); n1 != 0 || n2 != 0 || byEngine[0].Load() < 150 {
 		t.Fatalf("charges submitted by engine 0/1/2: %d/%d/%d; want all by engine 0, the holder", byEngine[0].Load(), n1, n2)
 	}
-	// The holder's connection ends: another engine takes over.
+	// The holder hangs in the settler with charges leased to it (for
+	// minutes: the engine's lease), then its connection ends: another
+	// engine takes over and settles them at once.
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) }) // before the engines stop (cleanups run last first)
+	settlers[0].hang.Store(&hang)
+	stuck := create(300, 330)
+	waitFor(t, "the holder to hang with charges", func() bool { return settlers[0].hung.Load() > 0 })
 	terminateHolder(t, dbs[1], name)
 	waitFor(t, "another engine to take the lease", func() bool { return settlers[1].lease.Held() || settlers[2].lease.Held() })
 	before := byEngine[1].Load() + byEngine[2].Load()
@@ -226,6 +243,7 @@ func TestSettlementLeaseHandsChargesOver(t *testing.T) {
 		return
 	}
 	settled(second)
+	settled(stuck)
 	if after := byEngine[1].Load() + byEngine[2].Load(); after-before < 150 {
 		t.Fatalf("the new holder submitted %d charges, want the 150 new ones", after-before)
 	}
@@ -236,7 +254,7 @@ func TestSettlementLeaseHandsChargesOver(t *testing.T) {
 	}
 	chain.mu.Lock()
 	defer chain.mu.Unlock()
-	for _, id := range append(first, second...) {
+	for _, id := range append(append(first, second...), stuck...) {
 		if got := len(chain.seq[id]); got != 1 {
 			t.Errorf("%s charged under %d sequences, want 1", id, got)
 		}

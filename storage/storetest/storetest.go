@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"Claim", testClaim},
 		{"ClaimConcurrent", testClaimConcurrent},
 		{"ClaimExcludeSettling", testClaimExcludeSettling},
+		{"ReleaseSettling", testReleaseSettling},
 		{"Update", testUpdate},
 		{"Events", testEvents},
 		{"ReleaseLeases", testReleaseLeases},
@@ -347,6 +348,44 @@ func testClaimExcludeSettling(t *testing.T, s settleflow.Store) {
 	all := claim(t, s, "w3", now, time.Minute, 10)
 	if len(all) != 1 || all[0].ID != a.ID || all[0].Status != settleflow.Settling {
 		t.Fatalf("claim with Settling: %+v, want %s", all, a.ID)
+	}
+}
+
+// testReleaseSettling: the Settling workflows leased to anyone become due at
+// once; Running ones keep their lease.
+func testReleaseSettling(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	a := newWorkflow(settleflow.Test, base, "cus_1", "triage")
+	b := newWorkflow(settleflow.Test, base.Add(time.Millisecond), "cus_1", "triage")
+	insert(t, s, a, b)
+	got := claim(t, s, "dead", base.Add(time.Second), time.Hour, 2)
+	if len(got) != 2 {
+		t.Fatalf("claimed %d, want 2", len(got))
+	}
+	tr, err := settleflow.Running.To(settleflow.Settling)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: a.ID, Owner: "dead", Status: settleflow.Running, Transition: tr,
+		RunAt: base.Add(time.Hour), UpdatedAt: base.Add(time.Second)}}) // Settling, lease kept for an hour
+	if err != nil || !applied[0] {
+		t.Fatalf("to Settling: %v %v", applied, err)
+	}
+	now := base.Add(2 * time.Second)
+	if n := len(claim(t, s, "holder", now, time.Minute, 10)); n != 0 {
+		t.Fatalf("claimed %d leased workflows", n)
+	}
+	if err := s.ReleaseSettling(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	taken := claim(t, s, "holder", now, time.Minute, 10)
+	if len(taken) != 1 || taken[0].ID != a.ID || taken[0].Status != settleflow.Settling {
+		t.Fatalf("after ReleaseSettling claimed %+v, want only the Settling %s (the Running one keeps its lease)", taken, a.ID)
+	}
+	// The former holder's update no longer applies.
+	applied, err = s.UpdateWorkflows(ctx, []settleflow.Update{{ID: a.ID, Owner: "dead", Status: settleflow.Settling, RunAt: now, UpdatedAt: now, Release: true}})
+	if err != nil || applied[0] {
+		t.Fatalf("update by the former holder: applied=%v err=%v", applied, err)
 	}
 }
 
