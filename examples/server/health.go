@@ -35,6 +35,9 @@ type health struct {
 	hooks  *webhook.Service
 	maxLag time.Duration
 	log    *zap.Logger
+	// lease is the settlement lease: whether this instance is the one
+	// settling for every instance on the database.
+	lease interface{ Held() bool }
 
 	mu     sync.Mutex
 	at     time.Time
@@ -50,7 +53,10 @@ type healthBody struct {
 	CheckedAt     time.Time                 `json:"checkedAt"`
 	MaxLagSeconds float64                   `json:"maxLagSeconds"`
 	Stages        []settleflow.StageBacklog `json:"stages"`
-	Error         string                    `json:"error,omitempty"`
+	// SettlementSender tells whether this instance holds the settlement
+	// lease: of the instances sharing a database, it alone sends charges.
+	SettlementSender bool   `json:"settlementSender"`
+	Error            string `json:"error,omitempty"`
 }
 
 // backlog returns the stages, read at most once per healthTTL.
@@ -79,7 +85,7 @@ func (h *health) backlog(ctx context.Context) ([]settleflow.StageBacklog, time.T
 
 func (h *health) read(ctx context.Context) healthBody {
 	stages, at, err := h.backlog(ctx)
-	b := healthBody{Status: "ok", CheckedAt: at, MaxLagSeconds: h.maxLag.Seconds(), Stages: stages}
+	b := healthBody{Status: "ok", CheckedAt: at, MaxLagSeconds: h.maxLag.Seconds(), Stages: stages, SettlementSender: h.lease.Held()}
 	if err != nil {
 		b.Status, b.Error = "unavailable", err.Error()
 		return b
@@ -155,6 +161,8 @@ var (
 		"Items of a pipeline stage whose time has come and that nobody holds: the queue.", []string{"stage"}, nil)
 	stageLagDesc = prometheus.NewDesc("settleflow_stage_oldest_due_seconds",
 		"How long the oldest due item of a pipeline stage has waited since its time came.", []string{"stage"}, nil)
+	leaseDesc = prometheus.NewDesc("settleflow_settlement_lease_held",
+		"1 while this instance holds the settlement lease (it sends every instance's charges), else 0.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -162,10 +170,16 @@ func (h *health) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stageDepthDesc
 	ch <- stageDueDesc
 	ch <- stageLagDesc
+	ch <- leaseDesc
 }
 
 // Collect implements prometheus.Collector; a failed reading reports nothing.
 func (h *health) Collect(ch chan<- prometheus.Metric) {
+	held := 0.0
+	if h.lease.Held() {
+		held = 1
+	}
+	ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, held)
 	stages, _, err := h.backlog(context.Background())
 	if err != nil {
 		return

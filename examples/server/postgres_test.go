@@ -37,6 +37,10 @@ func TestServerOnPostgres(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The only instance holds the settlement lease, and says so.
+	if status, _, h := s.do("GET", "/healthz", "", ""); status != 200 || h["settlementSender"] != true {
+		t.Fatalf("GET /healthz: %d %v; want settlementSender true", status, h)
+	}
 	// Three requests a minute, kept in the database: the create and two
 	// more pass, the fourth is refused (unless the minute turned between).
 	var limited bool

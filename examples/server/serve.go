@@ -180,7 +180,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	hl := &health{engine: engine, hooks: hooks, maxLag: c.readyMaxLag, log: log.Named("health")}
+	hl := &health{engine: engine, hooks: hooks, maxLag: c.readyMaxLag, log: log.Named("health"), lease: lease}
 	reg.MustRegister(hl)
 	explorers := map[settleflow.Environment]string{}
 	for env, u := range map[settleflow.Environment]string{settleflow.Test: c.testExplorer, settleflow.Live: c.liveExplorer} {
