@@ -157,29 +157,7 @@ func TestSettlementLeaseHandsChargesOver(t *testing.T) {
 		ls := &leasedSettler{countingSettler: chain, lease: lease, engine: i, byEngine: &byEngine}
 		settlers = append(settlers, ls)
 		dbs = append(dbs, store.DB())
-		products := settleflow.NewProducts()
-		if err := settleflow.Register(products, settleflow.Product[units]{
-			Name: "noop", Price: settleflow.Price{TargetMargin: 3000},
-			Estimate: func(p units) (int64, error) { return 100 * p.Units, nil },
-			Execute: func(context.Context, units) (settleflow.Execution, error) {
-				return settleflow.Execution{ActualCost: 90}, nil
-			},
-		}); err != nil {
-			t.Fatal(err)
-		}
-		e, err := settleflow.New(settleflow.Options{Store: store, Settler: ls, Products: products,
-			Notifier:        settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil }),
-			WorkerID:        fmt.Sprintf("engine-%d", i),
-			SettlementLease: lease,
-			PollInterval:    20 * time.Millisecond, SettlementPollInterval: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Stop(context.Background()) })
-		engines = append(engines, e)
+		engines = append(engines, startNoopEngine(t, store, ls, fmt.Sprintf("engine-%d", i), lease))
 	}
 	create := func(from, to int) []string {
 		ids := make([]string, to-from)

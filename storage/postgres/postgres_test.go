@@ -60,6 +60,35 @@ type units struct {
 	Units int64 `json:"units"`
 }
 
+// startNoopEngine starts an engine on store with the product "noop" (cost
+// 90 per call, 100 a unit quoted), polling every 20 ms; it stops with t.
+func startNoopEngine(t *testing.T, store settleflow.Store, settler settleflow.Settler, workerID string, lease settleflow.SettlementLease) *settleflow.Engine {
+	t.Helper()
+	products := settleflow.NewProducts()
+	if err := settleflow.Register(products, settleflow.Product[units]{
+		Name: "noop", Price: settleflow.Price{TargetMargin: 3000},
+		Estimate: func(p units) (int64, error) { return 100 * p.Units, nil },
+		Execute: func(context.Context, units) (settleflow.Execution, error) {
+			return settleflow.Execution{ActualCost: 90}, nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	opts := settleflow.Options{Store: store, Settler: settler, Products: products,
+		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil }),
+		WorkerID: workerID, SettlementLease: lease,
+		PollInterval: 20 * time.Millisecond, SettlementPollInterval: 20 * time.Millisecond}
+	e, err := settleflow.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Stop(context.Background()) })
+	return e
+}
+
 // countingSettler confirms a charge once submitted and counts, per
 // workflow, the distinct sequences it was charged under.
 type countingSettler struct {
@@ -109,28 +138,7 @@ func TestTwoEnginesShareOneDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { store.Close() })
-		products := settleflow.NewProducts()
-		if err := settleflow.Register(products, settleflow.Product[units]{
-			Name: "noop", Price: settleflow.Price{TargetMargin: 3000},
-			Estimate: func(p units) (int64, error) { return 100 * p.Units, nil },
-			Execute: func(context.Context, units) (settleflow.Execution, error) {
-				return settleflow.Execution{ActualCost: 90}, nil
-			},
-		}); err != nil {
-			t.Fatal(err)
-		}
-		e, err := settleflow.New(settleflow.Options{Store: store, Settler: settler, Products: products,
-			Notifier:     settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil }),
-			WorkerID:     fmt.Sprintf("engine-%d", i),
-			PollInterval: 20 * time.Millisecond, SettlementPollInterval: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Stop(context.Background()) })
-		engines = append(engines, e)
+		engines = append(engines, startNoopEngine(t, store, settler, fmt.Sprintf("engine-%d", i), nil))
 	}
 	const n = 200
 	ids := make([]string, n)
