@@ -4,6 +4,7 @@
 //	go run ./cmd/bench [-suite engine|http] [-n 20000] [-rounds 3] [-sync FULL|NORMAL]
 //	go run ./cmd/bench -suite http [-rounds 3] [-duration 5s] [-turns 5] [-connections 32]
 //	go run ./cmd/bench -suite pipeline [-n 10000] [-rounds 3] [-connections 32] [-rate 500] [-steady 30s]
+//	go run ./cmd/bench -suite pipeline -postgres DSN [-instances 3] [-geth PATH] ...
 //
 // -suite pipeline: the reference server in its own process, create over
 // HTTPS to verified webhook; see pipeline.go.
@@ -52,13 +53,15 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
 	connections := flag.Int("connections", 32, "http: keep-alive connections")
 	turns := flag.Int("turns", 5, "http: turns the targets take within a round")
-	pgDSN := flag.String("postgres", "", "http: also measure create and fetch on a Postgres store, on the server at this `DSN` (in a schema of its own, dropped after)")
+	pgDSN := flag.String("postgres", "", "http: also measure create and fetch on a Postgres store, on the server at this `DSN` (in a schema of its own, dropped after); pipeline: run the servers on this Postgres server (a fresh database each round) and settle on a geth --dev chain (-geth)")
+	instances := flag.Int("instances", 1, "pipeline with -postgres: reference servers sharing the database, creates round-robin over them")
+	geth := flag.String("geth", os.Getenv("SETTLEFLOW_GETH"), "pipeline with -postgres: the geth `binary` for the shared chain (settlement/scripts/install-geth.sh builds it)")
 	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
 	if *suite == "pipeline" {
 		if err := runPipeline(pipelineConfig{n: *n, rounds: *rounds, connections: *connections, rate: *rate,
-			steady: *steady, serverBin: *serverBin, keep: *keep}); err != nil {
+			steady: *steady, serverBin: *serverBin, keep: *keep, instances: *instances, pgDSN: *pgDSN, geth: *geth}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

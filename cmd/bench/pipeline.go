@@ -56,6 +56,12 @@ type pipelineConfig struct {
 	steady                 time.Duration
 	serverBin              string
 	keep                   bool
+	// instances, pgDSN, geth: with pgDSN, the servers run on Postgres (a
+	// fresh database each round) and settle on a geth --dev chain; that many
+	// of them share it (scaleout.go).
+	instances int
+	pgDSN     string
+	geth      string
 }
 
 type pipelineResult struct {
@@ -90,7 +96,11 @@ func runPipeline(c pipelineConfig) error {
 			return fmt.Errorf("build the server (run from the repository root): %w", err)
 		}
 	}
-	fmt.Printf("pipeline: n=%d, %d connections, steady %d/s for %v; server %s\n", c.n, c.connections, c.rate, c.steady, bin)
+	where := "SQLite, the embedded chain"
+	if c.pgDSN != "" {
+		where = fmt.Sprintf("%d instance(s) on one Postgres database, geth --dev", c.instances)
+	}
+	fmt.Printf("pipeline: n=%d, %d connections, steady %d/s for %v; server %s; %s\n", c.n, c.connections, c.rate, c.steady, bin, where)
 	fmt.Printf("%-6s %9s %8s %8s %9s %8s %8s | %8s %8s %8s %8s %8s | %9s %6s %5s | %7s %7s\n",
 		"round", "create/s", "p50ms", "p99ms", "hooks/s", "c→w p50", "c→w p99",
 		"st p50", "st p99", "1st p99", "3rd p99", "cr p99", "engine/s", "ratio", "h2", "srv µs", "load µs")
@@ -215,42 +225,71 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 		return res, err
 	}
 
-	out, err := exec.Command(bin, "-data", dir, "keys", "create", "--env", "test", "--name", "bench",
-		"--plan", "enterprise", "--per-minute", "100000000", "--per-day", "1000000000").CombinedOutput()
-	if err != nil {
-		return res, fmt.Errorf("keys create: %v: %s", err, out)
-	}
-	key := regexp.MustCompile(`sk_test_[A-Za-z0-9]+`).Find(out)
-	if key == nil {
-		return res, fmt.Errorf("keys create printed no key: %s", out)
-	}
-	out, err = exec.Command(bin, "-data", dir, "webhooks", "add", "--env", "test", "--url", hook.URL+"/hook").CombinedOutput()
-	if err != nil {
-		return res, fmt.Errorf("webhooks add: %v: %s", err, out)
-	}
-	secret := string(regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).Find(out))
-	if secret == "" {
-		return res, fmt.Errorf("webhooks add printed no secret: %s", out)
+	var (
+		key, secret string
+		flags       []string
+	)
+	if c.pgDSN != "" {
+		var cleanup func()
+		var err error
+		if flags, key, secret, cleanup, err = setUpScaleOut(ctx, c, bin, dir, hook.URL+"/hook"); err != nil {
+			return res, err
+		}
+		defer cleanup()
+	} else {
+		out, err := exec.Command(bin, "-data", dir, "keys", "create", "--env", "test", "--name", "bench",
+			"--plan", "enterprise", "--per-minute", "100000000", "--per-day", "1000000000").CombinedOutput()
+		if err != nil {
+			return res, fmt.Errorf("keys create: %v: %s", err, out)
+		}
+		if key = regexp.MustCompile(`sk_test_[A-Za-z0-9]+`).FindString(string(out)); key == "" {
+			return res, fmt.Errorf("keys create printed no key: %s", out)
+		}
+		out, err = exec.Command(bin, "-data", dir, "webhooks", "add", "--env", "test", "--url", hook.URL+"/hook").CombinedOutput()
+		if err != nil {
+			return res, fmt.Errorf("webhooks add: %v: %s", err, out)
+		}
+		if secret = regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(string(out)); secret == "" {
+			return res, fmt.Errorf("webhooks add printed no secret: %s", out)
+		}
 	}
 	rc.secret.Store(&secret)
 
-	srv, err := startServer(bin, dir, caFile)
-	if err != nil {
-		return res, err
+	var (
+		srvs    []*server
+		clients []*http.Client
+	)
+	defer func() {
+		for _, srv := range srvs {
+			srv.stop()
+		}
+	}()
+	for i := range max(c.instances, 1) {
+		sdir := dir
+		if c.pgDSN != "" {
+			sdir = filepath.Join(dir, fmt.Sprintf("instance%d", i+1))
+		}
+		srv, err := startServer(bin, sdir, caFile, flags...)
+		if err != nil {
+			return res, err
+		}
+		srvs = append(srvs, srv)
+		client, err := srv.client(max(c.connections/len(srvs), 1))
+		if err != nil {
+			return res, err
+		}
+		clients = append(clients, client)
 	}
-	defer srv.stop()
-
-	client, err := srv.client(c.connections)
-	if err != nil {
-		return res, err
-	}
+	var next atomic.Uint64
 	create := func(due time.Time) (sent, error) {
+		i := int(next.Add(1) % uint64(len(srvs)))
+		srv, client := srvs[i], clients[i]
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.url+"/v1/workflows",
 			strings.NewReader(`{"product":"image-moderation","customerId":"cus_bench","payload":{"imageUrls":["https://example.com/a.png"]}}`))
 		if err != nil {
 			return sent{}, err
 		}
-		req.Header.Set("Authorization", "Bearer "+string(key))
+		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
@@ -314,12 +353,14 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 	if bad := rc.bad.Load(); bad > 0 {
 		return res, fmt.Errorf("%d deliveries failed verification", bad)
 	}
-	if err := srv.stop(); err != nil {
-		return res, err
-	}
-	if st := srv.cmd.ProcessState; st != nil {
-		total := c.n + c.rate*int(c.steady.Seconds())
-		res.serverCPU = float64((st.UserTime() + st.SystemTime()).Microseconds()) / float64(total)
+	total := c.n + c.rate*int(c.steady.Seconds())
+	for _, srv := range srvs {
+		if err := srv.stop(); err != nil {
+			return res, err
+		}
+		if st := srv.cmd.ProcessState; st != nil {
+			res.serverCPU += float64((st.UserTime() + st.SystemTime()).Microseconds()) / float64(total)
+		}
 	}
 
 	// 3. The engine alone, the server stopped.
@@ -468,9 +509,12 @@ type server struct {
 	stopped  bool
 }
 
-func startServer(bin, dir, caFile string) (*server, error) {
-	cmd := exec.Command(bin, "-data", dir, "-https", "127.0.0.1:0", "-http", "",
-		"-max-conns-per-ip", "0", "-auth-failures-per-minute", "0", "-workers", "1000", "-log-level", "warn")
+func startServer(bin, dir, caFile string, extra ...string) (*server, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, append([]string{"-data", dir, "-https", "127.0.0.1:0", "-http", "",
+		"-max-conns-per-ip", "0", "-auth-failures-per-minute", "0", "-workers", "1000", "-log-level", "warn"}, extra...)...)
 	// The deliverer trusts the receiver's certificate as a receiver's users
 	// would arrange it: through the system's certificate file.
 	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile)
