@@ -154,7 +154,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	engine, err := settleflow.New(settleflow.Options{
 		Store: store, Settler: chain, Notifier: hooks, Products: products, Logger: log.Named("engine"),
-		WorkerID: workerID, Workers: c.workers, SettlementLease: lease,
+		WorkerID: workerID, Workers: c.workers, ExecutionTimeout: c.executionTimeout, SettlementLease: lease,
 	})
 	if err != nil {
 		return err
