@@ -450,6 +450,30 @@ func TestScaleOutOnGethDev(t *testing.T) {
 		testLimiterAcrossInstances(t, f, adminDir, dsn)
 	})
 
+	// Another deployment on the same database (its own schema, its own
+	// embedded chain) settles while the three settle on theirs: the
+	// settlement lease is theirs, not the database's.
+	t.Run("neighbor", func(t *testing.T) {
+		f.holder(t, time.Time{})
+		dir := t.TempDir()
+		other := pg.SchemaDSN(t, "neighbor")
+		key := strings.Fields(cli(t, dir, "-postgres", other, "keys", "create", "--env", "test", "--name", "neighbor", "--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"))[1]
+		s := startServerWith(t, dir, "-postgres", other)
+		status, _, wf := s.do("POST", "/v1/workflows", key, `{"product":"ticket-triage","customerId":"cus_n","payload":{"ticketId":"T-1"}}`)
+		if status != 201 {
+			t.Fatalf("create: %d %v", status, wf)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			_, _, got := s.do("GET", "/v1/workflows/"+wf["id"].(string), key, "")
+			if got["status"] == "Settled" {
+				break
+			}
+			if got["status"] == "Failed" || time.Now().After(deadline) {
+				t.Fatalf("a workflow of another deployment on the database, 30 s after its creation: %v", got)
+			}
+		}
+	})
+
 	t.Run("workflows", func(t *testing.T) {
 		n := *scaleoutN
 		began := time.Now()
