@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -341,6 +342,36 @@ func (f *fleet) waitSent(t *testing.T, k int, after time.Time) {
 	}
 }
 
+func (f *fleet) pid(k int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	runs := f.insts[k].runs
+	return runs[len(runs)-1].pid
+}
+
+// waitExecuting waits up to timeout for the execution log to show pid
+// executing a workflow (a start without its end yet), so that a kill cuts
+// an execution short; it reports whether it saw one.
+func waitExecuting(path string, pid int, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		open := map[string]bool{}
+		suffix := " " + strconv.Itoa(pid) + " "
+		for _, line := range strings.Split(string(b), "\n") {
+			if what, rest, ok := strings.Cut(line, " "); ok && strings.Contains(rest, suffix) {
+				id, _, _ := strings.Cut(rest, " ")
+				open[id] = what == "start"
+			}
+		}
+		for _, o := range open {
+			if o {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // flagValue returns the value of flag name in args (as `chain deploy`
 // prints them), or "".
 func flagValue(args []string, name string) string {
@@ -567,6 +598,7 @@ func TestScaleOutOnGethDev(t *testing.T) {
 		wait := createRange(n/2, 3*n/4)
 		waitCreated(int64(n/2 + n/20))
 		f.waitSent(t, firstHolder, time.Now())
+		executing := waitExecuting(execLog, f.pid(firstHolder), time.Second)
 		killedAt := time.Now()
 		f.stop(t, firstHolder, true)
 		atKill := created.Load()
@@ -575,7 +607,8 @@ func TestScaleOutOnGethDev(t *testing.T) {
 			return
 		}
 		second := f.holder(t, killedAt)
-		t.Logf("%v: instance %d killed (SIGKILL) with %d created; instance %d took the lease over", time.Since(began).Round(time.Millisecond), firstHolder, atKill, second)
+		t.Logf("%v: instance %d killed (SIGKILL) with %d created, executing a workflow: %v; instance %d took the lease over",
+			time.Since(began).Round(time.Millisecond), firstHolder, atKill, executing, second)
 
 		// Midway through the last quarter, the new holder is stopped with
 		// SIGTERM and started again on its data directory.
@@ -729,8 +762,7 @@ func listWorkflows(t *testing.T, s *processServer, key string) map[string]wireWo
 }
 
 // checkExecutions reads the execution log: no workflow executed by two
-// processes (or twice in one) at the same time. An execution a SIGKILL cut
-// short lasts until the kill.
+// processes (or twice in one) at the same time.
 func checkExecutions(t *testing.T, f *fleet, path string) {
 	t.Helper()
 	ended := map[int]time.Time{}
@@ -741,33 +773,51 @@ func checkExecutions(t *testing.T, f *fleet, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	problems, summary := executionOverlaps(b, ended)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Log(summary)
+}
+
+// executionOverlaps reads an execution log (execLogEnv) and returns what is
+// wrong with it: two executions of one workflow at the same time, an end
+// without a start, a start without an end in a process that did not end
+// (ended, by pid). An execution a kill cut short lasts until the process
+// ended.
+func executionOverlaps(log []byte, ended map[int]time.Time) (problems []string, summary string) {
 	type interval struct {
 		pid      int
 		from, to int64
 		cut      bool
 	}
+	type key struct {
+		id  string
+		pid int
+	}
 	byID := map[string][]interval{}
-	open := map[[2]string]int64{} // (id, pid) → start
-	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+	open := map[key]int64{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(log), "\n"), "\n") {
 		var (
 			what, id string
 			pid      int
 			at       int64
 		)
 		if _, err := fmt.Sscanf(line, "%s %s %d %d", &what, &id, &pid, &at); err != nil {
-			t.Fatalf("execution log line %q: %v", line, err)
+			problems = append(problems, fmt.Sprintf("execution log line %q: %v", line, err))
+			continue
 		}
-		k := [2]string{id, strconv.Itoa(pid)}
+		k := key{id, pid}
 		switch what {
 		case "start":
 			if _, ok := open[k]; ok {
-				t.Errorf("pid %d started %s again while executing it", pid, id)
+				problems = append(problems, fmt.Sprintf("pid %d started %s again while executing it", pid, id))
 			}
 			open[k] = at
 		case "end":
 			from, ok := open[k]
 			if !ok {
-				t.Errorf("pid %d ended %s without starting it", pid, id)
+				problems = append(problems, fmt.Sprintf("pid %d ended %s without starting it", pid, id))
 				continue
 			}
 			delete(open, k)
@@ -775,41 +825,61 @@ func checkExecutions(t *testing.T, f *fleet, path string) {
 		}
 	}
 	for k, from := range open {
-		pid, _ := strconv.Atoi(k[1])
-		end, ok := ended[pid]
-		if !ok || end.IsZero() {
-			t.Errorf("pid %d: execution of %s started and never ended, in a process the test does not know ended", pid, k[0])
+		end := ended[k.pid]
+		if end.IsZero() {
+			problems = append(problems, fmt.Sprintf("pid %d: execution of %s started and never ended, in a process that did not end", k.pid, k.id))
 			continue
 		}
-		byID[k[0]] = append(byID[k[0]], interval{pid: pid, from: from, to: end.UnixNano(), cut: true})
+		byID[k.id] = append(byID[k.id], interval{pid: k.pid, from: from, to: end.UnixNano(), cut: true})
 	}
 	executions, twice, cut := 0, 0, 0
 	perPid := map[int]int{}
 	for id, ivs := range byID {
 		executions += len(ivs)
-		for _, iv := range ivs {
-			perPid[iv.pid]++
-		}
 		if len(ivs) > 1 {
 			twice++
 		}
-		slices.SortFunc(ivs, func(a, b interval) int { return int(a.from - b.from) })
-		for i := 1; i < len(ivs); i++ {
-			for j := range i {
-				if ivs[i].from < ivs[j].to {
-					t.Errorf("workflow %s executed by pid %d from %s to %s and by pid %d from %s (overlap)", id,
-						ivs[j].pid, time.Unix(0, ivs[j].from).Format(time.RFC3339Nano), time.Unix(0, ivs[j].to).Format(time.RFC3339Nano),
-						ivs[i].pid, time.Unix(0, ivs[i].from).Format(time.RFC3339Nano))
-				}
-			}
-		}
-		for _, iv := range ivs {
+		slices.SortFunc(ivs, func(a, b interval) int { return cmp.Compare(a.from, b.from) })
+		for i, iv := range ivs {
+			perPid[iv.pid]++
 			if iv.cut {
 				cut++
 			}
+			for _, before := range ivs[:i] {
+				if iv.from < before.to {
+					problems = append(problems, fmt.Sprintf("workflow %s executed by pid %d from %s to %s and by pid %d from %s: at the same time", id,
+						before.pid, time.Unix(0, before.from).Format(time.RFC3339Nano), time.Unix(0, before.to).Format(time.RFC3339Nano),
+						iv.pid, time.Unix(0, iv.from).Format(time.RFC3339Nano)))
+				}
+			}
 		}
 	}
-	t.Logf("executions: %d of %d workflows (per pid %v), %d executed more than once, %d cut short by the kill", executions, len(byID), perPid, twice, cut)
+	return problems, fmt.Sprintf("executions: %d of %d workflows (per pid %v), %d workflows executed more than once, %d executions cut short by a kill",
+		executions, len(byID), perPid, twice, cut)
+}
+
+// The execution log's checker finds two executions of a workflow at once,
+// in two processes or one, counting an execution a kill cut short as
+// lasting until the kill; executions one after the other pass.
+func TestExecutionOverlaps(t *testing.T) {
+	killed := map[int]time.Time{7: time.Unix(0, 500)}
+	for _, c := range []struct {
+		log  string
+		want string // in the one problem; "" for none
+	}{
+		{"start wf_a 1 100\nend wf_a 1 200\nstart wf_a 2 200\nend wf_a 2 300\n", ""},
+		{"start wf_a 1 100\nstart wf_a 2 150\nend wf_a 1 200\nend wf_a 2 300\n", "at the same time"},
+		{"start wf_a 7 100\nstart wf_a 2 400\nend wf_a 2 450\n", "at the same time"}, // pid 7 killed at 500
+		{"start wf_a 7 100\nstart wf_a 2 600\nend wf_a 2 650\n", ""},
+		{"start wf_a 1 100\nstart wf_a 1 150\nend wf_a 1 200\n", "again while executing it"},
+		{"start wf_a 1 100\n", "never ended"},
+		{"end wf_a 1 100\n", "without starting it"},
+	} {
+		problems, _ := executionOverlaps([]byte(c.log), killed)
+		if c.want == "" && len(problems) != 0 || c.want != "" && (len(problems) != 1 || !strings.Contains(problems[0], c.want)) {
+			t.Errorf("log\n%s: problems %q; want %q", c.log, problems, c.want)
+		}
+	}
 }
 
 // checkLeaseLogs reads every process's log: the settlement lease's
@@ -1086,7 +1156,10 @@ func testLimiterAcrossInstances(t *testing.T, f *fleet, adminDir, dsn string) {
 		for i := range limit + 2 {
 			as = append(as, ask(i%3, key))
 		}
-		if !oneWindow(as) && attempt < 3 {
+		if !oneWindow(as) {
+			if attempt == 3 {
+				t.Fatalf("the minute turned during the serial round three times")
+			}
 			t.Logf("the minute turned during the serial round; again with a new key")
 			continue
 		}
@@ -1124,7 +1197,10 @@ func testLimiterAcrossInstances(t *testing.T, f *fleet, adminDir, dsn string) {
 		if t.Failed() {
 			return
 		}
-		if !oneWindow(as) && attempt < 3 {
+		if !oneWindow(as) {
+			if attempt == 3 {
+				t.Fatalf("the minute turned during the burst three times")
+			}
 			t.Logf("the minute turned during the burst; again with a new key")
 			continue
 		}
