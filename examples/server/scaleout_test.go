@@ -591,7 +591,6 @@ func TestScaleOutOnGethDev(t *testing.T) {
 		firstHolder := f.holder(t, time.Time{})
 		t.Logf("%v: %d created; instance %d holds the settlement lease", time.Since(began).Round(time.Millisecond), n/2, firstHolder)
 
-		// Midway through the second quarter, the holder is killed.
 		// Midway through the second quarter, once the holder has sent a
 		// settlement transaction since (not confirmed yet: that takes two
 		// blocks), the holder is killed.
