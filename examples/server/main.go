@@ -58,7 +58,8 @@ type config struct {
 	// workers is how many products may execute at once (Options.Workers).
 	workers int
 	// executionTimeout bounds one execution (Options.ExecutionTimeout); a
-	// dead instance's executing workflows are taken over after it.
+	// dead instance's claimed workflows go to the others after its lease,
+	// 1.1 times this plus a second.
 	executionTimeout time.Duration
 	// authFailuresPerMinute is each client address's budget of failed
 	// authentications (0: no limit).
@@ -135,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.timeouts.idle, "idle-timeout", 2*time.Minute, "how long a keep-alive connection may sit idle between requests")
 	fs.DurationVar(&c.timeouts.shutdown, "shutdown-grace", 0, "at shutdown, how long in-flight requests get before their connections are closed (default: -request-timeout + 5s)")
 	fs.IntVar(&c.workers, "workers", 100, "how many workflows may execute at once")
-	fs.DurationVar(&c.executionTimeout, "execution-timeout", 5*time.Minute, "how long one execution of a product may take; the workflows a dead instance was executing are taken over by another after this (plus a tenth and a second)")
+	fs.DurationVar(&c.executionTimeout, "execution-timeout", 5*time.Minute, "bound of one product execution; the workflows an instance that died had claimed are taken over by the others after 1.1 times this plus 1s")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-ip", 64, "connections open at once from one client IP (IPv6: one /64); more are closed at accept; 0 for no cap")
 	fs.IntVar(&c.authFailuresPerMinute, "auth-failures-per-minute", 60, "failed authentications a client IP may make per minute before it is answered 429; 0 for no limit")
 	fs.StringVar(&c.publicHTTPS, "public-https", "", "`host:port` plain HTTP is redirected to (default: the -https address)")
@@ -166,6 +167,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.timeouts.request <= 0 || c.timeouts.readHeader <= 0 || c.timeouts.idle <= 0 || c.timeouts.shutdown < 0 {
 		return usageError{errors.New("-request-timeout, -read-header-timeout and -idle-timeout must be positive, -shutdown-grace not negative")}
+	}
+	if c.executionTimeout <= 0 {
+		return usageError{errors.New("-execution-timeout must be positive")}
 	}
 	if c.timeouts.shutdown == 0 {
 		c.timeouts.shutdown = c.timeouts.request + 5*time.Second

@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "child:", err)
 			os.Exit(2)
 		}
+		recordExecutions() // scaleout_test.go; only if the test asked
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := run(ctx, args, os.Stdout, os.Stderr)
 		stop()

@@ -104,7 +104,7 @@ func demoProducts() (*settleflow.Products, error) {
 		Price:          settleflow.Price{TargetMargin: 3000, MinimumCharge: 50},
 		PricingSummary: "cost 2.00 USD per ticket plus 0.50 USD per attachment; 30 % target margin; at least 0.50 USD",
 		Estimate:       func(t triage) (int64, error) { return 200 + 50*int64(t.Attachments), nil },
-		Execute: func(ctx context.Context, t triage) (settleflow.Execution, error) {
+		Execute: around("ticket-triage", func(ctx context.Context, t triage) (settleflow.Execution, error) {
 			if err := pause(ctx, 50*time.Millisecond); err != nil {
 				return settleflow.Execution{}, err
 			}
@@ -114,7 +114,7 @@ func demoProducts() (*settleflow.Products, error) {
 			}
 			return settleflow.Execution{ActualCost: 170 + 45*int64(t.Attachments),
 				Result: map[string]any{"ticketId": t.TicketID, "queue": queue}}, nil
-		},
+		}),
 	})
 	if err != nil {
 		return nil, err
@@ -126,7 +126,7 @@ func demoProducts() (*settleflow.Products, error) {
 		Price:          settleflow.Price{TargetMargin: 4000, MinimumCharge: 25},
 		PricingSummary: "cost 0.01 USD per 100 characters; 40 % target margin; at least 0.25 USD",
 		Estimate:       func(s summary) (int64, error) { return (int64(len(s.Text)) + 99) / 100, nil },
-		Execute: func(ctx context.Context, s summary) (settleflow.Execution, error) {
+		Execute: around("document-summary", func(ctx context.Context, s summary) (settleflow.Execution, error) {
 			if err := pause(ctx, 100*time.Millisecond); err != nil {
 				return settleflow.Execution{}, err
 			}
@@ -137,7 +137,7 @@ func demoProducts() (*settleflow.Products, error) {
 			}
 			return settleflow.Execution{ActualCost: (int64(len(s.Text)) + 119) / 120,
 				Result: map[string]any{"summary": strings.Join(head, " "), "words": len(words)}}, nil
-		},
+		}),
 	})
 	if err != nil {
 		return nil, err
@@ -149,7 +149,7 @@ func demoProducts() (*settleflow.Products, error) {
 		Price:          settleflow.Price{TargetMargin: 2500, MinimumCharge: 10},
 		PricingSummary: "cost 0.05 USD per image; 25 % target margin; at least 0.10 USD",
 		Estimate:       func(m moderation) (int64, error) { return 5 * int64(len(m.ImageURLs)), nil },
-		Execute: func(ctx context.Context, m moderation) (settleflow.Execution, error) {
+		Execute: around("image-moderation", func(ctx context.Context, m moderation) (settleflow.Execution, error) {
 			if err := pause(ctx, 30*time.Millisecond); err != nil {
 				return settleflow.Execution{}, err
 			}
@@ -158,7 +158,7 @@ func demoProducts() (*settleflow.Products, error) {
 				verdicts[i] = "allowed"
 			}
 			return settleflow.Execution{ActualCost: 6 * int64(len(m.ImageURLs)), Result: map[string]any{"verdicts": verdicts}}, nil
-		},
+		}),
 	})
 	return ps, err
 }
@@ -172,5 +172,22 @@ func pause(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// executeAround, when not nil, runs around every execution of a demo
+// product (execute runs the product). The server never sets it: the tests
+// do, in the test binary running as a server child (scaleout_test.go), to
+// record which process executed which workflow when. Set it before the
+// server starts.
+var executeAround func(ctx context.Context, product string, execute func() (settleflow.Execution, error)) (settleflow.Execution, error)
+
+// around returns f, run through executeAround when that is set.
+func around[P any](product string, f func(context.Context, P) (settleflow.Execution, error)) func(context.Context, P) (settleflow.Execution, error) {
+	return func(ctx context.Context, p P) (settleflow.Execution, error) {
+		if executeAround == nil {
+			return f(ctx, p)
+		}
+		return executeAround(ctx, product, func() (settleflow.Execution, error) { return f(ctx, p) })
 	}
 }

@@ -105,7 +105,11 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	// through one of them at a time, the holder of the settlement lease;
 	// the others hand it their charges through the database (README,
 	// "Running several instances"). On SQLite the lease is always held.
-	lease := store.DB().Lease("settleflow: settlement sender", storage.LeaseOptions{Logger: log.Named("lease")})
+	leaseName, err := senderLeaseName(ctx, store.DB())
+	if err != nil {
+		return err
+	}
+	lease := store.DB().Lease(leaseName, storage.LeaseOptions{Logger: log.Named("lease")})
 	defer lease.Close()
 	if test != nil {
 		// A testnet over RPC: shared by every instance that names it. Both
@@ -154,7 +158,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	}
 	engine, err := settleflow.New(settleflow.Options{
 		Store: store, Settler: chain, Notifier: hooks, Products: products, Logger: log.Named("engine"),
-		WorkerID: workerID, Workers: c.workers, SettlementLease: lease, ExecutionTimeout: c.executionTimeout,
+		WorkerID: workerID, Workers: c.workers, ExecutionTimeout: c.executionTimeout, SettlementLease: lease,
 	})
 	if err != nil {
 		return err
@@ -452,6 +456,23 @@ func (l chainFlags) chainConfig(env string) (*settlement.ChainConfig, error) {
 		*v.dst = common.HexToAddress(v.s)
 	}
 	return cc, nil
+}
+
+// senderLeaseName names the settlement lease of the instances that share
+// this deployment's tables. An advisory lock belongs to the whole Postgres
+// database, so the name carries the schema the tables are in: another
+// deployment on the database, in a schema of its own (with its own
+// operator), settles beside this one instead of waiting for its lease.
+func senderLeaseName(ctx context.Context, db *storage.DB) (string, error) {
+	const name = "settleflow: settlement sender"
+	if !db.Postgres() {
+		return name, nil
+	}
+	var schema string
+	if err := db.Bun().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return "", fmt.Errorf("settlement lease: %w", err)
+	}
+	return name + " in schema " + schema, nil
 }
 
 // stableWorkerID is the engine's lease owner, kept in the data directory: a
