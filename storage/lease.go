@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,10 +44,21 @@ type Lease struct {
 
 	term   atomic.Uint64 // 0: not held
 	terms  uint64        // terms handed out (under the loop)
+	// checked is when the holder last found its connection alive, as
+	// nanoseconds on the monotonic clock since base: a holding is trusted
+	// for Grace after its last check, so a holder whose checks stall (a
+	// frozen process, a database it cannot reach) stops by itself before
+	// a successor can start.
+	base    time.Time
+	checked atomic.Int64
+	expires bool // false on SQLite
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
 }
+
+// leaseCheckHook, set by tests, runs before each check of a holding.
+var leaseCheckHook func()
 
 // Lease starts taking and keeping the lease name in the background, until
 // Close. The name is shared by every process that competes for the lease.
@@ -60,13 +72,14 @@ func (d *DB) Lease(name string, opts LeaseOptions) *Lease {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	l := &Lease{d: d, name: name, opts: opts, log: opts.Logger.With(zap.String("lease", name)), done: make(chan struct{})}
+	l := &Lease{d: d, name: name, opts: opts, log: opts.Logger.With(zap.String("lease", name)), done: make(chan struct{}), base: time.Now()}
 	if !d.postgres {
 		l.term.Store(1)
 		close(l.done)
 		l.cancel = func() {}
 		return l
 	}
+	l.expires = true
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
 	go l.loop(ctx)
@@ -74,8 +87,16 @@ func (d *DB) Lease(name string, opts LeaseOptions) *Lease {
 }
 
 // Term is 0 while this process does not hold the lease, and otherwise a
-// number that is new each time this process takes it.
-func (l *Lease) Term() uint64 { return l.term.Load() }
+// number that is new each time this process takes it. A holding whose last
+// successful check is older than LeaseOptions.Grace reads as 0 until the
+// next one succeeds.
+func (l *Lease) Term() uint64 {
+	t := l.term.Load()
+	if t != 0 && l.expires && time.Since(l.base)-time.Duration(l.checked.Load()) > l.opts.Grace {
+		return 0
+	}
+	return t
+}
 
 // Held reports whether this process holds the lease now.
 func (l *Lease) Held() bool { return l.Term() != 0 }
@@ -124,6 +145,14 @@ func (l *Lease) take(ctx context.Context) *sql.Conn {
 		conn.Close()
 		return nil
 	}
+	// A holder cut off from the database without its connection closing
+	// would keep the lock until TCP gives up (hours). The server ends the
+	// session, and the lock with it, once no check has come for a few
+	// check intervals (Postgres 14 and later).
+	idle := 5 * l.opts.Check
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SET idle_session_timeout = %d", idle.Milliseconds())); err != nil {
+		l.log.Warn("lease: the server cannot end a vanished holder's session (idle_session_timeout needs Postgres 14); a holder cut off from the database keeps the lease until its connection times out", zap.Error(err))
+	}
 	return conn
 }
 
@@ -150,6 +179,9 @@ func (l *Lease) hold(ctx context.Context, conn *sql.Conn, tick <-chan time.Time)
 			return
 		case <-tick:
 		}
+		if leaseCheckHook != nil {
+			leaseCheckHook()
+		}
 		check, cancel := context.WithTimeout(ctx, l.opts.Check)
 		err := conn.PingContext(check)
 		if err == nil {
@@ -162,6 +194,7 @@ func (l *Lease) hold(ctx context.Context, conn *sql.Conn, tick <-chan time.Time)
 			}
 			return
 		}
+		l.checked.Store(int64(time.Since(l.base)))
 		if l.term.Load() == 0 && time.Since(taken) >= l.opts.Grace {
 			l.terms++
 			l.term.Store(l.terms)

@@ -105,11 +105,11 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	// through one of them at a time, the holder of the settlement lease;
 	// the others hand it their charges through the database (README,
 	// "Running several instances"). On SQLite the lease is always held.
-	leaseName, err := senderLeaseName(ctx, store.DB())
+	scope, err := lockScope(ctx, store.DB())
 	if err != nil {
 		return err
 	}
-	lease := store.DB().Lease(leaseName, storage.LeaseOptions{Logger: log.Named("lease")})
+	lease := store.DB().Lease("settleflow: settlement sender"+scope, storage.LeaseOptions{Logger: log.Named("lease")})
 	defer lease.Close()
 	if test != nil {
 		// A testnet over RPC: shared by every instance that names it. Both
@@ -125,7 +125,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		// database cannot share it, and one instance asking another's chain
 		// about a charge would find nothing and charge it again there. So
 		// only one instance per database settles on an embedded chain.
-		release, ok, err := store.DB().TryHold(ctx, "settleflow: embedded test chain")
+		release, ok, err := store.DB().TryHold(ctx, "settleflow: embedded test chain"+scope)
 		if err != nil {
 			return err
 		}
@@ -458,21 +458,21 @@ func (l chainFlags) chainConfig(env string) (*settlement.ChainConfig, error) {
 	return cc, nil
 }
 
-// senderLeaseName names the settlement lease of the instances that share
-// this deployment's tables. An advisory lock belongs to the whole Postgres
-// database, so the name carries the schema the tables are in: another
-// deployment on the database, in a schema of its own (with its own
-// operator), settles beside this one instead of waiting for its lease.
-func senderLeaseName(ctx context.Context, db *storage.DB) (string, error) {
-	const name = "settleflow: settlement sender"
+// lockScope is what the names of this deployment's locks (the settlement
+// lease, the embedded chain's lock) end with. An advisory lock belongs to
+// the whole Postgres database, so the names carry the schema the tables are
+// in: another deployment on the database, in a schema of its own (with its
+// own operator or embedded chain), settles beside this one instead of
+// waiting for its locks. Empty on SQLite.
+func lockScope(ctx context.Context, db *storage.DB) (string, error) {
 	if !db.Postgres() {
-		return name, nil
+		return "", nil
 	}
 	var schema string
 	if err := db.Bun().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		return "", fmt.Errorf("settlement lease: %w", err)
 	}
-	return name + " in schema " + schema, nil
+	return " in schema " + schema, nil
 }
 
 // stableWorkerID is the engine's lease owner, kept in the data directory: a
