@@ -56,7 +56,7 @@ func main() {
 	goroutines := flag.Int("goroutines", 16, "postgres: creating (inserting) goroutines of every side")
 	riverConns := flag.Int("river-conns", 0, "postgres: River's pgxpool MaxConns (0: pgxpool's default)")
 	instances := flag.Int("instances", 3, "postgres: engines of the multi-instance side")
-	only := flag.String("only", "", "postgres: measure only these sides (comma-separated: river,create,e2e1,e2e3,sqlite)")
+	only := flag.String("only", "", "postgres: measure only these sides (comma-separated: river,create,e2e1,e2e3,create3,sqlite)")
 	rate := flag.Int("rate", 500, "pipeline: offered creates per second of the steady phase")
 	steady := flag.Duration("steady", 30*time.Second, "pipeline: length of the steady phase (0 to skip it)")
 	serverBin := flag.String("server-bin", "", "pipeline: reference server `binary` (default: built from ./examples/server)")

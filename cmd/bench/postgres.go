@@ -164,6 +164,9 @@ func runPostgres(cfg pgConfig) error {
 		{"e2e3", fmt.Sprintf("engine end to end, %d instances", cfg.instances), func(ctx context.Context, m *pgMeasure) error {
 			return runPGEngine(ctx, m, cfg, cfg.instances, true)
 		}},
+		{"create3", fmt.Sprintf("engine create, %d instances", cfg.instances), func(ctx context.Context, m *pgMeasure) error {
+			return runPGEngine(ctx, m, cfg, cfg.instances, false)
+		}},
 		{"sqlite", "SQLite engine end to end", func(ctx context.Context, m *pgMeasure) error { return runSQLiteE2E(ctx, m, cfg) }},
 	}
 	if cfg.only != "" {
