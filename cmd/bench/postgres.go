@@ -62,6 +62,8 @@ type pgMeasure struct {
 	pgCPU    time.Duration
 	xacts    int64
 	xactBase int64
+	active   float64 // mean backends running a statement (samples every 50 ms)
+	locked   float64 // mean of them waiting for a lock
 }
 
 // database creates a fresh database for the side; the harness drops it.
@@ -112,6 +114,7 @@ func (m *pgMeasure) timed(ctx context.Context, fn func() error) error {
 	m.rts = m.rt.Load() - rt0
 	if server != nil {
 		m.pgCPU = server.Stop(ctx)
+		m.active, m.locked = server.Waits()
 	}
 	return err
 }
@@ -137,6 +140,7 @@ func (m *pgMeasure) finish(ctx context.Context) error {
 
 type pgResult struct {
 	perSec, rtPerWf, xactPerWf, goCPU, pgCPU float64 // CPU in µs per workflow
+	active, locked                           float64
 }
 
 func (m *pgMeasure) result() pgResult {
@@ -147,6 +151,8 @@ func (m *pgMeasure) result() pgResult {
 		xactPerWf: float64(m.xacts) / n,
 		goCPU:     float64(m.goCPU.Microseconds()) / n,
 		pgCPU:     float64(m.pgCPU.Microseconds()) / n,
+		active:    m.active,
+		locked:    m.locked,
 	}
 }
 
@@ -175,7 +181,8 @@ func runPostgres(cfg pgConfig) error {
 	fmt.Printf("Postgres suite: n = %d, %d creating goroutines, %d workers, fresh database per side\n", cfg.n, cfg.goroutines, cfg.workers)
 	fmt.Printf("round trips: reads following writes on the connections (counting dialer); xacts: pg_stat_database commits + rollbacks\n")
 	fmt.Printf("CPU: this process (getrusage) and the server (backends of the side's databases, WAL writer, checkpointer, bgwriter: /proc)\n")
-	fmt.Printf("%-6s %-34s %10s %7s %8s %8s %9s %9s %9s\n", "round", "side", "per s", "ratio", "rt/wf", "xact/wf", "Go µs/wf", "PG µs/wf", "all µs/wf")
+	fmt.Printf("active/locked: mean backends of the side's databases running a statement / of them waiting for a lock (pg_stat_activity every 50 ms)\n")
+	fmt.Printf("%-6s %-34s %10s %7s %8s %8s %9s %9s %9s %7s %7s\n", "round", "side", "per s", "ratio", "rt/wf", "xact/wf", "Go µs/wf", "PG µs/wf", "all µs/wf", "active", "locked")
 	var rounds []map[string]pgResult
 	for r := 0; r < cfg.rounds; r++ {
 		res := map[string]pgResult{}
@@ -204,7 +211,7 @@ func runPostgres(cfg pgConfig) error {
 			if b, ok := res["river"]; ok {
 				ratio = x.perSec / b.perSec
 			}
-			fmt.Printf("%-6d %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f\n", r+1, s.label, x.perSec, ratio, x.rtPerWf, x.xactPerWf, x.goCPU, x.pgCPU, x.goCPU+x.pgCPU)
+			fmt.Printf("%-6d %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f\n", r+1, s.label, x.perSec, ratio, x.rtPerWf, x.xactPerWf, x.goCPU, x.pgCPU, x.goCPU+x.pgCPU, x.active, x.locked)
 		}
 		rounds = append(rounds, res)
 	}
@@ -223,13 +230,15 @@ func runPostgres(cfg pgConfig) error {
 		if _, ok := rounds[0]["river"]; ok {
 			ratio = median(func(r map[string]pgResult) float64 { return r[name].perSec / r["river"].perSec })
 		}
-		fmt.Printf("%-6s %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f\n", "median", s.label,
+		fmt.Printf("%-6s %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f\n", "median", s.label,
 			median(func(r map[string]pgResult) float64 { return r[name].perSec }), ratio,
 			median(func(r map[string]pgResult) float64 { return r[name].rtPerWf }),
 			median(func(r map[string]pgResult) float64 { return r[name].xactPerWf }),
 			median(func(r map[string]pgResult) float64 { return r[name].goCPU }),
 			median(func(r map[string]pgResult) float64 { return r[name].pgCPU }),
-			median(func(r map[string]pgResult) float64 { return r[name].goCPU + r[name].pgCPU }))
+			median(func(r map[string]pgResult) float64 { return r[name].goCPU + r[name].pgCPU }),
+			median(func(r map[string]pgResult) float64 { return r[name].active }),
+			median(func(r map[string]pgResult) float64 { return r[name].locked }))
 	}
 	return nil
 }
@@ -254,12 +263,15 @@ func runPGEngine(ctx context.Context, m *pgMeasure, cfg pgConfig, instances int,
 		}
 		es = append(es, e)
 	}
-	return m.timed(ctx, func() error {
+	if err := m.timed(ctx, func() error {
 		if endToEnd {
 			return benchmark.EndToEndMany(ctx, es, cfg.n, cfg.goroutines)
 		}
 		return benchmark.CreateLoopMany(ctx, es, cfg.n, cfg.goroutines)
-	})
+	}); err != nil {
+		return err
+	}
+	return benchmark.VerifyPG(ctx, db.DSN, cfg.n, endToEnd)
 }
 
 // runSQLiteE2E is the SQLite engine end to end, measured the same way.

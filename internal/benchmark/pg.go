@@ -183,6 +183,22 @@ type ServerCPU struct {
 	last  map[int]time.Duration // at its latest sight
 	stop  chan struct{}
 	done  chan struct{}
+	// Of the samples after the first: how many, and in them how many
+	// backends of the databases were running a statement, and how many of
+	// those waited for a lock (a row another transaction holds, say).
+	samples, active, locked int
+}
+
+// Waits returns, over the samples taken, the mean number of backends of
+// the databases running a statement and the mean number of them waiting
+// for a lock.
+func (m *ServerCPU) Waits() (active, locked float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.samples == 0 {
+		return 0, 0
+	}
+	return float64(m.active) / float64(m.samples), float64(m.locked) / float64(m.samples)
 }
 
 // StartServerCPU starts measuring the server's CPU for the databases dbs.
@@ -208,24 +224,38 @@ func (s *PGServer) StartServerCPU(ctx context.Context, dbs ...string) (*ServerCP
 }
 
 func (m *ServerCPU) sample(ctx context.Context, first bool) error {
-	rows, err := m.srv.admin.QueryContext(ctx, `SELECT pid FROM pg_stat_activity
+	rows, err := m.srv.admin.QueryContext(ctx, `SELECT pid, datname IS NOT NULL AND state = 'active', wait_event_type = 'Lock'
+		FROM pg_stat_activity
 		WHERE datname = ANY(string_to_array($1, ','))
 			OR backend_type IN ('walwriter', 'checkpointer', 'background writer')`, strings.Join(m.dbs, ","))
 	if err != nil {
 		return err
 	}
 	var pids []int
+	var active, locked int
 	for rows.Next() {
 		var pid int
-		if err := rows.Scan(&pid); err != nil {
+		var isActive, isLocked sql.NullBool
+		if err := rows.Scan(&pid, &isActive, &isLocked); err != nil {
 			rows.Close()
 			return err
 		}
 		pids = append(pids, pid)
+		if isActive.Bool {
+			active++
+			if isLocked.Bool {
+				locked++
+			}
+		}
 	}
 	rows.Close()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !first {
+		m.samples++
+		m.active += active
+		m.locked += locked
+	}
 	for _, pid := range pids {
 		cpu, ok := procCPU(pid)
 		if !ok {
@@ -255,4 +285,33 @@ func (m *ServerCPU) Stop(ctx context.Context) time.Duration {
 		total += cpu - m.start[pid]
 	}
 	return total
+}
+
+// VerifyPG checks the database at dsn after a run of n workflows: n
+// workflows numbered 1..n (dense, each number once); after an end-to-end
+// run every one Settled with exactly one workflow.completed event, marked
+// dispatched.
+func VerifyPG(ctx context.Context, dsn string, n int, endToEnd bool) error {
+	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn)))
+	defer db.Close()
+	var count, distinct, lo, hi, settled int
+	if err := db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT sequence), coalesce(min(sequence), 0), coalesce(max(sequence), 0),
+		count(*) FILTER (WHERE status = 'Settled') FROM settleflow_workflows`).Scan(&count, &distinct, &lo, &hi, &settled); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if count != n || distinct != n || lo != 1 || hi != n {
+		return fmt.Errorf("verify: %d workflows, %d distinct sequences from %d to %d; want %d numbered 1..%d", count, distinct, lo, hi, n, n)
+	}
+	if !endToEnd {
+		return nil
+	}
+	var events, distinctWf, dispatched int
+	if err := db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT workflow_id), count(dispatched_at)
+		FROM settleflow_events WHERE type = 'workflow.completed'`).Scan(&events, &distinctWf, &dispatched); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	if settled != n || events != n || distinctWf != n || dispatched != n {
+		return fmt.Errorf("verify: %d settled, %d completed events for %d workflows, %d dispatched; want %d each", settled, events, distinctWf, dispatched, n)
+	}
+	return nil
 }

@@ -291,10 +291,12 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 	return args, nil
 }
 
-// scanApplied returns a reader of pgUpdateWorkflowsSQL's rows that marks
-// applied[i] for each id of us returned.
+// scanApplied returns a reader of pgUpdateWorkflowsSQL's rows that sets
+// applied[i] for each id of us returned, and only those (it may read the
+// rows of a rerun).
 func scanApplied(us []settleflow.Update, applied []bool) func(*sql.Rows) error {
 	return func(rows *sql.Rows) error {
+		clear(applied)
 		at := make(map[string]int, len(us))
 		for i, u := range us {
 			at[u.ID] = i

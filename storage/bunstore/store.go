@@ -608,6 +608,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		// be decoded: that workflow waits for its lease to end).
 		var rs []workflowRow
 		err := s.sdb.WriteStatement(ctx, q, []any{now, c.Owner, micros(c.LeaseUntil), now, c.Limit}, func(rows *sql.Rows) error {
+			rs = rs[:0] // a rerun's rows replace the first run's
 			for rows.Next() {
 				var r workflowRow
 				if err := r.scan(rows); err != nil {
