@@ -44,8 +44,8 @@ func (s *PGServer) Close() error { return s.admin.Close() }
 
 // PGDatabase is a fresh database on the server.
 type PGDatabase struct {
-	Name string
-	DSN  string
+	Name string // the database's name
+	DSN  string // the server's DSN naming this database
 	srv  *PGServer
 }
 
