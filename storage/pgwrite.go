@@ -13,8 +13,8 @@ import (
 	"github.com/settleflow/settleflow/internal/sqlstmt"
 )
 
-// maxWriteConns bounds the Postgres connections writes run on at once
-// (a write waits for one to be free).
+// maxWriteConns bounds the Postgres connections writes run on at once (a
+// write waits for one to be free); half the pool's bound if it has one.
 const maxWriteConns = 16
 
 // writeConns are the connections the Postgres writes of [DB.WriteStatement]
@@ -31,7 +31,8 @@ const maxWriteConns = 16
 // in proportion to the table at every execution until autovacuum analyzes
 // it. Reads stay on the pool, planned as usual.
 type writeConns struct {
-	db *bun.DB
+	db  *bun.DB
+	max int // connections open at most
 
 	mu     sync.Mutex
 	open   int
@@ -48,7 +49,12 @@ type writeConn struct {
 var errWriteConnsClosed = errors.New("storage: write connections closed")
 
 func newWriteConns(db *bun.DB) *writeConns {
-	return &writeConns{db: db, freed: make(chan struct{}, 1)}
+	n := maxWriteConns
+	if limit := db.DB.Stats().MaxOpenConnections; limit > 0 {
+		// A pool bounded by its owner: leave it half for reads.
+		n = max(1, min(n, limit/2))
+	}
+	return &writeConns{db: db, max: n, freed: make(chan struct{}, 1)}
 }
 
 // get returns an idle connection, opening one if fewer than maxWriteConns
@@ -66,7 +72,7 @@ func (p *writeConns) get(ctx context.Context) (*writeConn, error) {
 			p.mu.Unlock()
 			return c, nil
 		}
-		if p.open < maxWriteConns {
+		if p.open < p.max {
 			p.open++
 			p.mu.Unlock()
 			c, err := p.dial(ctx)
