@@ -5,6 +5,12 @@
 //	go run ./cmd/bench -suite http [-rounds 3] [-duration 5s] [-turns 5] [-connections 32]
 //	go run ./cmd/bench -suite pipeline [-n 10000] [-rounds 3] [-connections 32] [-rate 500] [-steady 30s]
 //	go run ./cmd/bench -suite pipeline -postgres DSN [-instances 3] [-geth PATH] ...
+//	go run ./cmd/bench -suite postgres [-postgres DSN] [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
+//
+// -suite postgres: River v0.47 (riverpgxv5) as the baseline beside the engine
+// on Postgres (create only; end to end with 1 and with -instances engines
+// sharing one database) and the SQLite engine end to end, each on a fresh
+// database, in the same round; see postgres.go.
 //
 // -suite pipeline: the reference server in its own process, create over
 // HTTPS to verified webhook; see pipeline.go.
@@ -27,6 +33,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -35,6 +42,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/settleflow/settleflow/internal/benchmark"
@@ -45,7 +53,12 @@ func main() {
 	n := flag.Int("n", 20000, "operations per measurement")
 	rounds := flag.Int("rounds", 3, "rounds; the median is reported")
 	sync := flag.String("sync", "FULL", "SQLite synchronous setting for every side: FULL or NORMAL")
-	suite := flag.String("suite", "engine", "engine, http or pipeline")
+	suite := flag.String("suite", "engine", "engine, http, pipeline or postgres")
+	workers := flag.Int("workers", 1000, "postgres: River's MaxWorkers and the engine's Options.Workers")
+	goroutines := flag.Int("goroutines", 16, "postgres: creating (inserting) goroutines of every side")
+	riverConns := flag.Int("river-conns", 0, "postgres: River's pgxpool MaxConns (0: pgxpool's default)")
+	instances := flag.Int("instances", 0, "postgres: engines of the multi-instance side (default 3); pipeline with -postgres: reference servers sharing the database, creates round-robin over them (default 1)")
+	only := flag.String("only", "", "postgres: measure only these sides (comma-separated: river,create,e2e1,e2e3,create3,sqlite)")
 	rate := flag.Int("rate", 500, "pipeline: offered creates per second of the steady phase")
 	steady := flag.Duration("steady", 30*time.Second, "pipeline: length of the steady phase (0 to skip it)")
 	serverBin := flag.String("server-bin", "", "pipeline: reference server `binary` (default: built from ./examples/server)")
@@ -53,15 +66,26 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Second, "http: length of each load run")
 	connections := flag.Int("connections", 32, "http: keep-alive connections")
 	turns := flag.Int("turns", 5, "http: turns the targets take within a round")
-	pgDSN := flag.String("postgres", "", "http: also measure create and fetch on a Postgres store, on the server at this `DSN` (in a schema of its own, dropped after); pipeline: run the servers on this Postgres server (a fresh database each round) and settle on a geth --dev chain (-geth)")
-	instances := flag.Int("instances", 1, "pipeline with -postgres: reference servers sharing the database, creates round-robin over them")
+	pgDSN := flag.String("postgres", "", "http: also measure create and fetch on a Postgres store, on the server at this `DSN` (in a schema of its own, dropped after); postgres: the server (default "+defaultPGDSN+"), a fresh database per side; pipeline: run the servers on this Postgres server (a fresh database each round) and settle on a geth --dev chain (-geth)")
 	geth := flag.String("geth", os.Getenv("SETTLEFLOW_GETH"), "pipeline with -postgres: the geth `binary` for the shared chain (settlement/scripts/install-geth.sh builds it)")
 	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
+	if *suite == "postgres" {
+		dsn := *pgDSN
+		if dsn == "" {
+			dsn = defaultPGDSN
+		}
+		if err := runPostgres(pgConfig{dsn: dsn, n: *n, rounds: *rounds, goroutines: *goroutines, workers: *workers,
+			riverConns: *riverConns, instances: cmp.Or(*instances, 3), cpuprofile: *cpuprofile, only: *only}); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *suite == "pipeline" {
 		if err := runPipeline(pipelineConfig{n: *n, rounds: *rounds, connections: *connections, rate: *rate,
-			steady: *steady, serverBin: *serverBin, keep: *keep, instances: *instances, pgDSN: *pgDSN, geth: *geth}); err != nil {
+			steady: *steady, serverBin: *serverBin, keep: *keep, instances: cmp.Or(*instances, 1), pgDSN: *pgDSN, geth: *geth}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -88,6 +112,11 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// defaultPGDSN is the Postgres suite's server.
+const defaultPGDSN = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+func splitComma(s string) []string { return strings.Split(s, ",") }
 
 type result struct{ raw, create1, create16, e2e float64 }
 

@@ -141,6 +141,32 @@ func OpenEngine(path string, sync sqlite.Synchronous) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Workflows in flight: a no-op product finishes at once, so the
+	// pipeline's batches (and the commits they share) grow with this.
+	return NewEngineOn(store, EngineOptions{Workers: 512})
+}
+
+// OpenSQLiteEngine is OpenEngine with options.
+func OpenSQLiteEngine(path string, sync sqlite.Synchronous, opts EngineOptions) (*Engine, error) {
+	store, err := sqlite.Open(context.Background(), path, sqlite.OpenOptions{Synchronous: sync, Exclusive: true})
+	if err != nil {
+		return nil, err
+	}
+	return NewEngineOn(store, opts)
+}
+
+// EngineOptions configure [NewEngineOn].
+type EngineOptions struct {
+	// Workers is the engine's Options.Workers.
+	Workers int
+	// WorkerID is the engine's Options.WorkerID (default: a fresh one).
+	WorkerID string
+}
+
+// NewEngineOn builds an Engine (not started) on store, which it closes
+// when closed: the no-op product, the instant settler, the counting
+// notifier.
+func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 	ps := settleflow.NewProducts()
 	if err := settleflow.Register(ps, settleflow.Product[noop]{
 		Name:     Product,
@@ -150,9 +176,11 @@ func OpenEngine(path string, sync sqlite.Synchronous) (*Engine, error) {
 			return settleflow.Execution{ActualCost: 90 * p.Units}, nil
 		},
 	}); err != nil {
+		store.Close()
 		return nil, err
 	}
 	e := &Engine{store: store, notify: make(chan struct{}, 1)}
+	var err error
 	e.Engine, err = settleflow.New(settleflow.Options{
 		Store:    store,
 		Settler:  &instantSettler{seen: map[string]bool{}},
@@ -167,9 +195,8 @@ func OpenEngine(path string, sync sqlite.Synchronous) (*Engine, error) {
 		}),
 		PollInterval:           50 * time.Millisecond,
 		SettlementPollInterval: 50 * time.Millisecond,
-		// Workflows in flight: a no-op product finishes at once, so the
-		// pipeline's batches (and the commits they share) grow with this.
-		Workers: 512,
+		Workers:                opts.Workers,
+		WorkerID:               opts.WorkerID,
 	})
 	if err != nil {
 		store.Close()
@@ -196,6 +223,12 @@ func (e *Engine) Close() error {
 
 // CreateLoop creates n workflows from the given number of goroutines.
 func CreateLoop(ctx context.Context, e *Engine, n, goroutines int) error {
+	return CreateLoopMany(ctx, []*Engine{e}, n, goroutines)
+}
+
+// CreateLoopMany creates n workflows from the given number of goroutines,
+// goroutine g creating on es[g % len(es)].
+func CreateLoopMany(ctx context.Context, es []*Engine, n, goroutines int) error {
 	p := settleflow.CreateParams{Environment: settleflow.Test, Product: Product, CustomerID: "cus_bench", Payload: json.RawMessage(`{"units":1}`)}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -204,6 +237,7 @@ func CreateLoop(ctx context.Context, e *Engine, n, goroutines int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			e := es[g%len(es)]
 			for next.Add(1) <= int64(n) {
 				if _, _, err := e.Create(ctx, p); err != nil {
 					errs <- err
@@ -221,20 +255,37 @@ func CreateLoop(ctx context.Context, e *Engine, n, goroutines int) error {
 // goroutines and returns when all n are Settled and their workflow.completed
 // events were handed to the notifier.
 func EndToEnd(ctx context.Context, e *Engine, n, goroutines int) error {
-	base := e.completed.Load()
-	if err := e.Start(ctx); err != nil {
-		return err
+	return EndToEndMany(ctx, []*Engine{e}, n, goroutines)
+}
+
+// EndToEndMany is EndToEnd on several engines sharing one database: each is
+// started, the creates are spread over them (CreateLoopMany), and it returns
+// when the engines together have handed n workflow.completed events to their
+// notifiers.
+func EndToEndMany(ctx context.Context, es []*Engine, n, goroutines int) error {
+	completed := func() int64 {
+		var c int64
+		for _, e := range es {
+			c += e.completed.Load()
+		}
+		return c
 	}
-	if err := CreateLoop(ctx, e, n, goroutines); err != nil {
+	base := completed()
+	for _, e := range es {
+		if err := e.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if err := CreateLoopMany(ctx, es, n, goroutines); err != nil {
 		return err
 	}
 	deadline := time.After(10 * time.Minute)
-	for e.completed.Load()-base < int64(n) {
+	for completed()-base < int64(n) {
 		select {
-		case <-e.notify:
-		case <-time.After(100 * time.Millisecond):
+		case <-es[0].notify:
+		case <-time.After(10 * time.Millisecond):
 		case <-deadline:
-			return fmt.Errorf("only %d of %d workflows completed", e.completed.Load()-base, n)
+			return fmt.Errorf("only %d of %d workflows completed", completed()-base, n)
 		}
 	}
 	return nil

@@ -106,8 +106,11 @@ func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 }
 
 // sqlTx runs fn in a write transaction through the database's writer
-// (storage.DB.Write: on SQLite one group commit shared with every other
-// write of the process, fn in its own savepoint).
+// (storage.DB.WriteWith: one group commit shared with the other writes of
+// the process, on SQLite fn in its own savepoint). Every fn of the Store
+// is rerunnable (storage.WriteOptions): it resets what it reports as it
+// starts and does nothing outside its transaction, so on Postgres its
+// writes share transactions without savepoints.
 func (s *Store) sqlTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	return s.writeTx(ctx, fn, nil)
 }
@@ -119,14 +122,21 @@ func (s *Store) sqlTx(ctx context.Context, fn func(ctx context.Context, tx *sql.
 // the writes took effect, so the recent cache is emptied: it must not keep
 // a version they might have replaced.
 func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, committed func()) error {
+	return s.write(ctx, fn, storage.WriteOptions{Committed: committed})
+}
+
+// write is writeTx with options; the write is always rerunnable.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, opts storage.WriteOptions) error {
 	fnDone := false
-	err := s.sdb.WriteThen(ctx, func(ctx context.Context, tx bun.Tx) error {
+	opts.Rerunnable = true
+	err := s.sdb.WriteWith(ctx, func(ctx context.Context, tx bun.Tx) error {
+		fnDone = false
 		if err := fn(ctx, tx.Tx); err != nil {
 			return err
 		}
 		fnDone = true
 		return nil
-	}, committed)
+	}, opts)
 	if err != nil && fnDone && s.recent != nil {
 		s.recent.clear()
 	}
@@ -310,9 +320,13 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	if len(ins) == 0 {
 		return results, nil
 	}
+	if s.postgres && plainInserts(ins) {
+		return s.pgInsertStatement(ctx, ins)
+	}
 	var inserted []*settleflow.Workflow
-	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		inserted = inserted[:0]
+		clear(results)
 		// First the idempotency keys: which inserts happen at all. A key
 		// used twice in this batch replays the first use.
 		insert := make([]bool, len(ins))
@@ -338,6 +352,11 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			}
 			insert[i] = true
 			count[w.Livemode]++
+		}
+		if s.postgres {
+			var err error
+			inserted, err = s.pgInsertWorkflows(ctx, tx, ins, insert)
+			return err
 		}
 		// Then one range of sequence numbers per environment.
 		next := map[bool]int64{}
@@ -403,10 +422,15 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			return err
 		}
 		return nil
-	}, func() {
-		if s.recent != nil {
-			s.recent.put(inserted)
-		}
+	}, storage.WriteOptions{
+		Committed: func() {
+			if s.recent != nil {
+				s.recent.put(inserted)
+			}
+		},
+		// The sequence counter's row is every process's: locked from the
+		// reservation to the commit, so reserved last.
+		Late: true,
 	})
 	if err != nil {
 		for _, in := range ins {
@@ -415,6 +439,17 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		return nil, err
 	}
 	return results, nil
+}
+
+// plainInserts reports whether ins are of one environment and carry no
+// idempotency key: one statement inserts them.
+func plainInserts(ins []settleflow.Insert) bool {
+	for _, in := range ins {
+		if in.IdempotencyKey != "" || in.Workflow.Livemode != ins[0].Workflow.Livemode {
+			return false
+		}
+	}
+	return true
 }
 
 // snapshot is the workflow as its first Create answered it.
@@ -567,6 +602,27 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		ORDER BY run_at LIMIT ?` + lock + `)
 	RETURNING ` + workflowColumns
 	now := micros(c.Now)
+	if s.postgres {
+		// One statement, in the group commit; the rows are decoded once
+		// it has committed (a claim is not undone for a row that cannot
+		// be decoded: that workflow waits for its lease to end).
+		var rs []workflowRow
+		err := s.sdb.WriteStatement(ctx, q, []any{now, c.Owner, micros(c.LeaseUntil), now, c.Limit}, func(rows *sql.Rows) error {
+			rs = rs[:0] // a rerun's rows replace the first run's
+			for rows.Next() {
+				var r workflowRow
+				if err := r.scan(rows); err != nil {
+					return err
+				}
+				rs = append(rs, r)
+			}
+			return rows.Err()
+		}, storage.WriteOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return rowsToWorkflows(rs)
+	}
 	var out []*settleflow.Workflow
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.stmt(ctx, q)
@@ -700,6 +756,9 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			return nil, fmt.Errorf("bunstore: update of %s: transition from %s but status %s", u.ID, u.Transition.From(), u.Status)
 		}
 	}
+	if s.postgres && distinctUpdates(us) {
+		return s.pgUpdateStatement(ctx, us)
+	}
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for i := range applied {
 			applied[i] = false
@@ -712,10 +771,17 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 				seen[us[end].ID] = true
 				end++
 			}
-			if err := s.updateChunk(ctx, tx, us[start:end], applied[start:end]); err != nil {
+			update := s.updateChunk
+			if s.postgres {
+				update = s.pgUpdateChunk // with the chunk's events
+			}
+			if err := update(ctx, tx, us[start:end], applied[start:end]); err != nil {
 				return err
 			}
 			start = end
+		}
+		if s.postgres {
+			return nil
 		}
 		var args []any
 		n := 0
@@ -758,6 +824,19 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 		return nil, err
 	}
 	return applied, nil
+}
+
+// distinctUpdates reports whether us update distinct workflows (one
+// statement can apply them all).
+func distinctUpdates(us []settleflow.Update) bool {
+	seen := make(map[string]bool, len(us))
+	for _, u := range us {
+		if seen[u.ID] {
+			return false
+		}
+		seen[u.ID] = true
+	}
+	return true
 }
 
 // updateChunk applies us (distinct workflows) in one statement.
@@ -976,6 +1055,12 @@ func sortEvents(evs []settleflow.Event) {
 
 // MarkEventsDispatched implements settleflow.Store.
 func (s *Store) MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error {
+	if s.postgres {
+		if len(ids) == 0 {
+			return nil
+		}
+		return s.pgUpdateEvents(ctx, pgDispatchedEventsSQL, ids, micros(at))
+	}
 	return s.updateEvents(ctx, ids, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 		return q.Set("dispatched_at = ?", micros(at))
 	})
@@ -983,6 +1068,12 @@ func (s *Store) MarkEventsDispatched(ctx context.Context, ids []string, at time.
 
 // RetryEvents implements settleflow.Store.
 func (s *Store) RetryEvents(ctx context.Context, ids []string, at time.Time) error {
+	if s.postgres {
+		if len(ids) == 0 {
+			return nil
+		}
+		return s.pgUpdateEvents(ctx, pgRetryEventsSQL, ids, micros(at))
+	}
 	return s.updateEvents(ctx, ids, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 		return q.Set("run_at = ?", micros(at)).Where("dispatched_at IS NULL")
 	})

@@ -1,0 +1,387 @@
+package main
+
+// -suite postgres: the engine on Postgres beside River on the same server
+// (issue 17). River lives here, in the bench harness only.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/settleflow/settleflow/internal/benchmark"
+	"github.com/settleflow/settleflow/storage/sqlite"
+)
+
+// pgConfig configures the Postgres suite.
+type pgConfig struct {
+	dsn        string
+	n          int
+	rounds     int
+	goroutines int // creating (inserting) goroutines of every side
+	workers    int // River's MaxWorkers, the engine's Options.Workers
+	riverConns int // River's pgxpool MaxConns (0: pgxpool's default)
+	instances  int // engines of the multi-instance side
+	cpuprofile string
+	only       string // run only the sides named (comma-separated)
+}
+
+// pgSide is one measured side of a round.
+type pgSide struct {
+	name  string
+	label string
+	// run sets up (not timed), then calls measure around the timed part
+	// (from the first insert until all n are complete), then tears down.
+	run func(ctx context.Context, m *pgMeasure) error
+}
+
+// pgMeasure collects one side's figures.
+type pgMeasure struct {
+	srv      *benchmark.PGServer
+	dbs      []*benchmark.PGDatabase
+	rt       benchmark.RoundTrips
+	n        int
+	profile  string
+	elapsed  time.Duration
+	rts      int64
+	goCPU    time.Duration
+	pgCPU    time.Duration
+	xacts    int64
+	xactBase int64
+	active   float64 // mean backends running a statement (samples every 50 ms)
+	locked   float64 // mean of them waiting for a lock
+}
+
+// database creates a fresh database for the side; the harness drops it.
+func (m *pgMeasure) database(ctx context.Context, prefix string) (*benchmark.PGDatabase, error) {
+	db, err := m.srv.FreshDatabase(ctx, prefix)
+	if err != nil {
+		return nil, err
+	}
+	m.dbs = append(m.dbs, db)
+	return db, nil
+}
+
+// timed runs fn, the side's measured part, counting its time, round trips
+// and CPU.
+func (m *pgMeasure) timed(ctx context.Context, fn func() error) error {
+	var names []string
+	for _, db := range m.dbs {
+		names = append(names, db.Name)
+		x, err := db.Transactions(ctx)
+		if err != nil {
+			return err
+		}
+		m.xactBase += x
+	}
+	runtime.GC()
+	var server *benchmark.ServerCPU
+	if len(names) > 0 {
+		var err error
+		if server, err = m.srv.StartServerCPU(ctx, names...); err != nil {
+			return err
+		}
+	}
+	if m.profile != "" {
+		f, err := os.Create(m.profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rt0, cpu0, start := m.rt.Load(), benchmark.ProcessCPU(), time.Now()
+	err := fn()
+	m.elapsed = time.Since(start)
+	m.goCPU = benchmark.ProcessCPU() - cpu0
+	m.rts = m.rt.Load() - rt0
+	if server != nil {
+		m.pgCPU = server.Stop(ctx)
+		m.active, m.locked = server.Waits()
+	}
+	return err
+}
+
+// finish reads the transactions of the side's databases once its
+// connections are closed (a backend reports its counts when it exits).
+func (m *pgMeasure) finish(ctx context.Context) error {
+	if len(m.dbs) == 0 {
+		return nil
+	}
+	time.Sleep(200 * time.Millisecond)
+	var total int64
+	for _, db := range m.dbs {
+		x, err := db.Transactions(ctx)
+		if err != nil {
+			return err
+		}
+		total += x
+	}
+	m.xacts = total - m.xactBase
+	return nil
+}
+
+type pgResult struct {
+	perSec, rtPerWf, xactPerWf, goCPU, pgCPU float64 // CPU in µs per workflow
+	active, locked                           float64
+}
+
+func (m *pgMeasure) result() pgResult {
+	n := float64(m.n)
+	return pgResult{
+		perSec:    n / m.elapsed.Seconds(),
+		rtPerWf:   float64(m.rts) / n,
+		xactPerWf: float64(m.xacts) / n,
+		goCPU:     float64(m.goCPU.Microseconds()) / n,
+		pgCPU:     float64(m.pgCPU.Microseconds()) / n,
+		active:    m.active,
+		locked:    m.locked,
+	}
+}
+
+func runPostgres(cfg pgConfig) error {
+	ctx := context.Background()
+	srv, err := benchmark.ConnectPG(ctx, cfg.dsn)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	sides := []pgSide{
+		{"river", "River v0.47 (baseline)", func(ctx context.Context, m *pgMeasure) error { return runRiver(ctx, m, cfg) }},
+		{"create", "engine create, 1 instance", func(ctx context.Context, m *pgMeasure) error { return runPGEngine(ctx, m, cfg, 1, false) }},
+		{"e2e1", "engine end to end, 1 instance", func(ctx context.Context, m *pgMeasure) error { return runPGEngine(ctx, m, cfg, 1, true) }},
+		{"e2e3", fmt.Sprintf("engine end to end, %d instances", cfg.instances), func(ctx context.Context, m *pgMeasure) error {
+			return runPGEngine(ctx, m, cfg, cfg.instances, true)
+		}},
+		{"create3", fmt.Sprintf("engine create, %d instances", cfg.instances), func(ctx context.Context, m *pgMeasure) error {
+			return runPGEngine(ctx, m, cfg, cfg.instances, false)
+		}},
+		{"sqlite", "SQLite engine end to end", func(ctx context.Context, m *pgMeasure) error { return runSQLiteE2E(ctx, m, cfg) }},
+	}
+	if cfg.only != "" {
+		sides = slices.DeleteFunc(sides, func(s pgSide) bool { return !slices.Contains(splitComma(cfg.only), s.name) })
+	}
+	fmt.Printf("Postgres suite: n = %d, %d creating goroutines, %d workers, fresh database per side\n", cfg.n, cfg.goroutines, cfg.workers)
+	fmt.Printf("round trips: reads following writes on the connections (counting dialer); xacts: pg_stat_database commits + rollbacks\n")
+	fmt.Printf("CPU: this process (getrusage) and the server (backends of the side's databases, WAL writer, checkpointer, bgwriter: /proc)\n")
+	fmt.Printf("active/locked: mean backends of the side's databases running a statement / of them waiting for a lock (pg_stat_activity every 50 ms)\n")
+	fmt.Printf("%-6s %-34s %10s %7s %8s %8s %9s %9s %9s %7s %7s\n", "round", "side", "per s", "ratio", "rt/wf", "xact/wf", "Go µs/wf", "PG µs/wf", "all µs/wf", "active", "locked")
+	var rounds []map[string]pgResult
+	for r := 0; r < cfg.rounds; r++ {
+		res := map[string]pgResult{}
+		for _, s := range sides {
+			m := &pgMeasure{srv: srv, n: cfg.n}
+			if cfg.cpuprofile != "" {
+				m.profile = cfg.cpuprofile + "." + s.name
+			}
+			err := s.run(ctx, m)
+			if err == nil {
+				err = m.finish(ctx)
+			}
+			for _, db := range m.dbs {
+				if derr := db.Drop(ctx); derr != nil && err == nil {
+					err = derr
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			res[s.name] = m.result()
+		}
+		for _, s := range sides {
+			x := res[s.name]
+			ratio := 0.0
+			if b, ok := res["river"]; ok {
+				ratio = x.perSec / b.perSec
+			}
+			fmt.Printf("%-6d %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f\n", r+1, s.label, x.perSec, ratio, x.rtPerWf, x.xactPerWf, x.goCPU, x.pgCPU, x.goCPU+x.pgCPU, x.active, x.locked)
+		}
+		rounds = append(rounds, res)
+	}
+	median := func(get func(map[string]pgResult) float64) float64 {
+		var v []float64
+		for _, r := range rounds {
+			v = append(v, get(r))
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	fmt.Printf("median of %d rounds (ratio: median of the per-round ratios):\n", len(rounds))
+	for _, s := range sides {
+		name := s.name
+		ratio := 0.0
+		if _, ok := rounds[0]["river"]; ok {
+			ratio = median(func(r map[string]pgResult) float64 { return r[name].perSec / r["river"].perSec })
+		}
+		fmt.Printf("%-6s %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f\n", "median", s.label,
+			median(func(r map[string]pgResult) float64 { return r[name].perSec }), ratio,
+			median(func(r map[string]pgResult) float64 { return r[name].rtPerWf }),
+			median(func(r map[string]pgResult) float64 { return r[name].xactPerWf }),
+			median(func(r map[string]pgResult) float64 { return r[name].goCPU }),
+			median(func(r map[string]pgResult) float64 { return r[name].pgCPU }),
+			median(func(r map[string]pgResult) float64 { return r[name].goCPU + r[name].pgCPU }),
+			median(func(r map[string]pgResult) float64 { return r[name].active }),
+			median(func(r map[string]pgResult) float64 { return r[name].locked }))
+	}
+	return nil
+}
+
+// runPGEngine measures engines on one fresh database: create only (the
+// engine not started) or end to end.
+func runPGEngine(ctx context.Context, m *pgMeasure, cfg pgConfig, instances int, endToEnd bool) error {
+	db, err := m.database(ctx, "sf_bench_engine")
+	if err != nil {
+		return err
+	}
+	var es []*benchmark.Engine
+	defer func() {
+		for _, e := range es {
+			e.Close()
+		}
+	}()
+	for i := 0; i < instances; i++ {
+		e, err := benchmark.OpenPGEngine(ctx, db.DSN, &m.rt, benchmark.EngineOptions{Workers: cfg.workers, WorkerID: fmt.Sprintf("bench-%d", i+1)})
+		if err != nil {
+			return err
+		}
+		es = append(es, e)
+	}
+	if err := m.timed(ctx, func() error {
+		if endToEnd {
+			return benchmark.EndToEndMany(ctx, es, cfg.n, cfg.goroutines)
+		}
+		return benchmark.CreateLoopMany(ctx, es, cfg.n, cfg.goroutines)
+	}); err != nil {
+		return err
+	}
+	return benchmark.VerifyPG(ctx, db.DSN, cfg.n, endToEnd)
+}
+
+// runSQLiteE2E is the SQLite engine end to end, measured the same way.
+func runSQLiteE2E(ctx context.Context, m *pgMeasure, cfg pgConfig) error {
+	dir, err := os.MkdirTemp("", "settleflow-pgbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	e, err := benchmark.OpenSQLiteEngine(filepath.Join(dir, "e2e.db"), sqlite.SyncFull, benchmark.EngineOptions{Workers: cfg.workers})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return m.timed(ctx, func() error { return benchmark.EndToEnd(ctx, e, cfg.n, cfg.goroutines) })
+}
+
+// riverNoop is River's no-op job.
+type riverNoop struct{}
+
+func (riverNoop) Kind() string { return "settleflow_bench_noop" }
+
+type riverNoopWorker struct {
+	river.WorkerDefaults[riverNoop]
+}
+
+func (riverNoopWorker) Work(context.Context, *river.Job[riverNoop]) error { return nil }
+
+// runRiver measures River v0.47 on riverpgxv5: n jobs inserted by the
+// creating goroutines, one Insert each, worked by a no-op worker, timed
+// until n job-completed events (sent once the completion is stored).
+func runRiver(ctx context.Context, m *pgMeasure, cfg pgConfig) error {
+	db, err := m.database(ctx, "sf_bench_river")
+	if err != nil {
+		return err
+	}
+	pcfg, err := pgxpool.ParseConfig(db.DSN)
+	if err != nil {
+		return err
+	}
+	pcfg.ConnConfig.DialFunc = m.rt.Dial
+	if cfg.riverConns > 0 {
+		pcfg.MaxConns = int32(cfg.riverConns)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: quiet})
+	if err != nil {
+		return err
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrate: %w", err)
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &riverNoopWorker{})
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Logger:  quiet,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.workers}},
+		Workers: workers,
+	})
+	if err != nil {
+		return err
+	}
+	completed, cancel := client.SubscribeConfig(&river.SubscribeConfig{Kinds: []river.EventKind{river.EventKindJobCompleted}, ChanSize: cfg.n + 1000})
+	defer cancel()
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		client.Stop(sctx) //nolint:errcheck // measured already
+	}()
+	return m.timed(ctx, func() error {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, cfg.goroutines)
+		for g := 0; g < cfg.goroutines; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(cfg.n) {
+					if _, err := client.Insert(ctx, riverNoop{}, nil); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		deadline := time.After(10 * time.Minute)
+		for done := 0; done < cfg.n; {
+			select {
+			case ev := <-completed:
+				if ev != nil {
+					done++
+				}
+			case err := <-errs:
+				if err != nil {
+					return err
+				}
+			case <-deadline:
+				return errors.New("river: not all jobs completed in 10 minutes")
+			}
+		}
+		wg.Wait()
+		close(errs)
+		return <-errs
+	})
+}

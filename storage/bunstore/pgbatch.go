@@ -1,0 +1,411 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/storage"
+)
+
+// The Postgres forms of the batch writes. SQLite takes a batch as one
+// multi-row statement whose text depends on the number of rows (VALUES
+// lists). On Postgres a batch is passed as arrays instead, one parameter
+// per column, so each write is one statement text whatever its size:
+// prepared once per connection, not once per batch size, and its generic
+// plan is made once. Every statement that looks rows up by id says so with
+// `id = ANY(ids)`, which the planner answers from the primary key whatever
+// its statistics say: the plan Postgres caches for a statement prepared on
+// a fresh, nearly empty table would otherwise scan the whole table (a hash
+// join over a sequential scan) for as long as the connection lives, every
+// update costing time in proportion to the table. And the statements that
+// used to be two (sequence then insert; update then events) are one each,
+// with data-modifying CTEs: one round trip per batch, not two.
+//
+// The writes join the group commit of storage.DB (each rerunnable: the
+// writes of the engine's stages that arrive together share a transaction,
+// without savepoints), except the insert of plain creates, which is a
+// transaction of its own (see pgInsertWorkflowsSQL).
+
+// pgArray builds the text form of a Postgres array parameter.
+type pgArray struct {
+	b []byte
+}
+
+func (a *pgArray) sep() {
+	if len(a.b) == 0 {
+		a.b = append(a.b, '{')
+	} else {
+		a.b = append(a.b, ',')
+	}
+}
+
+// text appends s, quoted.
+func (a *pgArray) text(s string) {
+	a.sep()
+	a.b = append(a.b, '"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			a.b = append(a.b, '\\')
+		}
+		a.b = append(a.b, s[i])
+	}
+	a.b = append(a.b, '"')
+}
+
+// nullText appends *s, or NULL.
+func (a *pgArray) nullText(s *string) {
+	if s == nil {
+		a.null()
+		return
+	}
+	a.text(*s)
+}
+
+func (a *pgArray) int(n int64) {
+	a.sep()
+	a.b = strconv.AppendInt(a.b, n, 10)
+}
+
+func (a *pgArray) nullInt(n *int64) {
+	if n == nil {
+		a.null()
+		return
+	}
+	a.int(*n)
+}
+
+func (a *pgArray) bool(v bool) {
+	a.sep()
+	if v {
+		a.b = append(a.b, 't')
+	} else {
+		a.b = append(a.b, 'f')
+	}
+}
+
+func (a *pgArray) null() {
+	a.sep()
+	a.b = append(a.b, "NULL"...)
+}
+
+// String is the array literal ({} when empty).
+func (a *pgArray) String() string {
+	if len(a.b) == 0 {
+		return "{}"
+	}
+	return string(a.b) + "}"
+}
+
+// pgInsertWorkflowsSQL reserves n sequence numbers of one environment and
+// inserts n workflows numbered with them, in array order, in one
+// statement; it returns the last number reserved and how many rows were
+// inserted. The sequence row stays locked until the commit (that is what
+// keeps the numbers dense, and every process's creates wait for it), so the
+// statement is a transaction of its own (storage.WriteOptions.Alone): the
+// lock is held for the statement and its commit, never while other writes
+// run.
+const pgInsertWorkflowsSQL = `WITH s AS (
+		INSERT INTO settleflow_sequences (livemode, last) VALUES (?::boolean, ?::bigint)
+		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
+		RETURNING last),
+	i AS (
+		INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
+			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
+		SELECT v.id, ?::boolean, v.product, v.customer_id, v.payload, v.quoted_amount, v.currency,
+			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, s.last - ?::bigint + v.ord
+		FROM s, unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
+			?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
+			WITH ORDINALITY AS v(id, product, customer_id, payload, quoted_amount, currency, target_margin_bps,
+				status, run_at, created_at, updated_at, ord)
+		RETURNING 1)
+	SELECT s.last, (SELECT count(*) FROM i) FROM s`
+
+// pgInsertWorkflows inserts the workflows ins[i] with insert[i] set, one
+// statement per environment, numbering them in order; then the idempotency
+// records of those with a key (each points at its workflow, so after it).
+func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, insert []bool) ([]*settleflow.Workflow, error) {
+	var inserted []*settleflow.Workflow
+	for _, live := range []bool{false, true} {
+		var cols [11]pgArray
+		var ws []*settleflow.Workflow
+		for i, in := range ins {
+			if !insert[i] || in.Workflow.Livemode != live {
+				continue
+			}
+			r := toRow(in.Workflow)
+			cols[0].text(r.ID)
+			cols[1].text(r.Product)
+			cols[2].text(r.CustomerID)
+			cols[3].text(r.Payload)
+			cols[4].int(r.QuotedAmount)
+			cols[5].text(r.Currency)
+			cols[6].int(r.TargetMarginBps)
+			cols[7].text(r.Status)
+			cols[8].int(r.RunAt)
+			cols[9].int(r.CreatedAt)
+			cols[10].int(r.UpdatedAt)
+			ws = append(ws, in.Workflow)
+		}
+		if len(ws) == 0 {
+			continue
+		}
+		n := int64(len(ws))
+		args := []any{live, n, live, n}
+		for i := range cols {
+			args = append(args, cols[i].String())
+		}
+		st, err := s.stmt(ctx, pgInsertWorkflowsSQL)
+		if err != nil {
+			return nil, err
+		}
+		var last, count int64
+		if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, args...).Scan(&last, &count); err != nil {
+			return nil, fmt.Errorf("bunstore: insert: %w", err)
+		}
+		if count != n {
+			return nil, fmt.Errorf("bunstore: insert: %d of %d workflows inserted", count, n)
+		}
+		for i, w := range ws {
+			w.Sequence = uint64(last - n + 1 + int64(i))
+		}
+		inserted = append(inserted, ws...)
+	}
+	for i, in := range ins {
+		if !insert[i] || in.IdempotencyKey == "" {
+			continue
+		}
+		w := in.Workflow
+		b, err := json.Marshal(w)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
+			w.ID, string(b), micros(w.CreatedAt)); err != nil {
+			return nil, err
+		}
+	}
+	// In the order of ins, as the SQLite path reports them.
+	order := make(map[*settleflow.Workflow]int, len(inserted))
+	for i, in := range ins {
+		order[in.Workflow] = i
+	}
+	slices.SortFunc(inserted, func(a, b *settleflow.Workflow) int { return order[a] - order[b] })
+	return inserted, nil
+}
+
+// pgUpdateWorkflowsSQL applies a chunk of updates (distinct workflows), each
+// guarded by its expected status and owner, and inserts the events of the
+// updates that applied, in one statement; it returns the ids updated. The
+// columns of the first array group are those of updateWorkflowsSQL; the
+// second group is the events'.
+const pgUpdateWorkflowsSQL = `WITH v AS (
+		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::integer[],
+			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])
+			AS v(id, status, owner, next, run_at, lease_owner, attempts, updated_at,
+				result, actual_cost, achieved, settlement, failure)),
+	u AS (
+		UPDATE settleflow_workflows w SET
+			status = v.next, run_at = v.run_at, lease_owner = v.lease_owner, attempts = v.attempts,
+			updated_at = v.updated_at,
+			result = COALESCE(v.result, w.result),
+			actual_cost = COALESCE(v.actual_cost, w.actual_cost),
+			achieved_margin_bps = COALESCE(v.achieved, w.achieved_margin_bps),
+			settlement = COALESCE(v.settlement, w.settlement),
+			failure = COALESCE(v.failure, w.failure)
+		FROM v
+		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.status AND w.lease_owner = v.owner
+		RETURNING w.id),
+	e AS (
+		INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
+		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::bigint[], ?::bigint[], ?::text[])
+			AS e(id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
+		WHERE e.workflow_id IN (SELECT id FROM u))
+	SELECT id FROM u`
+
+// pgUpdateArgs are the arguments of pgUpdateWorkflowsSQL for us.
+func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
+	var cols [13]pgArray
+	var evs [8]pgArray
+	for _, u := range us {
+		status := u.Status
+		if !u.Transition.IsZero() {
+			status = u.Transition.Next()
+		}
+		var owner *string
+		if !u.Release && !status.Terminal() {
+			owner = &u.Owner
+		}
+		var achieved *int64
+		if u.Achieved != nil {
+			a := int64(*u.Achieved)
+			achieved = &a
+		}
+		cols[0].text(u.ID)
+		cols[1].text(string(u.Status))
+		cols[2].text(u.Owner)
+		cols[3].text(string(status))
+		cols[4].int(micros(u.RunAt))
+		cols[5].nullText(owner)
+		cols[6].int(int64(u.Attempts))
+		cols[7].int(micros(u.UpdatedAt))
+		cols[8].nullText(rawText(u.Result))
+		cols[9].nullInt(u.ActualCost)
+		cols[10].nullInt(achieved)
+		cols[11].nullText(jsonText(u.Settlement))
+		cols[12].nullText(jsonText(u.Failure))
+		if u.Event == nil {
+			continue
+		}
+		ev, err := toEventRow(u.Event)
+		if err != nil {
+			return nil, err
+		}
+		if ev.WorkflowID != u.ID {
+			return nil, fmt.Errorf("bunstore: update of %s: its event %s is about %s", u.ID, ev.ID, ev.WorkflowID)
+		}
+		if !u.EventLease.IsZero() {
+			ev.LeaseOwner, ev.RunAt = &u.Owner, micros(u.EventLease)
+		}
+		evs[0].text(ev.ID)
+		evs[1].text(ev.WorkflowID)
+		evs[2].text(ev.Type)
+		evs[3].bool(ev.Livemode)
+		evs[4].text(ev.Data)
+		evs[5].int(ev.CreatedAt)
+		evs[6].int(ev.RunAt)
+		evs[7].nullText(ev.LeaseOwner)
+	}
+	args := make([]any, 0, len(cols)+1+len(evs))
+	for i := range cols {
+		args = append(args, cols[i].String())
+	}
+	args = append(args, cols[0].String())
+	for i := range evs {
+		args = append(args, evs[i].String())
+	}
+	return args, nil
+}
+
+// scanApplied returns a reader of pgUpdateWorkflowsSQL's rows that sets
+// applied[i] for each id of us returned, and only those (it may read the
+// rows of a rerun).
+func scanApplied(us []settleflow.Update, applied []bool) func(*sql.Rows) error {
+	return func(rows *sql.Rows) error {
+		clear(applied)
+		at := make(map[string]int, len(us))
+		for i, u := range us {
+			at[u.ID] = i
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			if i, ok := at[id]; ok {
+				applied[i] = true
+			}
+		}
+		return rows.Err()
+	}
+}
+
+// pgUpdateChunk is updateChunk and the chunk's events in one statement,
+// inside tx.
+func (s *Store) pgUpdateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Update, applied []bool) error {
+	args, err := pgUpdateArgs(us)
+	if err != nil {
+		return err
+	}
+	st, err := s.stmt(ctx, pgUpdateWorkflowsSQL)
+	if err != nil {
+		return err
+	}
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("bunstore: update: %w", err)
+	}
+	defer rows.Close()
+	return scanApplied(us, applied)(rows)
+}
+
+// pgUpdateStatement applies us (distinct workflows) and their events in one
+// statement (storage.DB.WriteStatement, in the group commit).
+func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update) ([]bool, error) {
+	args, err := pgUpdateArgs(us)
+	if err != nil {
+		return nil, err
+	}
+	applied := make([]bool, len(us))
+	if err := s.sdb.WriteStatement(ctx, pgUpdateWorkflowsSQL, args, scanApplied(us, applied), storage.WriteOptions{}); err != nil {
+		return nil, fmt.Errorf("bunstore: update: %w", err)
+	}
+	return applied, nil
+}
+
+// pgInsertStatement inserts workflows of one environment, none with an
+// idempotency key, in one statement that is a transaction of its own.
+func (s *Store) pgInsertStatement(ctx context.Context, ins []settleflow.Insert) ([]settleflow.InsertResult, error) {
+	live := ins[0].Workflow.Livemode
+	var cols [11]pgArray
+	for _, in := range ins {
+		r := toRow(in.Workflow)
+		cols[0].text(r.ID)
+		cols[1].text(r.Product)
+		cols[2].text(r.CustomerID)
+		cols[3].text(r.Payload)
+		cols[4].int(r.QuotedAmount)
+		cols[5].text(r.Currency)
+		cols[6].int(r.TargetMarginBps)
+		cols[7].text(r.Status)
+		cols[8].int(r.RunAt)
+		cols[9].int(r.CreatedAt)
+		cols[10].int(r.UpdatedAt)
+	}
+	n := int64(len(ins))
+	args := []any{live, n, live, n}
+	for i := range cols {
+		args = append(args, cols[i].String())
+	}
+	var last, count int64
+	err := s.sdb.WriteStatement(ctx, pgInsertWorkflowsSQL, args, func(rows *sql.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&last, &count); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}, storage.WriteOptions{Alone: true})
+	if err == nil && count != n {
+		err = fmt.Errorf("%d of %d workflows inserted", count, n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bunstore: insert: %w", err)
+	}
+	for i, in := range ins {
+		in.Workflow.Sequence = uint64(last - n + 1 + int64(i))
+	}
+	return make([]settleflow.InsertResult, len(ins)), nil
+}
+
+// pgDispatchedEventsSQL ends the lease on events and marks them
+// dispatched; pgRetryEventsSQL ends it and makes the undispatched ones due
+// at a time.
+const (
+	pgDispatchedEventsSQL = `UPDATE settleflow_events SET lease_owner = NULL, dispatched_at = ? WHERE id = ANY(?::text[])`
+	pgRetryEventsSQL      = `UPDATE settleflow_events SET lease_owner = NULL, run_at = ?
+		WHERE id = ANY(?::text[]) AND dispatched_at IS NULL`
+)
+
+// pgUpdateEvents runs query (one of the two above) on the events ids.
+func (s *Store) pgUpdateEvents(ctx context.Context, query string, ids []string, at int64) error {
+	var a pgArray
+	for _, id := range ids {
+		a.text(id)
+	}
+	return s.sdb.WriteStatement(ctx, query, []any{at, a.String()}, nil, storage.WriteOptions{})
+}
