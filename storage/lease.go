@@ -42,8 +42,8 @@ type Lease struct {
 	opts LeaseOptions
 	log  *zap.Logger
 
-	term   atomic.Uint64 // 0: not held
-	terms  uint64        // terms handed out (under the loop)
+	term  atomic.Uint64 // 0: not held
+	terms uint64        // terms handed out (under the loop)
 	// checked is when the holder last found its connection alive, as
 	// nanoseconds on the monotonic clock since base: a holding is trusted
 	// for Grace after its last check, so a holder whose checks stall (a
@@ -52,9 +52,9 @@ type Lease struct {
 	base    time.Time
 	checked atomic.Int64
 	expires bool // false on SQLite
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	cancel  context.CancelFunc
+	done    chan struct{}
+	once    sync.Once
 }
 
 // leaseCheckHook, set by tests, runs before each check of a holding.
