@@ -168,14 +168,14 @@ func deployOnGeth(bin, dir string, g *gethDev) ([]string, error) {
 // the clean-up.
 func setUpScaleOut(ctx context.Context, c pipelineConfig, bin, dir, hookURL string) (flags []string, key, secret string, cleanup func(), err error) {
 	var undo []func()
-	cleanup = func() {
+	undoAll := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
 	}
 	defer func() {
 		if err != nil {
-			cleanup()
+			undoAll() // the named cleanup is nil on an error return
 		}
 	}()
 	dsn, drop, err := freshDatabase(ctx, c.pgDSN)
@@ -213,5 +213,5 @@ func setUpScaleOut(ctx context.Context, c pipelineConfig, bin, dir, hookURL stri
 	if secret = regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`).FindString(out); secret == "" {
 		return nil, "", "", nil, fmt.Errorf("webhooks add printed no secret: %s", out)
 	}
-	return flags, key, secret, cleanup, nil
+	return flags, key, secret, undoAll, nil
 }
