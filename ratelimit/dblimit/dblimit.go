@@ -3,12 +3,14 @@
 // several instances") shares each key's windows and the rate-limit headers
 // stay truthful across instances.
 //
-// Each Allow is one transaction of one statement: it counts the request in
-// every window (an upsert that returns the new counts) and, if a window is
-// over its limit, rolls back, so a refused request consumes nothing. The
-// rows the upsert touches stay locked until the transaction ends, so callers
-// racing on one key are serialized by the database and no window ever
-// admits more than its limit, however many instances ask at once.
+// Each Allow is one write through the database's writer (on Postgres it
+// shares the group commit of the process's other writes): it counts the
+// request in every window (an upsert that returns the new counts) and, if
+// a window is over its limit, takes the request's counts back in the same
+// transaction, so a refused request consumes nothing. The rows the upsert
+// touches stay locked until the transaction ends, so callers racing on one
+// key are serialized by the database and no window ever admits more than
+// its limit, however many instances ask at once.
 //
 // When the database cannot be reached, Allow returns the error and the API
 // answers 500 api_error (the request is neither admitted nor counted): the
@@ -20,7 +22,6 @@ package dblimit
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -55,8 +56,6 @@ func New(ctx context.Context, db *storage.DB) (*Limiter, error) {
 	return &Limiter{db: db}, nil
 }
 
-// errOver rolls back the transaction of a refused request.
-var errOver = errors.New("dblimit: over the limit")
 
 type counted struct {
 	Name        string `bun:"name"`
@@ -85,10 +84,21 @@ func (l *Limiter) Allow(ctx context.Context, key string, windows []ratelimit.Win
 		values = append(values, "(?, ?, ?, ?, 1)")
 		args = append(args, key, w.Name, length, start)
 	}
+	undoArgs := []any{key}
+	for _, w := range windows {
+		undoArgs = append(undoArgs, w.Name, int64(w.Length/time.Second))
+	}
 	var rows []counted
 	allowed := true
-	err := l.db.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
-		rows = rows[:0]
+	// The write is rerunnable (it resets what it found and does nothing
+	// outside tx), so on Postgres the counts of concurrent requests share
+	// the group commit of the process's other writes instead of a
+	// transaction each. It never fails for a request over its limit: that
+	// request's counts are taken back in the same transaction, so a stream
+	// of refused requests cannot break up the group (whose writes would
+	// then all run again alone).
+	err := l.db.WriteWith(ctx, func(ctx context.Context, tx bun.Tx) error {
+		rows, allowed = rows[:0], true
 		if err := tx.NewRaw(`INSERT INTO ratelimit_counters (limit_key, name, length_s, window_start, count)
 			VALUES `+strings.Join(values, ", ")+`
 			ON CONFLICT (limit_key, name, length_s) DO UPDATE SET
@@ -102,16 +112,20 @@ func (l *Limiter) Allow(ctx context.Context, key string, windows []ratelimit.Win
 		for _, r := range rows {
 			for _, w := range windows {
 				if w.Name == r.Name && int64(w.Length/time.Second) == r.LengthS && r.Count > int64(w.Limit) {
-					return errOver
+					allowed = false
 				}
 			}
 		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, errOver):
-		allowed = false
-	case err != nil:
+		if allowed {
+			return nil
+		}
+		// Over a limit: the request is not counted in any window.
+		_, err := tx.NewRaw(`UPDATE ratelimit_counters SET count = count - 1
+			WHERE limit_key = ? AND (`+strings.Repeat("(name = ? AND length_s = ?) OR ", len(windows)-1)+`(name = ? AND length_s = ?))`,
+			undoArgs...).Exec(ctx)
+		return err
+	}, storage.WriteOptions{Rerunnable: true})
+	if err != nil {
 		return ratelimit.Decision{}, fmt.Errorf("dblimit: %w", err)
 	}
 	states := make([]ratelimit.WindowState, len(windows))
