@@ -886,6 +886,9 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
+	// Logged before it leaves: a process killed right after sending still
+	// shows which transaction, under which nonce, it may have sent.
+	c.log.Info("settlement sending", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int("charges", len(ok)))
 	if err := c.b.SendTransaction(ctx, tx); err != nil && !isAlreadyKnown(err) {
 		var rpcErr rpc.Error
 		switch {
