@@ -137,18 +137,7 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 			if !insert[i] || in.Workflow.Livemode != live {
 				continue
 			}
-			r := toRow(in.Workflow)
-			cols[0].text(r.ID)
-			cols[1].text(r.Product)
-			cols[2].text(r.CustomerID)
-			cols[3].text(r.Payload)
-			cols[4].int(r.QuotedAmount)
-			cols[5].text(r.Currency)
-			cols[6].int(r.TargetMarginBps)
-			cols[7].text(r.Status)
-			cols[8].int(r.RunAt)
-			cols[9].int(r.CreatedAt)
-			cols[10].int(r.UpdatedAt)
+			appendInsertColumns(&cols, in.Workflow)
 			ws = append(ws, in.Workflow)
 		}
 		if len(ws) == 0 {
@@ -297,21 +286,44 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 func scanApplied(us []settleflow.Update, applied []bool) func(*sql.Rows) error {
 	return func(rows *sql.Rows) error {
 		clear(applied)
-		at := make(map[string]int, len(us))
-		for i, u := range us {
-			at[u.ID] = i
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			if i, ok := at[id]; ok {
-				applied[i] = true
-			}
-		}
-		return rows.Err()
+		return markApplied(rows, us, applied)
 	}
+}
+
+// markApplied sets applied[i] for each id of us that rows (one id column)
+// return.
+func markApplied(rows *sql.Rows, us []settleflow.Update, applied []bool) error {
+	at := make(map[string]int, len(us))
+	for i, u := range us {
+		at[u.ID] = i
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		if i, ok := at[id]; ok {
+			applied[i] = true
+		}
+	}
+	return rows.Err()
+}
+
+// appendInsertColumns appends w's inserted columns to the statement's
+// arrays, in the order of the insert's unnest.
+func appendInsertColumns(cols *[11]pgArray, w *settleflow.Workflow) {
+	r := toRow(w)
+	cols[0].text(r.ID)
+	cols[1].text(r.Product)
+	cols[2].text(r.CustomerID)
+	cols[3].text(r.Payload)
+	cols[4].int(r.QuotedAmount)
+	cols[5].text(r.Currency)
+	cols[6].int(r.TargetMarginBps)
+	cols[7].text(r.Status)
+	cols[8].int(r.RunAt)
+	cols[9].int(r.CreatedAt)
+	cols[10].int(r.UpdatedAt)
 }
 
 // pgUpdateChunk is updateChunk and the chunk's events in one statement,
@@ -353,18 +365,7 @@ func (s *Store) pgInsertStatement(ctx context.Context, ins []settleflow.Insert) 
 	live := ins[0].Workflow.Livemode
 	var cols [11]pgArray
 	for _, in := range ins {
-		r := toRow(in.Workflow)
-		cols[0].text(r.ID)
-		cols[1].text(r.Product)
-		cols[2].text(r.CustomerID)
-		cols[3].text(r.Payload)
-		cols[4].int(r.QuotedAmount)
-		cols[5].text(r.Currency)
-		cols[6].int(r.TargetMarginBps)
-		cols[7].text(r.Status)
-		cols[8].int(r.RunAt)
-		cols[9].int(r.CreatedAt)
-		cols[10].int(r.UpdatedAt)
+		appendInsertColumns(&cols, in.Workflow)
 	}
 	n := int64(len(ins))
 	args := []any{live, n, live, n}

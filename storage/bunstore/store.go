@@ -870,20 +870,7 @@ func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Upd
 		return fmt.Errorf("bunstore: update: %w", err)
 	}
 	defer rows.Close()
-	at := make(map[string]int, len(us))
-	for i, u := range us {
-		at[u.ID] = i
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
-		if i, ok := at[id]; ok {
-			applied[i] = true
-		}
-	}
-	return rows.Err()
+	return markApplied(rows, us, applied)
 }
 
 // maxUpdateRows bounds the rows of one UPDATE … FROM (VALUES …) or event
