@@ -56,7 +56,6 @@ func New(ctx context.Context, db *storage.DB) (*Limiter, error) {
 	return &Limiter{db: db}, nil
 }
 
-
 type counted struct {
 	Name        string `bun:"name"`
 	LengthS     int64  `bun:"length_s"`
