@@ -221,19 +221,7 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 	var cols [13]pgArray
 	var evs [8]pgArray
 	for _, u := range us {
-		status := u.Status
-		if !u.Transition.IsZero() {
-			status = u.Transition.Next()
-		}
-		var owner *string
-		if !u.Release && !status.Terminal() {
-			owner = &u.Owner
-		}
-		var achieved *int64
-		if u.Achieved != nil {
-			a := int64(*u.Achieved)
-			achieved = &a
-		}
+		status, owner, achieved := updateColumns(u)
 		cols[0].text(u.ID)
 		cols[1].text(string(u.Status))
 		cols[2].text(u.Owner)

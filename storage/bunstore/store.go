@@ -839,23 +839,28 @@ func distinctUpdates(us []settleflow.Update) bool {
 	return true
 }
 
+// updateColumns derives what an update writes: the status after it, the
+// lease owner (none once released or terminal) and the achieved margin.
+func updateColumns(u settleflow.Update) (status settleflow.Status, owner *string, achieved *int64) {
+	status = u.Status
+	if !u.Transition.IsZero() {
+		status = u.Transition.Next()
+	}
+	if !u.Release && !status.Terminal() {
+		owner = &u.Owner
+	}
+	if u.Achieved != nil {
+		a := int64(*u.Achieved)
+		achieved = &a
+	}
+	return status, owner, achieved
+}
+
 // updateChunk applies us (distinct workflows) in one statement.
 func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Update, applied []bool) error {
 	args := make([]any, 0, len(us)*13)
 	for _, u := range us {
-		status := u.Status
-		if !u.Transition.IsZero() {
-			status = u.Transition.Next()
-		}
-		var owner *string
-		if !u.Release && !status.Terminal() {
-			owner = &u.Owner
-		}
-		var achieved *int64
-		if u.Achieved != nil {
-			a := int64(*u.Achieved)
-			achieved = &a
-		}
+		status, owner, achieved := updateColumns(u)
 		args = append(args, u.ID, string(u.Status), u.Owner,
 			string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
 			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure))
