@@ -144,20 +144,26 @@ func (s *processServer) create(t *testing.T, key string, i int) string {
 // createMany creates workflows from..to-1 over 16 connections.
 func (s *processServer) createMany(t *testing.T, key string, from, to int) []string {
 	ids := make([]string, to-from)
+	goRange(from, to, 16, func(i int) { ids[i-from] = s.create(t, key, i) })()
+	return ids
+}
+
+// goRange calls fn for each i in from..to-1 on workers goroutines, each
+// taking the next i as it finishes one; wait returns when all have run.
+func goRange(from, to, workers int, fn func(i int)) (wait func()) {
 	var next atomic.Int64
 	next.Store(int64(from))
 	var wg sync.WaitGroup
-	for range 16 {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < to; i = int(next.Add(1) - 1) {
-				ids[i-from] = s.create(t, key, i)
+				fn(i)
 			}
 		}()
 	}
-	wg.Wait()
-	return ids
+	return wg.Wait
 }
 
 // The whole pipeline against a receiver that is fast, is killed under (the
@@ -226,13 +232,8 @@ func TestPipelineSurvivesKillAndAFlakyReceiver(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer recv.Close()
-	out := cli(t, dir, "webhooks", "add", "--env", "test", "--url", recv.URL)
-	m := regexp.MustCompile(`(whsec_\S+)`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("webhooks add printed no secret: %s", out)
-	}
-	secret = m[1]
-	out = cli(t, dir, "keys", "create", "--env", "test", "--name", "pipeline", "--plan", "enterprise", "--per-minute", "1000000", "--per-day", "100000000")
+	secret = addEndpoint(t, dir, recv.URL)
+	out := cli(t, dir, "keys", "create", "--env", "test", "--name", "pipeline", "--plan", "enterprise", "--per-minute", "1000000", "--per-day", "100000000")
 	key := regexp.MustCompile(`sk_test_[0-9A-Za-z]+`).FindString(out)
 	if key == "" {
 		t.Fatalf("keys create printed no key: %s", out)

@@ -14,7 +14,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -457,13 +456,9 @@ func TestScaleOutOnGethDev(t *testing.T) {
 	}))
 	defer recv.Close()
 	adminDir := t.TempDir()
-	out = cli(t, adminDir, "-postgres", dsn, "webhooks", "add", "--env", "test", "--url", recv.URL)
-	m := regexp.MustCompile(`(whsec_\S+)`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("webhooks add printed no secret: %s", out)
-	}
+	sec := addEndpoint(t, adminDir, recv.URL, "-postgres", dsn)
 	mu.Lock()
-	secret = m[1]
+	secret = sec
 	mu.Unlock()
 
 	execLog := filepath.Join(t.TempDir(), "executions.log")
@@ -564,21 +559,7 @@ func TestScaleOutOnGethDev(t *testing.T) {
 		}
 		// createRange creates workflows from..to-1 over 24 connections
 		// round-robin; wait returns when all are.
-		createRange := func(from, to int) (wait func()) {
-			var next atomic.Int64
-			next.Store(int64(from))
-			var wg sync.WaitGroup
-			for range 24 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := int(next.Add(1) - 1); i < to; i = int(next.Add(1) - 1) {
-						createOne(i)
-					}
-				}()
-			}
-			return wg.Wait
-		}
+		createRange := func(from, to int) (wait func()) { return goRange(from, to, 24, createOne) }
 		waitCreated := func(c int64) {
 			for deadline := time.Now().Add(3 * time.Minute); created.Load() < c; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) || t.Failed() {

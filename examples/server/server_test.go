@@ -197,13 +197,9 @@ func TestReferenceServerEndToEnd(t *testing.T) {
 		w.Write([]byte(`{"received": true}`))
 	}))
 	defer recv.Close()
-	out := cli(t, dir, "webhooks", "add", "--env", "test", "--url", recv.URL)
-	m := regexp.MustCompile(`(whsec_\S+)`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("webhooks add printed no secret: %s", out)
-	}
+	sec := addEndpoint(t, dir, recv.URL)
 	mu.Lock()
-	secret = m[1]
+	secret = sec
 	mu.Unlock()
 	if list := cli(t, dir, "webhooks", "list"); !strings.Contains(list, recv.URL) || strings.Contains(list, "whsec_") {
 		t.Fatalf("webhooks list: %s", list)
@@ -348,4 +344,16 @@ func TestRedirectAndTLSVersions(t *testing.T) {
 	if err := s.shutdown(); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
+}
+
+// addEndpoint registers a test webhook endpoint at url with the command line
+// (global flags first) and returns the signing secret it printed once.
+func addEndpoint(t *testing.T, dir, url string, global ...string) string {
+	t.Helper()
+	out := cli(t, dir, append(global, "webhooks", "add", "--env", "test", "--url", url)...)
+	m := regexp.MustCompile(`(whsec_\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("webhooks add printed no secret: %s", out)
+	}
+	return m[1]
 }
