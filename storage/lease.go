@@ -26,8 +26,8 @@ type LeaseOptions struct {
 	Logger *zap.Logger
 }
 
-// Lease is a named lease held by at most one process on the database at a
-// time, taken and kept in the background: on Postgres a session advisory
+// Lease is a named lease held by at most one process on the database (its
+// schema: the name is scoped as [DB.TryHold]'s) at a time, taken and kept in the background: on Postgres a session advisory
 // lock on a connection of its own, which the holder checks every
 // LeaseOptions.Check, and which the server releases when the holder's
 // connection ends (a process killed with SIGKILL lets it go at once). A
@@ -138,7 +138,7 @@ func (l *Lease) take(ctx context.Context) *sql.Conn {
 		return nil
 	}
 	var ok bool
-	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", l.name).Scan(&ok); err != nil || !ok {
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+lockKeySQL+")", l.name).Scan(&ok); err != nil || !ok {
 		if err != nil && ctx.Err() == nil {
 			l.log.Warn("lease: taking it failed", zap.Error(err))
 		}
@@ -174,7 +174,7 @@ func (l *Lease) hold(ctx context.Context, conn *sql.Conn, tick <-chan time.Time)
 				l.log.Info("lease given up")
 			}
 			unlock, cancel := context.WithTimeout(context.Background(), l.opts.Check)
-			conn.ExecContext(unlock, "SELECT pg_advisory_unlock(hashtext($1))", l.name) //nolint:errcheck // closing the connection ends it anyway
+			conn.ExecContext(unlock, "SELECT pg_advisory_unlock("+lockKeySQL+")", l.name) //nolint:errcheck // closing the connection ends it anyway
 			cancel()
 			return
 		case <-tick:

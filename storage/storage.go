@@ -669,6 +669,10 @@ func (d *DB) Locked(fn func() error) error {
 // processes on one database only one holds it, and a process that dies lets
 // it go. It reports false if another process holds it. On SQLite, whose
 // database one process opens for writing, it always succeeds.
+//
+// An advisory lock belongs to the whole Postgres database, so the lock is
+// named after the schema too (see [lockKeySQL]): deployments in schemas of
+// their own on one database never wait for each other's locks.
 func (d *DB) TryHold(ctx context.Context, name string) (release func(), ok bool, err error) {
 	if !d.postgres {
 		return func() {}, true, nil
@@ -677,15 +681,19 @@ func (d *DB) TryHold(ctx context.Context, name string) (release func(), ok bool,
 	if err != nil {
 		return nil, false, err
 	}
-	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(hashtext($1))", name).Scan(&ok); err != nil || !ok {
+	if err := conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock("+lockKeySQL+")", name).Scan(&ok); err != nil || !ok {
 		conn.Close()
 		return nil, false, err
 	}
 	return func() {
-		conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock(hashtext($1))", name) //nolint:errcheck // closing ends it anyway
+		conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock("+lockKeySQL+")", name) //nolint:errcheck // closing ends it anyway
 		conn.Close()
 	}, true, nil
 }
+
+// lockKeySQL is the advisory lock key of the name $1 on Postgres ([DB.TryHold],
+// [DB.Lease]): the name and the schema the connection's tables are in.
+const lockKeySQL = "hashtext($1 || ' in schema ' || current_schema())"
 
 // migrationLockKey is the advisory lock every settleflow migration holds.
 const migrationLockKey = 0x5e771ef10c0 // "settleflow", roughly

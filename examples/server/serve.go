@@ -105,11 +105,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	// through one of them at a time, the holder of the settlement lease;
 	// the others hand it their charges through the database (README,
 	// "Running several instances"). On SQLite the lease is always held.
-	scope, err := lockScope(ctx, store.DB())
-	if err != nil {
-		return err
-	}
-	lease := store.DB().Lease("settleflow: settlement sender"+scope, storage.LeaseOptions{Logger: log.Named("lease")})
+	lease := store.DB().Lease("settleflow: settlement sender", storage.LeaseOptions{Logger: log.Named("lease")})
 	defer lease.Close()
 	if test != nil {
 		// A testnet over RPC: shared by every instance that names it. Both
@@ -125,7 +121,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 		// database cannot share it, and one instance asking another's chain
 		// about a charge would find nothing and charge it again there. So
 		// only one instance per database settles on an embedded chain.
-		release, ok, err := store.DB().TryHold(ctx, "settleflow: embedded test chain"+scope)
+		release, ok, err := store.DB().TryHold(ctx, "settleflow: embedded test chain")
 		if err != nil {
 			return err
 		}
@@ -456,23 +452,6 @@ func (l chainFlags) chainConfig(env string) (*settlement.ChainConfig, error) {
 		*v.dst = common.HexToAddress(v.s)
 	}
 	return cc, nil
-}
-
-// lockScope is what the names of this deployment's locks (the settlement
-// lease, the embedded chain's lock) end with. An advisory lock belongs to
-// the whole Postgres database, so the names carry the schema the tables are
-// in: another deployment on the database, in a schema of its own (with its
-// own operator or embedded chain), settles beside this one instead of
-// waiting for its locks. Empty on SQLite.
-func lockScope(ctx context.Context, db *storage.DB) (string, error) {
-	if !db.Postgres() {
-		return "", nil
-	}
-	var schema string
-	if err := db.Bun().QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
-		return "", fmt.Errorf("settlement lease: %w", err)
-	}
-	return " in schema " + schema, nil
 }
 
 // stableWorkerID is the engine's lease owner, kept in the data directory: a

@@ -31,7 +31,7 @@ func terminateHolder(t *testing.T, db *storage.DB, name string) {
 	var n int
 	err := db.Bun().DB.QueryRowContext(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
 		WHERE locktype = 'advisory' AND granted AND objsubid = 1
-		AND objid = (hashtext($1)::bigint & 4294967295)::oid`, name).Scan(&n)
+		AND objid = (hashtext($1 || ' in schema ' || current_schema())::bigint & 4294967295)::oid`, name).Scan(&n)
 	if err != nil || n != 1 {
 		t.Fatalf("terminating the lease's holder: %d sessions, %v", n, err)
 	}
