@@ -889,6 +889,7 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 	// Logged before it leaves: a process killed right after sending still
 	// shows which transaction, under which nonce, it may have sent.
 	c.log.Info("settlement sending", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int("charges", len(ok)))
+	uncertain := false // the node may or may not have it
 	if err := c.b.SendTransaction(ctx, tx); err != nil && !isAlreadyKnown(err) {
 		var rpcErr rpc.Error
 		switch {
@@ -907,7 +908,8 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 		}
 		// Transport trouble: the node may have it. Track it as sent; it is
 		// rebroadcast if the node does not know it.
-		c.log.Warn("send failed; will rebroadcast", zap.Stringer("tx", tx.Hash()), zap.Error(err))
+		c.log.Warn("send failed; will rebroadcast", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Error(err))
+		uncertain = true
 	}
 	t := &sentTx{nonce: tx.Nonce(), items: ok, txs: []*types.Transaction{tx}, sentAt: time.Now(), sentHead: head.Number.Uint64()}
 	c.mu.Lock()
@@ -919,6 +921,12 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 	}
 	c.dequeueLocked(ok)
 	c.mu.Unlock()
+	if uncertain {
+		// Not "sent": the node did not confirm taking it (a process
+		// stopping mid-send cancels it, and its successor rightly reuses
+		// the nonce if the node never saw it).
+		return nil
+	}
 	c.log.Info("settlement sent", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int("charges", len(ok)),
 		zap.Stringer("total", sum), zap.Uint64("gas", gas), zap.Stringer("tipCap", tip), zap.Stringer("feeCap", feeCap))
 	return nil
