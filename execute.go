@@ -184,11 +184,13 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 				u.Release, u.RunAt = true, now
 				break
 			}
-			// Keep the lease: this worker submits the charge next.
+			// Keep the lease: this worker submits the charge next, under
+			// the sequence the Store gives it in the same transaction.
 			u.RunAt = now.Add(e.lease)
 			next := *w
 			next.Status, next.Result, next.ActualCost, next.UpdatedAt, next.Attempts = Settling, result, &cost, now, 0
 			next.Margin.Achieved = &achieved
+			u.Sequence = &next.Sequence
 			settling[i] = &next
 		case ctx.Err() != nil && errors.Is(r.err, context.Canceled):
 			// Cut short by Stop: release for another worker, not a failure.
@@ -210,6 +212,14 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 	applied := e.update(ctx, rs, us)
 	for i := range batch {
 		if applied[i] && settling[i] != nil {
+			if settling[i].Sequence == 0 {
+				// A Store that broke its contract: never submit a charge
+				// without its number. The lease ends and the settle stage
+				// claims the workflow again (numbering it then).
+				e.log.Error("store moved a workflow to Settling without giving it a sequence; its charge waits for the lease to end", zap.String("workflow", settling[i].ID))
+				<-rs.slots
+				continue
+			}
 			rs.settle <- settleItem{wf: settling[i], fresh: true}
 			continue
 		}

@@ -53,7 +53,7 @@ func TestSettleBatchIsolatesRefusal(t *testing.T) {
 	var us []settleflow.Update
 	for _, w := range claimed {
 		us = append(us, settleflow.Update{ID: w.ID, Owner: worker, Status: settleflow.Running, Transition: toSettling,
-			RunAt: now.Add(time.Hour), ActualCost: &cost, Achieved: &achieved, UpdatedAt: now})
+			RunAt: now.Add(time.Hour), ActualCost: &cost, Achieved: &achieved, UpdatedAt: now, Sequence: new(uint64)})
 	}
 	if applied, err := f.store.UpdateWorkflows(ctx, us); err != nil || !applied[0] || !applied[1] {
 		t.Fatalf("to Settling: %v %v", applied, err)

@@ -14,7 +14,8 @@ import (
 type Charge struct {
 	WorkflowID string
 	// Sequence is the workflow's number in its environment: dense, from 1,
-	// assigned durably when the workflow was created and never reused. A
+	// assigned durably before its charge is first submitted (in the order
+	// charges are first settled) and never changed or reused. A
 	// settler may key its on-chain record by it (one bit per workflow) rather
 	// than by WorkflowID; it is as stable an idempotency key.
 	Sequence    uint64

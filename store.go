@@ -17,9 +17,9 @@ type Store interface {
 	// InsertWorkflows inserts new Pending workflows in one transaction. An
 	// insert that carries an idempotency key whose record (same environment,
 	// younger than IdempotencyTTL) already exists inserts nothing and reports
-	// the existing record instead. Every inserted workflow gets the next
-	// Sequence of its environment (dense, never reused), set on the given
-	// Workflow. Results are in the order of ins.
+	// the existing record instead. Results are in the order of ins. An
+	// inserted workflow has no Sequence yet (0): it gets one when it is
+	// first to be settled (Update.Sequence, ClaimWorkflows).
 	InsertWorkflows(ctx context.Context, ins []Insert) ([]InsertResult, error)
 
 	// GetWorkflow returns the workflow with id in env, or ErrNotFound.
@@ -33,14 +33,17 @@ type Store interface {
 	// Pending, Running or Settling whose due time is at or before c.Now,
 	// earliest due first. A claimed workflow's due time becomes c.LeaseUntil,
 	// so it is claimed again if its owner vanishes; a claimed Pending workflow
-	// moves to Running in the same statement (claiming is starting it).
+	// moves to Running in the same statement (claiming is starting it). A
+	// claimed Settling workflow without a Sequence gets the next Sequence of
+	// its environment in the same transaction (claiming it is settling it).
 	ClaimWorkflows(ctx context.Context, c Claim) ([]*Workflow, error)
 
 	// UpdateWorkflows applies us in one transaction. Each update applies only
 	// if the workflow still has status u.Status and is leased to u.Owner;
 	// otherwise it is skipped (another worker took it over). An applied
-	// update's Event is written to the outbox in the same transaction.
-	// applied[i] reports whether us[i] applied.
+	// update's Event is written to the outbox in the same transaction, and
+	// an applied update with a Sequence gets its workflow numbered in it
+	// (see Update.Sequence). applied[i] reports whether us[i] applied.
 	UpdateWorkflows(ctx context.Context, us []Update) (applied []bool, err error)
 
 	// CancelWorkflow moves the workflow id of env from Pending to Canceled,
@@ -204,6 +207,16 @@ type Update struct {
 	UpdatedAt  time.Time
 	// Event is written to the outbox if and only if the update applies.
 	Event *Event
+	// Sequence, if not nil, asks for the workflow's Sequence, for the
+	// engine that settles it: the update must move the workflow to
+	// Settling. If it applies, a workflow without a Sequence gets the next
+	// one of its environment in the same transaction, and *Sequence is set
+	// to the workflow's Sequence (which is never changed once given).
+	// Sequences are given only here and in ClaimWorkflows, so in an
+	// environment they are dense and run in the order charges are first
+	// settled: failed and canceled workflows take none, and creating a
+	// workflow locks nothing that another creator waits for.
+	Sequence *uint64
 	// EventLease, if not zero, writes the event already leased to Owner
 	// until then: the engine hands it to the Notifier itself, without
 	// claiming it. If the engine dies first, the lease expires and any

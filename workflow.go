@@ -134,7 +134,8 @@ type Workflow struct {
 	UpdatedAt  time.Time       `json:"updatedAt"`
 
 	// Sequence is the workflow's number in its environment (see
-	// Charge.Sequence); the Store assigns it at insert.
+	// Charge.Sequence); 0 until the Store assigns it, when the workflow is
+	// first to be settled (Update.Sequence).
 	Sequence uint64 `json:"-"`
 	// ActualCost is the cost execution reported, in minor units; nil before.
 	ActualCost *int64 `json:"-"`

@@ -21,8 +21,8 @@
 // # On chain
 //
 // The contract records each workflow once, as one bit keyed by its sequence
-// ([settleflow.Charge.Sequence]: dense per environment from 1, assigned when
-// the workflow was created, never reused): bit seq&255 of the storage word
+// ([settleflow.Charge.Sequence]: dense per environment from 1, assigned
+// durably before the charge is first submitted, never reused): bit seq&255 of the storage word
 // seq>>8, so a batch of consecutive sequences writes about one new storage
 // slot per 256 workflows. Each charge emits Settled(workflowId, sequence,
 // customerRef, amount), all but the amount indexed, so settlements stay

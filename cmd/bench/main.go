@@ -58,6 +58,7 @@ func main() {
 	goroutines := flag.Int("goroutines", 16, "postgres: creating (inserting) goroutines of every side")
 	riverConns := flag.Int("river-conns", 0, "postgres: River's pgxpool MaxConns (0: pgxpool's default)")
 	instances := flag.Int("instances", 0, "postgres: engines of the multi-instance side (default 3); pipeline with -postgres: reference servers sharing the database, creates round-robin over them (default 1)")
+	noLease := flag.Bool("no-lease", false, "postgres: the engines of the multi-instance side settle without the settlement lease (each its own charges; by default one holds the lease and settles for all, as the reference server's instances do)")
 	only := flag.String("only", "", "postgres: measure only these sides (comma-separated: river,create,e2e1,e2e3,create3,sqlite)")
 	rate := flag.Int("rate", 500, "pipeline: offered creates per second of the steady phase")
 	steady := flag.Duration("steady", 30*time.Second, "pipeline: length of the steady phase (0 to skip it)")
@@ -77,7 +78,7 @@ func main() {
 			dsn = defaultPGDSN
 		}
 		if err := runPostgres(pgConfig{dsn: dsn, n: *n, rounds: *rounds, goroutines: *goroutines, workers: *workers,
-			riverConns: *riverConns, instances: cmp.Or(*instances, 3), cpuprofile: *cpuprofile, only: *only}); err != nil {
+			riverConns: *riverConns, instances: cmp.Or(*instances, 3), cpuprofile: *cpuprofile, only: *only, noLease: *noLease}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -38,6 +38,7 @@ type pgConfig struct {
 	instances  int // engines of the multi-instance side
 	cpuprofile string
 	only       string // run only the sides named (comma-separated)
+	noLease    bool   // the instances settle without the settlement lease, each its own charges
 }
 
 // pgSide is one measured side of a round.
@@ -64,6 +65,8 @@ type pgMeasure struct {
 	xactBase int64
 	active   float64 // mean backends running a statement (samples every 50 ms)
 	locked   float64 // mean of them waiting for a lock
+	rows     benchmark.RowWork
+	rowsBase benchmark.RowWork
 }
 
 // database creates a fresh database for the side; the harness drops it.
@@ -87,6 +90,13 @@ func (m *pgMeasure) timed(ctx context.Context, fn func() error) error {
 			return err
 		}
 		m.xactBase += x
+		w, err := db.RowWork(ctx)
+		if err != nil {
+			return err
+		}
+		m.rowsBase.Versions += w.Versions
+		m.rowsBase.HOT += w.HOT
+		m.rowsBase.IndexEntries += w.IndexEntries
 	}
 	runtime.GC()
 	var server *benchmark.ServerCPU
@@ -133,14 +143,25 @@ func (m *pgMeasure) finish(ctx context.Context) error {
 			return err
 		}
 		total += x
+		w, err := db.RowWork(ctx)
+		if err != nil {
+			return err
+		}
+		m.rows.Versions += w.Versions
+		m.rows.HOT += w.HOT
+		m.rows.IndexEntries += w.IndexEntries
 	}
 	m.xacts = total - m.xactBase
+	m.rows.Versions -= m.rowsBase.Versions
+	m.rows.HOT -= m.rowsBase.HOT
+	m.rows.IndexEntries -= m.rowsBase.IndexEntries
 	return nil
 }
 
 type pgResult struct {
 	perSec, rtPerWf, xactPerWf, goCPU, pgCPU float64 // CPU in µs per workflow
 	active, locked                           float64
+	versions, hot, indexEntries              float64 // per workflow
 }
 
 func (m *pgMeasure) result() pgResult {
@@ -153,6 +174,10 @@ func (m *pgMeasure) result() pgResult {
 		pgCPU:     float64(m.pgCPU.Microseconds()) / n,
 		active:    m.active,
 		locked:    m.locked,
+
+		versions:     float64(m.rows.Versions) / n,
+		hot:          float64(m.rows.HOT) / n,
+		indexEntries: float64(m.rows.IndexEntries) / n,
 	}
 }
 
@@ -182,7 +207,8 @@ func runPostgres(cfg pgConfig) error {
 	fmt.Printf("round trips: reads following writes on the connections (counting dialer); xacts: pg_stat_database commits + rollbacks\n")
 	fmt.Printf("CPU: this process (getrusage) and the server (backends of the side's databases, WAL writer, checkpointer, bgwriter: /proc)\n")
 	fmt.Printf("active/locked: mean backends of the side's databases running a statement / of them waiting for a lock (pg_stat_activity every 50 ms)\n")
-	fmt.Printf("%-6s %-34s %10s %7s %8s %8s %9s %9s %9s %7s %7s\n", "round", "side", "per s", "ratio", "rt/wf", "xact/wf", "Go µs/wf", "PG µs/wf", "all µs/wf", "active", "locked")
+	fmt.Printf("rows/wf: row versions written (inserts + updates), of the updates heap-only (HOT), index entries written (pg_stat_user_tables)\n")
+	fmt.Printf("%-6s %-34s %10s %7s %8s %8s %9s %9s %9s %7s %7s %7s %5s %7s\n", "round", "side", "per s", "ratio", "rt/wf", "xact/wf", "Go µs/wf", "PG µs/wf", "all µs/wf", "active", "locked", "rows/wf", "HOT", "idx/wf")
 	var rounds []map[string]pgResult
 	for r := 0; r < cfg.rounds; r++ {
 		res := map[string]pgResult{}
@@ -211,7 +237,7 @@ func runPostgres(cfg pgConfig) error {
 			if b, ok := res["river"]; ok {
 				ratio = x.perSec / b.perSec
 			}
-			fmt.Printf("%-6d %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f\n", r+1, s.label, x.perSec, ratio, x.rtPerWf, x.xactPerWf, x.goCPU, x.pgCPU, x.goCPU+x.pgCPU, x.active, x.locked)
+			fmt.Printf("%-6d %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f %7.2f %5.2f %7.1f\n", r+1, s.label, x.perSec, ratio, x.rtPerWf, x.xactPerWf, x.goCPU, x.pgCPU, x.goCPU+x.pgCPU, x.active, x.locked, x.versions, x.hot, x.indexEntries)
 		}
 		rounds = append(rounds, res)
 	}
@@ -230,7 +256,7 @@ func runPostgres(cfg pgConfig) error {
 		if _, ok := rounds[0]["river"]; ok {
 			ratio = median(func(r map[string]pgResult) float64 { return r[name].perSec / r["river"].perSec })
 		}
-		fmt.Printf("%-6s %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f\n", "median", s.label,
+		fmt.Printf("%-6s %-34s %10.0f %6.2fx %8.2f %8.3f %9.0f %9.0f %9.0f %7.2f %7.2f %7.2f %5.2f %7.1f\n", "median", s.label,
 			median(func(r map[string]pgResult) float64 { return r[name].perSec }), ratio,
 			median(func(r map[string]pgResult) float64 { return r[name].rtPerWf }),
 			median(func(r map[string]pgResult) float64 { return r[name].xactPerWf }),
@@ -238,7 +264,10 @@ func runPostgres(cfg pgConfig) error {
 			median(func(r map[string]pgResult) float64 { return r[name].pgCPU }),
 			median(func(r map[string]pgResult) float64 { return r[name].goCPU + r[name].pgCPU }),
 			median(func(r map[string]pgResult) float64 { return r[name].active }),
-			median(func(r map[string]pgResult) float64 { return r[name].locked }))
+			median(func(r map[string]pgResult) float64 { return r[name].locked }),
+			median(func(r map[string]pgResult) float64 { return r[name].versions }),
+			median(func(r map[string]pgResult) float64 { return r[name].hot }),
+			median(func(r map[string]pgResult) float64 { return r[name].indexEntries }))
 	}
 	return nil
 }
@@ -257,9 +286,26 @@ func runPGEngine(ctx context.Context, m *pgMeasure, cfg pgConfig, instances int,
 		}
 	}()
 	for i := 0; i < instances; i++ {
-		e, err := benchmark.OpenPGEngine(ctx, db.DSN, &m.rt, benchmark.EngineOptions{Workers: cfg.workers, WorkerID: fmt.Sprintf("bench-%d", i+1)})
+		opts := benchmark.EngineOptions{Workers: cfg.workers, WorkerID: fmt.Sprintf("bench-%d", i+1)}
+		if instances > 1 && !cfg.noLease {
+			// As the reference server's instances: one settles at a time
+			// (the chain has one sender), the others hand it their charges.
+			opts.Lease = "settleflow bench: settlement sender"
+		}
+		e, err := benchmark.OpenPGEngine(ctx, db.DSN, &m.rt, opts)
 		if err != nil {
 			return err
+		}
+		if i == 0 && opts.Lease != "" {
+			// The first holds the lease before the others start.
+			deadline := time.Now().Add(30 * time.Second)
+			for !e.Leading() {
+				if time.Now().After(deadline) {
+					e.Close()
+					return fmt.Errorf("the settlement lease was not taken in 30 s")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 		es = append(es, e)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/storage/bunstore"
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
@@ -130,6 +131,7 @@ func (s *instantSettler) Status(_ context.Context, cs []settleflow.Charge) ([]se
 type Engine struct {
 	*settleflow.Engine
 	store     *bunstore.Store
+	lease     *storage.Lease
 	completed atomic.Int64
 	notify    chan struct{}
 }
@@ -161,6 +163,10 @@ type EngineOptions struct {
 	Workers int
 	// WorkerID is the engine's Options.WorkerID (default: a fresh one).
 	WorkerID string
+	// Lease, if not empty, names a settlement lease (storage.DB.Lease)
+	// the engine takes part in, as the reference server's instances do:
+	// of engines sharing a database, one settles at a time.
+	Lease string
 }
 
 // NewEngineOn builds an Engine (not started) on store, which it closes
@@ -180,11 +186,17 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{store: store, notify: make(chan struct{}, 1)}
+	var lease settleflow.SettlementLease
+	if opts.Lease != "" {
+		e.lease = store.DB().Lease(opts.Lease, storage.LeaseOptions{})
+		lease = e.lease
+	}
 	var err error
 	e.Engine, err = settleflow.New(settleflow.Options{
-		Store:    store,
-		Settler:  &instantSettler{seen: map[string]bool{}},
-		Products: ps,
+		SettlementLease: lease,
+		Store:           store,
+		Settler:         &instantSettler{seen: map[string]bool{}},
+		Products:        ps,
 		Notifier: settleflow.NotifierFunc(func(_ context.Context, evs []settleflow.Event) error {
 			e.completed.Add(int64(len(evs)))
 			select {
@@ -199,11 +211,18 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 		WorkerID:               opts.WorkerID,
 	})
 	if err != nil {
+		if e.lease != nil {
+			e.lease.Close()
+		}
 		store.Close()
 		return nil, err
 	}
 	return e, nil
 }
+
+// Leading reports whether the engine holds its settlement lease (always,
+// without one).
+func (e *Engine) Leading() bool { return e.lease == nil || e.lease.Held() }
 
 // NewEngine is OpenEngine for Go benchmarks.
 func NewEngine(f Failer, path string) *Engine {
@@ -218,6 +237,9 @@ func NewEngine(f Failer, path string) *Engine {
 // Close stops the engine and closes its store.
 func (e *Engine) Close() error {
 	e.Stop(context.Background())
+	if e.lease != nil {
+		e.lease.Close()
+	}
 	return e.store.Close()
 }
 

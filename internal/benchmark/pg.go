@@ -288,9 +288,10 @@ func (m *ServerCPU) Stop(ctx context.Context) time.Duration {
 }
 
 // VerifyPG checks the database at dsn after a run of n workflows: n
-// workflows numbered 1..n (dense, each number once); after an end-to-end
-// run every one Settled with exactly one workflow.completed event, marked
-// dispatched.
+// workflows; after a create-only run none numbered yet (a workflow is
+// numbered when it is first to be settled); after an end-to-end run all
+// numbered 1..n (dense, each number once), every one Settled with exactly
+// one workflow.completed event, marked dispatched.
 func VerifyPG(ctx context.Context, dsn string, n int, endToEnd bool) error {
 	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(dsn)))
 	defer db.Close()
@@ -299,11 +300,14 @@ func VerifyPG(ctx context.Context, dsn string, n int, endToEnd bool) error {
 		count(*) FILTER (WHERE status = 'Settled') FROM settleflow_workflows`).Scan(&count, &distinct, &lo, &hi, &settled); err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
+	if !endToEnd {
+		if count != n || distinct != 1 || hi != 0 {
+			return fmt.Errorf("verify: %d workflows, %d distinct sequences from %d to %d; want %d, none numbered", count, distinct, lo, hi, n)
+		}
+		return nil
+	}
 	if count != n || distinct != n || lo != 1 || hi != n {
 		return fmt.Errorf("verify: %d workflows, %d distinct sequences from %d to %d; want %d numbered 1..%d", count, distinct, lo, hi, n, n)
-	}
-	if !endToEnd {
-		return nil
 	}
 	var events, distinctWf, dispatched int
 	if err := db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT workflow_id), count(dispatched_at)
@@ -314,4 +318,31 @@ func VerifyPG(ctx context.Context, dsn string, n int, endToEnd bool) error {
 		return fmt.Errorf("verify: %d settled, %d completed events for %d workflows, %d dispatched; want %d each", settled, events, distinctWf, dispatched, n)
 	}
 	return nil
+}
+
+// RowWork is the row work a database has done so far, from its tables'
+// statistics (pg_stat_user_tables; a backend reports its counts at the
+// latest when it exits, so read this after closing the pools).
+type RowWork struct {
+	// Versions counts the row versions written: inserts and updates.
+	Versions int64
+	// HOT counts the updates that wrote no index entry (heap-only tuples).
+	HOT int64
+	// IndexEntries counts the index entries written: each insert and each
+	// update that is not HOT writes one into every index of its table.
+	IndexEntries int64
+}
+
+// RowWork reads the database's row work so far.
+func (d *PGDatabase) RowWork(ctx context.Context) (RowWork, error) {
+	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(d.DSN)))
+	defer db.Close()
+	var w RowWork
+	err := db.QueryRowContext(ctx, `
+		SELECT coalesce(sum(t.n_tup_ins + t.n_tup_upd), 0),
+		       coalesce(sum(t.n_tup_hot_upd), 0),
+		       coalesce(sum((t.n_tup_ins + t.n_tup_upd - t.n_tup_hot_upd) *
+		           (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid)), 0)
+		FROM pg_stat_user_tables t`).Scan(&w.Versions, &w.HOT, &w.IndexEntries)
+	return w, err
 }

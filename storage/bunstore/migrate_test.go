@@ -34,18 +34,29 @@ var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 func seed(t *testing.T, s *bunstore.Store) map[string]*settleflow.Workflow {
 	t.Helper()
 	ctx := context.Background()
-	mk := func(i int, env settleflow.Environment) *settleflow.Workflow {
-		at := t0.Add(time.Duration(i) * time.Millisecond)
-		return &settleflow.Workflow{ID: ids.New(ids.Workflow, at), Object: "workflow", Livemode: env.Livemode(), Product: "triage",
-			CustomerID: "cus_1", Payload: json.RawMessage(`{"n":1}`), Quoted: settleflow.Money{Amount: 100, Currency: "usd"},
-			Margin: settleflow.Margin{Target: 3000}, Status: settleflow.Pending, CreatedAt: at, UpdatedAt: at}
-	}
+	mk := newSeedWorkflow
 	ws := map[string]*settleflow.Workflow{"failed": mk(0, settleflow.Test), "running": mk(1, settleflow.Test),
 		"keyed": mk(2, settleflow.Live), "pending": mk(3, settleflow.Test)}
-	if _, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: ws["failed"]}, {Workflow: ws["running"]},
-		{Workflow: ws["keyed"], IdempotencyKey: "k", RequestHash: "h"}}); err != nil {
-		t.Fatal(err)
+	// The old releases numbered each workflow at insert; this store does
+	// not, so each is numbered here as they did, one insert at a time.
+	add := func(in settleflow.Insert) {
+		t.Helper()
+		if _, err := s.InsertWorkflows(ctx, []settleflow.Insert{in}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.DB().Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET sequence =
+			(SELECT coalesce(max(w2.sequence), 0) + 1 FROM settleflow_workflows w2 WHERE w2.livemode = ?) WHERE id = ?`,
+			in.Workflow.Livemode, in.Workflow.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.DB().Bun().ExecContext(ctx, `INSERT INTO settleflow_sequences (livemode, last) VALUES (?, 1)
+			ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + 1`, in.Workflow.Livemode); err != nil {
+			t.Fatal(err)
+		}
 	}
+	add(settleflow.Insert{Workflow: ws["failed"]})
+	add(settleflow.Insert{Workflow: ws["running"]})
+	add(settleflow.Insert{Workflow: ws["keyed"], IdempotencyKey: "k", RequestHash: "h"})
 	claimed, err := s.ClaimWorkflows(ctx, settleflow.Claim{Owner: "w", Now: t0.Add(time.Second), LeaseUntil: t0.Add(time.Hour), Limit: 3})
 	if err != nil || len(claimed) != 3 {
 		t.Fatalf("claim: %d %v", len(claimed), err)
@@ -59,9 +70,7 @@ func seed(t *testing.T, s *bunstore.Store) map[string]*settleflow.Workflow {
 		t.Fatal(applied, err)
 	}
 	// The pending one comes after the claim, so it stays Pending.
-	if _, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: ws["pending"]}}); err != nil {
-		t.Fatal(err)
-	}
+	add(settleflow.Insert{Workflow: ws["pending"]})
 	for _, w := range ws {
 		got, err := s.GetWorkflow(ctx, w.Environment(), w.ID)
 		if err != nil {
@@ -130,6 +139,37 @@ func checkUpgraded(t *testing.T, s *bunstore.Store, ws map[string]*settleflow.Wo
 		Release: true, RunAt: at, UpdatedAt: at}}); err != nil || !applied[0] {
 		t.Fatalf("update after upgrade: %v %v", applied, err)
 	}
+	// New workflows wait unnumbered, side by side, and the next number
+	// given follows the old ones.
+	a, b := newSeedWorkflow(10, settleflow.Test), newSeedWorkflow(11, settleflow.Test)
+	if _, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: a}, {Workflow: b}}); err != nil {
+		t.Fatalf("two unnumbered workflows after upgrade: %v", err)
+	}
+	claimed, err := s.ClaimWorkflows(ctx, settleflow.Claim{Owner: "w2", Now: t0.Add(24 * time.Hour), LeaseUntil: t0.Add(25 * time.Hour), Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq uint64
+	for _, c := range claimed {
+		if c.ID == a.ID {
+			toSettling, _ := settleflow.Running.To(settleflow.Settling)
+			if applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: a.ID, Owner: "w2", Status: settleflow.Running, Transition: toSettling,
+				RunAt: at, UpdatedAt: at, Sequence: &seq}}); err != nil || !applied[0] {
+				t.Fatalf("to Settling after upgrade: %v %v", applied, err)
+			}
+		}
+	}
+	if seq != 4 {
+		t.Fatalf("first number after upgrade: %d, want 4 (the old Test workflows have 1..3)", seq)
+	}
+}
+
+// newSeedWorkflow is a Pending workflow created i ms after t0.
+func newSeedWorkflow(i int, env settleflow.Environment) *settleflow.Workflow {
+	at := t0.Add(time.Duration(i) * time.Millisecond)
+	return &settleflow.Workflow{ID: ids.New(ids.Workflow, at), Object: "workflow", Livemode: env.Livemode(), Product: "triage",
+		CustomerID: "cus_1", Payload: json.RawMessage(`{"n":1}`), Quoted: settleflow.Money{Amount: 100, Currency: "usd"},
+		Margin: settleflow.Margin{Target: 3000}, Status: settleflow.Pending, CreatedAt: at, UpdatedAt: at}
 }
 
 // schema lists the SQLite schema objects of the workflows table (indexes

@@ -101,32 +101,23 @@ func (a *pgArray) String() string {
 	return string(a.b) + "}"
 }
 
-// pgInsertWorkflowsSQL reserves n sequence numbers of one environment and
-// inserts n workflows numbered with them, in array order, in one
-// statement; it returns the last number reserved and how many rows were
-// inserted. The sequence row stays locked until the commit (that is what
-// keeps the numbers dense, and every process's creates wait for it), so the
-// statement is a transaction of its own (storage.WriteOptions.Alone): the
-// lock is held for the statement and its commit, never while other writes
-// run.
-const pgInsertWorkflowsSQL = `WITH s AS (
-		INSERT INTO settleflow_sequences (livemode, last) VALUES (?::boolean, ?::bigint)
-		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
-		RETURNING last),
-	i AS (
+// pgInsertWorkflowsSQL inserts workflows of one environment, in array
+// order, in one statement, without sequences (0: a workflow is numbered
+// when it is first to be settled); it returns how many rows it inserted.
+const pgInsertWorkflowsSQL = `WITH i AS (
 		INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
 			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
 		SELECT v.id, ?::boolean, v.product, v.customer_id, v.payload, v.quoted_amount, v.currency,
-			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, s.last - ?::bigint + v.ord
-		FROM s, unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
+			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, 0
+		FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
 			?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
-			WITH ORDINALITY AS v(id, product, customer_id, payload, quoted_amount, currency, target_margin_bps,
-				status, run_at, created_at, updated_at, ord)
+			AS v(id, product, customer_id, payload, quoted_amount, currency, target_margin_bps,
+				status, run_at, created_at, updated_at)
 		RETURNING 1)
-	SELECT s.last, (SELECT count(*) FROM i) FROM s`
+	SELECT count(*) FROM i`
 
 // pgInsertWorkflows inserts the workflows ins[i] with insert[i] set, one
-// statement per environment, numbering them in order; then the idempotency
+// statement per environment; then the idempotency
 // records of those with a key (each points at its workflow, so after it).
 func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, insert []bool) ([]*settleflow.Workflow, error) {
 	var inserted []*settleflow.Workflow
@@ -137,30 +128,23 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 			if !insert[i] || in.Workflow.Livemode != live {
 				continue
 			}
+			in.Workflow.Sequence = 0
 			appendInsertColumns(&cols, in.Workflow)
 			ws = append(ws, in.Workflow)
 		}
 		if len(ws) == 0 {
 			continue
 		}
-		n := int64(len(ws))
-		args := []any{live, n, live, n}
-		for i := range cols {
-			args = append(args, cols[i].String())
-		}
 		st, err := s.stmt(ctx, pgInsertWorkflowsSQL)
 		if err != nil {
 			return nil, err
 		}
-		var last, count int64
-		if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, args...).Scan(&last, &count); err != nil {
+		var count int64
+		if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, insertArgs(live, &cols)...).Scan(&count); err != nil {
 			return nil, fmt.Errorf("bunstore: insert: %w", err)
 		}
-		if count != n {
-			return nil, fmt.Errorf("bunstore: insert: %d of %d workflows inserted", count, n)
-		}
-		for i, w := range ws {
-			w.Sequence = uint64(last - n + 1 + int64(i))
+		if count != int64(len(ws)) {
+			return nil, fmt.Errorf("bunstore: insert: %d of %d workflows inserted", count, len(ws))
 		}
 		inserted = append(inserted, ws...)
 	}
@@ -188,15 +172,35 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 }
 
 // pgUpdateWorkflowsSQL applies a chunk of updates (distinct workflows), each
-// guarded by its expected status and owner, and inserts the events of the
-// updates that applied, in one statement; it returns the ids updated. The
-// columns of the first array group are those of updateWorkflowsSQL; the
-// second group is the events'.
+// guarded by its expected status and owner, numbers the workflows that
+// asked for a sequence and have none, and inserts the events of the
+// updates that applied, in one statement; it returns the ids updated and
+// their sequences. The columns of the first array group are those of
+// updateWorkflowsSQL and whether the update asks for a sequence; the second
+// group is the events'.
+//
+// Numbering: l locks the rows to number (those whose update applies: the
+// guard is checked again once a lock waited for is granted), so the count
+// reserved from the counter is exactly the count numbered and the numbers
+// stay dense; the update then writes each number with the rest of the row
+// (one row version, not two).
 const pgUpdateWorkflowsSQL = `WITH v AS (
 		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::integer[],
-			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])
+			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::boolean[])
 			AS v(id, status, owner, next, run_at, lease_owner, attempts, updated_at,
-				result, actual_cost, achieved, settlement, failure)),
+				result, actual_cost, achieved, settlement, failure, number)),
+	l AS (
+		SELECT w.id, w.livemode FROM settleflow_workflows w JOIN v ON w.id = v.id
+		WHERE w.id = ANY(?::text[]) AND v.number AND w.sequence = 0 AND w.status = v.status AND w.lease_owner = v.owner
+		ORDER BY w.id FOR UPDATE OF w),
+	n AS (SELECT livemode, count(*) AS c FROM l GROUP BY livemode),
+	s AS (
+		INSERT INTO settleflow_sequences (livemode, last) SELECT livemode, c FROM n
+		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
+		RETURNING livemode, last),
+	a AS (
+		SELECT l.id, s.last - n.c + row_number() OVER (PARTITION BY l.livemode ORDER BY l.id) AS seq
+		FROM l JOIN n ON n.livemode = l.livemode JOIN s ON s.livemode = l.livemode),
 	u AS (
 		UPDATE settleflow_workflows w SET
 			status = v.next, run_at = v.run_at, lease_owner = v.lease_owner, attempts = v.attempts,
@@ -205,20 +209,21 @@ const pgUpdateWorkflowsSQL = `WITH v AS (
 			actual_cost = COALESCE(v.actual_cost, w.actual_cost),
 			achieved_margin_bps = COALESCE(v.achieved, w.achieved_margin_bps),
 			settlement = COALESCE(v.settlement, w.settlement),
-			failure = COALESCE(v.failure, w.failure)
-		FROM v
+			failure = COALESCE(v.failure, w.failure),
+			sequence = COALESCE(a.seq, w.sequence)
+		FROM v LEFT JOIN a ON a.id = v.id
 		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.status AND w.lease_owner = v.owner
-		RETURNING w.id),
+		RETURNING w.id, w.sequence),
 	e AS (
 		INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
 		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::bigint[], ?::bigint[], ?::text[])
 			AS e(id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
 		WHERE e.workflow_id IN (SELECT id FROM u))
-	SELECT id FROM u`
+	SELECT id, sequence FROM u`
 
 // pgUpdateArgs are the arguments of pgUpdateWorkflowsSQL for us.
 func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
-	var cols [13]pgArray
+	var cols [14]pgArray
 	var evs [8]pgArray
 	for _, u := range us {
 		status, owner, achieved := updateColumns(u)
@@ -235,6 +240,7 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 		cols[10].nullInt(achieved)
 		cols[11].nullText(jsonText(u.Settlement))
 		cols[12].nullText(jsonText(u.Failure))
+		cols[13].bool(u.Sequence != nil)
 		if u.Event == nil {
 			continue
 		}
@@ -257,11 +263,11 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 		evs[6].int(ev.RunAt)
 		evs[7].nullText(ev.LeaseOwner)
 	}
-	args := make([]any, 0, len(cols)+1+len(evs))
+	args := make([]any, 0, len(cols)+2+len(evs))
 	for i := range cols {
 		args = append(args, cols[i].String())
 	}
-	args = append(args, cols[0].String())
+	args = append(args, cols[0].String(), cols[0].String())
 	for i := range evs {
 		args = append(args, evs[i].String())
 	}
@@ -269,8 +275,8 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 }
 
 // scanApplied returns a reader of pgUpdateWorkflowsSQL's rows that sets
-// applied[i] for each id of us returned, and only those (it may read the
-// rows of a rerun).
+// applied[i] for each id of us returned, and only those, and the asked
+// sequences of those (it may read the rows of a rerun).
 func scanApplied(us []settleflow.Update, applied []bool) func(*sql.Rows) error {
 	return func(rows *sql.Rows) error {
 		clear(applied)
@@ -278,8 +284,8 @@ func scanApplied(us []settleflow.Update, applied []bool) func(*sql.Rows) error {
 	}
 }
 
-// markApplied sets applied[i] for each id of us that rows (one id column)
-// return.
+// markApplied sets applied[i] for each id of us that rows return (an id
+// column and a sequence column), and *us[i].Sequence where asked.
 func markApplied(rows *sql.Rows, us []settleflow.Update, applied []bool) error {
 	at := make(map[string]int, len(us))
 	for i, u := range us {
@@ -287,11 +293,15 @@ func markApplied(rows *sql.Rows, us []settleflow.Update, applied []bool) error {
 	}
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id); err != nil {
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
 			return err
 		}
 		if i, ok := at[id]; ok {
 			applied[i] = true
+			if us[i].Sequence != nil {
+				*us[i].Sequence = uint64(seq)
+			}
 		}
 	}
 	return rows.Err()
@@ -347,36 +357,40 @@ func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update) (
 	return applied, nil
 }
 
+// insertArgs are the arguments of pgInsertWorkflowsSQL.
+func insertArgs(live bool, cols *[11]pgArray) []any {
+	args := []any{live}
+	for i := range cols {
+		args = append(args, cols[i].String())
+	}
+	return args
+}
+
 // pgInsertStatement inserts workflows of one environment, none with an
-// idempotency key, in one statement that is a transaction of its own.
+// idempotency key, in one statement that is a transaction of its own
+// (storage.WriteOptions.Alone: a create commits at once, its caller
+// waiting, while the stages' writes grow into groups).
 func (s *Store) pgInsertStatement(ctx context.Context, ins []settleflow.Insert) ([]settleflow.InsertResult, error) {
 	live := ins[0].Workflow.Livemode
 	var cols [11]pgArray
 	for _, in := range ins {
+		in.Workflow.Sequence = 0
 		appendInsertColumns(&cols, in.Workflow)
 	}
-	n := int64(len(ins))
-	args := []any{live, n, live, n}
-	for i := range cols {
-		args = append(args, cols[i].String())
-	}
-	var last, count int64
-	err := s.sdb.WriteStatement(ctx, pgInsertWorkflowsSQL, args, func(rows *sql.Rows) error {
+	var count int64
+	err := s.sdb.WriteStatement(ctx, pgInsertWorkflowsSQL, insertArgs(live, &cols), func(rows *sql.Rows) error {
 		for rows.Next() {
-			if err := rows.Scan(&last, &count); err != nil {
+			if err := rows.Scan(&count); err != nil {
 				return err
 			}
 		}
 		return rows.Err()
 	}, storage.WriteOptions{Alone: true})
-	if err == nil && count != n {
-		err = fmt.Errorf("%d of %d workflows inserted", count, n)
+	if err == nil && count != int64(len(ins)) {
+		err = fmt.Errorf("%d of %d workflows inserted", count, len(ins))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: insert: %w", err)
-	}
-	for i, in := range ins {
-		in.Workflow.Sequence = uint64(last - n + 1 + int64(i))
 	}
 	return make([]settleflow.InsertResult, len(ins)), nil
 }

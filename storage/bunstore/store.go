@@ -331,7 +331,6 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		// used twice in this batch replays the first use.
 		insert := make([]bool, len(ins))
 		firstUse := map[[2]any]int{}
-		count := map[bool]int64{}
 		for i, in := range ins {
 			w := in.Workflow
 			if in.IdempotencyKey != "" {
@@ -351,25 +350,11 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 				firstUse[k] = i
 			}
 			insert[i] = true
-			count[w.Livemode]++
 		}
 		if s.postgres {
 			var err error
 			inserted, err = s.pgInsertWorkflows(ctx, tx, ins, insert)
 			return err
-		}
-		// Then one range of sequence numbers per environment.
-		next := map[bool]int64{}
-		for live, n := range count {
-			var last int64
-			st, err := s.stmt(ctx, reserveSequenceSQL)
-			if err != nil {
-				return err
-			}
-			if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, live, n).Scan(&last); err != nil {
-				return fmt.Errorf("bunstore: sequence: %w", err)
-			}
-			next[live] = last - n + 1
 		}
 		var rows []any
 		n := 0
@@ -386,15 +371,14 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 				continue
 			}
 			w := in.Workflow
-			w.Sequence = uint64(next[w.Livemode])
-			next[w.Livemode]++
+			w.Sequence = 0
 			inserted = append(inserted, w)
+			r := toRow(w)
+			rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
+				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt)
+			n++
 			if in.IdempotencyKey != "" {
 				// The key row points at the workflow: write the workflow first.
-				r := toRow(w)
-				rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
-					r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Sequence)
-				n++
 				if err := flush(); err != nil {
 					return err
 				}
@@ -408,34 +392,21 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 				}
 				continue
 			}
-			r := toRow(w)
-			rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
-				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Sequence)
-			n++
 			if n == maxInsertRows {
 				if err := flush(); err != nil {
 					return err
 				}
 			}
 		}
-		if err := flush(); err != nil {
-			return err
-		}
-		return nil
+		return flush()
 	}, storage.WriteOptions{
 		Committed: func() {
 			if s.recent != nil {
 				s.recent.put(inserted)
 			}
 		},
-		// The sequence counter's row is every process's: locked from the
-		// reservation to the commit, so reserved last.
-		Late: true,
 	})
 	if err != nil {
-		for _, in := range ins {
-			in.Workflow.Sequence = 0 // nothing was inserted
-		}
 		return nil, err
 	}
 	return results, nil
@@ -467,8 +438,10 @@ const maxInsertRows = 64
 // insertWorkflowsSQL is the INSERT of n workflows in one statement: one
 // statement execution, not n, is what a batch costs the driver. Prepared
 // once per n.
+// A workflow is inserted without a sequence (0): it gets one when it is
+// first to be settled (settleflow.Update.Sequence).
 func insertWorkflowsSQL(n int) string {
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	return `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
 		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
 		VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
@@ -585,29 +558,17 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	if c.Limit < 1 {
 		return nil, nil
 	}
-	lock := ""
-	if s.postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
 	statuses := "'Pending', 'Running', 'Settling'"
 	if c.ExcludeSettling {
 		statuses = "'Pending', 'Running'"
 	}
-	q := `UPDATE settleflow_workflows SET
-		status = CASE status WHEN 'Pending' THEN 'Running' ELSE status END,
-		updated_at = CASE status WHEN 'Pending' THEN ? ELSE updated_at END,
-		lease_owner = ?, run_at = ?
-	WHERE id IN (SELECT id FROM settleflow_workflows
-		WHERE status IN (` + statuses + `) AND run_at <= ?
-		ORDER BY run_at LIMIT ?` + lock + `)
-	RETURNING ` + workflowColumns
 	now := micros(c.Now)
 	if s.postgres {
 		// One statement, in the group commit; the rows are decoded once
 		// it has committed (a claim is not undone for a row that cannot
 		// be decoded: that workflow waits for its lease to end).
 		var rs []workflowRow
-		err := s.sdb.WriteStatement(ctx, q, []any{now, c.Owner, micros(c.LeaseUntil), now, c.Limit}, func(rows *sql.Rows) error {
+		err := s.sdb.WriteStatement(ctx, pgClaimWorkflowsSQL(statuses), []any{now, c.Limit, now, c.Owner, micros(c.LeaseUntil)}, func(rows *sql.Rows) error {
 			rs = rs[:0] // a rerun's rows replace the first run's
 			for rows.Next() {
 				var r workflowRow
@@ -623,6 +584,14 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		}
 		return rowsToWorkflows(rs)
 	}
+	q := `UPDATE settleflow_workflows SET
+		status = CASE status WHEN 'Pending' THEN 'Running' ELSE status END,
+		updated_at = CASE status WHEN 'Pending' THEN ? ELSE updated_at END,
+		lease_owner = ?, run_at = ?
+	WHERE id IN (SELECT id FROM settleflow_workflows
+		WHERE status IN (` + statuses + `) AND run_at <= ?
+		ORDER BY run_at LIMIT ?)
+	RETURNING ` + workflowColumns
 	var out []*settleflow.Workflow
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := s.stmt(ctx, q)
@@ -633,20 +602,44 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		out = out[:0]
 		for rows.Next() {
 			var r workflowRow
 			if err := r.scan(rows); err != nil {
+				rows.Close()
 				return err
 			}
 			w, err := r.workflow()
 			if err != nil {
+				rows.Close()
 				return err
 			}
 			out = append(out, w)
 		}
-		return rows.Err()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// Claimed Settling workflows without a sequence are numbered now.
+		var ws []unnumbered
+		for _, w := range out {
+			if w.Status == settleflow.Settling && w.Sequence == 0 {
+				ws = append(ws, unnumbered{id: w.ID, livemode: w.Livemode})
+			}
+		}
+		numbers, err := s.number(ctx, tx, ws)
+		if err != nil {
+			return err
+		}
+		for _, w := range out {
+			if n, ok := numbers[w.ID]; ok {
+				if _, err := s.exec(ctx, tx, `UPDATE settleflow_workflows SET sequence = ? WHERE id = ?`, n, w.ID); err != nil {
+					return fmt.Errorf("bunstore: sequence: %w", err)
+				}
+				w.Sequence = uint64(n)
+			}
+		}
+		return nil
 	}, func() {
 		if s.recent != nil {
 			s.recent.put(out)
@@ -657,6 +650,38 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	}
 	return out, nil
 }
+
+// pgClaimWorkflowsSQL claims workflows of the statuses listed (an SQL
+// list) in one statement: c picks and locks them, the Settling ones without
+// a sequence are numbered (as in pgUpdateWorkflowsSQL: the count reserved
+// is the count numbered), and the update writes the claim and the numbers
+// in one row version. Parameters: now, limit, now, owner, lease until.
+func pgClaimWorkflowsSQL(statuses string) string {
+	return `WITH c AS (
+		SELECT id, livemode, status, sequence FROM settleflow_workflows
+		WHERE status IN (` + statuses + `) AND run_at <= ?
+		ORDER BY run_at LIMIT ? FOR UPDATE SKIP LOCKED),
+	n AS (SELECT livemode, count(*) AS c FROM c WHERE status = 'Settling' AND sequence = 0 GROUP BY livemode),
+	s AS (
+		INSERT INTO settleflow_sequences (livemode, last) SELECT livemode, c FROM n
+		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
+		RETURNING livemode, last),
+	a AS (
+		SELECT c.id, s.last - n.c + row_number() OVER (PARTITION BY c.livemode ORDER BY c.id) AS seq
+		FROM c JOIN n ON n.livemode = c.livemode JOIN s ON s.livemode = c.livemode
+		WHERE c.status = 'Settling' AND c.sequence = 0)
+	UPDATE settleflow_workflows w SET
+		status = CASE w.status WHEN 'Pending' THEN 'Running' ELSE w.status END,
+		updated_at = CASE w.status WHEN 'Pending' THEN ? ELSE w.updated_at END,
+		lease_owner = ?, run_at = ?,
+		sequence = COALESCE(a.seq, w.sequence)
+	FROM c LEFT JOIN a ON a.id = c.id
+	WHERE w.id = c.id
+	RETURNING ` + qualifiedWorkflowColumns
+}
+
+// qualifiedWorkflowColumns is workflowColumns of the table aliased w.
+var qualifiedWorkflowColumns = "w." + strings.ReplaceAll(workflowColumns, ", ", ", w.")
 
 // CancelWorkflow implements settleflow.Store. The update is conditional on
 // the status being Pending in the same statement that changes it, and
@@ -857,13 +882,23 @@ func updateColumns(u settleflow.Update) (status settleflow.Status, owner *string
 }
 
 // updateChunk applies us (distinct workflows) in one statement.
+// The workflows that asked for a sequence and have none are numbered first;
+// the statement writes each number with the rest of the row.
 func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Update, applied []bool) error {
-	args := make([]any, 0, len(us)*13)
+	numbers, err := s.numberUpdated(ctx, tx, us)
+	if err != nil {
+		return err
+	}
+	args := make([]any, 0, len(us)*14)
 	for _, u := range us {
 		status, owner, achieved := updateColumns(u)
+		var seq *int64
+		if n, ok := numbers[u.ID]; ok {
+			seq = &n
+		}
 		args = append(args, u.ID, string(u.Status), u.Owner,
 			string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
-			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure))
+			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure), seq)
 	}
 	st, err := s.stmt(ctx, updateWorkflowsSQL(len(us), s.postgres))
 	if err != nil {
@@ -887,10 +922,10 @@ const maxUpdateRows = 64
 // attempts, updated_at, and the optional result, actual cost, achieved
 // margin, settlement and failure (NULL keeps the stored value).
 func updateWorkflowsSQL(n int, postgres bool) string {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	if postgres {
 		// Postgres types the first VALUES row; say what the NULLs are.
-		row = "(?, ?, ?, ?, ?::bigint, ?, ?::integer, ?::bigint, ?, ?::bigint, ?::bigint, ?, ?)"
+		row = "(?, ?, ?, ?, ?::bigint, ?, ?::integer, ?::bigint, ?, ?::bigint, ?::bigint, ?, ?, ?::bigint)"
 	}
 	return `UPDATE settleflow_workflows SET
 		status = v.column4, run_at = v.column5, lease_owner = v.column6, attempts = v.column7, updated_at = v.column8,
@@ -898,11 +933,94 @@ func updateWorkflowsSQL(n int, postgres bool) string {
 		actual_cost = COALESCE(v.column10, settleflow_workflows.actual_cost),
 		achieved_margin_bps = COALESCE(v.column11, settleflow_workflows.achieved_margin_bps),
 		settlement = COALESCE(v.column12, settleflow_workflows.settlement),
-		failure = COALESCE(v.column13, settleflow_workflows.failure)
+		failure = COALESCE(v.column13, settleflow_workflows.failure),
+		sequence = COALESCE(v.column14, settleflow_workflows.sequence)
 	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + `) AS v
 	WHERE settleflow_workflows.id = v.column1 AND settleflow_workflows.status = v.column2
 		AND settleflow_workflows.lease_owner = v.column3
-	RETURNING settleflow_workflows.id`
+	RETURNING settleflow_workflows.id, settleflow_workflows.sequence`
+}
+
+// numberUpdated numbers, within tx, the workflows of us that asked for a
+// sequence (Update.Sequence), have none, and will be updated (status and
+// owner as expected: the SQLite path's writes are serialized, so what the
+// read finds, the update finds). It returns the numbers by id.
+func (s *Store) numberUpdated(ctx context.Context, tx *sql.Tx, us []settleflow.Update) (map[string]int64, error) {
+	var args []any
+	for _, u := range us {
+		if u.Sequence != nil {
+			args = append(args, u.ID, string(u.Status), u.Owner)
+		}
+	}
+	if len(args) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT w.id, w.livemode FROM settleflow_workflows w
+		JOIN (VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(args)/3), ", ")+`) AS v
+			ON w.id = v.column1 AND w.status = v.column2 AND w.lease_owner = v.column3
+		WHERE w.sequence = 0`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("bunstore: sequence: %w", err)
+	}
+	var ws []unnumbered
+	for rows.Next() {
+		var w unnumbered
+		if err := rows.Scan(&w.id, &w.livemode); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return s.number(ctx, tx, ws)
+}
+
+// unnumbered is a workflow to number.
+type unnumbered struct {
+	id       string
+	livemode bool
+}
+
+// number reserves, within tx, one range of sequence numbers per
+// environment for ws and gives them out in id (creation) order. The
+// counter's row stays locked until the commit, which keeps the numbers
+// dense.
+func (s *Store) number(ctx context.Context, tx *sql.Tx, ws []unnumbered) (map[string]int64, error) {
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(ws, func(a, b unnumbered) int { return strings.Compare(a.id, b.id) })
+	out := make(map[string]int64, len(ws))
+	for _, live := range []bool{false, true} {
+		var n int64
+		for _, w := range ws {
+			if w.livemode == live {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		st, err := s.stmt(ctx, reserveSequenceSQL)
+		if err != nil {
+			return nil, err
+		}
+		var last int64
+		if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, live, n).Scan(&last); err != nil {
+			return nil, fmt.Errorf("bunstore: sequence: %w", err)
+		}
+		next := last - n + 1
+		for _, w := range ws {
+			if w.livemode == live {
+				out[w.id] = next
+				next++
+			}
+		}
+	}
+	return out, nil
 }
 
 // insertEventsSQL inserts n outbox events in one statement.

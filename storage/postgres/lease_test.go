@@ -149,7 +149,11 @@ func TestSettlementLeaseHandsChargesOver(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { store.Close() })
-		lease := store.DB().Lease(name, storage.LeaseOptions{Check: 20 * time.Millisecond})
+		// Checks every 100 ms: with 20 ms (a grace of 40 ms, the server
+		// ending a session idle for 100 ms) a loaded machine running the
+		// race detector could stall a check long enough to hand the lease
+		// over before the first phase is counted.
+		lease := store.DB().Lease(name, storage.LeaseOptions{Check: 100 * time.Millisecond})
 		t.Cleanup(lease.Close)
 		if i == 0 {
 			waitFor(t, "engine 0 to hold the lease", lease.Held)

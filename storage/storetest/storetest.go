@@ -607,49 +607,101 @@ func testEvents(t *testing.T, s settleflow.Store) {
 	}
 }
 
-// Every inserted workflow gets the next number of its environment: dense,
-// from 1, kept by every read, never shared; replays and failed batches take
+// A workflow is numbered when it is first to be settled: an insert gives
+// no number; an applied update that asks (Update.Sequence) numbers its
+// workflow, and a claim numbers the Settling workflows it takes, in id
+// order within a write; numbers are dense from 1 in each environment, kept
+// by every read and never changed; updates that do not apply, failed
+// writes, failures and workflows moved to Settling without asking take
 // none.
 func testSequence(t *testing.T, s settleflow.Store) {
 	ctx := context.Background()
 	var test, live []*settleflow.Workflow
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 6; i++ {
 		test = append(test, newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Millisecond), "cus_1", "triage"))
 		live = append(live, newWorkflow(settleflow.Live, base.Add(time.Duration(i)*time.Millisecond), "cus_1", "triage"))
 	}
-	insert(t, s, test[0], live[0], test[1])
-	// A failed batch (duplicate id) takes no number.
-	dup := *test[0]
-	if _, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: test[2]}, {Workflow: &dup}}); err == nil {
-		t.Fatal("duplicate accepted")
+	insert(t, s, test[0], live[0], test[1], test[2], test[3], test[4], test[5], live[1])
+	for _, w := range append(append([]*settleflow.Workflow{}, test...), live[0], live[1]) {
+		if w.Sequence != 0 {
+			t.Fatalf("inserted workflow %s has sequence %d: none before it is settled", w.ID, w.Sequence)
+		}
 	}
-	// A replay takes no number.
-	res, err := s.InsertWorkflows(ctx, []settleflow.Insert{
-		{Workflow: test[2], IdempotencyKey: "k", RequestHash: "h"},
-		{Workflow: test[3], IdempotencyKey: "k", RequestHash: "h"},
-		{Workflow: live[1]},
+	if got := claim(t, s, "w", base.Add(time.Second), time.Hour, 20); len(got) != 8 {
+		t.Fatalf("claimed %d, want 8", len(got))
+	}
+	at := base.Add(2 * time.Second)
+	toSettling, _ := settleflow.Running.To(settleflow.Settling)
+	toFailed, _ := settleflow.Running.To(settleflow.Failed)
+	settle := func(w *settleflow.Workflow, owner string, seq *uint64) settleflow.Update {
+		return settleflow.Update{ID: w.ID, Owner: owner, Status: settleflow.Running, Transition: toSettling,
+			RunAt: at.Add(time.Hour), UpdatedAt: at, Sequence: seq}
+	}
+	failedEv := &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventWorkflowFailed, CreatedAt: at,
+		Data: settleflow.EventData{WorkflowID: test[2].ID, Status: settleflow.Failed, Quoted: test[2].Quoted}}
+	var s3, s1, l0, other, none uint64
+	applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{
+		settle(test[3], "w", &s3),
+		settle(test[1], "w", &s1),
+		settle(live[0], "w", &l0),
+		settle(test[4], "other", &other), // not its owner: does not apply
+		{ID: test[2].ID, Owner: "w", Status: settleflow.Running, Transition: toFailed, Release: true, RunAt: at, UpdatedAt: at,
+			Failure: &settleflow.Failure{Code: settleflow.FailureExecutionFailed, Message: "no"}, Event: failedEv},
+		settle(test[5], "w", nil), // handed over: numbered by the claim that takes it
 	})
-	if err != nil || res[1].Existing == nil {
-		t.Fatalf("replay: %+v %v", res, err)
+	if err != nil || !applied[0] || !applied[1] || !applied[2] || applied[3] || !applied[4] || !applied[5] {
+		t.Fatalf("updates: applied %v, %v", applied, err)
 	}
-	insert(t, s, test[4])
-	for env, want := range map[settleflow.Environment][]*settleflow.Workflow{
-		settleflow.Test: {test[0], test[1], test[2], test[4]},
-		settleflow.Live: {live[0], live[1]},
-	} {
-		for i, w := range want {
-			if w.Sequence != uint64(i+1) {
-				t.Fatalf("%s workflow %d: sequence %d, want %d", env, i, w.Sequence, i+1)
-			}
-			if got := mustGet(t, s, env, w.ID); got.Sequence != w.Sequence {
-				t.Fatalf("stored sequence %d, want %d", got.Sequence, w.Sequence)
+	if s1 != 1 || s3 != 2 || l0 != 1 || other != 0 {
+		t.Fatalf("sequences test[1]=%d test[3]=%d live[0]=%d not-applied=%d; want 1, 2 (id order), 1 (its environment), 0", s1, s3, l0, other)
+	}
+	// A write that fails (an event id already taken) numbers nothing.
+	dupEv := *failedEv
+	dupEv.Type, dupEv.Data.WorkflowID = settleflow.EventWorkflowCompleted, test[0].ID
+	if _, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: test[0].ID, Owner: "w", Status: settleflow.Running, Transition: toSettling,
+		RunAt: at.Add(time.Hour), UpdatedAt: at, Sequence: &none, Event: &dupEv}}); err == nil {
+		t.Fatal("an event with a taken id was accepted")
+	}
+	if got := mustGet(t, s, settleflow.Test, test[0].ID); got.Sequence != 0 || got.Status != settleflow.Running {
+		t.Fatalf("after the failed write: %s with sequence %d; want Running, 0", got.Status, got.Sequence)
+	}
+	// Asking again keeps the number; the next one follows the last given.
+	var again, s0 uint64
+	applied, err = s.UpdateWorkflows(ctx, []settleflow.Update{
+		{ID: test[1].ID, Owner: "w", Status: settleflow.Settling, RunAt: at.Add(time.Hour), UpdatedAt: at, Sequence: &again},
+		settle(test[0], "w", &s0),
+	})
+	if err != nil || !applied[0] || !applied[1] || again != 1 || s0 != 3 {
+		t.Fatalf("asked again: %d (want 1), next %d (want 3): %v %v", again, s0, applied, err)
+	}
+	// A claim numbers the Settling workflow handed over to it.
+	if got := mustGet(t, s, settleflow.Test, test[5].ID); got.Sequence != 0 {
+		t.Fatalf("handed-over workflow numbered %d before it was claimed", got.Sequence)
+	}
+	var taken *settleflow.Workflow
+	for _, c := range claim(t, s, "holder", at.Add(2*time.Hour), time.Minute, 20) {
+		if c.ID == test[5].ID {
+			taken = c
+		}
+		if c.Status == settleflow.Settling && c.Sequence == 0 {
+			t.Fatalf("claimed Settling workflow %s without a sequence", c.ID)
+		}
+	}
+	if taken == nil || taken.Sequence != 4 {
+		t.Fatalf("claimed handed-over workflow: %+v; want sequence 4", taken)
+	}
+	want := map[string]uint64{test[0].ID: 3, test[1].ID: 1, test[2].ID: 0, test[3].ID: 2, test[5].ID: 4, live[0].ID: 1, live[1].ID: 0}
+	for _, w := range append(append([]*settleflow.Workflow{}, test...), live[0], live[1]) {
+		if n, ok := want[w.ID]; ok {
+			if got := mustGet(t, s, w.Environment(), w.ID); got.Sequence != n {
+				t.Fatalf("stored sequence of %s: %d, want %d", w.ID, got.Sequence, n)
 			}
 		}
 	}
-	claimed := claim(t, s, "w", base.Add(time.Hour), time.Minute, 10)
-	for _, c := range claimed {
-		if c.Sequence == 0 {
-			t.Fatalf("claimed workflow %s lost its sequence", c.ID)
+	// Claimed again after the lease: numbers unchanged.
+	for _, c := range claim(t, s, "holder2", at.Add(3*time.Hour), time.Minute, 20) {
+		if n, ok := want[c.ID]; ok && c.Status == settleflow.Settling && c.Sequence != n {
+			t.Fatalf("reclaimed %s: sequence %d, want %d", c.ID, c.Sequence, n)
 		}
 	}
 }
