@@ -3,6 +3,7 @@ package settleflow_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -278,6 +279,64 @@ func TestSettlerHintSetsTheNextCheck(t *testing.T) {
 	for _, w := range ws {
 		if got := f.waitTerminal(t, settleflow.Test, w.ID)[w.ID]; got.Status != settleflow.Settled {
 			t.Fatalf("%s: %s; want Settled", w.ID, got.Status)
+		}
+	}
+}
+
+// TestChargesNumberedWhenSettled: a workflow gets its sequence when it is
+// first to be settled, so the settled workflows of each environment hold
+// 1..n, densely, and the failed ones (never settled) hold none.
+func TestChargesNumberedWhenSettled(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	f.hooks.execute = func(ctx context.Context, p triage) error {
+		if strings.HasPrefix(p.TicketID, "bad") {
+			return settleflow.Permanent(&settleflow.Failure{Code: "ticket_closed", Message: "the ticket is closed"})
+		}
+		return nil
+	}
+	byEnv := map[settleflow.Environment][]string{}
+	bad := map[string]bool{}
+	for i := range 12 {
+		env, ticket := settleflow.Test, fmt.Sprintf("good-%d", i)
+		if i%3 == 0 {
+			env = settleflow.Live
+		}
+		if i%4 == 1 {
+			ticket = fmt.Sprintf("bad-%d", i)
+		}
+		w := f.create(t, env, ticket, 0)
+		if w.Sequence != 0 {
+			t.Fatalf("created workflow numbered %d before it is settled", w.Sequence)
+		}
+		byEnv[env] = append(byEnv[env], w.ID)
+		bad[w.ID] = ticket[:3] == "bad"
+	}
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for env, ids := range byEnv {
+		got := f.waitTerminal(t, env, ids...)
+		var seqs []uint64
+		for _, id := range ids {
+			w, err := f.store.GetWorkflow(ctx, env, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case bad[id] && (got[id].Status != settleflow.Failed || w.Sequence != 0):
+				t.Fatalf("%s %s: %s with sequence %d; want Failed, unnumbered", env, id, got[id].Status, w.Sequence)
+			case !bad[id] && got[id].Status != settleflow.Settled:
+				t.Fatalf("%s %s: %s, want Settled", env, id, got[id].Status)
+			case !bad[id]:
+				seqs = append(seqs, w.Sequence)
+			}
+		}
+		slices.Sort(seqs)
+		for i, s := range seqs {
+			if s != uint64(i+1) {
+				t.Fatalf("%s: settled workflows numbered %v; want 1..%d", env, seqs, len(seqs))
+			}
 		}
 	}
 }
