@@ -172,35 +172,16 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 }
 
 // pgUpdateWorkflowsSQL applies a chunk of updates (distinct workflows), each
-// guarded by its expected status and owner, numbers the workflows that
-// asked for a sequence and have none, and inserts the events of the
+// guarded by its expected status and owner, and inserts the events of the
 // updates that applied, in one statement; it returns the ids updated and
 // their sequences. The columns of the first array group are those of
-// updateWorkflowsSQL and whether the update asks for a sequence; the second
-// group is the events'.
-//
-// Numbering: l locks the rows to number (those whose update applies: the
-// guard is checked again once a lock waited for is granted), so the count
-// reserved from the counter is exactly the count numbered and the numbers
-// stay dense; the update then writes each number with the rest of the row
-// (one row version, not two).
+// updateWorkflowsSQL (the last: the sequence to give, numbered beforehand
+// by numberUpdated, or NULL); the second group is the events'.
 const pgUpdateWorkflowsSQL = `WITH v AS (
 		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::integer[],
-			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::boolean[])
+			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
 			AS v(id, status, owner, next, run_at, lease_owner, attempts, updated_at,
-				result, actual_cost, achieved, settlement, failure, number)),
-	l AS (
-		SELECT w.id, w.livemode FROM settleflow_workflows w JOIN v ON w.id = v.id
-		WHERE w.id = ANY(?::text[]) AND v.number AND w.sequence = 0 AND w.status = v.status AND w.lease_owner = v.owner
-		ORDER BY w.id FOR UPDATE OF w),
-	n AS (SELECT livemode, count(*) AS c FROM l GROUP BY livemode),
-	s AS (
-		INSERT INTO settleflow_sequences (livemode, last) SELECT livemode, c FROM n
-		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
-		RETURNING livemode, last),
-	a AS (
-		SELECT l.id, s.last - n.c + row_number() OVER (PARTITION BY l.livemode ORDER BY l.id) AS seq
-		FROM l JOIN n ON n.livemode = l.livemode JOIN s ON s.livemode = l.livemode),
+				result, actual_cost, achieved, settlement, failure, sequence)),
 	u AS (
 		UPDATE settleflow_workflows w SET
 			status = v.next, run_at = v.run_at, lease_owner = v.lease_owner, attempts = v.attempts,
@@ -210,8 +191,8 @@ const pgUpdateWorkflowsSQL = `WITH v AS (
 			achieved_margin_bps = COALESCE(v.achieved, w.achieved_margin_bps),
 			settlement = COALESCE(v.settlement, w.settlement),
 			failure = COALESCE(v.failure, w.failure),
-			sequence = COALESCE(a.seq, w.sequence)
-		FROM v LEFT JOIN a ON a.id = v.id
+			sequence = COALESCE(v.sequence, w.sequence)
+		FROM v
 		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.status AND w.lease_owner = v.owner
 		RETURNING w.id, w.sequence),
 	e AS (
@@ -221,8 +202,9 @@ const pgUpdateWorkflowsSQL = `WITH v AS (
 		WHERE e.workflow_id IN (SELECT id FROM u))
 	SELECT id, sequence FROM u`
 
-// pgUpdateArgs are the arguments of pgUpdateWorkflowsSQL for us.
-func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
+// pgUpdateArgs are the arguments of pgUpdateWorkflowsSQL for us, giving
+// the workflows numbers their sequences.
+func pgUpdateArgs(us []settleflow.Update, numbers map[string]int64) ([]any, error) {
 	var cols [14]pgArray
 	var evs [8]pgArray
 	for _, u := range us {
@@ -240,7 +222,11 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 		cols[10].nullInt(achieved)
 		cols[11].nullText(jsonText(u.Settlement))
 		cols[12].nullText(jsonText(u.Failure))
-		cols[13].bool(u.Sequence != nil)
+		if n, ok := numbers[u.ID]; ok {
+			cols[13].int(n)
+		} else {
+			cols[13].null()
+		}
 		if u.Event == nil {
 			continue
 		}
@@ -267,7 +253,7 @@ func pgUpdateArgs(us []settleflow.Update) ([]any, error) {
 	for i := range cols {
 		args = append(args, cols[i].String())
 	}
-	args = append(args, cols[0].String(), cols[0].String())
+	args = append(args, cols[0].String())
 	for i := range evs {
 		args = append(args, evs[i].String())
 	}
@@ -327,7 +313,11 @@ func appendInsertColumns(cols *[11]pgArray, w *settleflow.Workflow) {
 // pgUpdateChunk is updateChunk and the chunk's events in one statement,
 // inside tx.
 func (s *Store) pgUpdateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Update, applied []bool) error {
-	args, err := pgUpdateArgs(us)
+	numbers, err := s.numberUpdated(ctx, tx, us)
+	if err != nil {
+		return err
+	}
+	args, err := pgUpdateArgs(us, numbers)
 	if err != nil {
 		return err
 	}
@@ -343,10 +333,11 @@ func (s *Store) pgUpdateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.U
 	return scanApplied(us, applied)(rows)
 }
 
-// pgUpdateStatement applies us (distinct workflows) and their events in one
-// statement (storage.DB.WriteStatement, in the group commit).
+// pgUpdateStatement applies us (distinct workflows, none asking for a
+// sequence) and their events in one statement (storage.DB.WriteStatement,
+// in the group commit).
 func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update) ([]bool, error) {
-	args, err := pgUpdateArgs(us)
+	args, err := pgUpdateArgs(us, nil)
 	if err != nil {
 		return nil, err
 	}

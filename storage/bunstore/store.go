@@ -653,30 +653,35 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 
 // pgClaimWorkflowsSQL claims workflows of the statuses listed (an SQL
 // list) in one statement: c picks and locks them, the Settling ones without
-// a sequence are numbered (as in pgUpdateWorkflowsSQL: the count reserved
-// is the count numbered), and the update writes the claim and the numbers
-// in one row version. Parameters: now, limit, now, owner, lease until.
+// a sequence are numbered (the count reserved from the counter is the count
+// numbered, so the numbers stay dense), and the update writes the claim and
+// the numbers in one row version. a holds every claimed row once, with its
+// number or NULL, so the update joins it to the table by primary key (a
+// join of two CTEs, planned from guessed row counts, could be a nested
+// loop over both: quadratic in the batch). Parameters: now, limit, now,
+// owner, lease until.
 func pgClaimWorkflowsSQL(statuses string) string {
 	return `WITH c AS (
-		SELECT id, livemode, status, sequence FROM settleflow_workflows
+		SELECT id, livemode, (status = 'Settling' AND sequence = 0) AS unnumbered FROM settleflow_workflows
 		WHERE status IN (` + statuses + `) AND run_at <= ?
 		ORDER BY run_at LIMIT ? FOR UPDATE SKIP LOCKED),
-	n AS (SELECT livemode, count(*) AS c FROM c WHERE status = 'Settling' AND sequence = 0 GROUP BY livemode),
+	n AS (SELECT livemode, count(*) AS c FROM c WHERE unnumbered GROUP BY livemode),
 	s AS (
 		INSERT INTO settleflow_sequences (livemode, last) SELECT livemode, c FROM n
 		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
 		RETURNING livemode, last),
 	a AS (
-		SELECT c.id, s.last - n.c + row_number() OVER (PARTITION BY c.livemode ORDER BY c.id) AS seq
-		FROM c JOIN n ON n.livemode = c.livemode JOIN s ON s.livemode = c.livemode
-		WHERE c.status = 'Settling' AND c.sequence = 0)
+		SELECT c.id, CASE WHEN c.unnumbered THEN
+			s.last - n.c + row_number() OVER (PARTITION BY c.livemode, c.unnumbered ORDER BY c.id) END AS seq
+		FROM c LEFT JOIN n ON c.unnumbered AND n.livemode = c.livemode
+			LEFT JOIN s ON c.unnumbered AND s.livemode = c.livemode)
 	UPDATE settleflow_workflows w SET
 		status = CASE w.status WHEN 'Pending' THEN 'Running' ELSE w.status END,
 		updated_at = CASE w.status WHEN 'Pending' THEN ? ELSE w.updated_at END,
 		lease_owner = ?, run_at = ?,
 		sequence = COALESCE(a.seq, w.sequence)
-	FROM c LEFT JOIN a ON a.id = c.id
-	WHERE w.id = c.id
+	FROM a
+	WHERE w.id = a.id
 	RETURNING ` + qualifiedWorkflowColumns
 }
 
@@ -781,7 +786,7 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			return nil, fmt.Errorf("bunstore: update of %s: transition from %s but status %s", u.ID, u.Transition.From(), u.Status)
 		}
 	}
-	if s.postgres && distinctUpdates(us) {
+	if s.postgres && distinctUpdates(us) && !asksSequence(us) {
 		return s.pgUpdateStatement(ctx, us)
 	}
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -790,9 +795,13 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 		}
 		// Updates of one workflow (several owners may be tried) go to
 		// different statements, so each sees the result of the previous.
+		limit := maxUpdateRows
+		if s.postgres {
+			limit = len(us) // rows passed as arrays: no bound on parameters
+		}
 		for start := 0; start < len(us); {
 			end, seen := start, map[string]bool{}
-			for end < len(us) && end-start < maxUpdateRows && !seen[us[end].ID] {
+			for end < len(us) && end-start < limit && !seen[us[end].ID] {
 				seen[us[end].ID] = true
 				end++
 			}
@@ -849,6 +858,17 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 		return nil, err
 	}
 	return applied, nil
+}
+
+// asksSequence reports whether an update of us asks for its workflow's
+// sequence (numbered by a read before the update, in its transaction).
+func asksSequence(us []settleflow.Update) bool {
+	for _, u := range us {
+		if u.Sequence != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // distinctUpdates reports whether us update distinct workflows (one
@@ -941,35 +961,60 @@ func updateWorkflowsSQL(n int, postgres bool) string {
 	RETURNING settleflow_workflows.id, settleflow_workflows.sequence`
 }
 
-// numberUpdated numbers, within tx, the workflows of us that asked for a
-// sequence (Update.Sequence), have none, and will be updated (status and
-// owner as expected: the SQLite path's writes are serialized, so what the
-// read finds, the update finds). It returns the numbers by id.
+// numberUpdated numbers, within tx, the workflows of us (distinct) that
+// asked for a sequence (Update.Sequence), have none, and will be updated
+// (status and owner as expected). It returns the numbers by id. The rows
+// read stay as read until the update: on SQLite the writes are serialized,
+// and on Postgres the read locks them (FOR UPDATE, in id order), so the
+// count reserved is the count numbered and the numbers stay dense.
 func (s *Store) numberUpdated(ctx context.Context, tx *sql.Tx, us []settleflow.Update) (map[string]int64, error) {
-	var args []any
+	want := map[string]settleflow.Update{}
+	var ids []string
 	for _, u := range us {
 		if u.Sequence != nil {
-			args = append(args, u.ID, string(u.Status), u.Owner)
+			want[u.ID] = u
+			ids = append(ids, u.ID)
 		}
 	}
-	if len(args) == 0 {
+	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT w.id, w.livemode FROM settleflow_workflows w
-		JOIN (VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(args)/3), ", ")+`) AS v
-			ON w.id = v.column1 AND w.status = v.column2 AND w.lease_owner = v.column3
-		WHERE w.sequence = 0`, args...)
+	query := `SELECT id, livemode, status, lease_owner FROM settleflow_workflows
+		WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + `) AND sequence = 0`
+	var args []any
+	if s.postgres {
+		query = `SELECT id, livemode, status, lease_owner FROM settleflow_workflows
+			WHERE id = ANY(?::text[]) AND sequence = 0 ORDER BY id FOR UPDATE`
+		var a pgArray
+		for _, id := range ids {
+			a.text(id)
+		}
+		args = []any{a.String()}
+	} else {
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: sequence: %w", err)
 	}
 	var ws []unnumbered
 	for rows.Next() {
 		var w unnumbered
-		if err := rows.Scan(&w.id, &w.livemode); err != nil {
+		var status string
+		var owner *string
+		if err := rows.Scan(&w.id, &w.livemode, &status, &owner); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		ws = append(ws, w)
+		if u := want[w.id]; status == string(u.Status) && owner != nil && *owner == u.Owner {
+			ws = append(ws, w)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
