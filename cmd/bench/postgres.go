@@ -85,18 +85,10 @@ func (m *pgMeasure) timed(ctx context.Context, fn func() error) error {
 	var names []string
 	for _, db := range m.dbs {
 		names = append(names, db.Name)
-		x, err := db.Transactions(ctx)
-		if err != nil {
-			return err
-		}
-		m.xactBase += x
-		w, err := db.RowWork(ctx)
-		if err != nil {
-			return err
-		}
-		m.rowsBase.Versions += w.Versions
-		m.rowsBase.HOT += w.HOT
-		m.rowsBase.IndexEntries += w.IndexEntries
+	}
+	var err error
+	if m.xactBase, m.rowsBase, err = m.counters(ctx); err != nil {
+		return err
 	}
 	runtime.GC()
 	var server *benchmark.ServerCPU
@@ -118,7 +110,7 @@ func (m *pgMeasure) timed(ctx context.Context, fn func() error) error {
 		defer pprof.StopCPUProfile()
 	}
 	rt0, cpu0, start := m.rt.Load(), benchmark.ProcessCPU(), time.Now()
-	err := fn()
+	err = fn()
 	m.elapsed = time.Since(start)
 	m.goCPU = benchmark.ProcessCPU() - cpu0
 	m.rts = m.rt.Load() - rt0
@@ -136,26 +128,30 @@ func (m *pgMeasure) finish(ctx context.Context) error {
 		return nil
 	}
 	time.Sleep(200 * time.Millisecond)
-	var total int64
+	total, rows, err := m.counters(ctx)
+	if err != nil {
+		return err
+	}
+	m.xacts = total - m.xactBase
+	m.rows = rows.Minus(m.rowsBase)
+	return nil
+}
+
+// counters sums the side's databases' transactions and row work so far.
+func (m *pgMeasure) counters(ctx context.Context) (xacts int64, rows benchmark.RowWork, err error) {
 	for _, db := range m.dbs {
 		x, err := db.Transactions(ctx)
 		if err != nil {
-			return err
+			return 0, rows, err
 		}
-		total += x
 		w, err := db.RowWork(ctx)
 		if err != nil {
-			return err
+			return 0, rows, err
 		}
-		m.rows.Versions += w.Versions
-		m.rows.HOT += w.HOT
-		m.rows.IndexEntries += w.IndexEntries
+		xacts += x
+		rows = rows.Plus(w)
 	}
-	m.xacts = total - m.xactBase
-	m.rows.Versions -= m.rowsBase.Versions
-	m.rows.HOT -= m.rowsBase.HOT
-	m.rows.IndexEntries -= m.rowsBase.IndexEntries
-	return nil
+	return xacts, rows, nil
 }
 
 type pgResult struct {

@@ -333,6 +333,16 @@ type RowWork struct {
 	IndexEntries int64
 }
 
+// Plus is w and v added up.
+func (w RowWork) Plus(v RowWork) RowWork {
+	return RowWork{w.Versions + v.Versions, w.HOT + v.HOT, w.IndexEntries + v.IndexEntries}
+}
+
+// Minus is the row work of w done since v.
+func (w RowWork) Minus(v RowWork) RowWork {
+	return RowWork{w.Versions - v.Versions, w.HOT - v.HOT, w.IndexEntries - v.IndexEntries}
+}
+
 // RowWork reads the database's row work so far.
 func (d *PGDatabase) RowWork(ctx context.Context) (RowWork, error) {
 	db := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(d.DSN)))
