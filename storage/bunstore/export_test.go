@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"strings"
 
 	"github.com/settleflow/settleflow"
 )
@@ -23,4 +24,29 @@ func (s *Store) MigrateBeforeCanceled(ctx context.Context, until string) error {
 		}
 	}
 	return s.migrate(ctx, until, statuses, transitions)
+}
+
+// RunDown runs the down migration named (its file name without
+// ".tx.down.sql") of the store's dialect in one transaction, as bun's
+// migrator would roll it back.
+func (s *Store) RunDown(ctx context.Context, name string) error {
+	dir := "migrations/sqlite/"
+	if s.postgres {
+		dir = "migrations/postgres/"
+	}
+	b, err := migrationFiles.ReadFile(dir + name + ".tx.down.sql")
+	if err != nil {
+		return err
+	}
+	tx, err := s.sdb.Bun().BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // committed below on success
+	for _, q := range strings.Split(string(b), "--bun:split") {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

@@ -302,3 +302,73 @@ func TestPostgresUpgradeToCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Rolling back numbering at settlement numbers the workflows still
+// unnumbered, in creation order after the numbers given, so every number is
+// unique again; the counters follow.
+func testSequenceDown(t *testing.T, s *bunstore.Store) {
+	ctx := context.Background()
+	var test, live []*settleflow.Workflow
+	for i := range 3 {
+		test = append(test, newSeedWorkflow(i, settleflow.Test))
+		live = append(live, newSeedWorkflow(10+i, settleflow.Live))
+	}
+	var ins []settleflow.Insert
+	for _, w := range append(append([]*settleflow.Workflow{}, test...), live[:2]...) {
+		ins = append(ins, settleflow.Insert{Workflow: w})
+	}
+	if _, err := s.InsertWorkflows(ctx, ins); err != nil {
+		t.Fatal(err)
+	}
+	// test[2] is settled first: number 1.
+	if _, err := s.ClaimWorkflows(ctx, settleflow.Claim{Owner: "w", Now: t0.Add(time.Second), LeaseUntil: t0.Add(time.Hour), Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	toSettling, _ := settleflow.Running.To(settleflow.Settling)
+	var seq uint64
+	if applied, err := s.UpdateWorkflows(ctx, []settleflow.Update{{ID: test[2].ID, Owner: "w", Status: settleflow.Running, Transition: toSettling,
+		RunAt: t0.Add(time.Hour), UpdatedAt: t0.Add(time.Second), Sequence: &seq}}); err != nil || !applied[0] || seq != 1 {
+		t.Fatalf("numbered %d: %v %v", seq, applied, err)
+	}
+	if err := s.RunDown(ctx, "20261124000001_sequence_at_settlement"); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	want := map[string]uint64{test[2].ID: 1, test[0].ID: 2, test[1].ID: 3, live[0].ID: 1, live[1].ID: 2}
+	for id, n := range want {
+		var got uint64
+		if err := s.DB().Bun().QueryRowContext(ctx, `SELECT sequence FROM settleflow_workflows WHERE id = ?`, id).Scan(&got); err != nil || got != n {
+			t.Fatalf("%s after down: sequence %d, want %d (%v)", id, got, n, err)
+		}
+	}
+	for live, n := range map[bool]int64{false: 3, true: 2} {
+		var last int64
+		if err := s.DB().Bun().QueryRowContext(ctx, `SELECT last FROM settleflow_sequences WHERE livemode = ?`, live).Scan(&last); err != nil || last != n {
+			t.Fatalf("counter of livemode=%v after down: %d, want %d (%v)", live, last, n, err)
+		}
+	}
+	// Every number unique again, 0 included: the old releases' index.
+	if _, err := s.DB().Bun().ExecContext(ctx, `UPDATE settleflow_workflows SET sequence = 0 WHERE id IN (?, ?)`, test[0].ID, test[1].ID); err == nil {
+		t.Fatal("two workflows of one environment took sequence 0 after down")
+	}
+}
+
+func TestSQLiteSequenceDown(t *testing.T) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "down.db"), sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	testSequenceDown(t, s)
+}
+
+func TestPostgresSequenceDown(t *testing.T) {
+	open := pgtest.Connect(t).Storage(t, "sf_seqdown")
+	s, err := bunstore.New(open())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testSequenceDown(t, s)
+}
