@@ -63,6 +63,14 @@ func (s *PGServer) FreshDatabase(ctx context.Context, prefix string) (*PGDatabas
 	return &PGDatabase{Name: name, DSN: u.String(), srv: s}, nil
 }
 
+// Exec runs query on the database db.
+func (s *PGServer) Exec(ctx context.Context, db *PGDatabase, query string) error {
+	c := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(db.DSN)))
+	defer c.Close()
+	_, err := c.ExecContext(ctx, query)
+	return err
+}
+
 // Drop drops the database, ending the connections still open to it.
 func (d *PGDatabase) Drop(ctx context.Context) error {
 	_, err := d.srv.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+d.Name+" WITH (FORCE)")
