@@ -177,23 +177,15 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 // their sequences. The columns of the first array group are those of
 // updateWorkflowsSQL (the last: the sequence to give, numbered beforehand
 // by numberUpdated, or NULL); the second group is the events'.
-const pgUpdateWorkflowsSQL = `WITH v AS (
+var pgUpdateWorkflowsSQL = `WITH v AS (
 		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::integer[],
 			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
-			AS v(id, status, owner, next, run_at, lease_owner, attempts, updated_at,
-				result, actual_cost, achieved, settlement, failure, sequence)),
+			AS v(id, expected, owner, status, run_at, lease_owner, attempts, updated_at,
+				result, actual_cost, achieved_margin_bps, settlement, failure, sequence)),
 	u AS (
-		UPDATE settleflow_workflows w SET
-			status = v.next, run_at = v.run_at, lease_owner = v.lease_owner, attempts = v.attempts,
-			updated_at = v.updated_at,
-			result = COALESCE(v.result, w.result),
-			actual_cost = COALESCE(v.actual_cost, w.actual_cost),
-			achieved_margin_bps = COALESCE(v.achieved, w.achieved_margin_bps),
-			settlement = COALESCE(v.settlement, w.settlement),
-			failure = COALESCE(v.failure, w.failure),
-			sequence = COALESCE(v.sequence, w.sequence)
+		UPDATE settleflow_workflows w SET ` + updateSetSQL("w", func(i int) string { return "v." + updatedColumns[i] }) + `
 		FROM v
-		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.status AND w.lease_owner = v.owner
+		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.expected AND w.lease_owner = v.owner
 		RETURNING w.id, w.sequence),
 	e AS (
 		INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -920,7 +921,7 @@ func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Upd
 			string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
 			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure), seq)
 	}
-	st, err := s.stmt(ctx, updateWorkflowsSQL(len(us), s.postgres))
+	st, err := s.stmt(ctx, updateWorkflowsSQL(len(us)))
 	if err != nil {
 		return err
 	}
@@ -937,28 +938,42 @@ func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Upd
 // INSERT.
 const maxUpdateRows = 64
 
-// updateWorkflowsSQL updates n workflows; the VALUES columns are, in order:
-// id, expected status, owner, new status, run_at, new lease owner,
-// attempts, updated_at, and the optional result, actual cost, achieved
-// margin, settlement and failure (NULL keeps the stored value).
-func updateWorkflowsSQL(n int, postgres bool) string {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-	if postgres {
-		// Postgres types the first VALUES row; say what the NULLs are.
-		row = "(?, ?, ?, ?, ?::bigint, ?, ?::integer, ?::bigint, ?, ?::bigint, ?::bigint, ?, ?, ?::bigint)"
-	}
-	return `UPDATE settleflow_workflows SET
-		status = v.column4, run_at = v.column5, lease_owner = v.column6, attempts = v.column7, updated_at = v.column8,
-		result = COALESCE(v.column9, settleflow_workflows.result),
-		actual_cost = COALESCE(v.column10, settleflow_workflows.actual_cost),
-		achieved_margin_bps = COALESCE(v.column11, settleflow_workflows.achieved_margin_bps),
-		settlement = COALESCE(v.column12, settleflow_workflows.settlement),
-		failure = COALESCE(v.column13, settleflow_workflows.failure),
-		sequence = COALESCE(v.column14, settleflow_workflows.sequence)
+// updateWorkflowsSQL updates n workflows (SQLite: the Postgres form is
+// pgUpdateWorkflowsSQL); the VALUES columns are, in order: id, expected
+// status, owner, then updateSetSQL's values: new status, run_at, new lease
+// owner, attempts, updated_at, and the optional result, actual cost,
+// achieved margin, settlement, failure and sequence (NULL keeps the stored
+// value).
+func updateWorkflowsSQL(n int) string {
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	return `UPDATE settleflow_workflows SET ` + updateSetSQL("settleflow_workflows", func(i int) string {
+		return "v.column" + strconv.Itoa(i+4)
+	}) + `
 	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + `) AS v
 	WHERE settleflow_workflows.id = v.column1 AND settleflow_workflows.status = v.column2
 		AND settleflow_workflows.lease_owner = v.column3
 	RETURNING settleflow_workflows.id, settleflow_workflows.sequence`
+}
+
+// updatedColumns are the columns a batch update writes, in the order of
+// its values; the first five are set, the others kept when the value is
+// NULL.
+var updatedColumns = []string{"status", "run_at", "lease_owner", "attempts", "updated_at",
+	"result", "actual_cost", "achieved_margin_bps", "settlement", "failure", "sequence"}
+
+// updateSetSQL is the SET list of both forms of the batch update: table
+// names the updated table (or its alias), value(i) the new value of
+// updatedColumns[i].
+func updateSetSQL(table string, value func(i int) string) string {
+	set := make([]string, len(updatedColumns))
+	for i, c := range updatedColumns {
+		if i < 5 {
+			set[i] = c + " = " + value(i)
+		} else {
+			set[i] = c + " = COALESCE(" + value(i) + ", " + table + "." + c + ")"
+		}
+	}
+	return strings.Join(set, ",\n\t\t")
 }
 
 // numberUpdated numbers, within tx, the workflows of us (distinct) that
