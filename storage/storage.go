@@ -215,16 +215,12 @@ type WriteOptions struct {
 	// stays its own transaction on Postgres. On SQLite the option changes
 	// nothing: every write joins the group in its own savepoint.
 	Rerunnable bool
-	// Late asks that fn run after the group's other writes, just before
-	// the commit: for work that takes a row lock every process's writes
-	// contend for (the workflow sequence counter), so that it is held
-	// from its statement to the commit and no longer. Postgres only.
-	Late bool
 	// Alone (Postgres, [DB.WriteStatement] only) runs the statement as a
 	// transaction of its own rather than in the group: for a write whose
-	// latency bounds its caller's throughput, or that holds a lock every
-	// process contends for until its commit (the workflow sequence
-	// counter: a group would hold it while its other writes run).
+	// latency bounds its caller's throughput (a create, whose caller
+	// waits: the stages' writes grow into groups meanwhile), or that holds
+	// a lock every process contends for until its commit (a group would
+	// hold it while its other writes run).
 	Alone bool
 }
 
@@ -331,7 +327,7 @@ func (d *DB) WriteWith(ctx context.Context, fn func(ctx context.Context, tx bun.
 		}
 		return nil
 	}
-	req := &writeRequest{ctx: ctx, fn: fn, committed: committed, late: opts.Late, done: make(chan error, 1)}
+	req := &writeRequest{ctx: ctx, fn: fn, committed: committed, done: make(chan error, 1)}
 	d.sendMu.RLock()
 	if d.isClosed {
 		d.sendMu.RUnlock()
@@ -353,7 +349,6 @@ type writeRequest struct {
 	ctx       context.Context
 	fn        func(ctx context.Context, tx bun.Tx) error
 	committed func() // may be nil
-	late      bool   // Postgres: run after the group's other writes
 	done      chan error
 }
 
@@ -475,9 +470,8 @@ func (d *DB) commitGroup(group []*writeRequest) []error {
 }
 
 // commitGroupPG commits a group of rerunnable writes on Postgres in one
-// transaction, without savepoints: the late writes last, each kind in the
-// order it arrived. A write whose context ended before its turn is
-// answered so and does nothing. If a write fails, the transaction is
+// transaction, without savepoints, in the order they arrived. A write
+// whose context ended before its turn is answered so and does nothing. If a write fails, the transaction is
 // rolled back, that write is answered with its error and every other one
 // runs again alone: a failure costs the group its sharing, never a write
 // its outcome.
@@ -487,17 +481,6 @@ func (d *DB) commitGroupPG(group []*writeRequest) []error {
 		errs[0] = d.commitAlone(group[0])
 		return errs
 	}
-	order := make([]int, 0, len(group))
-	for i, r := range group {
-		if !r.late {
-			order = append(order, i)
-		}
-	}
-	for i, r := range group {
-		if r.late {
-			order = append(order, i)
-		}
-	}
 	wc, tx, err := d.writerTx()
 	if err != nil {
 		for i := range errs {
@@ -506,15 +489,14 @@ func (d *DB) commitGroupPG(group []*writeRequest) []error {
 		return errs
 	}
 	ended := make([]bool, len(group)) // answered with their context's error
-	for _, i := range order {
-		r := group[i]
+	for i, r := range group {
 		if errs[i] = r.ctx.Err(); errs[i] != nil {
 			ended[i] = true
 			continue
 		}
 		if errs[i] = r.fn(context.WithoutCancel(r.ctx), tx); errs[i] != nil {
 			d.wpool.put(wc, tx.Rollback())
-			for _, j := range order {
+			for j := range group {
 				if j != i && !ended[j] {
 					errs[j] = d.commitAlone(group[j])
 				}
