@@ -2,10 +2,13 @@ package dblimit_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/settleflow/settleflow/internal/pgtest"
 	"github.com/settleflow/settleflow/ratelimit"
@@ -69,4 +72,143 @@ func TestThreeInstancesShareTheLimit(t *testing.T) {
 		open := pg.Storage(t, "dblimit_shared")
 		return &roundRobin{ls: []ratelimit.Limiter{newOn(t, open()), newOn(t, open()), newOn(t, open())}}
 	})
+}
+
+// A count is a statement of its own, not a write in the group commit: it
+// answers while a transaction of the group is held open, on the same
+// instance and on another. (When counts joined the group, a hot key's row
+// stayed locked for as long as the group's other writes ran, and the other
+// instances' requests for that key waited for all of them.)
+func TestCountsDoNotWaitForTheGroupCommit(t *testing.T) {
+	pg := pgtest.Connect(t)
+	open := pg.Storage(t, "dblimit_group")
+	dbA, dbB := open(), open()
+	la, lb := newOn(t, dbA), newOn(t, dbB)
+	ctx := context.Background()
+	ws := []ratelimit.Window{ratelimit.Minute(100), ratelimit.Day(1000)}
+	now := time.Unix(1_800_000_000, 0)
+	if d, err := la.Allow(ctx, "key_group", ws, now); err != nil || !d.Allowed {
+		t.Fatalf("first request: %+v, %v", d, err)
+	}
+
+	// A group write on A that counts... nothing of the limiter's, and
+	// holds its transaction open until released.
+	hold, held := make(chan struct{}), make(chan struct{})
+	groupDone := make(chan error, 1)
+	go func() {
+		groupDone <- dbA.WriteWith(ctx, func(ctx context.Context, tx bun.Tx) error {
+			select {
+			case <-held:
+			default:
+				close(held)
+			}
+			<-hold
+			return nil
+		}, storage.WriteOptions{Rerunnable: true})
+	}()
+	<-held
+	defer func() {
+		close(hold)
+		if err := <-groupDone; err != nil {
+			t.Errorf("group write: %v", err)
+		}
+	}()
+
+	answered := make(chan error, 2)
+	for i, l := range []*dblimit.Limiter{la, lb} {
+		go func() {
+			d, err := l.Allow(ctx, "key_group", ws, now)
+			if err == nil && !d.Allowed {
+				err = fmt.Errorf("instance %d: refused: %+v", i, d)
+			}
+			answered <- err
+		}()
+	}
+	for range 2 {
+		select {
+		case err := <-answered:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a count waited for the group commit")
+		}
+	}
+}
+
+// The requests that arrive while a statement runs are decided together by
+// the next one, in order, each with a remaining count of its own.
+func TestRequestsWaitingAreDecidedInOneStatement(t *testing.T) {
+	pg := pgtest.Connect(t)
+	db := pg.Storage(t, "dblimit_batch")()
+	l := newOn(t, db)
+	ctx := context.Background()
+	ws := []ratelimit.Window{ratelimit.Minute(15)}
+	now := time.Unix(1_800_000_000, 0)
+	if _, err := l.Allow(ctx, "key_batch", ws, now); err != nil { // creates the row
+		t.Fatal(err)
+	}
+
+	// Another session locks the key's row: the next statement waits for it.
+	lock, err := db.Bun().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(ctx, `SELECT count FROM ratelimit_counters WHERE limit_key = 'key_batch' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	type answer struct {
+		d   ratelimit.Decision
+		err error
+	}
+	answers := make(chan answer, n+1)
+	ask := func() {
+		d, err := l.Allow(ctx, "key_batch", ws, now)
+		answers <- answer{d, err}
+	}
+	go ask() // the first statement, blocked on the lock
+	waitFor(t, func() bool { running, waiting := l.Waiting(); return running && waiting == 0 })
+	before := db.Commits()
+	for range n {
+		go ask()
+	}
+	waitFor(t, func() bool { _, waiting := l.Waiting(); return waiting == n })
+	if err := lock.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	remaining := map[int]bool{}
+	admitted := 0
+	for range n + 1 {
+		a := <-answers
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		if a.d.Allowed {
+			admitted++
+			if r := a.d.Windows[0].Remaining; remaining[r] {
+				t.Errorf("remaining %d answered twice", r)
+			} else {
+				remaining[r] = true
+			}
+		}
+	}
+	// 15 per minute, one used before: 14 of the 21 admitted, remaining 13..0.
+	if admitted != 14 || len(remaining) != 14 || !remaining[0] || !remaining[13] {
+		t.Errorf("admitted %d, remaining counts %v", admitted, remaining)
+	}
+	if got := db.Commits() - before; got != 2 {
+		t.Errorf("%d statements decided the blocked request and the %d that waited behind it, want 2", got, n)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -1,0 +1,5 @@
+{{if .Postgres -}}
+DROP FUNCTION IF EXISTS ratelimit_allow(jsonb);
+{{- else -}}
+SELECT 1;
+{{- end}}
