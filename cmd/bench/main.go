@@ -59,7 +59,7 @@ func main() {
 	riverConns := flag.Int("river-conns", 0, "postgres: River's pgxpool MaxConns (0: pgxpool's default)")
 	instances := flag.Int("instances", 0, "postgres: engines of the multi-instance side (default 3); pipeline with -postgres: reference servers sharing the database, creates round-robin over them (default 1)")
 	noLease := flag.Bool("no-lease", false, "postgres: the engines of the multi-instance side settle without the settlement lease (each its own charges; by default one holds the lease and settles for all, as the reference server's instances do)")
-	only := flag.String("only", "", "postgres: measure only these sides (comma-separated: river,create,e2e1,e2e3,create3,sqlite; and lean, a diagnostic measured only when named: end to end with the indexes only the API's lists read dropped)")
+	only := flag.String("only", "", "postgres: measure only these sides (comma-separated: river,create,e2e1,e2e3,create3,sqlite; and two diagnostics measured only when named: lean, end to end with the indexes only the API's lists read dropped; split, end to end with at most the index work of a split schema)")
 	rate := flag.Int("rate", 500, "pipeline: offered creates per second of the steady phase")
 	steady := flag.Duration("steady", 30*time.Second, "pipeline: length of the steady phase (0 to skip it)")
 	serverBin := flag.String("server-bin", "", "pipeline: reference server `binary` (default: built from ./examples/server)")
