@@ -32,11 +32,13 @@ import (
 	"database/sql"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -46,6 +48,17 @@ import (
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
+
+// MaxKeyLength is the longest key, in characters, the counters hold.
+const MaxKeyLength = 200
+
+// ErrInvalidKey is returned by Allow for a key the counters cannot hold:
+// longer than MaxKeyLength characters, not valid UTF-8, or containing a NUL
+// byte. Nothing is counted. (A key built from request data, such as a
+// client address taken from a header, can be any of these; it is refused
+// before it reaches the database, where it would fail the statement that
+// decides the other requests waiting with it.)
+var ErrInvalidKey = errors.New("dblimit: invalid key")
 
 // Limiter is a [ratelimit.Limiter] on a database.
 type Limiter struct {
@@ -85,6 +98,9 @@ func (l *Limiter) Allow(ctx context.Context, key string, windows []ratelimit.Win
 	if err := ratelimit.ValidateWindows(windows); err != nil {
 		return ratelimit.Decision{}, err
 	}
+	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 || utf8.RuneCountInString(key) > MaxKeyLength {
+		return ratelimit.Decision{}, fmt.Errorf("%w: %d bytes, at most %d characters of UTF-8 without NUL", ErrInvalidKey, len(key), MaxKeyLength)
+	}
 	for i, w := range windows {
 		for _, v := range windows[:i] {
 			if v.Name == w.Name && v.Length == w.Length {
@@ -107,7 +123,7 @@ func (l *Limiter) Allow(ctx context.Context, key string, windows []ratelimit.Win
 	}
 	states := make([]ratelimit.WindowState, len(windows))
 	for i, w := range windows {
-		length := int64(w.Length / time.Second)
+		length := windowLength(w)
 		for _, r := range rows {
 			if r.Name != w.Name || r.LengthS != length {
 				continue
@@ -311,13 +327,13 @@ func (b *batcher) decide(batch []*pgRequest) {
 		}, storage.WriteOptions{Alone: true})
 	}
 	for _, r := range live {
+		r.err = err
 		if err == nil && len(r.rows) != len(r.windows) {
-			err = fmt.Errorf("ratelimit_allow answered %d windows of %d", len(r.rows), len(r.windows))
+			r.err = fmt.Errorf("ratelimit_allow answered %d windows of %d", len(r.rows), len(r.windows))
 		}
-		if err != nil {
+		if r.err != nil {
 			r.rows, r.allowed = nil, false
 		}
-		r.err = err
 		close(r.done)
 	}
 }

@@ -2,8 +2,10 @@ package dblimit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,5 +212,35 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A key the counters cannot hold is refused with ErrInvalidKey before it
+// reaches the database, on either dialect, and counts nothing.
+func TestInvalidKeyRefused(t *testing.T) {
+	pg := pgtest.Connect(t)
+	sqliteDB, err := sqlite.OpenDB(filepath.Join(t.TempDir(), "limits.db"), sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sqliteDB.Close() })
+	ws := []ratelimit.Window{ratelimit.Minute(1)}
+	now := time.Unix(1_800_000_000, 0)
+	for name, db := range map[string]*storage.DB{"postgres": pg.Storage(t, "dblimit_keys")(), "sqlite": sqliteDB} {
+		l := newOn(t, db)
+		for _, key := range []string{strings.Repeat("k", dblimit.MaxKeyLength+1), "auth:\x00", "auth:\xff"} {
+			if _, err := l.Allow(context.Background(), key, ws, now); !errors.Is(err, dblimit.ErrInvalidKey) {
+				t.Errorf("%s: key %q: %v, want ErrInvalidKey", name, key, err)
+			}
+		}
+		// The longest key is fine, and nothing above was counted.
+		long := strings.Repeat("é", dblimit.MaxKeyLength)
+		if d, err := l.Allow(context.Background(), long, ws, now); err != nil || !d.Allowed {
+			t.Errorf("%s: longest key: %+v, %v", name, d, err)
+		}
+		var n int
+		if err := db.Bun().QueryRowContext(context.Background(), `SELECT count(*) FROM ratelimit_counters`).Scan(&n); err != nil || n != 1 {
+			t.Errorf("%s: %d counter rows (%v), want 1", name, n, err)
+		}
 	}
 }
