@@ -45,6 +45,24 @@ const (
 	CodeResourceMissing ErrorCode = "resource_missing"
 	// CodeHTTPSRequired: a live key was sent over plain HTTP.
 	CodeHTTPSRequired ErrorCode = "https_required"
+	// CodeAmountExceedsRefundable: a refund asks for more than the charge
+	// less its refunds, pending ones included (param "amount").
+	CodeAmountExceedsRefundable ErrorCode = "amount_exceeds_refundable"
+)
+
+// Codes of money (HTTP 402 and 409).
+const (
+	// CodeInsufficientFunds: the customer's available balance cannot cover
+	// the quote (HTTP 402, type payment_error); also the failure code of a
+	// charge the chain declined for lack of balance. The same string as
+	// FailureInsufficientFunds.
+	CodeInsufficientFunds ErrorCode = "insufficient_funds"
+	// CodeWorkflowNotSettled: a refund of a workflow that is not Settled
+	// (HTTP 409).
+	CodeWorkflowNotSettled ErrorCode = "workflow_not_settled"
+	// CodeRefundsNotSupported: a refund in an environment whose charges are
+	// not paid from customer balances (HTTP 409).
+	CodeRefundsNotSupported ErrorCode = "refunds_not_supported"
 )
 
 // Codes of a cancel refused because of the workflow's status (HTTP 409): the
@@ -109,8 +127,9 @@ const (
 
 // Failure codes of the shipped settler (package settlement).
 const (
-	// FailureInsufficientFunds: the operator's token balance cannot cover the
-	// charge.
+	// FailureInsufficientFunds: the customer's balance on chain could not
+	// cover the charge when it was settled (a deposit reorged out, a
+	// withdrawal the engine had not seen): nothing was charged.
 	FailureInsufficientFunds ErrorCode = "insufficient_funds"
 	// FailureInsufficientAllowance: the operator has not approved the
 	// contract for enough.

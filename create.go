@@ -151,6 +151,7 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		Payload:    payload,
 		Quoted:     q.Quoted,
 		Margin:     Margin{Target: q.TargetMargin},
+		Refunded:   Money{Currency: Currency},
 		Status:     Pending,
 		CreatedAt:  now,
 		UpdatedAt:  now,

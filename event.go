@@ -17,15 +17,25 @@ const (
 	EventWorkflowFailed EventType = "workflow.failed"
 	// EventWorkflowCanceled is emitted when a workflow reaches Canceled.
 	EventWorkflowCanceled EventType = "workflow.canceled"
+	// EventRefundSucceeded is emitted when a refund is confirmed on chain.
+	EventRefundSucceeded EventType = "refund.succeeded"
+	// EventRefundFailed is emitted when a refund failed for good; nothing
+	// was given back.
+	EventRefundFailed EventType = "refund.failed"
+	// EventCustomerFunded is emitted when a deposit for a customer is
+	// confirmed on chain and becomes available.
+	EventCustomerFunded EventType = "customer.funded"
 )
 
 // EventTypes lists every event type the engine emits.
-var EventTypes = []EventType{EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled}
+var EventTypes = []EventType{EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled,
+	EventRefundSucceeded, EventRefundFailed, EventCustomerFunded}
 
 // Valid reports whether t is one of EventTypes.
 func (t EventType) Valid() bool {
 	switch t {
-	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled:
+	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled,
+		EventRefundSucceeded, EventRefundFailed, EventCustomerFunded:
 		return true
 	}
 	return false
@@ -57,7 +67,11 @@ func (e *Event) Environment() Environment {
 	return Test
 }
 
-// EventData is the "data" object of an event: the workflow's outcome.
+// EventData is the "data" object of an event. For workflow.* events it is the
+// workflow's outcome (WorkflowID, Status, Quoted, Margin and Result,
+// Settlement or Failure); for refund.* events it is {"workflowId", "refund"};
+// for customer.funded it is {"customerId", "deposit", "balance"}. The fields
+// of the other kinds are left out of the JSON.
 type EventData struct {
 	WorkflowID string          `json:"workflowId"`
 	Status     Status          `json:"status"`
@@ -66,6 +80,73 @@ type EventData struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	Settlement *Settlement     `json:"settlement,omitempty"`
 	Failure    *Failure        `json:"failure,omitempty"`
+
+	// Refund is the refund of a refund.* event.
+	Refund *Refund `json:"-"`
+	// CustomerID, Deposit and Balance are a customer.funded event's.
+	CustomerID string        `json:"-"`
+	Deposit    *DepositEvent `json:"-"`
+	Balance    *Balance      `json:"-"`
+}
+
+// DepositEvent is the deposit a customer.funded event reports.
+type DepositEvent struct {
+	Amount      Money  `json:"amount"`
+	TxHash      string `json:"txHash"`
+	BlockNumber uint64 `json:"blockNumber"`
+}
+
+// eventDataWorkflow is EventData's workflow form, without the methods.
+type eventDataWorkflow struct {
+	WorkflowID string          `json:"workflowId"`
+	Status     Status          `json:"status"`
+	Quoted     Money           `json:"quoted"`
+	Margin     Margin          `json:"margin"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Settlement *Settlement     `json:"settlement,omitempty"`
+	Failure    *Failure        `json:"failure,omitempty"`
+}
+
+type eventDataRefund struct {
+	WorkflowID string  `json:"workflowId"`
+	Refund     *Refund `json:"refund"`
+}
+
+type eventDataCustomer struct {
+	CustomerID string        `json:"customerId"`
+	Deposit    *DepositEvent `json:"deposit"`
+	Balance    *Balance      `json:"balance"`
+}
+
+// MarshalJSON writes the form of d's kind: a refund's when Refund is set, a
+// customer's when CustomerID is set, a workflow's otherwise.
+func (d EventData) MarshalJSON() ([]byte, error) {
+	switch {
+	case d.Refund != nil:
+		return json.Marshal(eventDataRefund{WorkflowID: d.WorkflowID, Refund: d.Refund})
+	case d.CustomerID != "":
+		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Balance: d.Balance})
+	}
+	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure})
+}
+
+// UnmarshalJSON reads any of the forms MarshalJSON writes.
+func (d *EventData) UnmarshalJSON(p []byte) error {
+	var all struct {
+		eventDataWorkflow
+		Refund     *Refund       `json:"refund"`
+		CustomerID string        `json:"customerId"`
+		Deposit    *DepositEvent `json:"deposit"`
+		Balance    *Balance      `json:"balance"`
+	}
+	if err := json.Unmarshal(p, &all); err != nil {
+		return err
+	}
+	w := all.eventDataWorkflow
+	*d = EventData{WorkflowID: w.WorkflowID, Status: w.Status, Quoted: w.Quoted, Margin: w.Margin, Result: w.Result,
+		Settlement: w.Settlement, Failure: w.Failure, Refund: all.Refund, CustomerID: all.CustomerID,
+		Deposit: all.Deposit, Balance: all.Balance}
+	return nil
 }
 
 // Notifier receives the events the engine wrote to its outbox, oldest first.

@@ -95,6 +95,55 @@ type Store interface {
 	// not yet dispatched. It reports how many of each it deleted.
 	Prune(ctx context.Context, p Prune) (PruneResult, error)
 
+	// GetAccount returns the account of a customer of env by its Ref, with
+	// CustomerID as given; the zero Account (Environment, CustomerID and Ref
+	// set) when the Store holds none. It creates nothing.
+	GetAccount(ctx context.Context, env Environment, customerID, ref string) (*Account, error)
+
+	// MarkFaucet records, once per account, that the test faucet funds it:
+	// it sets the account's FaucetAt to at (creating the account, with
+	// CustomerID, if needed) and reports true if and only if FaucetAt was
+	// zero. Of concurrent callers for one account exactly one gets true.
+	MarkFaucet(ctx context.Context, env Environment, customerID, ref string, at time.Time) (bool, error)
+
+	// FundsCursor returns how far env's balance changes on chain are
+	// applied (the zero cursor if never).
+	FundsCursor(ctx context.Context, env Environment) (FundsCursor, error)
+
+	// ApplyFunds applies b in one transaction if the Store's cursor for
+	// b.Environment still equals b.From, and moves it to b.To; it reports
+	// whether it applied. A deposit adds to Deposited (creating the account
+	// by Ref if needed), a withdrawal request sets PendingWithdrawal, a
+	// cancellation zeroes it, a withdrawal subtracts its Amount from
+	// Deposited and zeroes PendingWithdrawal. The event b.EventsFor builds
+	// for each deposit is written to the outbox in the same transaction.
+	ApplyFunds(ctx context.Context, b FundsBatch) (applied bool, err error)
+
+	// InsertRefund records a Pending refund of a Settled workflow, in one
+	// transaction with the checks that admit it: the workflow (in the
+	// refund's environment) must exist (else ErrNotFound) and be Settled
+	// (else a *StateError with Op "refund"); the amount (0: all that is
+	// left) must be at most the workflow's charge less the amounts of its
+	// refunds that are not Failed (else a *RefundableError). An idempotency
+	// key works as in InsertWorkflows (its own namespace: refund keys never
+	// collide with workflow keys).
+	InsertRefund(ctx context.Context, in RefundInsert) (RefundInsertResult, error)
+
+	// GetRefund returns the refund with id in env, or ErrNotFound.
+	GetRefund(ctx context.Context, env Environment, id string) (*Refund, error)
+
+	// ListRefunds returns one page of q, newest first, and whether more
+	// refunds lie beyond it in the direction of travel.
+	ListRefunds(ctx context.Context, q RefundQuery) ([]*Refund, bool, error)
+
+	// ClaimRefunds leases up to c.Limit Pending refunds due at c.Now,
+	// earliest due first, until c.LeaseUntil.
+	ClaimRefunds(ctx context.Context, c Claim) ([]*Refund, error)
+
+	// UpdateRefunds applies us in one transaction (see RefundUpdate);
+	// applied[i] reports whether us[i] applied.
+	UpdateRefunds(ctx context.Context, us []RefundUpdate) (applied []bool, err error)
+
 	// Backlog counts, as of now, the unfinished workflows of the execute
 	// stage (Pending and Running) and of the settle stage (Settling), and
 	// the events not yet dispatched (stage notify): each stage's rows, those
@@ -126,6 +175,17 @@ type Insert struct {
 	// workflow as created, in the same transaction as the workflow.
 	IdempotencyKey string
 	RequestHash    string
+	// Reserve, when true, admits the workflow only if its customer's
+	// account (Environment, CustomerID, Ref) has Available() of at least
+	// Workflow.Quoted.Amount, and then adds it to the account's Reserved and
+	// sets Workflow.Reserved, in the same transaction as the insert: of
+	// concurrent inserts for one customer, across every engine sharing the
+	// Store, no more are admitted than the balance covers. A refused insert
+	// stores nothing and reports the account as it was in Insufficient.
+	// The idempotency check comes first: a replay is never refused.
+	Reserve bool
+	// Ref is the customer's Account.Ref, when Reserve is set.
+	Ref string
 }
 
 // InsertResult reports what an Insert did.
@@ -135,6 +195,10 @@ type InsertResult struct {
 	Existing *Workflow
 	// ExistingHash is the request hash stored with the existing key.
 	ExistingHash string
+	// Insufficient, when not nil, says the insert was refused for lack of
+	// funds (Insert.Reserve): the account as the admission saw it. Nothing
+	// was stored.
+	Insufficient *Account
 }
 
 // ListQuery selects a page of workflows. Workflows are ordered by id, which
@@ -207,6 +271,12 @@ type Update struct {
 	UpdatedAt  time.Time
 	// Event is written to the outbox if and only if the update applies.
 	Event *Event
+	// A workflow with a reservation (Workflow.Reserved > 0) that reaches a
+	// terminal status gives it back to its customer's account in the same
+	// transaction (Account.Reserved −= Workflow.Reserved); reaching Settled
+	// also adds its charge (the quoted amount) to Account.Charged.
+	// CancelWorkflow does the same for Canceled.
+	//
 	// Sequence, if not nil, asks for the workflow's Sequence, for the
 	// engine that settles it: the update must move the workflow to
 	// Settling. If it applies, a workflow without a Sequence gets the next

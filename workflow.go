@@ -130,8 +130,10 @@ type Workflow struct {
 	Result     json.RawMessage `json:"result"`
 	Settlement *Settlement     `json:"settlement"`
 	Failure    *Failure        `json:"failure"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	UpdatedAt  time.Time       `json:"updatedAt"`
+	// Refunded is the sum of the workflow's Succeeded refunds.
+	Refunded  Money     `json:"refunded"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 
 	// Sequence is the workflow's number in its environment (see
 	// Charge.Sequence); 0 until the Store assigns it, when the workflow is
@@ -142,6 +144,12 @@ type Workflow struct {
 	// Attempts counts executions and settlement checks that ended in a
 	// transient error since the last state change.
 	Attempts int `json:"-"`
+	// Reserved is the amount the workflow holds of its customer's balance
+	// (Insert.Reserve): its quote while it is unfinished, 0 when its
+	// environment's charges are not paid from customer balances. A Store
+	// keeps it after the workflow finishes (as a record that the ledger
+	// counted it).
+	Reserved int64 `json:"-"`
 }
 
 // Environment returns the environment the workflow belongs to.

@@ -76,7 +76,11 @@ func (w *Workflow) AppendJSON(b []byte) []byte {
 		b = appendJSONString(b, f.Message)
 		b = append(b, '}')
 	}
-	b = append(b, `,"createdAt":`...)
+	b = append(b, `,"refunded":{"amount":`...)
+	b = strconv.AppendInt(b, w.Refunded.Amount, 10)
+	b = append(b, `,"currency":`...)
+	b = appendJSONString(b, w.Refunded.Currency)
+	b = append(b, `},"createdAt":`...)
 	b = appendJSONTime(b, w.CreatedAt)
 	b = append(b, `,"updatedAt":`...)
 	b = appendJSONTime(b, w.UpdatedAt)

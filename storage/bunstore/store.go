@@ -273,6 +273,7 @@ func (r *workflowRow) workflow() (*settleflow.Workflow, error) {
 		CustomerID: r.CustomerID,
 		Payload:    json.RawMessage(r.Payload),
 		Quoted:     settleflow.Money{Amount: r.QuotedAmount, Currency: r.Currency},
+		Refunded:   settleflow.Money{Currency: r.Currency},
 		Margin:     settleflow.Margin{Target: settleflow.BasisPoints(r.TargetMarginBps)},
 		Status:     settleflow.Status(r.Status),
 		ActualCost: r.ActualCost,
