@@ -112,3 +112,8 @@ func (e *StateError) Is(target error) bool { return target == ErrWorkflowState }
 func (e *StateError) Code() ErrorCode {
 	return ErrorCode("workflow_" + strings.ToLower(string(e.Status)))
 }
+
+// ErrRefundsNotSupported is returned by Engine.Refund in an environment whose
+// charges are not paid from customer balances (the Settler is not [Funds],
+// or not Funded for it): there is no balance to give the money back to.
+var ErrRefundsNotSupported = errors.New("settleflow: refunds need a settler that charges customer balances")

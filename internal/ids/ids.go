@@ -22,6 +22,7 @@ const (
 	Endpoint = "we_"
 	Request  = "req_"
 	Delivery = "whd_"
+	Refund   = "re_"
 )
 
 var (
