@@ -38,7 +38,7 @@ func (e *Engine) Cancel(ctx context.Context, env Environment, id string) (*Workf
 		return nil, err
 	}
 	if w.Status != Pending {
-		if w.Status.Terminal() {
+		if e.cacheable(w) {
 			e.terminal.put(env, w)
 		}
 		return nil, &StateError{Op: "cancel", WorkflowID: id, Status: w.Status}
@@ -52,7 +52,7 @@ func (e *Engine) Cancel(ctx context.Context, env Environment, id string) (*Workf
 		}
 		return nil, fmt.Errorf("settleflow: cancel: %w", err)
 	}
-	if got.Status.Terminal() {
+	if e.cacheable(got) {
 		e.terminal.put(env, got)
 	}
 	if !canceled {

@@ -161,6 +161,9 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		req.ins.IdempotencyKey = p.IdempotencyKey
 		req.ins.RequestHash = requestHash(p.Product, p.CustomerID, payload)
 	}
+	if err := e.reserve(ctx, &req.ins, p.Environment); err != nil {
+		return nil, false, err
+	}
 	e.createMu.RLock()
 	if e.closed {
 		e.createMu.RUnlock()
@@ -184,6 +187,9 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 			return nil, false, ErrIdempotencyKeyReused
 		}
 		return r.res.Existing, true, nil
+	}
+	if a := r.res.Insufficient; a != nil {
+		return nil, false, &InsufficientFundsError{Environment: p.Environment, CustomerID: p.CustomerID, Quoted: wf.Quoted, Balance: a.Balance()}
 	}
 	signal(e.wake)
 	return wf, false, nil

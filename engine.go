@@ -63,6 +63,18 @@ type Options struct {
 	// them to Settling and releases them, for the engine that holds it.
 	// Default: none (this engine settles, as when it is the only one).
 	SettlementLease SettlementLease
+	// TestFaucet is what the test faucet deposits for a test customer seen
+	// for the first time, with a settler that charges customer balances
+	// (see Funds): 0 means DefaultTestFaucet (1,000.00), a negative amount
+	// turns the faucet off. The customer TestCustomerInsufficientFunds is
+	// never funded, and live customers never are.
+	TestFaucet int64
+	// FaucetWait bounds how long a test customer's first Create waits for
+	// the faucet's deposit to be confirmed. Default 30 s.
+	FaucetWait time.Duration
+	// FundsPollInterval is how often deposits and withdrawals are followed
+	// on chain. Default 2 s.
+	FundsPollInterval time.Duration
 	// WorkerID names this engine's leases; default a fresh one from the one
 	// worker-id source (host, process id and a random part). Two engines
 	// sharing a Store must have different ids. An engine restarted with the
@@ -113,8 +125,14 @@ type Engine struct {
 
 	// terminal caches workflows in a terminal status (Settled, Failed,
 	// Canceled): they never change again, so serving them from memory is
-	// correct even when other processes share the Store.
+	// correct even when other processes share the Store. (A Settled
+	// workflow's refunded amount does change: see cacheable.)
 	terminal terminalCache
+
+	// funds0 is the engine's memory of customer funds.
+	funds0 fundsState
+	// refundsWake tells the refund stage a refund was recorded.
+	refundsWake chan struct{}
 }
 
 // runState is the background machinery between Start and Stop.
@@ -134,6 +152,8 @@ type runState struct {
 	// handled (ReleaseSettling); touched by the claim loop only.
 	settleTerm uint64
 	pruneDone  chan struct{}  // closed when the retention loop returns
+	fundsDone  chan struct{}  // closed when the funds loop returns
+	refundDone chan struct{}  // closed when the refund stage returns
 	work       sync.WaitGroup // executions in flight
 	pipeline   sync.WaitGroup // finisher and settler
 }
@@ -163,6 +183,9 @@ func New(opts Options) (*Engine, error) {
 	setDefault(&opts.ExecutionTimeout, 5*time.Minute)
 	setDefault(&opts.SettlementPollInterval, 2*time.Second)
 	setDefault(&opts.NotifyTimeout, 30*time.Second)
+	setDefault(&opts.TestFaucet, DefaultTestFaucet)
+	setDefault(&opts.FaucetWait, 30*time.Second)
+	setDefault(&opts.FundsPollInterval, 2*time.Second)
 	setDefault(&opts.Retry.Base, time.Second)
 	setDefault(&opts.Retry.Max, 10*time.Minute)
 	setDefault(&opts.Retry.MaxAttempts, 10)
@@ -191,8 +214,9 @@ func New(opts Options) (*Engine, error) {
 		committed: make(chan struct{}),
 		wake:      make(chan struct{}, 1),
 
-		eventsWake: make(chan struct{}, 1),
-		handoffCap: 64,
+		eventsWake:  make(chan struct{}, 1),
+		refundsWake: make(chan struct{}, 1),
+		handoffCap:  64,
 	}
 	go e.commitLoop()
 	return e, nil
@@ -204,7 +228,7 @@ func (e *Engine) settles() bool {
 	return e.opts.SettlementLease == nil || e.opts.SettlementLease.Term() != 0
 }
 
-func setDefault[T int | time.Duration](v *T, d T) {
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
 	if *v == 0 {
 		*v = d
 	}
@@ -319,6 +343,8 @@ func (e *Engine) Start(ctx context.Context) error {
 		settle:       make(chan settleItem, e.opts.Workers),
 		handoff:      make(chan []Event, e.handoffCap),
 		pruneDone:    make(chan struct{}),
+		fundsDone:    make(chan struct{}),
+		refundDone:   make(chan struct{}),
 	}
 	e.run = rs
 	go e.claimLoop(claimCtx, workCtx, rs)
@@ -327,6 +353,8 @@ func (e *Engine) Start(ctx context.Context) error {
 	go e.settleLoop(workCtx, rs)
 	go e.dispatchLoop(eventsCtx, rs)
 	go e.retentionLoop(eventsCtx, rs)
+	go e.fundsLoop(eventsCtx, rs)
+	go e.refundLoop(eventsCtx, rs)
 	e.log.Info("settleflow engine started", zap.String("worker", e.opts.WorkerID), zap.Int("workers", e.opts.Workers))
 	return nil
 }
@@ -380,6 +408,8 @@ func (e *Engine) Stop(ctx context.Context) error {
 	rs.cancelEvents()
 	<-rs.eventsDone
 	<-rs.pruneDone
+	<-rs.fundsDone
+	<-rs.refundDone
 	e.log.Info("settleflow engine stopped", zap.String("worker", e.opts.WorkerID))
 	return cut
 }

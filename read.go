@@ -19,10 +19,25 @@ func (e *Engine) Fetch(ctx context.Context, env Environment, id string) (*Workfl
 		return w, nil
 	}
 	w, err := e.store.GetWorkflow(ctx, env, id)
-	if err == nil && w.Status.Terminal() {
+	if err == nil && e.cacheable(w) {
 		e.terminal.put(env, w)
 	}
 	return w, err
+}
+
+// cacheable reports whether w never changes again, so it may be served from
+// memory: a Failed or Canceled workflow, or a Settled one in an environment
+// without refunds (with refunds, its refunded amount may still change, by
+// any engine sharing the Store).
+func (e *Engine) cacheable(w *Workflow) bool {
+	switch w.Status {
+	case Failed, Canceled:
+		return true
+	case Settled:
+		_, refunds := e.funds(w.Environment())
+		return !refunds
+	}
+	return false
 }
 
 // terminalCacheSize bounds the cache of terminal workflows.
@@ -38,6 +53,12 @@ func (c *terminalCache) get(env Environment, id string) (*Workflow, bool) {
 	defer c.mu.RUnlock()
 	w, ok := c.m[string(env)+id]
 	return w, ok
+}
+
+func (c *terminalCache) drop(env Environment, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, string(env)+id)
 }
 
 func (c *terminalCache) put(env Environment, w *Workflow) {
