@@ -27,7 +27,7 @@ type ledgerSettler struct {
 	mu       sync.Mutex
 	head     uint64 // the last block
 	events   []settleflow.FundsEvent
-	balance  map[string]int64 // by ref
+	balance  map[string]int64  // by ref
 	charges  map[uint64]string // sequence → "charged" | "declined"
 	refunds  map[string]int64  // refund id → amount applied
 	refundOf map[uint64]int64  // sequence → amount refunded
