@@ -5,7 +5,10 @@ package benchmark
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -126,6 +129,54 @@ func (s *instantSettler) Status(_ context.Context, cs []settleflow.Charge) ([]se
 	return out, nil
 }
 
+// fundedSettler is instantSettler charging customer balances
+// (settleflow.Funds), so a create is admitted against its customer's balance
+// and reserves it: every customer of the bench (FundedCustomers) is funded
+// by one deposit in block 1, large enough for any run. A load generator
+// too: no chain, no refunds.
+type fundedSettler struct{ instantSettler }
+
+// FundedCustomers is how many customers the creates of a funded engine
+// spread over (cus_bench_00 … cus_bench_99).
+const FundedCustomers = 100
+
+func fundedCustomer(i int64) string { return fmt.Sprintf("cus_bench_%02d", i%FundedCustomers) }
+
+func (s *fundedSettler) Funded(settleflow.Environment) bool { return true }
+
+func (s *fundedSettler) CustomerRef(_ settleflow.Environment, id string) (string, error) {
+	h := sha256.Sum256([]byte(id))
+	return "0x" + hex.EncodeToString(h[:]), nil
+}
+
+func (s *fundedSettler) DepositInfo(settleflow.Environment, string) (settleflow.DepositInfo, error) {
+	return settleflow.DepositInfo{}, nil
+}
+
+func (s *fundedSettler) FundsEvents(_ context.Context, env settleflow.Environment, after settleflow.FundsCursor) ([]settleflow.FundsEvent, settleflow.FundsCursor, error) {
+	if after.Block > 0 {
+		return nil, after, nil
+	}
+	evs := make([]settleflow.FundsEvent, FundedCustomers)
+	for i := range evs {
+		ref, _ := s.CustomerRef(env, fundedCustomer(int64(i)))
+		evs[i] = settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: ref, Amount: 1 << 50, TxHash: "0x0", BlockNumber: 1, LogIndex: uint(i)}
+	}
+	return evs, settleflow.FundsCursor{Block: 1, Hash: "0x1"}, nil
+}
+
+func (s *fundedSettler) Faucet(context.Context, settleflow.Environment, string, int64) (string, error) {
+	return "", errors.New("benchmark: no faucet")
+}
+
+func (s *fundedSettler) SubmitRefunds(context.Context, []settleflow.RefundCharge) error {
+	return errors.New("benchmark: no refunds")
+}
+
+func (s *fundedSettler) RefundStatus(_ context.Context, rs []settleflow.RefundCharge) ([]settleflow.SettlementStatus, error) {
+	return make([]settleflow.SettlementStatus, len(rs)), nil
+}
+
 // Engine is an engine on a fresh SQLite file with the no-op product, an
 // instant settler and a notifier that counts completed workflows.
 type Engine struct {
@@ -134,6 +185,7 @@ type Engine struct {
 	lease     *storage.Lease
 	completed atomic.Int64
 	notify    chan struct{}
+	funded    bool
 }
 
 // OpenEngine builds an Engine on the database at path (not started).
@@ -167,6 +219,10 @@ type EngineOptions struct {
 	// the engine takes part in, as the reference server's instances do:
 	// of engines sharing a database, one settles at a time.
 	Lease string
+	// Funded makes every charge paid from its customer's balance: creates
+	// spread over FundedCustomers funded customers and are admitted
+	// against their balances, as with the shipped settler.
+	Funded bool
 }
 
 // NewEngineOn builds an Engine (not started) on store, which it closes
@@ -185,7 +241,11 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 		store.Close()
 		return nil, err
 	}
-	e := &Engine{store: store, notify: make(chan struct{}, 1)}
+	e := &Engine{store: store, notify: make(chan struct{}, 1), funded: opts.Funded}
+	var settler settleflow.Settler = &instantSettler{seen: map[string]bool{}}
+	if opts.Funded {
+		settler = &fundedSettler{instantSettler{seen: map[string]bool{}}}
+	}
 	var lease settleflow.SettlementLease
 	if opts.Lease != "" {
 		e.lease = store.DB().Lease(opts.Lease, storage.LeaseOptions{})
@@ -195,7 +255,8 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 	e.Engine, err = settleflow.New(settleflow.Options{
 		SettlementLease: lease,
 		Store:           store,
-		Settler:         &instantSettler{seen: map[string]bool{}},
+		Settler:         settler,
+		TestFaucet:      -1,
 		Products:        ps,
 		Notifier: settleflow.NotifierFunc(func(_ context.Context, evs []settleflow.Event) error {
 			e.completed.Add(int64(len(evs)))
@@ -252,6 +313,13 @@ func CreateLoop(ctx context.Context, e *Engine, n, goroutines int) error {
 // goroutine g creating on es[g % len(es)].
 func CreateLoopMany(ctx context.Context, es []*Engine, n, goroutines int) error {
 	p := settleflow.CreateParams{Environment: settleflow.Test, Product: Product, CustomerID: "cus_bench", Payload: json.RawMessage(`{"units":1}`)}
+	for _, e := range es {
+		if e.funded {
+			if err := e.SyncFunds(ctx, settleflow.Test); err != nil {
+				return err
+			}
+		}
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
@@ -260,7 +328,11 @@ func CreateLoopMany(ctx context.Context, es []*Engine, n, goroutines int) error 
 		go func() {
 			defer wg.Done()
 			e := es[g%len(es)]
-			for next.Add(1) <= int64(n) {
+			p := p
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if e.funded {
+					p.CustomerID = fundedCustomer(i)
+				}
 				if _, _, err := e.Create(ctx, p); err != nil {
 					errs <- err
 					return
