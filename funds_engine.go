@@ -95,6 +95,12 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 	}
 	e.funds0.faucetSeen.Store(customerID, struct{}{})
 	e.log.Info("test faucet deposit sent", zap.String("customer", customerID), zap.Int64("amount", e.opts.TestFaucet), zap.String("tx", tx))
+	return e.awaitDeposit(ctx, customerID, ref, 1, tx)
+}
+
+// awaitDeposit follows the test chain until the customer's deposits reach
+// atLeast, for at most Options.FaucetWait.
+func (e *Engine) awaitDeposit(ctx context.Context, customerID, ref string, atLeast int64, tx string) error {
 	wait, cancel := context.WithTimeout(ctx, e.opts.FaucetWait)
 	defer cancel()
 	for {
@@ -102,15 +108,52 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 			e.log.Warn("following test deposits failed", zap.Error(err))
 		}
 		a, err := e.store.GetAccount(wait, Test, customerID, ref)
-		if err == nil && a.Deposited > 0 {
+		if err == nil && a.Deposited >= atLeast {
 			return nil
 		}
 		select {
 		case <-wait.Done():
-			return fmt.Errorf("the faucet deposit %s was not confirmed within %s", tx, e.opts.FaucetWait)
+			return fmt.Errorf("settleflow: the test deposit %s was not confirmed within %s", tx, e.opts.FaucetWait)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// FundTestCustomer deposits amount for a customer of the test environment
+// from the test faucet, whether or not the faucet funded it before, and
+// waits (at most Options.FaucetWait) until the deposit is confirmed and
+// applied; it returns the customer as it is then. It is the test helper
+// behind `customers fund` and POST /v1/test_helpers/customers/{id}/fund: a
+// deposit without a wallet. Live is never funded this way.
+func (e *Engine) FundTestCustomer(ctx context.Context, customerID string, amount int64) (*Customer, error) {
+	if !customerIDPattern.MatchString(customerID) {
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "customerId",
+			Message: "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"}
+	}
+	if amount < 1 || amount > MaxAmount {
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "amount", Message: fmt.Sprintf("amount must be between 1 and %d (minor units)", MaxAmount)}
+	}
+	f, ok := e.funds(Test)
+	if !ok {
+		return nil, ErrRefundsNotSupported
+	}
+	ref, err := f.CustomerRef(Test, customerID)
+	if err != nil {
+		return nil, fmt.Errorf("settleflow: customer reference: %w", err)
+	}
+	before, err := e.store.GetAccount(ctx, Test, customerID, ref)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := f.Faucet(ctx, Test, customerID, amount)
+	if err != nil {
+		return nil, fmt.Errorf("settleflow: test faucet: %w", err)
+	}
+	e.log.Info("test faucet deposit sent", zap.String("customer", customerID), zap.Int64("amount", amount), zap.String("tx", tx))
+	if err := e.awaitDeposit(ctx, customerID, ref, before.Deposited+amount, tx); err != nil {
+		return nil, err
+	}
+	return e.Customer(ctx, Test, customerID)
 }
 
 // maxFundsSteps bounds one SyncFunds: the log ranges it reads in a row
