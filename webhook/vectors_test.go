@@ -165,6 +165,11 @@ func writeVectors(t *testing.T) {
 		return map[string]string{HeaderWebhookID: id, HeaderWebhookTimestamp: itoa(t.Unix()), HeaderWebhookSignature: v}
 	}
 	tampered := bytes.Replace(completed, []byte(`"amount":358`), []byte(`"amount":359`), 1)
+	// Every verifier tolerates an event without createdAt (the signature proved
+	// it authentic, and receivers dedupe on id) and refuses one whose createdAt
+	// is not an RFC 3339 timestamp.
+	noCreatedAt := bytes.Replace(completed, []byte(`"createdAt":"2026-11-24T00:00:00.123456Z",`), nil, 1)
+	badCreatedAt := bytes.Replace(completed, []byte(`"createdAt":"2026-11-24T00:00:00.123456Z"`), []byte(`"createdAt":"soon"`), 1)
 	reformatted := bytes.Replace(completed, []byte(`,"object"`), []byte(`, "object"`), 1)
 	fs := []vector{
 		{Name: "valid", Scheme: "service", Secret: secret, Now: now, Body: string(completed), Headers: svc(at, completed, secret), Expect: okCompleted},
@@ -192,6 +197,10 @@ func writeVectors(t *testing.T) {
 			Headers: map[string]string{DefaultSignatureHeader: "t=" + itoa(now)}, Expect: fail(ReasonNoSignature)},
 		{Name: "signed body is not an event", Scheme: "service", Secret: secret, Now: now, Body: `{"hello":"world"}`,
 			Headers: svc(at, []byte(`{"hello":"world"}`), secret), Expect: fail(ReasonInvalidPayload)},
+		{Name: "event without createdAt (tolerated)", Scheme: "service", Secret: secret, Now: now, Body: string(noCreatedAt),
+			Headers: svc(at, noCreatedAt, secret), Expect: okCompleted},
+		{Name: "createdAt not a timestamp", Scheme: "service", Secret: secret, Now: now, Body: string(badCreatedAt),
+			Headers: svc(at, badCreatedAt, secret), Expect: fail(ReasonInvalidPayload)},
 		{Name: "standard: valid", Scheme: "standard", Secret: secret, Now: now, Body: string(completed), Headers: std("evt_01KAQ0Q3K9V6G1Q2W3E4R5T6Y7", at, completed, secret), Expect: vectorExpect{OK: true}},
 		{Name: "standard: rotation, two signatures", Scheme: "standard", Secret: rotated, Now: now, Body: string(completed), Headers: std("evt_01KAQ0Q3K9V6G1Q2W3E4R5T6Y7", at, completed, secret, rotated), Expect: vectorExpect{OK: true}},
 		{Name: "standard: tampered body", Scheme: "standard", Secret: secret, Now: now, Body: string(tampered), Headers: std("evt_01KAQ0Q3K9V6G1Q2W3E4R5T6Y7", at, completed, secret), Expect: fail(ReasonNoMatchingSignature)},

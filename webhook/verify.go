@@ -97,6 +97,12 @@ func (o VerifyOptions) window() (now, tol int64) {
 // The header must carry a timestamp within [DefaultTolerance] of now and at
 // least one v1 signature that matches; signatures are compared in constant
 // time. A failure is a *[SignatureVerificationError].
+//
+// The verified body must be a JSON object with a non-empty id and type
+// (else [ReasonInvalidPayload]); a missing createdAt is tolerated (the
+// event's CreatedAt is then the zero time), a createdAt that is not an RFC
+// 3339 timestamp is not. The Node.js and Python clients decide alike (the
+// shared vectors in testdata/webhooks.json check it).
 func ConstructEvent(rawBody []byte, header string, secret string) (settleflow.Event, error) {
 	return ConstructEventWithOptions(rawBody, header, secret, VerifyOptions{})
 }

@@ -36,12 +36,13 @@ type chainBackend interface {
 	ethereum.ChainIDReader
 }
 
-// openChain opens env's chain for the chain commands: the chain of the
-// -ENV-* flags over RPC, or the embedded test chain in DATA/chain (which
-// only one process can open: the server must be stopped). It returns the
-// chain, the contract, the last confirmed block (by -ENV-confirmations, or
-// the finalized block; the embedded chain's head) and a closer.
-func openChain(ctx context.Context, c config, env settleflow.Environment) (chainBackend, common.Address, uint64, func(), error) {
+// openChain opens env's chain for the chain command cmd ("chain status",
+// "chain reconcile"), which its errors name: the chain of the -ENV-* flags
+// over RPC, or the embedded test chain in DATA/chain (which only one process
+// can open: the server must be stopped). It returns the chain, the contract,
+// the last confirmed block (by -ENV-confirmations, or the finalized block;
+// the embedded chain's head) and a closer.
+func openChain(ctx context.Context, c config, cmd string, env settleflow.Environment) (chainBackend, common.Address, uint64, func(), error) {
 	f := c.live
 	if env == settleflow.Test {
 		f = c.test
@@ -49,7 +50,7 @@ func openChain(ctx context.Context, c config, env settleflow.Environment) (chain
 	switch {
 	case env == settleflow.Live || (env == settleflow.Test && f.rpc != ""):
 		if f.rpc == "" || !common.IsHexAddress(f.contract) {
-			return nil, common.Address{}, 0, nil, usageError{fmt.Errorf("%s needs -%s-rpc and -%s-contract (global flags, before the command)", env, env, env)}
+			return nil, common.Address{}, 0, nil, usageError{fmt.Errorf("%s --env %s needs -%s-rpc and -%s-contract (global flags, before the command)", cmd, env, env, env)}
 		}
 		cl, err := rpc.DialContext(ctx, f.rpc)
 		if err != nil {
@@ -83,7 +84,7 @@ func openChain(ctx context.Context, c config, env settleflow.Environment) (chain
 		sim, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{DataDir: dir, ManualCommit: true})
 		if err != nil {
 			if strings.Contains(err.Error(), "datadir already used") {
-				return nil, common.Address{}, 0, nil, errors.New("the embedded test chain is open in the running server; stop the server to reconcile it")
+				return nil, common.Address{}, 0, nil, fmt.Errorf("%s --env test: the embedded test chain is open in the running server (only one process can open it); stop the server to run %s", cmd, cmd)
 			}
 			return nil, common.Address{}, 0, nil, err
 		}
@@ -94,7 +95,7 @@ func openChain(ctx context.Context, c config, env settleflow.Environment) (chain
 		}
 		return sim.Backend.Client(), sim.Addresses.Contract, head, func() { sim.Close() }, nil
 	}
-	return nil, common.Address{}, 0, nil, usageError{fmt.Errorf("--env %q: want test or live", env)}
+	return nil, common.Address{}, 0, nil, usageError{fmt.Errorf("%s --env %q: want test or live", cmd, env)}
 }
 
 // chainGroup is the chain command: the settlement contract, seen from the
@@ -149,7 +150,7 @@ func chainGroup() *group {
 			},
 			run: func(ctx context.Context, x *cmdContext) error {
 				e := settleflow.Environment(env)
-				b, contract, to, closeChain, err := openChain(ctx, x.c, e)
+				b, contract, to, closeChain, err := openChain(ctx, x.c, "chain reconcile", e)
 				if err != nil {
 					return err
 				}
@@ -330,7 +331,7 @@ const (
 
 // chainStatus is chain status.
 func chainStatus(ctx context.Context, x *cmdContext, env settleflow.Environment) error {
-	b, contract, _, closeChain, err := openChain(ctx, x.c, env)
+	b, contract, _, closeChain, err := openChain(ctx, x.c, "chain status", env)
 	if err != nil {
 		return err
 	}

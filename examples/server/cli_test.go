@@ -81,6 +81,9 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"webhooks", "deliveries", "--status", "done"}, 2, `--status "done"`},
 		{[]string{"keys", "revoke", "key_nope"}, 1, "no such key"},
 		{[]string{"webhooks", "remove", "we_nope"}, 1, "endpoint not found"},
+		{[]string{"chain", "status", "--env", "live"}, 2, "chain status --env live needs -live-rpc and -live-contract"},
+		{[]string{"chain", "reconcile", "--env", "live"}, 2, "chain reconcile --env live needs -live-rpc and -live-contract"},
+		{[]string{"chain", "status", "--env", "prod"}, 2, `chain status --env "prod": want test or live`},
 	} {
 		_, errOut, code := runCmd(t, dir, c.args...)
 		if code != c.code || !strings.Contains(errOut, c.want) {
@@ -155,5 +158,22 @@ func TestWebhookCommands(t *testing.T) {
 	}
 	if _, errOut, code := runCmd(t, dir, "webhooks", "attempts", "wd_nope"); code == 2 {
 		t.Fatalf("attempts of an unknown delivery: a usage error: %q", errOut)
+	}
+}
+
+// With the server running, it holds the embedded test chain: chain status
+// and chain reconcile each fail (exit 1) with one sentence naming the command
+// that was run, never another one.
+func TestChainCommandsWhileServerRuns(t *testing.T) {
+	dir := t.TempDir()
+	startServer(t, dir)
+	for _, c := range []struct{ cmd, other string }{{"status", "reconcile"}, {"reconcile", "status"}} {
+		out, errOut, code := runCmd(t, dir, "chain", c.cmd, "--env", "test")
+		want := "stop the server to run chain " + c.cmd
+		if code != 1 || !strings.Contains(errOut, "chain "+c.cmd+" --env test: the embedded test chain is open in the running server") ||
+			!strings.Contains(errOut, want) || strings.Contains(errOut, c.other) || out != "" {
+			t.Errorf("chain %s with the server running: exit %d, stdout %q, stderr %q; want exit 1 and %q, without %q",
+				c.cmd, code, out, errOut, want, c.other)
+		}
 	}
 }

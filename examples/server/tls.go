@@ -77,7 +77,28 @@ func loadOrCreateCert(dataDir, certFile, keyFile string) (tls.Certificate, strin
 	return c, certFile, err
 }
 
-// tlsConfig is TLS 1.2 at least; Go prefers 1.3 when the client offers it.
+// tls12CipherSuites are the only suites offered over TLS 1.2: Mozilla's
+// "intermediate" profile as Go implements it, ECDHE key exchange (forward
+// secrecy) with an AEAD (AES-GCM or ChaCha20-Poly1305), for ECDSA and RSA
+// certificates. Go's default list also has the CBC suites with SHA-1 or
+// SHA-256 MACs (ECDHE-ECDSA-AES128-SHA, ...): those are left out. Go orders
+// them itself (AES-GCM first where the hardware has AES instructions). TLS
+// 1.3's suites are all AEAD and not configurable: Go's defaults stay.
+var tls12CipherSuites = []uint16{
+	tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+	tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+	tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+	tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+}
+
+// tlsConfig is TLS 1.2 at least, with only the AEAD suites of
+// tls12CipherSuites; Go prefers 1.3 when the client offers it.
 func tlsConfig(cert tls.Certificate) *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		CipherSuites: tls12CipherSuites,
+		Certificates: []tls.Certificate{cert},
+	}
 }

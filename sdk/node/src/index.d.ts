@@ -134,7 +134,12 @@ export interface Event<R extends object = JsonObject> {
   object: 'event';
   type: EventType;
   livemode: boolean;
-  createdAt: string;
+  /**
+   * RFC 3339. The server always sends it; webhooks.construct and verifyStandard
+   * also accept a body without it (or with null), as the Go and Python libraries
+   * do, so check before use. Dedupe and order on id, not on createdAt.
+   */
+  createdAt?: string | null | undefined;
   data: EventData<R>;
 }
 

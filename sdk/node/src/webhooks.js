@@ -85,6 +85,19 @@ function anyMatch(sigs, want) {
   return ok;
 }
 
+const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** Whether s is an RFC 3339 date-time with valid fields (what Go's time.RFC3339 and Python's client accept). */
+function isRFC3339(s) {
+  const m = RFC3339_RE.exec(s);
+  if (m === null) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  const offH = m[7] === undefined ? 0 : Number(m[7]);
+  const offM = m[8] === undefined ? 0 : Number(m[8]);
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 && minute <= 59 && second <= 60 && offH <= 23 && offM <= 59;
+}
+
 function parseEvent(body) {
   let ev;
   try {
@@ -97,6 +110,13 @@ function parseEvent(body) {
   }
   if (typeof ev.id !== 'string' || ev.id === '' || typeof ev.type !== 'string' || ev.type === '') {
     throw fail(REASONS.INVALID_PAYLOAD, 'event without id or type');
+  }
+  // createdAt may be absent or null (as in the Go and Python libraries: the
+  // signature already proved the body authentic, and id, not createdAt, is
+  // what a receiver dedupes on); present, it must be an RFC 3339 timestamp.
+  const created = ev.createdAt;
+  if (created !== undefined && created !== null && (typeof created !== 'string' || !isRFC3339(created))) {
+    throw fail(REASONS.INVALID_PAYLOAD, 'event.createdAt is not an RFC 3339 timestamp');
   }
   return ev;
 }

@@ -164,6 +164,11 @@ http.createServer((req, res) => {
         const margin: number | null = event.data.margin.achieved;
         void wfId, margin;
       }
+      // createdAt may be absent (or null) in a webhook body: checked before use.
+      // @ts-expect-error createdAt is not always a string
+      const createdAt: string = event.createdAt;
+      const when: Date | null = typeof event.createdAt === 'string' ? new Date(event.createdAt) : null;
+      void createdAt, when;
       webhooks.verifyStandard(raw, req.headers, secret, { tolerance: 600, now: () => Date.now() / 1000 });
       webhooks.verifyStandard(raw.toString('utf8'), new Headers(), secret, { now: new Date() });
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"received":true}');

@@ -97,3 +97,29 @@ test('generateTestHeader signs as the server does', () => {
   const v = file.vectors.find((x) => x.name === 'valid');
   assert.equal(webhooks.generateTestHeader(v.body, v.secret, { timestamp: v.now }), v.headers['service-signature']);
 });
+
+test('createdAt may be absent or null (as in Go and Python); present, it must be an RFC 3339 timestamp', () => {
+  const v = file.vectors.find((x) => x.name === 'valid');
+  const sign = (ev) => {
+    const body = JSON.stringify(ev);
+    return [body, webhooks.generateTestHeader(body, v.secret, { timestamp: v.now })];
+  };
+  const base = JSON.parse(v.body);
+  for (const created of [undefined, null, '2026-11-24T00:00:00Z', '2026-11-24T01:30:00.123456789+01:30', '2016-12-31T23:59:60Z']) {
+    const ev = { ...base };
+    if (created === undefined) delete ev.createdAt;
+    else ev.createdAt = created;
+    const [body, header] = sign(ev);
+    const got = webhooks.construct(body, header, v.secret, { now: v.now });
+    assert.equal(got.id, v.expect.eventId);
+    assert.equal(got.createdAt, created);
+  }
+  for (const created of ['soon', 1795478400, '2026-11-24', '2026-11-24 00:00:00Z', '2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z', true, {}]) {
+    const [body, header] = sign({ ...base, createdAt: created });
+    assert.throws(
+      () => webhooks.construct(body, header, v.secret, { now: v.now }),
+      (e) => e instanceof SignatureVerificationError && e.reason === 'invalid_payload' && /createdAt/.test(e.message),
+      String(created),
+    );
+  }
+});

@@ -7,7 +7,7 @@ import os
 import urllib.parse
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union, cast
 
-from ._errors import APIError, ConflictError
+from ._errors import APIError, ConfigurationError, ConflictError, invalid_argument
 from ._http import Query, Response, Transport, Secret
 from ._models import DecodeError, Event, Page, Product, Quote, Workflow, format_time, plain
 from ._webhooks import Webhooks, webhooks
@@ -39,7 +39,7 @@ T = TypeVar("T")
 
 def _segment(value: str, what: str) -> str:
     if not isinstance(value, str) or not value:
-        raise ValueError(f"{what} must be a non-empty string")
+        raise invalid_argument(what, f"{what} must be a non-empty string, not {_kind(value)}")
     return urllib.parse.quote(value, safe="")
 
 
@@ -61,10 +61,21 @@ def _object(x: Any) -> Mapping[str, Any]:
     return cast(Dict[str, Any], x)
 
 
+def _kind(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, str) and not value:
+        return "an empty string"
+    return "a " + type(value).__name__
+
+
 def _payload(payload: Mapping[str, Any]) -> Dict[str, Any]:
     if not isinstance(payload, Mapping):
-        raise TypeError("payload must be a dict (the product's input, a JSON object)")
-    return dict(payload)
+        raise invalid_argument(
+            "payload", f"payload must be a dict (the product's input, a JSON object), not {_kind(payload)}"
+        )
+    # A value JSON cannot carry is refused, naming payload, when the body is encoded.
+    return dict(cast(Mapping[str, Any], payload))
 
 
 def _auto_page(
@@ -114,7 +125,7 @@ class Workflows:
             and all(0x20 <= ord(c) <= 0x7E for c in idempotency_key)
             and idempotency_key.strip()
         ):
-            raise ValueError("idempotency_key must be 1 to 255 printable ASCII characters")
+            raise invalid_argument("idempotency_key", "idempotency_key must be 1 to 255 printable ASCII characters")
         body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
         resp = self._t.request("POST", "/v1/workflows", body=body, idempotency_key=idempotency_key)
         return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
@@ -247,7 +258,14 @@ class Events:
         """One page of events, newest first. ``created_after`` (an aware datetime or an
         RFC 3339 string) keeps events created strictly after it, so a receiver that
         was down can catch up."""
-        after = format_time(created_after) if isinstance(created_after, _dt.datetime) else created_after
+        after: Optional[str]
+        if isinstance(created_after, _dt.datetime):
+            try:
+                after = format_time(created_after)
+            except ValueError as e:
+                raise invalid_argument("created_after", f"created_after: {e}") from None
+        else:
+            after = created_after
         query: Query = {
             "type": type,
             "workflowId": workflow_id,
@@ -308,15 +326,19 @@ class Settleflow:
         ca: Optional[Union[str, os.PathLike[str]]] = None,
     ) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ValueError("timeout must be a positive number of seconds")
+            raise ConfigurationError("timeout", "timeout must be a positive number of seconds")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError("max_retries must be an integer >= 0")
+            raise ConfigurationError("max_retries", "max_retries must be an integer >= 0")
         key = api_key if api_key is not None else os.environ.get("SETTLEFLOW_API_KEY")
         if not isinstance(key, str) or not key:
-            raise ValueError("api_key is required (or set SETTLEFLOW_API_KEY)")
+            raise ConfigurationError("api_key", "api_key is required (or set SETTLEFLOW_API_KEY)")
         if any(not 0x21 <= ord(c) <= 0x7E for c in key):
-            raise ValueError("api_key may hold only printable ASCII characters without spaces")
+            raise ConfigurationError("api_key", "api_key may hold only printable ASCII characters without spaces")
         url = base_url if base_url is not None else os.environ.get("SETTLEFLOW_BASE_URL", DEFAULT_BASE_URL)
+        try:
+            cafile = os.fspath(ca) if ca is not None else None
+        except TypeError:
+            raise ConfigurationError("ca", f"ca must be the path of a PEM file, not a {type(ca).__name__}") from None
         self._key = Secret(key)
         del key, api_key
         self._transport = Transport(
@@ -324,7 +346,7 @@ class Settleflow:
             base_url=url,
             timeout=float(timeout),
             max_retries=max_retries,
-            ca=os.fspath(ca) if ca is not None else None,
+            ca=cafile,
         )
         self.workflows = Workflows(self._transport)
         self.quotes = Quotes(self._transport)

@@ -22,6 +22,7 @@ __all__ = [
     "APIConnectionError",
     "APITimeoutError",
     "SignatureVerificationError",
+    "ConfigurationError",
     "Headers",
 ]
 
@@ -126,7 +127,19 @@ class APIError(SettleflowError):
 
 
 class InvalidRequestError(APIError):
-    """400 (and other invalid_request_error answers): a missing, unknown or invalid parameter; ``param`` names it."""
+    """400 (and other invalid_request_error answers): a missing, unknown or invalid parameter; ``param`` names it.
+
+    Also raised before any request is sent when an argument of a request cannot
+    be sent at all (a ``payload`` that is not a dict of JSON values, an empty
+    ``id``, an ``idempotency_key`` a header cannot carry): then ``status`` and
+    ``request_id`` are None, ``type`` is ``invalid_request_error``, ``code``
+    ``parameter_invalid`` and ``param`` the argument's name.
+    """
+
+
+def invalid_argument(param: str, message: str) -> InvalidRequestError:
+    """The :class:`InvalidRequestError` for a request argument refused before sending."""
+    return InvalidRequestError(message, type="invalid_request_error", code="parameter_invalid", param=param)
 
 
 class AuthenticationError(APIError):
@@ -210,3 +223,19 @@ class SignatureVerificationError(SettleflowError):
 
     def __repr__(self) -> str:
         return f"SignatureVerificationError(reason={self.reason!r}, detail={self.detail!r})"
+
+
+class ConfigurationError(SettleflowError, ValueError):
+    """The client or a webhook helper was given a setting it cannot use:
+    ``api_key``, ``base_url``, ``timeout``, ``max_retries``, ``ca``, or a webhook
+    helper's ``tolerance``, ``now``, ``timestamp`` or ``msg_id``. Raised where
+    the setting is passed, before anything is sent. ``param`` names the setting.
+    Also a :class:`ValueError`.
+    """
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+    def __repr__(self) -> str:
+        return f"ConfigurationError(param={self.param!r}, message={self.message!r})"

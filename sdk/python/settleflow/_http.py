@@ -41,6 +41,7 @@ from ._errors import (
     APIError,
     APITimeoutError,
     AuthenticationError,
+    ConfigurationError,
     ConflictError,
     Headers,
     IdempotencyError,
@@ -48,6 +49,7 @@ from ._errors import (
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
+    invalid_argument,
 )
 from ._version import __version__
 
@@ -140,6 +142,22 @@ def _close_all(conns: List[http.client.HTTPConnection], lock: threading.Lock) ->
         c.close()
 
 
+def _encode_body(body: Any) -> bytes:
+    """The JSON of a request body; an argument that is not JSON is an InvalidRequestError naming it."""
+    try:
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as e:
+        param = "body"
+        if isinstance(body, Mapping):
+            for k, v in cast(Mapping[str, Any], body).items():
+                try:
+                    json.dumps(v, allow_nan=False)
+                except (TypeError, ValueError, RecursionError):
+                    param = k
+                    break
+        raise invalid_argument(param, f"{param} is not JSON: {e}") from None
+
+
 class Transport:
     def __init__(
         self,
@@ -153,16 +171,22 @@ class Transport:
         rand: Callable[[], float] = random.random,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        u = urllib.parse.urlsplit(base_url)
+        if not isinstance(base_url, str):
+            raise ConfigurationError("base_url", f"base_url must be a str, not a {type(base_url).__name__}")
+        try:
+            u = urllib.parse.urlsplit(base_url)
+            port = u.port
+        except ValueError as e:
+            raise ConfigurationError("base_url", f"base_url is not a URL: {e}") from None
         if u.scheme not in ("https", "http") or not u.hostname:
-            raise ValueError("base_url must be an absolute https:// URL, for example https://127.0.0.1:8443")
+            raise ConfigurationError("base_url", "base_url must be an absolute https:// URL, for example https://127.0.0.1:8443")
         if u.scheme == "http" and not _is_loopback(u.hostname):
-            raise ValueError("base_url must use https (plain http is allowed only to a loopback address)")
+            raise ConfigurationError("base_url", "base_url must use https (plain http is allowed only to a loopback address)")
         if u.query or u.fragment or u.username or u.password:
-            raise ValueError("base_url must not carry a query, fragment or credentials")
+            raise ConfigurationError("base_url", "base_url must not carry a query, fragment or credentials")
         self.scheme = u.scheme
         self.host = u.hostname
-        self.port = u.port or (443 if u.scheme == "https" else 80)
+        self.port = port or (443 if u.scheme == "https" else 80)
         self.prefix = u.path.rstrip("/")
         self.base_url = urllib.parse.urlunsplit((u.scheme, u.netloc, self.prefix, "", ""))
         self.timeout = timeout
@@ -173,7 +197,10 @@ class Transport:
         self._clock = clock
         self._ssl: Optional[ssl.SSLContext] = None
         if u.scheme == "https":
-            ctx = ssl.create_default_context(cafile=ca) if ca is not None else ssl.create_default_context()
+            try:
+                ctx = ssl.create_default_context(cafile=ca) if ca is not None else ssl.create_default_context()
+            except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
+                raise ConfigurationError("ca", f"ca {ca!r} is not a readable PEM file of certificates: {e}") from None
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
             self._ssl = ctx
         self._lock = threading.Lock()
@@ -233,7 +260,7 @@ class Transport:
                 target += "?" + urllib.parse.urlencode(pairs)
         data: Optional[bytes] = None
         if body is not None:
-            data = json.dumps(body, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+            data = _encode_body(body)
         if method == "POST" and idempotency_key is None:
             idempotency_key = str(uuid.uuid4())
         attempt = 0

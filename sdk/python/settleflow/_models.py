@@ -156,6 +156,13 @@ def _time(d: Mapping[str, Any], key: str, path: str) -> _dt.datetime:
         raise DecodeError(f"{path}.{key}: {e}") from None
 
 
+def _opt_time(d: Mapping[str, Any], key: str, path: str) -> Optional[_dt.datetime]:
+    """A timestamp that may be absent or null (None then); present, it must be RFC 3339."""
+    if d.get(key) is None:
+        return None
+    return _time(d, key, path)
+
+
 def format_time(t: _dt.datetime) -> str:
     """An aware datetime as RFC 3339 in UTC (a naive one is refused: its zone is unknown)."""
     if t.tzinfo is None or t.utcoffset() is None:
@@ -402,7 +409,10 @@ class Event:
     object: str
     type: str
     livemode: bool
-    created_at: _dt.datetime
+    #: When the event was written. The server always sends it; a webhook body
+    #: without it (or with null) is still accepted, as in the Go and Node.js
+    #: libraries, and then this is None. Order and dedupe on ``id``, not on it.
+    created_at: Optional[_dt.datetime]
     data: EventData
     raw: Dict[str, Any] = _raw_field()
 
@@ -413,7 +423,7 @@ class Event:
             object=_str(d, "object", path),
             type=_str(d, "type", path),
             livemode=_bool(d, "livemode", path),
-            created_at=_time(d, "createdAt", path),
+            created_at=_opt_time(d, "createdAt", path),
             data=EventData.from_wire(_obj(d, "data", path), f"{path}.data"),
             raw=plain(dict(d)),
         )

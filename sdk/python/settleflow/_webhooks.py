@@ -30,7 +30,7 @@ import time
 from decimal import Decimal
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union, cast
 
-from ._errors import SignatureVerificationError
+from ._errors import ConfigurationError, SignatureVerificationError
 from ._models import DecodeError, Event
 
 __all__ = ["Webhooks", "webhooks", "DEFAULT_TOLERANCE", "SIGNATURE_HEADER"]
@@ -86,17 +86,17 @@ def _now_seconds(now: Now) -> int:
         return math.floor(time.time())
     if isinstance(now, _dt.datetime):
         if now.tzinfo is None:
-            raise ValueError("now must be an aware datetime")
+            raise ConfigurationError("now", "now must be an aware datetime")
         return math.floor(now.timestamp())
-    if isinstance(now, bool) or not isinstance(now, (int, float)):
-        raise TypeError("now must be Unix seconds or an aware datetime")
+    if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now):
+        raise ConfigurationError("now", "now must be Unix seconds or an aware datetime")
     return math.floor(now)
 
 
 def _tolerance_seconds(tolerance: Tolerance) -> int:
     t = tolerance.total_seconds() if isinstance(tolerance, _dt.timedelta) else tolerance
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
-        raise ValueError("tolerance must be a positive number of seconds")
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < math.inf:
+        raise ConfigurationError("tolerance", "tolerance must be a positive number of seconds (or a timedelta)")
     return math.floor(t)
 
 
@@ -105,6 +105,14 @@ def _check_timestamp(t: int, now: Now, tolerance: Tolerance) -> None:
     tol = _tolerance_seconds(tolerance)
     if t < n - tol or t > n + tol:
         raise _fail(SignatureVerificationError.TIMESTAMP_OUTSIDE_TOLERANCE, f"timestamp {t}, now {n}, tolerance {tol} s")
+
+
+def _timestamp(timestamp: Any) -> int:
+    if timestamp is None:
+        return math.floor(time.time())
+    if isinstance(timestamp, bool) or not isinstance(timestamp, (int, float)) or not math.isfinite(timestamp):
+        raise ConfigurationError("timestamp", "timestamp must be Unix seconds")
+    return math.floor(timestamp)
 
 
 def _parse_int64(s: str) -> Optional[int]:
@@ -314,7 +322,7 @@ class Webhooks:
         """The ``service-signature`` header value for ``raw_body`` signed with ``secret``
         at ``timestamp`` (now by default): for testing your receiver."""
         body = _body_bytes(raw_body)
-        t = math.floor(time.time()) if timestamp is None else int(timestamp)
+        t = _timestamp(timestamp)
         return f"t={t},v1={_mac(_key(secret), str(t).encode('ascii'), body).hex()}"
 
     def sign_standard(
@@ -322,7 +330,9 @@ class Webhooks:
     ) -> Dict[str, str]:
         """The Standard Webhooks headers for ``raw_body`` as the server sends them: for testing."""
         body = _body_bytes(raw_body)
-        t = str(math.floor(time.time()) if timestamp is None else int(timestamp))
+        if not isinstance(msg_id, str) or not msg_id:
+            raise ConfigurationError("msg_id", "msg_id must be a non-empty string (the event's id)")
+        t = str(_timestamp(timestamp))
         sig = base64.b64encode(_mac(_key(secret), msg_id.encode("utf-8"), t.encode("ascii"), body)).decode("ascii")
         return {"webhook-id": msg_id, "webhook-timestamp": t, "webhook-signature": "v1," + sig}
 

@@ -47,6 +47,7 @@ class TestReadme(unittest.TestCase):
         self.assertRegex(out, r"wf_\w+ Pending 358 usd")
         self.assertRegex(out, r"Settled 0.3 0.\d+ 0x[0-9a-f]+")
         self.assertIn("400 parameter_invalid customerId", out)
+        self.assertIn("payload payload must be a dict (the product's input, a JSON object), not a list", out)
         self.assertRegex(out, r"(Canceled|too late: workflow_\w+)")
 
     def test_webhook_receiver(self) -> None:

@@ -184,6 +184,7 @@ class TestWorkflows(ServerCase):
         self.assertEqual(ev.data.margin.achieved, settled.margin.achieved)
         self.assertEqual(ev.data.settlement, settled.settlement)
         self.assertEqual(c.events.fetch(ev.id), ev)
+        assert ev.created_at is not None  # the server always sends it
         since = ev.created_at - dt.timedelta(microseconds=1)
         self.assertIn(ev.id, [e.id for e in c.events.list_auto_paging(created_after=since, limit=1)])
         # created_at is cut to microseconds, so one microsecond later is surely after the event

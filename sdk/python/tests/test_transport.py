@@ -75,7 +75,7 @@ class TestIdempotencyAndHeaders(FakeCase):
         self.client(f).workflows.create(**CREATE, idempotency_key="order-1001")
         self.assertEqual([s.headers["idempotency-key"] for s in f.seen], ["order-1001", "order-1001"])
         for bad in ("x" * 256, "", "   ", "line\r\nX-Evil: 1", "clé"):
-            with self.assertRaises(ValueError):
+            with self.assertRaises(InvalidRequestError):
                 self.client(f).workflows.create(**CREATE, idempotency_key=bad)
 
     def test_every_post_has_a_key_and_gets_none(self) -> None:
@@ -105,7 +105,7 @@ class TestIdempotencyAndHeaders(FakeCase):
         self.assertEqual(f.seen[0].path, "/v1/workflows?status=Settled&limit=5&customerId=cus_a+b&startingAfter=wf_1")
         c.workflows.fetch("../products")
         self.assertEqual(f.seen[1].path, "/v1/workflows/..%2Fproducts")
-        with self.assertRaises(ValueError):
+        with self.assertRaises(InvalidRequestError):
             c.workflows.fetch("")
 
     def test_openapi_sends_no_key(self) -> None:

@@ -131,6 +131,36 @@ class TestConstruct(unittest.TestCase):
                 self.assertEqual(cm.exception.reason, "invalid_payload")
 
 
+    def test_created_at_absent_or_null_is_tolerated(self) -> None:
+        # As in the Go webhook package and the Node.js client: id and type are
+        # required, a missing createdAt is not a reason to refuse (and so have
+        # the server retry) an authentic delivery.
+        for created in ("absent", None):
+            with self.subTest(created=created):
+                ev = json.loads(BODY)
+                if created == "absent":
+                    del ev["createdAt"]
+                else:
+                    ev["createdAt"] = created
+                body = json.dumps(ev).encode()
+                got = webhooks.construct(body, self.header(body), SECRET, now=NOW)
+                self.assertIsNone(got.created_at)
+                self.assertEqual((got.id, got.type, got.data.workflow_id), (ev["id"], ev["type"], ev["data"]["workflowId"]))
+                std = webhooks.construct_standard(body, webhooks.sign_standard(body, SECRET, msg_id=ev["id"], timestamp=NOW), SECRET, now=NOW)
+                self.assertIsNone(std.created_at)
+
+    def test_created_at_that_is_not_a_timestamp_is_refused(self) -> None:
+        for created in ("soon", 1795478400, "2026-11-24", "2026-13-01T00:00:00Z", True):
+            with self.subTest(created=created):
+                ev = json.loads(BODY)
+                ev["createdAt"] = created
+                body = json.dumps(ev).encode()
+                with self.assertRaises(SignatureVerificationError) as cm:
+                    webhooks.construct(body, self.header(body), SECRET, now=NOW)
+                self.assertEqual(cm.exception.reason, "invalid_payload")
+                self.assertIn("createdAt", str(cm.exception))
+
+
 class TestStandard(unittest.TestCase):
     def test_headers_as_http_server_message_case_insensitive(self) -> None:
         hs = webhooks.sign_standard(BODY, SECRET, msg_id="evt_01KAQ0Q3K9V6G1Q2W3E4R5T6Y7", timestamp=NOW)
