@@ -39,8 +39,9 @@ type Refund struct {
 	Object     string `json:"object"`
 	Livemode   bool   `json:"livemode"`
 	WorkflowID string `json:"workflowId"`
-	// Amount is what is given back, at least 1 minor unit.
-	Amount Money `json:"amount"`
+	// Amount is what is given back, in minor units of Currency, at least 1.
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
 	// Reason is the caller's, at most 500 characters; empty if none.
 	Reason     string       `json:"reason"`
 	Status     RefundStatus `json:"status"`
@@ -69,7 +70,7 @@ func (r *Refund) Environment() Environment {
 // refundCharge is what settles r.
 func (r *Refund) refundCharge() RefundCharge {
 	return RefundCharge{RefundID: r.ID, WorkflowID: r.WorkflowID, Environment: r.Environment(),
-		CustomerID: r.CustomerID, Sequence: r.Sequence, Amount: r.Amount.Amount, Currency: r.Amount.Currency}
+		CustomerID: r.CustomerID, Sequence: r.Sequence, Amount: r.Amount, Currency: r.Currency}
 }
 
 // RefundInsert is one refund to record, optionally under an idempotency key.

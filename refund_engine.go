@@ -74,7 +74,7 @@ func (e *Engine) Refund(ctx context.Context, p RefundParams) (*Refund, bool, err
 	}
 	now := e.now()
 	r := &Refund{ID: ids.New(ids.Refund, now), Object: "refund", Livemode: p.Environment.Livemode(), WorkflowID: p.WorkflowID,
-		Amount: Money{Amount: p.Amount, Currency: Currency}, Reason: p.Reason, Status: RefundPending, CreatedAt: now, UpdatedAt: now}
+		Amount: p.Amount, Currency: Currency, Reason: p.Reason, Status: RefundPending, CreatedAt: now, UpdatedAt: now}
 	in := RefundInsert{Refund: r}
 	if p.IdempotencyKey != "" {
 		in.IdempotencyKey = p.IdempotencyKey
@@ -90,7 +90,7 @@ func (e *Engine) Refund(ctx context.Context, p RefundParams) (*Refund, bool, err
 		}
 		return res.Refund, true, nil
 	}
-	e.log.Info("refund recorded", zap.String("refund", res.Refund.ID), zap.String("workflow", p.WorkflowID), zap.Int64("amount", res.Refund.Amount.Amount))
+	e.log.Info("refund recorded", zap.String("refund", res.Refund.ID), zap.String("workflow", p.WorkflowID), zap.Int64("amount", res.Refund.Amount))
 	signal(e.refundsWake)
 	return res.Refund, false, nil
 }
