@@ -178,7 +178,8 @@ type Insert struct {
 	// Reserve, when true, admits the workflow only if its customer's
 	// account (Environment, CustomerID, Ref) has Available() of at least
 	// Workflow.Quoted.Amount, and then adds it to the account's Reserved and
-	// sets Workflow.Reserved, in the same transaction as the insert: of
+	// sets Workflow.Reserved and Workflow.AccountRef, in the same
+	// transaction as the insert: of
 	// concurrent inserts for one customer, across every engine sharing the
 	// Store, no more are admitted than the balance covers. A refused insert
 	// stores nothing and reports the account as it was in Insufficient.

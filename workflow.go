@@ -150,6 +150,9 @@ type Workflow struct {
 	// keeps it after the workflow finishes (as a record that the ledger
 	// counted it).
 	Reserved int64 `json:"-"`
+	// AccountRef is the customer's Account.Ref the reservation was made
+	// against; empty without one.
+	AccountRef string `json:"-"`
 }
 
 // Environment returns the environment the workflow belongs to.

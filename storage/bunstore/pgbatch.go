@@ -106,13 +106,13 @@ func (a *pgArray) String() string {
 // when it is first to be settled); it returns how many rows it inserted.
 const pgInsertWorkflowsSQL = `WITH i AS (
 		INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
+			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, sequence)
 		SELECT v.id, ?::boolean, v.product, v.customer_id, v.payload, v.quoted_amount, v.currency,
-			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, 0
+			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, v.reserved, v.account_ref, 0
 		FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
-			?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
+			?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
 			AS v(id, product, customer_id, payload, quoted_amount, currency, target_margin_bps,
-				status, run_at, created_at, updated_at)
+				status, run_at, created_at, updated_at, reserved, account_ref)
 		RETURNING 1)
 	SELECT count(*) FROM i`
 
@@ -122,7 +122,7 @@ const pgInsertWorkflowsSQL = `WITH i AS (
 func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, insert []bool) ([]*settleflow.Workflow, error) {
 	var inserted []*settleflow.Workflow
 	for _, live := range []bool{false, true} {
-		var cols [11]pgArray
+		var cols [13]pgArray
 		var ws []*settleflow.Workflow
 		for i, in := range ins {
 			if !insert[i] || in.Workflow.Livemode != live {
@@ -186,7 +186,17 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 		UPDATE settleflow_workflows w SET ` + updateSetSQL("w", func(i int) string { return "v." + updatedColumns[i] }) + `
 		FROM v
 		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.expected AND w.lease_owner = v.owner
-		RETURNING w.id, w.sequence),
+		RETURNING w.id, w.sequence, w.livemode, w.account_ref, w.reserved, w.status, w.quoted_amount, w.updated_at),
+	a AS (
+		-- A workflow that ends gives its reservation back to its customer's
+		-- account; one that is Settled adds its charge (see ledgerSQL).
+		UPDATE settleflow_accounts acc SET reserved = acc.reserved - d.reserved, charged = acc.charged + d.charged,
+			updated_at = d.at
+		FROM (SELECT u.livemode, u.account_ref, sum(u.reserved) AS reserved,
+				sum(CASE WHEN u.status = 'Settled' THEN u.quoted_amount ELSE 0 END) AS charged, max(u.updated_at) AS at
+			FROM u WHERE u.reserved > 0 AND u.status IN ('Settled', 'Failed', 'Canceled')
+			GROUP BY u.livemode, u.account_ref) d
+		WHERE acc.livemode = d.livemode AND acc.ref = d.account_ref),
 	e AS (
 		INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
 		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::bigint[], ?::bigint[], ?::text[])
@@ -287,7 +297,7 @@ func markApplied(rows *sql.Rows, us []settleflow.Update, applied []bool) error {
 
 // appendInsertColumns appends w's inserted columns to the statement's
 // arrays, in the order of the insert's unnest.
-func appendInsertColumns(cols *[11]pgArray, w *settleflow.Workflow) {
+func appendInsertColumns(cols *[13]pgArray, w *settleflow.Workflow) {
 	r := toRow(w)
 	cols[0].text(r.ID)
 	cols[1].text(r.Product)
@@ -300,6 +310,8 @@ func appendInsertColumns(cols *[11]pgArray, w *settleflow.Workflow) {
 	cols[8].int(r.RunAt)
 	cols[9].int(r.CreatedAt)
 	cols[10].int(r.UpdatedAt)
+	cols[11].int(r.Reserved)
+	cols[12].nullText(r.AccountRef)
 }
 
 // pgUpdateChunk is updateChunk and the chunk's events in one statement,
@@ -341,7 +353,7 @@ func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update) (
 }
 
 // insertArgs are the arguments of pgInsertWorkflowsSQL.
-func insertArgs(live bool, cols *[11]pgArray) []any {
+func insertArgs(live bool, cols *[13]pgArray) []any {
 	args := []any{live}
 	for i := range cols {
 		args = append(args, cols[i].String())
@@ -355,7 +367,7 @@ func insertArgs(live bool, cols *[11]pgArray) []any {
 // waiting, while the stages' writes grow into groups).
 func (s *Store) pgInsertStatement(ctx context.Context, ins []settleflow.Insert) ([]settleflow.InsertResult, error) {
 	live := ins[0].Workflow.Livemode
-	var cols [11]pgArray
+	var cols [13]pgArray
 	for _, in := range ins {
 		in.Workflow.Sequence = 0
 		appendInsertColumns(&cols, in.Workflow)

@@ -208,9 +208,14 @@ type workflowRow struct {
 	CreatedAt         int64   `bun:"created_at"`
 	UpdatedAt         int64   `bun:"updated_at"`
 	Sequence          int64   `bun:"sequence"`
+	// Reserved is what the workflow reserved of its customer's account
+	// (AccountRef), 0 if none; Refunded the sum of its Succeeded refunds.
+	Reserved   int64   `bun:"reserved"`
+	Refunded   int64   `bun:"refunded"`
+	AccountRef *string `bun:"account_ref"`
 }
 
-const workflowColumns = "id, livemode, product, customer_id, payload, quoted_amount, currency, target_margin_bps, achieved_margin_bps, actual_cost, status, result, settlement, failure, attempts, run_at, lease_owner, created_at, updated_at, sequence"
+const workflowColumns = "id, livemode, product, customer_id, payload, quoted_amount, currency, target_margin_bps, achieved_margin_bps, actual_cost, status, result, settlement, failure, attempts, run_at, lease_owner, created_at, updated_at, sequence, reserved, refunded, account_ref"
 
 func micros(t time.Time) int64 { return storage.Micros(t) }
 
@@ -256,6 +261,12 @@ func toRow(w *settleflow.Workflow) *workflowRow {
 		CreatedAt:       micros(w.CreatedAt),
 		UpdatedAt:       micros(w.UpdatedAt),
 		Sequence:        int64(w.Sequence),
+		Reserved:        w.Reserved,
+		Refunded:        w.Refunded.Amount,
+	}
+	if w.AccountRef != "" {
+		ref := w.AccountRef
+		r.AccountRef = &ref
 	}
 	if w.Margin.Achieved != nil {
 		a := int64(*w.Margin.Achieved)
@@ -273,7 +284,8 @@ func (r *workflowRow) workflow() (*settleflow.Workflow, error) {
 		CustomerID: r.CustomerID,
 		Payload:    json.RawMessage(r.Payload),
 		Quoted:     settleflow.Money{Amount: r.QuotedAmount, Currency: r.Currency},
-		Refunded:   settleflow.Money{Currency: r.Currency},
+		Refunded:   settleflow.Money{Amount: r.Refunded, Currency: r.Currency},
+		Reserved:   r.Reserved,
 		Margin:     settleflow.Margin{Target: settleflow.BasisPoints(r.TargetMarginBps)},
 		Status:     settleflow.Status(r.Status),
 		ActualCost: r.ActualCost,
@@ -285,6 +297,9 @@ func (r *workflowRow) workflow() (*settleflow.Workflow, error) {
 	if r.AchievedMarginBps != nil {
 		a := settleflow.BasisPoints(*r.AchievedMarginBps)
 		w.Margin.Achieved = &a
+	}
+	if r.AccountRef != nil {
+		w.AccountRef = *r.AccountRef
 	}
 	if r.Result != nil {
 		w.Result = json.RawMessage(*r.Result)
@@ -353,6 +368,9 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			}
 			insert[i] = true
 		}
+		if err := s.admit(ctx, tx, ins, insert, results); err != nil {
+			return err
+		}
 		if s.postgres {
 			var err error
 			inserted, err = s.pgInsertWorkflows(ctx, tx, ins, insert)
@@ -377,7 +395,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			inserted = append(inserted, w)
 			r := toRow(w)
 			rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
-				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt)
+				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Reserved, r.AccountRef)
 			n++
 			if in.IdempotencyKey != "" {
 				// The key row points at the workflow: write the workflow first.
@@ -415,10 +433,10 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 }
 
 // plainInserts reports whether ins are of one environment and carry no
-// idempotency key: one statement inserts them.
+// idempotency key and no reservation: one statement inserts them.
 func plainInserts(ins []settleflow.Insert) bool {
 	for _, in := range ins {
-		if in.IdempotencyKey != "" || in.Workflow.Livemode != ins[0].Workflow.Livemode {
+		if in.IdempotencyKey != "" || in.Reserve || in.Workflow.Livemode != ins[0].Workflow.Livemode {
 			return false
 		}
 	}
@@ -433,7 +451,7 @@ func snapshot(w *settleflow.Workflow) *settleflow.Workflow {
 	return &out
 }
 
-// maxInsertRows bounds the rows of one multi-row INSERT (13 parameters
+// maxInsertRows bounds the rows of one multi-row INSERT (14 parameters
 // each, far below SQLite's limit of 32,766).
 const maxInsertRows = 64
 
@@ -443,9 +461,9 @@ const maxInsertRows = 64
 // A workflow is inserted without a sequence (0): it gets one when it is
 // first to be settled (settleflow.Update.Sequence).
 func insertWorkflowsSQL(n int) string {
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	return `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, sequence)
+		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, sequence)
 		VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
@@ -523,7 +541,7 @@ func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id 
 func (r *workflowRow) fields() []any {
 	return []any{&r.ID, &r.Livemode, &r.Product, &r.CustomerID, &r.Payload, &r.QuotedAmount, &r.Currency,
 		&r.TargetMarginBps, &r.AchievedMarginBps, &r.ActualCost, &r.Status, &r.Result, &r.Settlement, &r.Failure,
-		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt, &r.Sequence}
+		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt, &r.Sequence, &r.Reserved, &r.Refunded, &r.AccountRef}
 }
 
 // scan reads the columns of workflowColumns, in order.
@@ -723,6 +741,12 @@ func (s *Store) CancelWorkflow(ctx context.Context, env settleflow.Environment, 
 		switch {
 		case err == nil:
 			canceled = true
+			if r.Reserved > 0 && r.AccountRef != nil {
+				if _, err := s.exec(ctx, tx, `UPDATE settleflow_accounts SET reserved = reserved - ?, updated_at = ?
+					WHERE livemode = ? AND ref = ?`, r.Reserved, micros(at), r.Livemode, *r.AccountRef); err != nil {
+					return fmt.Errorf("bunstore: ledger: %w", err)
+				}
+			}
 			if _, err := s.exec(ctx, tx, insertEventsSQL(1), evRow.ID, evRow.WorkflowID, evRow.Type, evRow.Livemode,
 				evRow.Data, evRow.CreatedAt, evRow.RunAt, evRow.LeaseOwner); err != nil {
 				return fmt.Errorf("bunstore: outbox: %w", err)
@@ -818,6 +842,9 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 		}
 		if s.postgres {
 			return nil
+		}
+		if err := s.settleLedger(ctx, tx, us, applied); err != nil {
+			return err
 		}
 		var args []any
 		n := 0
@@ -1275,6 +1302,10 @@ func (s *Store) ReleaseLeases(ctx context.Context, owner string, now time.Time) 
 			WHERE lease_owner = ? AND status IN ('Pending', 'Running', 'Settling')`, micros(now), owner); err != nil {
 			return err
 		}
+		if _, err := s.exec(ctx, tx, `UPDATE settleflow_refunds SET lease_owner = NULL, run_at = ?
+			WHERE lease_owner = ? AND status = 'Pending'`, micros(now), owner); err != nil {
+			return err
+		}
 		_, err := s.exec(ctx, tx, `UPDATE settleflow_events SET lease_owner = NULL, run_at = ?
 			WHERE lease_owner = ? AND dispatched_at IS NULL`, micros(now), owner)
 		return err
@@ -1352,6 +1383,14 @@ func (s *Store) Prune(ctx context.Context, p settleflow.Prune) (settleflow.Prune
 			}
 			n, _ := r.RowsAffected()
 			res.IdempotencyKeys = int(n)
+			r, err = s.exec(ctx, tx, `DELETE FROM settleflow_refund_keys WHERE (livemode, key) IN (
+				SELECT livemode, key FROM settleflow_refund_keys WHERE created_at < ?
+				ORDER BY created_at LIMIT ?)`, micros(p.IdempotencyCreatedBefore), p.Limit)
+			if err != nil {
+				return fmt.Errorf("bunstore: prune refund idempotency keys: %w", err)
+			}
+			n, _ = r.RowsAffected()
+			res.IdempotencyKeys += int(n)
 		}
 		return nil
 	})

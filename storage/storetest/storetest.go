@@ -68,6 +68,7 @@ func newWorkflow(env settleflow.Environment, at time.Time, customer, product str
 		Quoted:     settleflow.Money{Amount: 1250, Currency: "usd"},
 		Margin:     settleflow.Margin{Target: 3000},
 		Status:     settleflow.Pending,
+		Refunded:   settleflow.Money{Currency: "usd"},
 		CreatedAt:  at,
 		UpdatedAt:  at,
 	}
