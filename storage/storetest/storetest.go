@@ -46,6 +46,9 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"ListEvents", testListEvents},
 		{"Prune", testPrune},
 		{"Backlog", testBacklog},
+		{"FundsAdmission", testFundsAdmission},
+		{"FundsLedger", testFundsLedger},
+		{"Refunds", testRefunds},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

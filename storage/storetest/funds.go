@@ -1,0 +1,279 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/ids"
+)
+
+// fund applies one deposit for ref in env, moving the cursor one block on.
+func fund(t *testing.T, s settleflow.Store, env settleflow.Environment, ref string, amount int64) {
+	t.Helper()
+	ctx := context.Background()
+	from, err := s.FundsCursor(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := settleflow.FundsCursor{Block: from.Block + 1, Hash: fmt.Sprintf("0x%d", from.Block+1)}
+	ok, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: env, From: from, To: to, UpdatedAt: base,
+		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsDeposit, Ref: ref, Amount: amount, TxHash: "0xd", BlockNumber: to.Block}}})
+	if err != nil || !ok {
+		t.Fatalf("ApplyFunds: %v %v", ok, err)
+	}
+}
+
+// settle claims the workflows ws (Pending) for "w" and walks each to its
+// final status.
+func settle(t *testing.T, s settleflow.Store, ws []*settleflow.Workflow, final []settleflow.Status) {
+	t.Helper()
+	claimed, err := s.ClaimWorkflows(context.Background(), settleflow.Claim{Owner: "w", Now: base.Add(time.Hour), LeaseUntil: base.Add(2 * time.Hour), Limit: 100})
+	if err != nil || len(claimed) < len(ws) {
+		t.Fatalf("claim: %d %v", len(claimed), err)
+	}
+	for i, w := range ws {
+		w.Status = settleflow.Running
+		if final[i] == settleflow.Settled {
+			moveTo(t, s, w, "w", settleflow.Settling)
+			// Released by moveTo: claim it again to settle it.
+			if _, err := s.ClaimWorkflows(context.Background(), settleflow.Claim{Owner: "w", Now: base.Add(time.Hour), LeaseUntil: base.Add(2 * time.Hour), Limit: 100}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		moveTo(t, s, w, "w", final[i])
+	}
+}
+
+func reserveInsert(w *settleflow.Workflow, ref string) settleflow.Insert {
+	return settleflow.Insert{Workflow: w, Reserve: true, Ref: ref}
+}
+
+// testFundsAdmission: of concurrent reserving inserts for one customer,
+// exactly as many as the balance covers are admitted; a refused one stores
+// nothing; the boundary (available equal to the quote) admits; a replay
+// is never refused.
+func testFundsAdmission(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	fund(t, s, settleflow.Test, "0xref", 10*1250)
+	var mu sync.Mutex
+	admitted, refused := 0, 0
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := newWorkflow(settleflow.Test, base.Add(time.Duration(i)*time.Millisecond), "cus_f", "triage")
+			res, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(w, "0xref")})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Error(err)
+			case res[0].Insufficient != nil:
+				refused++
+				if _, err := s.GetWorkflow(ctx, settleflow.Test, w.ID); !errors.Is(err, settleflow.ErrNotFound) {
+					t.Errorf("a refused insert was stored: %v", err)
+				}
+			default:
+				admitted++
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted != 10 || refused != 90 {
+		t.Fatalf("admitted %d, refused %d; want 10 and 90", admitted, refused)
+	}
+	a, err := s.GetAccount(ctx, settleflow.Test, "cus_f", "0xref")
+	if err != nil || a.Reserved != 10*1250 || a.Available() != 0 || a.CustomerID != "cus_f" {
+		t.Fatalf("account %+v %v", a, err)
+	}
+	// In one batch: admitted in order until the balance is spent.
+	fund(t, s, settleflow.Test, "0xref", 1250)
+	x := newWorkflow(settleflow.Test, base.Add(time.Second), "cus_f", "triage")
+	y := newWorkflow(settleflow.Test, base.Add(2*time.Second), "cus_f", "triage")
+	res, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(x, "0xref"), reserveInsert(y, "0xref")})
+	if err != nil || res[0].Insufficient != nil || res[1].Insufficient == nil || res[1].Insufficient.Available() != 0 {
+		t.Fatalf("batch: %+v %v", res, err)
+	}
+	got := mustGet(t, s, settleflow.Test, x.ID)
+	if got.Reserved != 1250 || got.AccountRef != "0xref" {
+		t.Fatalf("admitted workflow reserved %d against %q", got.Reserved, got.AccountRef)
+	}
+	// A replay is never refused.
+	k := newWorkflow(settleflow.Test, base.Add(3*time.Second), "cus_f", "triage")
+	in := reserveInsert(k, "0xref")
+	in.IdempotencyKey, in.RequestHash = "key-1", "h"
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{in}); err != nil || res[0].Insufficient == nil {
+		t.Fatalf("keyed insert without funds: %+v %v", res, err)
+	}
+	fund(t, s, settleflow.Test, "0xref", 1250)
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{in}); err != nil || res[0].Insufficient != nil || res[0].Existing != nil {
+		t.Fatalf("keyed insert: %+v %v", res, err)
+	}
+	again := in
+	again.Workflow = newWorkflow(settleflow.Test, base.Add(4*time.Second), "cus_f", "triage")
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{again}); err != nil || res[0].Existing == nil || res[0].Insufficient != nil {
+		t.Fatalf("replay with the balance spent: %+v %v", res, err)
+	}
+}
+
+// testFundsLedger: ending a workflow gives its reservation back, Settled
+// also charges it; a cancel releases; ApplyFunds is compare and set.
+func testFundsLedger(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	fund(t, s, settleflow.Test, "0xl", 3*1250)
+	ws := []*settleflow.Workflow{newWorkflow(settleflow.Test, base, "cus_l", "triage"),
+		newWorkflow(settleflow.Test, base.Add(time.Millisecond), "cus_l", "triage"),
+		newWorkflow(settleflow.Test, base.Add(2*time.Millisecond), "cus_l", "triage")}
+	for _, w := range ws {
+		if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(w, "0xl")}); err != nil || res[0].Insufficient != nil {
+			t.Fatalf("insert: %+v %v", res, err)
+		}
+	}
+	// Cancel the third.
+	if _, ok, err := s.CancelWorkflow(ctx, settleflow.Test, ws[2].ID, base.Add(time.Minute), canceledEvent(ws[2], base.Add(time.Minute))); err != nil || !ok {
+		t.Fatalf("cancel: %v %v", ok, err)
+	}
+	settle(t, s, ws[:2], []settleflow.Status{settleflow.Settled, settleflow.Failed})
+	a, err := s.GetAccount(ctx, settleflow.Test, "cus_l", "0xl")
+	if err != nil || a.Reserved != 0 || a.Charged != 1250 || a.OnChain() != 2*1250 || a.Available() != 2*1250 {
+		t.Fatalf("account after settle, fail and cancel: %+v %v", a, err)
+	}
+	// Compare and set: a stale cursor applies nothing.
+	ok, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: settleflow.FundsCursor{}, To: settleflow.FundsCursor{Block: 99, Hash: "0x99"},
+		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsDeposit, Ref: "0xl", Amount: 1}}, UpdatedAt: base})
+	if err != nil || ok {
+		t.Fatalf("stale cursor applied: %v %v", ok, err)
+	}
+	// Withdrawal request, cancel, withdrawal.
+	from, _ := s.FundsCursor(ctx, settleflow.Test)
+	to := settleflow.FundsCursor{Block: from.Block + 1, Hash: "0xw"}
+	ok, err = s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, UpdatedAt: base, Events: []settleflow.FundsEvent{
+		{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xl", Amount: 1000},
+		{Kind: settleflow.FundsWithdrawn, Ref: "0xl", Amount: 1000}}})
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	a, _ = s.GetAccount(ctx, settleflow.Test, "cus_l", "0xl")
+	if a.Deposited != 3*1250-1000 || a.PendingWithdrawal != 0 {
+		t.Fatalf("after a withdrawal %+v", a)
+	}
+	// MarkFaucet: once.
+	first, err1 := s.MarkFaucet(ctx, settleflow.Test, "cus_l", "0xl", base)
+	second, err2 := s.MarkFaucet(ctx, settleflow.Test, "cus_l", "0xl", base)
+	if !first || second || err1 != nil || err2 != nil {
+		t.Fatalf("MarkFaucet %v %v (%v %v)", first, second, err1, err2)
+	}
+}
+
+// testRefunds: only a Settled workflow is refunded, never beyond its
+// charge, also under concurrency; success counts into the workflow and the
+// account; refund keys replay.
+func testRefunds(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	fund(t, s, settleflow.Test, "0xr", 1250)
+	w := newWorkflow(settleflow.Test, base, "cus_r", "triage")
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(w, "0xr")}); err != nil || res[0].Insufficient != nil {
+		t.Fatal(res, err)
+	}
+	mk := func(amount int64, at time.Duration) *settleflow.Refund {
+		now := base.Add(at)
+		return &settleflow.Refund{ID: ids.New(ids.Refund, now), Object: "refund", WorkflowID: w.ID, Amount: amount, Currency: "usd",
+			Status: settleflow.RefundPending, CreatedAt: now, UpdatedAt: now}
+	}
+	var se *settleflow.StateError
+	if _, err := s.InsertRefund(ctx, settleflow.RefundInsert{Refund: mk(1, 0)}); !errors.As(err, &se) || se.Status != settleflow.Pending {
+		t.Fatalf("refund of a Pending workflow: %v", err)
+	}
+	settle(t, s, []*settleflow.Workflow{w}, []settleflow.Status{settleflow.Settled})
+	w = mustGet(t, s, settleflow.Test, w.ID)
+	// 20 concurrent refunds of 100 against a charge of 1250: 12 fit.
+	var mu sync.Mutex
+	okN, over := 0, 0
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.InsertRefund(ctx, settleflow.RefundInsert{Refund: mk(100, time.Duration(i+1)*time.Millisecond)})
+			var re *settleflow.RefundableError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				okN++
+			case errors.As(err, &re):
+				over++
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if okN != 12 || over != 8 {
+		t.Fatalf("concurrent refunds: %d admitted, %d over; want 12 and 8", okN, over)
+	}
+	// The rest (50) by amount 0; then nothing is left.
+	rest, err := s.InsertRefund(ctx, settleflow.RefundInsert{Refund: mk(0, time.Second), IdempotencyKey: "rk", RequestHash: "h"})
+	if err != nil || rest.Refund.Amount != 50 || rest.Refund.Sequence != w.Sequence || rest.Refund.CustomerID != "cus_r" {
+		t.Fatalf("refund of the rest: %+v %v", rest, err)
+	}
+	replay, err := s.InsertRefund(ctx, settleflow.RefundInsert{Refund: mk(0, 2*time.Second), IdempotencyKey: "rk", RequestHash: "h"})
+	if err != nil || !replay.Existing || replay.Refund.ID != rest.Refund.ID {
+		t.Fatalf("replay: %+v %v", replay, err)
+	}
+	var re *settleflow.RefundableError
+	if _, err := s.InsertRefund(ctx, settleflow.RefundInsert{Refund: mk(0, 3*time.Second)}); !errors.As(err, &re) || re.Refundable != 0 {
+		t.Fatalf("nothing left: %v", err)
+	}
+	// Claim, succeed one, fail another.
+	claimed, err := s.ClaimRefunds(ctx, settleflow.Claim{Owner: "w", Now: base.Add(time.Hour), LeaseUntil: base.Add(2 * time.Hour), Limit: 100})
+	if err != nil || len(claimed) != 13 {
+		t.Fatalf("claim: %d %v", len(claimed), err)
+	}
+	if again, _ := s.ClaimRefunds(ctx, settleflow.Claim{Owner: "v", Now: base.Add(time.Hour), LeaseUntil: base.Add(2 * time.Hour), Limit: 100}); len(again) != 0 {
+		t.Fatalf("claimed twice: %d", len(again))
+	}
+	at := base.Add(time.Hour)
+	ev := &settleflow.Event{ID: ids.New(ids.Event, at), Object: "event", Type: settleflow.EventRefundSucceeded, CreatedAt: at,
+		Data: settleflow.EventData{WorkflowID: w.ID, Refund: claimed[0]}}
+	applied, err := s.UpdateRefunds(ctx, []settleflow.RefundUpdate{
+		{ID: claimed[0].ID, Owner: "w", Status: settleflow.RefundSucceeded, RunAt: at, UpdatedAt: at, Event: ev,
+			Settlement: &settleflow.Settlement{ChainID: 1337, TxHash: "0xr"}},
+		{ID: claimed[1].ID, Owner: "w", Status: settleflow.RefundFailed, RunAt: at, UpdatedAt: at, Failure: &settleflow.Failure{Code: "x", Message: "y"}},
+		{ID: claimed[2].ID, Owner: "nobody", Status: settleflow.RefundSucceeded, RunAt: at, UpdatedAt: at},
+	})
+	if err != nil || !applied[0] || !applied[1] || applied[2] {
+		t.Fatalf("update refunds: %v %v", applied, err)
+	}
+	got := mustGet(t, s, settleflow.Test, w.ID)
+	a, _ := s.GetAccount(ctx, settleflow.Test, "cus_r", "0xr")
+	if got.Refunded.Amount != claimed[0].Amount || a.Refunded != claimed[0].Amount {
+		t.Fatalf("refunded: workflow %d, account %d, want %d", got.Refunded.Amount, a.Refunded, claimed[0].Amount)
+	}
+	r, err := s.GetRefund(ctx, settleflow.Test, claimed[0].ID)
+	if err != nil || r.Status != settleflow.RefundSucceeded || r.Settlement == nil || r.Settlement.TxHash != "0xr" {
+		t.Fatalf("refund after success: %+v %v", r, err)
+	}
+	// The failed refund's amount can be refunded again.
+	if res, err := s.InsertRefund(ctx, settleflow.RefundInsert{Refund: mk(0, 4*time.Second)}); err != nil || res.Refund.Amount != claimed[1].Amount {
+		t.Fatalf("after a failed refund: %+v %v", res, err)
+	}
+	page, more, err := s.ListRefunds(ctx, settleflow.RefundQuery{Environment: settleflow.Test, WorkflowID: w.ID, Status: settleflow.RefundSucceeded, Limit: 10})
+	if err != nil || more || len(page) != 1 || page[0].ID != claimed[0].ID {
+		t.Fatalf("list: %v %v %v", page, more, err)
+	}
+	all, more, err := s.ListRefunds(ctx, settleflow.RefundQuery{Environment: settleflow.Test, Limit: 5})
+	if err != nil || !more || len(all) != 5 || all[0].ID < all[4].ID {
+		t.Fatalf("list all: %d %v %v", len(all), more, err)
+	}
+	evs, _, err := s.ListEvents(ctx, settleflow.EventQuery{Environment: settleflow.Test, Type: settleflow.EventRefundSucceeded, Limit: 10})
+	if err != nil || len(evs) != 1 || evs[0].Data.Refund == nil || evs[0].Data.Refund.ID != claimed[0].ID {
+		t.Fatalf("refund events: %+v %v", evs, err)
+	}
+}
