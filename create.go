@@ -17,6 +17,8 @@ import (
 
 var customerIDPattern = regexp.MustCompile(`^cus_[A-Za-z0-9_-]{1,255}$`)
 
+const customerIDMessage = "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"
+
 // CreateParams asks for a workflow.
 type CreateParams struct {
 	Environment Environment
@@ -41,8 +43,7 @@ func (p CreateParams) validate() error {
 	case p.CustomerID == "":
 		return &InvalidError{Code: CodeParameterMissing, Param: "customerId", Message: "customerId is required"}
 	case !customerIDPattern.MatchString(p.CustomerID):
-		return &InvalidError{Code: CodeParameterInvalid, Param: "customerId",
-			Message: "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"}
+		return &InvalidError{Code: CodeParameterInvalid, Param: "customerId", Message: customerIDMessage}
 	case len(p.Payload) == 0 || string(p.Payload) == "null":
 		return &InvalidError{Code: CodeParameterMissing, Param: "payload", Message: "payload is required"}
 	case p.Payload[0] != '{':

@@ -126,9 +126,8 @@ func (e *Engine) awaitDeposit(ctx context.Context, customerID, ref string, atLea
 // behind `customers fund` and POST /v1/test_helpers/customers/{id}/fund: a
 // deposit without a wallet. Live is never funded this way.
 func (e *Engine) FundTestCustomer(ctx context.Context, customerID string, amount int64) (*Customer, error) {
-	if !customerIDPattern.MatchString(customerID) {
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "customerId",
-			Message: "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"}
+	if err := checkCustomerID(customerID); err != nil {
+		return nil, err
 	}
 	if amount < 1 || amount > MaxAmount {
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "amount", Message: fmt.Sprintf("amount must be between 1 and %d (minor units)", MaxAmount)}
@@ -265,9 +264,8 @@ func (e *Engine) Customer(ctx context.Context, env Environment, customerID strin
 	if !env.Valid() {
 		return nil, fmt.Errorf("settleflow: environment %q is neither test nor live", env)
 	}
-	if !customerIDPattern.MatchString(customerID) {
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "customerId",
-			Message: "customerId must be cus_ followed by 1-255 of A-Z, a-z, 0-9, _ and -"}
+	if err := checkCustomerID(customerID); err != nil {
+		return nil, err
 	}
 	c := &Customer{ID: customerID, Object: "customer", Livemode: env.Livemode(), Balance: Balance{Currency: Currency}}
 	f, ok := e.funds(env)
@@ -289,4 +287,13 @@ func (e *Engine) Customer(ctx context.Context, env Environment, customerID strin
 	}
 	c.Deposit = &d
 	return c, nil
+}
+
+// checkCustomerID refuses a customer id that is not cus_ followed by 1–255
+// of A-Z, a-z, 0-9, _ and -, with the message create gives.
+func checkCustomerID(id string) error {
+	if !customerIDPattern.MatchString(id) {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "customerId", Message: customerIDMessage}
+	}
+	return nil
 }
