@@ -14,6 +14,7 @@ const input = {
   sources,
   settings: {
     evmVersion: 'cancun',
+    viaIR: true,
     optimizer: { enabled: true, runs: 10000 },
     metadata: { bytecodeHash: 'none' },
     outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },

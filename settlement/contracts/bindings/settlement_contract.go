@@ -24,19 +24,11 @@ var (
 	_ = abi.ConvertType
 )
 
-// SettleflowSettlementCharge is an auto generated low-level Go binding around an user-defined struct.
-type SettleflowSettlementCharge struct {
-	WorkflowId  [32]byte
-	Sequence    *big.Int
-	CustomerRef [32]byte
-	Amount      *big.Int
-}
-
 // SettleflowSettlementMetaData contains all meta data concerning the SettleflowSettlement contract.
 var SettleflowSettlementMetaData = bind.MetaData{
-	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20TransferFrom\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroSequence\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroWorkflowId\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Settled\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"deployedAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"components\":[{\"internalType\":\"bytes32\",\"name\":\"workflowId\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"internalType\":\"structSettleflowSettlement.Charge[]\",\"name\":\"charges\",\"type\":\"tuple[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"settledWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20TransferFrom\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
+	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"unit_\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"withdrawalNotice_\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"BadAmount\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadChargeIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadCustomerIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"CustomersNotSorted\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"LengthMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NoWithdrawalPending\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotCustomerOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotPayee\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"UnknownBatch\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalNotYetAvailable\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroCustomer\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroKey\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroSequence\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"indexed\":false,\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"}],\"name\":\"BatchSettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"ChargeDeclined\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"payee\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Claimed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"Deposited\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"owner\",\"type\":\"address\"}],\"name\":\"OwnerSet\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"PayeeFunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"reason\",\"type\":\"uint256\"}],\"name\":\"RefundRejected\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"RefundSkipped\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Refunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"}],\"name\":\"SettledWord\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"}],\"name\":\"WithdrawalCanceled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalRequested\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Withdrawn\",\"type\":\"event\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"account\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"pending\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"balanceOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"batchCount\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"}],\"name\":\"batchHash\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"hash\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"cancelWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"claim\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"declined\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"declinedWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"deployedAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"deposit\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validAfter\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validBefore\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"salt\",\"type\":\"bytes32\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"depositWithAuthorization\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"fundPayee\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payeeOwed\",\"outputs\":[{\"internalType\":\"uint192\",\"name\":\"\",\"type\":\"uint192\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"},{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"},{\"internalType\":\"bytes32[]\",\"name\":\"keys\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"items\",\"type\":\"uint256[]\"}],\"name\":\"refund\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"refundState\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"state\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"refundedOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"requestWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"settledWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"unit\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"withdraw\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"withdrawalNotice\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
 	ID:  "SettleflowSettlement",
-	Bin: "0x610100604052348015610010575f5ffd5b50604051610a1f380380610a1f83398101604081905261002f916100f4565b6001600160a01b038316158061004c57506001600160a01b038216155b8061005e57506001600160a01b038116155b1561007c5760405163d92e233d60e01b815260040160405180910390fd5b6001600160a01b0383811660805282811660a0523360c0525f80546001600160a01b03191691831691821781554360e0526040517fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c908290a350505061013e565b6001600160a01b03811681146100f1575f5ffd5b50565b5f5f5f60608486031215610106575f5ffd5b8351610111816100dd565b6020850151909350610122816100dd565b6040850151909250610133816100dd565b809150509250925092565b60805160a05160c05160e0516108996101865f395f6101c401525f8181610134015261023801525f8181610188015261059d01525f81816101eb01526105d001526108995ff3fe608060405234801561000f575f5ffd5b506004361061009f575f3560e01c8063ae90b21311610072578063eae4c19f11610058578063eae4c19f146101bf578063fc0c546a146101e6578063fd8993641461020d575f5ffd5b8063ae90b21314610183578063b3ab15fb146101aa575f5ffd5b806328345780146100a3578063570ca735146100eb5780638da5cb5b1461012f5780639e6897fe14610156575b5f5ffd5b6100d66100b136600461072a565b600881901c5f9081526001602081905260409091205460ff9092169190911c16151590565b60405190151581526020015b60405180910390f35b5f5461010a9073ffffffffffffffffffffffffffffffffffffffff1681565b60405173ffffffffffffffffffffffffffffffffffffffff90911681526020016100e2565b61010a7f000000000000000000000000000000000000000000000000000000000000000081565b61017561016436600461072a565b60016020525f908152604090205481565b6040519081526020016100e2565b61010a7f000000000000000000000000000000000000000000000000000000000000000081565b6101bd6101b8366004610741565b610220565b005b6101757f000000000000000000000000000000000000000000000000000000000000000081565b61010a7f000000000000000000000000000000000000000000000000000000000000000081565b61017561021b36600461077b565b610367565b3373ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000161461028f576040517f30cd747100000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b73ffffffffffffffffffffffffffffffffffffffff81166102dc576040517fd92e233d00000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b5f805460405173ffffffffffffffffffffffffffffffffffffffff808516939216917fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c91a35f80547fffffffffffffffffffffffff00000000000000000000000000000000000000001673ffffffffffffffffffffffffffffffffffffffff92909216919091179055565b5f805473ffffffffffffffffffffffffffffffffffffffff1633146103b8576040517f7c214f0400000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b817fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff5f80805b8481101561055f57368888838181106103f9576103f96107ec565b608002919091019150508035602082013581610441576040517fb34aea3800000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b805f0361047a576040517f771ba71400000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b600881901c8781146104b457851561049f575f88815260016020526040812088905595505b5f818152600160205260409020549097509550865b600160ff83161b878116156104f457604051839085907f6fd708b65d8f7b2eef4a4c478ebc526d97d62c398b287948fad435e37dd54f9f905f90a361054f565b9687179660019650606085013561050b818d610819565b9b50856040013584867f52ef391d3d8944ef92701c8b78484d32c5ec48a033ff1add84fb7777388184578460405161054591815260200190565b60405180910390a4505b85600101955050505050506103de565b508015610577575f8381526001602052604090208290555b84156107205760405133602482015273ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000081166044830152606482018790525f9182917f00000000000000000000000000000000000000000000000000000000000000001690608401604080517fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe08184030181529181526020820180517bffffffffffffffffffffffffffffffffffffffffffffffffffffffff167f23b872dd00000000000000000000000000000000000000000000000000000000179052516106759190610857565b5f604051808303815f865af19150503d805f81146106ae576040519150601f19603f3d011682016040523d82523d5f602084013e6106b3565b606091505b5091509150816106c557805160208201fd5b8051158015906106e65750808060200190518101906106e4919061086d565b155b1561071d576040517f90b8ec1800000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b50505b5050505092915050565b5f6020828403121561073a575f5ffd5b5035919050565b5f60208284031215610751575f5ffd5b813573ffffffffffffffffffffffffffffffffffffffff81168114610774575f5ffd5b9392505050565b5f5f6020838503121561078c575f5ffd5b823567ffffffffffffffff8111156107a2575f5ffd5b8301601f810185136107b2575f5ffd5b803567ffffffffffffffff8111156107c8575f5ffd5b8560208260071b84010111156107dc575f5ffd5b6020919091019590945092505050565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b80820180821115610851577f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b92915050565b5f82518060208501845e5f920191825250919050565b5f6020828403121561087d575f5ffd5b81518015158114610774575f5ffdfea164736f6c634300081c000a",
+	Bin: "0x610140346101b157601f61204a38819003918201601f19168301916001600160401b038311848410176101b55780849260a0946040528339810103126101b15780516001600160a01b038116908181036101b15761005f602084016101c9565b61006b604085016101c9565b9160806060860151950151931580156101a0575b801561018f575b6101805784156101715760805260a0523360c05260018060a01b0316918260018060a01b03195f5416175f5560e052610100524361012052604051905f7fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8180a3611e6c90816101de823960805181818161031401528181610ca30152611d8e015260a0518181816105530152610a03015260c05181818161044001526107ac015260e051818181610287015281816105b901528181610bcb0152818161172c015281816119f60152611c7a0152610100518181816101d401526110d9015261012051816103500152f35b63749b593960e01b5f5260045ffd5b63d92e233d60e01b5f5260045ffd5b506001600160a01b03831615610086565b506001600160a01b0382161561007f565b5f80fd5b634e487b7160e01b5f52604160045260245ffd5b51906001600160a01b03821682036101b15756fe6080806040526004361015610012575f80fd5b5f905f3560e01c908162a69bac146110c45750806306f130561461109d5780631d69c6b514610e755780632834578014610e3e5780632cf4349214610e0757806332cf57f814610ddd5780633611866b14610d755780634134d40214610bf75780634c383cfd14610ae45780634e71d92d146109f0578063570ca735146109bd578063612131ef146109935780636c7f1542146109695780637213c5a01461086b57806386cb09b814610841578063882358ae146107d05780638da5cb5b1461077f5780638e19899e146105dc578063907af6c0146105a15780639e6897fe14610577578063ae90b21314610526578063b3ab15fb146103f6578063ba80af31146103d5578063c835607c146103ab578063d954863c14610373578063eae4c19f14610338578063fc0c546a146102e75763ffc3020f14610151575f80fd5b346102e45760406003193601126102e45760043560243581835260026020526040832073ffffffffffffffffffffffffffffffffffffffff815416803314908115916102db575b506102b35781158015610281575b610259577f37a5dc96283c260ba952c99b4383003a337bb17cafd9416409ae55b9ca7fd60e916040916101f97f000000000000000000000000000000000000000000000000000000000000000042611277565b6001820183905581547fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff1660a082901b7bffffffffffffffff0000000000000000000000000000000000000000161790915582519182526020820152a280f35b6004847f749b5939000000000000000000000000000000000000000000000000000000008152fd5b506102ac7f0000000000000000000000000000000000000000000000000000000000000000836116a4565b15156101a6565b6004847f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f610198565b80fd5b50346102e457806003193601126102e457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102e457806003193601126102e45760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102e45760606003193601126102e4576103a861039061112d565b6044359061039e8233611ca6565b3390600435611af4565b80f35b50346102e45760206003193601126102e45760406020916004358152600483522054604051908152f35b50346102e457806003193601126102e457602060085460401c604051908152f35b50346102e45760206003193601126102e45760043573ffffffffffffffffffffffffffffffffffffffff81168091036105225773ffffffffffffffffffffffffffffffffffffffff7f00000000000000000000000000000000000000000000000000000000000000001633036104fa5780156104d2577fffffffffffffffffffffffff000000000000000000000000000000000000000082548273ffffffffffffffffffffffffffffffffffffffff82167fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8680a31617815580f35b6004827fd92e233d000000000000000000000000000000000000000000000000000000008152fd5b6004827f30cd7471000000000000000000000000000000000000000000000000000000008152fd5b5080fd5b50346102e457806003193601126102e457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102e45760206003193601126102e45760406020916004358152600383522054604051908152f35b50346102e457806003193601126102e45760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102e45760206003193601126102e457600435908181526002602052604081209081549173ffffffffffffffffffffffffffffffffffffffff831691823314801590610777575b61074f576001820180549485156107275767ffffffffffffffff9060a01c168042106106fc575091818493876020989452600188526040822054968781105f146106f1576106749080986116db565b848352600189526040832055557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557f04eda370f8b8612fa7266d7ebbd41af9d694e19793fe9d9ff31b3ddbd99b08e185604051868152a381806106e1575b5050604051908152f35b6106ea91611d10565b5f816106d7565b5061067487806116db565b7f449406b5000000000000000000000000000000000000000000000000000000008352600452602482fd5b6004837f83e89493000000000000000000000000000000000000000000000000000000008152fd5b807f6cb4fda50000000000000000000000000000000000000000000000000000000060049252fd5b508215610625565b50346102e457806003193601126102e457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102e45760206003193601126102e45760809067ffffffffffffffff6004358083526002602052600160408085209485549381528260205220549301546040519373ffffffffffffffffffffffffffffffffffffffff831685526020850152604084015260a01c166060820152f35b50346102e45760206003193601126102e45760406020916004358152600683522054604051908152f35b50346102e45760206003193601126102e45760043580825260026020526040822073ffffffffffffffffffffffffffffffffffffffff81541680331490811591610960575b506109385760018101805415610910578390557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557fd8cbc85a53c8256123df110cc63eff1c972996c0ff5f10b6c8ec09a825d2c9c08280a280f35b6004847f83e89493000000000000000000000000000000000000000000000000000000008152fd5b6004837f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f6108b0565b50346102e45760206003193601126102e45760406020916004358152600183522054604051908152f35b50346102e45760206003193601126102e45760406020916004358152600783522054604051908152f35b50346102e457806003193601126102e45773ffffffffffffffffffffffffffffffffffffffff6020915416604051908152f35b50346102e457806003193601126102e4577f000000000000000000000000000000000000000000000000000000000000000073ffffffffffffffffffffffffffffffffffffffff8116908133141580610ac3575b610a9b57602092506008549167ffffffffffffffff8360401c93166008557fd8138f8a3f377c5259ca548e70e4c2de94f129f5a11036a15b69513cba2b426a84604051858152a281806106e1575050604051908152f35b6004837f56cab67b000000000000000000000000000000000000000000000000000000008152fd5b5073ffffffffffffffffffffffffffffffffffffffff835416331415610a44565b50346102e45760206003193601126102e45760043580158015610bc5575b610b9d57610b108133611ca6565b60085467ffffffffffffffff7fffffffffffffffffffffffffffffffffffffffffffffffff0000000000000000610b6477ffffffffffffffffffffffffffffffffffffffffffffffff85168460401c6112b1565b60401b169116176008556040519081527fb93525465b6a6b5ecba22f70164cc7026bddb8a37aa7682e5bf5b1a94a6864dc60203392a280f35b6004827f749b5939000000000000000000000000000000000000000000000000000000008152fd5b50610bf07f0000000000000000000000000000000000000000000000000000000000000000826116a4565b1515610b02565b5034610d7157610140600319360112610d715760043590610c1661112d565b60443573ffffffffffffffffffffffffffffffffffffffff811691828203610d71576064359260e4359060ff8216809203610d7157604051602081019088825273ffffffffffffffffffffffffffffffffffffffff8516604082015260c435606082015260608152610c8960808261118d565b51902073ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000016803b15610d71575f92836101249260405196879586947fef55bec600000000000000000000000000000000000000000000000000000000865260048601523060248601528b6044860152608435606486015260a435608486015260a485015260c48401526101043560e484015283356101048401525af18015610d6657610d50575b506103a89394611af4565b6103a894505f610d5f9161118d565b5f93610d45565b6040513d5f823e3d90fd5b5f80fd5b34610d71576040600319360112610d715760043567ffffffffffffffff8111610d7157610da69036906004016110fc565b6024359067ffffffffffffffff8211610d7157602092610dcd610dd59336906004016110fc565b9290916112f3565b604051908152f35b34610d71576020600319360112610d71576004355f526005602052602060405f2054604051908152f35b34610d71576020600319360112610d7157602060016004358060081c5f526004835260ff60405f205491161c161515604051908152f35b34610d71576020600319360112610d7157602060016004358060081c5f526003835260ff60405f205491161c161515604051908152f35b34610d715760c0600319360112610d715760443567ffffffffffffffff8111610d7157610ea69036906004016110fc565b9060643567ffffffffffffffff8111610d7157610ec79036906004016110fc565b9060843567ffffffffffffffff8111610d7157610ee89036906004016110fc565b94909360a43567ffffffffffffffff8111610d7157610f0b9036906004016110fc565b73ffffffffffffffffffffffffffffffffffffffff5f541633036110755780880361104d576040516020810190602435825260606040820152610f7a81610f6c610f59608083018a8a611150565b601f198382030160608401528b8b611150565b03601f19810183528261118d565b5190206004355f52600560205260405f205403611025579695949392919060085460401c975f975b808910610fe3576008805467ffffffffffffffff1660408c901b7fffffffffffffffffffffffffffffffffffffffffffffffff000000000000000016179055005b909192939495969798611016600191898989898f8f611006828b61100f936111dd565b35918b8d6111dd565b35906116fb565b99019796959493929190610fa2565b7f119a7627000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fff633a38000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f7c214f04000000000000000000000000000000000000000000000000000000005f5260045ffd5b34610d71575f600319360112610d7157602067ffffffffffffffff60085416604051908152f35b34610d71575f600319360112610d71576020907f00000000000000000000000000000000000000000000000000000000000000008152f35b9181601f84011215610d715782359167ffffffffffffffff8311610d71576020808501948460051b010111610d7157565b6024359073ffffffffffffffffffffffffffffffffffffffff82168203610d7157565b90918281527f07ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff8311610d715760209260051b809284830137010190565b90601f601f19910116810190811067ffffffffffffffff8211176111b057604052565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52604160045260245ffd5b91908110156111ed5760051b0190565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b67ffffffffffffffff81116111b05760051b60200190565b9061123c8261121a565b611249604051918261118d565b828152601f19611259829461121a565b0190602036910137565b80518210156111ed5760209160051b010190565b9190820180921161128457565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b9077ffffffffffffffffffffffffffffffffffffffffffffffff8091169116019077ffffffffffffffffffffffffffffffffffffffffffffffff821161128457565b9291935f73ffffffffffffffffffffffffffffffffffffffff5f541633036110755761131e83611232565b915f5f5b85811061161a57505061133485611232565b5f957fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff5f905f925f5b8181106114ed575050611377939495969798999a50611973565b85156114e2575f5b84518110156113b3578061139560019287611263565b516113a182898c6111dd565b355f528260205260405f20550161137f565b50919590946113de935082526040519283916020830195888752606060408501526080840191611150565b91601f19828403016060830152602080825194858152019101925f5b8181106114c9575050611416925003601f19810183528261118d565b67ffffffffffffffff60085416916001830180931161128457817f85c36485fd7a4904af51fe3c476cc76c863d78aac4e4bfba14ffbbd89967968892518220845f52600560205260405f205567ffffffffffffffff84167fffffffffffffffffffffffffffffffffffffffffffffffff00000000000000006114bc8282600854161777ffffffffffffffffffffffffffffffffffffffffffffffff8a169060401c6112b1565b60401b16176008555190a2565b84518352602094850194869450909201916001016113fa565b509450505050505f90565b6114f881838f6111dd565b358060701c9067ffffffffffffffff82169182156115f257818f8e9066ffffffffffffff8f9560781c168981036115cb575b50600160ff8c95161b808b1615155f1461157357505050505050906001917f8fec535e2000df0687739fc3f7b0b32ca8943ff6ba4f67b2172ade47d16ace065f80a25b0161135d565b61158d94965060019084969c9b94929394179a179a6119db565b919061159f575b50505060019061156d565b9091999296508c6001019c6115b49089611263565b526115be91611277565b96600317935f8080611594565b986115db939b9250999099611973565b5f97865f5260036020528d60405f2054985f61152a565b7f771ba714000000000000000000000000000000000000000000000000000000005f5260045ffd5b61162581878a6111dd565b359182111561164e57600190825f528160205260405f20546116478288611263565b5201611322565b501561167c577fc84ea9a5000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fca0845bd000000000000000000000000000000000000000000000000000000005f5260045ffd5b81156116ae570690565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601260045260245ffd5b9190820391821161128457565b8181029291811591840414171561128457565b95939492919092861561194b5761ffff8460601c169080821015611923576117546bffffffffffffffffffffffff957f0000000000000000000000000000000000000000000000000000000000000000968791166116e8565b9687156118fb57885f52600760205260405f20546118cb579061177792916111dd565b359167ffffffffffffffff8360701c1692835f5260066020526117b66117a18860405f2054611277565b956bffffffffffffffffffffffff83166116e8565b85116118875785871161184357916117da9161ffff611840999460601c16916111dd565b3592825f52600660205260405f2055825f52600160205260405f20611800868254611277565b9055805f526007602052600160405f20557fc0721ae73b3f8d344a611dc50526cc0c898d2d8210fa7a2361c7ead3df0ad5196020604051878152a46116db565b90565b50505092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160028152a390565b50505092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160018152a390565b5050505050509190507fb6f0ab26a0b5d2999711cd058e861f01cc2e9c31ac0c275d4ecce044cca15cbd5f80a290565b7f749b5939000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f9c511c25000000000000000000000000000000000000000000000000000000005f5260045ffd5b7ffbd849c6000000000000000000000000000000000000000000000000000000005f5260045ffd5b91600291600182166119c8575b50166119895750565b67ffffffffffffffff600854169060018201809211611284577f121e61884b700966dee7ed561b316105bca46bd0abdceef7feea67539cc033935f80a3565b835f52600360205260405f20555f611980565b9091939261ffff8360601c16908251821015611acc57611a297f00000000000000000000000000000000000000000000000000000000000000006bffffffffffffffffffffffff86166116e8565b958691611a368486611263565b5191828411611a54575050039250611a4d91611263565b5260019190565b67ffffffffffffffff9295506040935093611ab7917fb2ae23560d3793b5e33f1139545669a5dd751b219e87d55485b53e108c58a0799566ffffffffffffff8960701c9960781c165f526004602052855f20600160ff8b161b81541790556111dd565b359482519488865260208601521692a35f9190565b7f22f787fc000000000000000000000000000000000000000000000000000000005f5260045ffd5b9190821561167c5783158015611c74575b6118fb57825f52600260205260405f209073ffffffffffffffffffffffffffffffffffffffff82541615611ba0575b5050604073ffffffffffffffffffffffffffffffffffffffff7f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a71592845f526001602052611b8486845f2054611277565b855f52600160205280845f2055835196875260208701521693a3565b73ffffffffffffffffffffffffffffffffffffffff16908115611c4c577f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a7159282826040947fffffffffffffffffffffffff000000000000000000000000000000000000000073ffffffffffffffffffffffffffffffffffffffff955416179055857fac803f2d7baf8977db614b92886816b923ee887c90ce5949164b63d8700f8ec45f80a39250611b34565b7fd92e233d000000000000000000000000000000000000000000000000000000005f5260045ffd5b50611c9f7f0000000000000000000000000000000000000000000000000000000000000000856116a4565b1515611b05565b611d0e9173ffffffffffffffffffffffffffffffffffffffff604051927f23b872dd000000000000000000000000000000000000000000000000000000006020850152166024830152306044830152606482015260648152611d0960848261118d565b611d6d565b565b611d0e9173ffffffffffffffffffffffffffffffffffffffff604051927fa9059cbb000000000000000000000000000000000000000000000000000000006020850152166024830152604482015260448152611d0960648261118d565b5f80916020815191018273ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000165af13d15611e57573d9067ffffffffffffffff82116111b05760405191611ddf6020601f19601f840116018461118d565b82523d5f602084013e5b15611e4f578051908115159182611e2b575b5050611e0357565b7f90b8ec18000000000000000000000000000000000000000000000000000000005f5260045ffd5b8192509060209181010312610d715760200151801590811503610d71575f80611dfb565b602081519101fd5b606090611de956fea164736f6c634300081c000a",
 }
 
 // SettleflowSettlement is an auto generated Go binding around an Ethereum contract.
@@ -67,13 +59,293 @@ func (c *SettleflowSettlement) Instance(backend bind.ContractBackend, addr commo
 // PackConstructor is the Go binding used to pack the parameters required for
 // contract deployment.
 //
-// Solidity: constructor(address token_, address payee_, address operator_) returns()
-func (settleflowSettlement *SettleflowSettlement) PackConstructor(token_ common.Address, payee_ common.Address, operator_ common.Address) []byte {
-	enc, err := settleflowSettlement.abi.Pack("", token_, payee_, operator_)
+// Solidity: constructor(address token_, address payee_, address operator_, uint256 unit_, uint256 withdrawalNotice_) returns()
+func (settleflowSettlement *SettleflowSettlement) PackConstructor(token_ common.Address, payee_ common.Address, operator_ common.Address, unit_ *big.Int, withdrawalNotice_ *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("", token_, payee_, operator_, unit_, withdrawalNotice_)
 	if err != nil {
 		panic(err)
 	}
 	return enc
+}
+
+// PackAccount is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x882358ae.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function account(bytes32 ref) view returns(address owner_, uint256 balance, uint256 pending, uint256 availableAt)
+func (settleflowSettlement *SettleflowSettlement) PackAccount(ref [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("account", ref)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackAccount is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x882358ae.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function account(bytes32 ref) view returns(address owner_, uint256 balance, uint256 pending, uint256 availableAt)
+func (settleflowSettlement *SettleflowSettlement) TryPackAccount(ref [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("account", ref)
+}
+
+// AccountOutput serves as a container for the return parameters of contract
+// method Account.
+type AccountOutput struct {
+	Owner       common.Address
+	Balance     *big.Int
+	Pending     *big.Int
+	AvailableAt *big.Int
+}
+
+// UnpackAccount is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x882358ae.
+//
+// Solidity: function account(bytes32 ref) view returns(address owner_, uint256 balance, uint256 pending, uint256 availableAt)
+func (settleflowSettlement *SettleflowSettlement) UnpackAccount(data []byte) (AccountOutput, error) {
+	out, err := settleflowSettlement.abi.Unpack("account", data)
+	outstruct := new(AccountOutput)
+	if err != nil {
+		return *outstruct, err
+	}
+	outstruct.Owner = *abi.ConvertType(out[0], new(common.Address)).(*common.Address)
+	outstruct.Balance = abi.ConvertType(out[1], new(big.Int)).(*big.Int)
+	outstruct.Pending = abi.ConvertType(out[2], new(big.Int)).(*big.Int)
+	outstruct.AvailableAt = abi.ConvertType(out[3], new(big.Int)).(*big.Int)
+	return *outstruct, nil
+}
+
+// PackBalanceOf is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x6c7f1542.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function balanceOf(bytes32 ref) view returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) PackBalanceOf(ref [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("balanceOf", ref)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackBalanceOf is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x6c7f1542.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function balanceOf(bytes32 ref) view returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) TryPackBalanceOf(ref [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("balanceOf", ref)
+}
+
+// UnpackBalanceOf is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x6c7f1542.
+//
+// Solidity: function balanceOf(bytes32 ref) view returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackBalanceOf(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("balanceOf", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackBatchCount is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x06f13056.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function batchCount() view returns(uint64)
+func (settleflowSettlement *SettleflowSettlement) PackBatchCount() []byte {
+	enc, err := settleflowSettlement.abi.Pack("batchCount")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackBatchCount is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x06f13056.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function batchCount() view returns(uint64)
+func (settleflowSettlement *SettleflowSettlement) TryPackBatchCount() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("batchCount")
+}
+
+// UnpackBatchCount is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x06f13056.
+//
+// Solidity: function batchCount() view returns(uint64)
+func (settleflowSettlement *SettleflowSettlement) UnpackBatchCount(data []byte) (uint64, error) {
+	out, err := settleflowSettlement.abi.Unpack("batchCount", data)
+	if err != nil {
+		return *new(uint64), err
+	}
+	out0 := *abi.ConvertType(out[0], new(uint64)).(*uint64)
+	return out0, nil
+}
+
+// PackBatchHash is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x32cf57f8.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function batchHash(uint256 batch) view returns(bytes32 hash)
+func (settleflowSettlement *SettleflowSettlement) PackBatchHash(batch *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("batchHash", batch)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackBatchHash is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x32cf57f8.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function batchHash(uint256 batch) view returns(bytes32 hash)
+func (settleflowSettlement *SettleflowSettlement) TryPackBatchHash(batch *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("batchHash", batch)
+}
+
+// UnpackBatchHash is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x32cf57f8.
+//
+// Solidity: function batchHash(uint256 batch) view returns(bytes32 hash)
+func (settleflowSettlement *SettleflowSettlement) UnpackBatchHash(data []byte) ([32]byte, error) {
+	out, err := settleflowSettlement.abi.Unpack("batchHash", data)
+	if err != nil {
+		return *new([32]byte), err
+	}
+	out0 := *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
+	return out0, nil
+}
+
+// PackCancelWithdrawal is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x7213c5a0.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function cancelWithdrawal(bytes32 ref) returns()
+func (settleflowSettlement *SettleflowSettlement) PackCancelWithdrawal(ref [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("cancelWithdrawal", ref)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackCancelWithdrawal is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x7213c5a0.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function cancelWithdrawal(bytes32 ref) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackCancelWithdrawal(ref [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("cancelWithdrawal", ref)
+}
+
+// PackClaim is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x4e71d92d.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function claim() returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) PackClaim() []byte {
+	enc, err := settleflowSettlement.abi.Pack("claim")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackClaim is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x4e71d92d.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function claim() returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) TryPackClaim() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("claim")
+}
+
+// UnpackClaim is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x4e71d92d.
+//
+// Solidity: function claim() returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackClaim(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("claim", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackDeclined is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x2cf43492.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function declined(uint256 sequence) view returns(bool)
+func (settleflowSettlement *SettleflowSettlement) PackDeclined(sequence *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("declined", sequence)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackDeclined is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x2cf43492.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function declined(uint256 sequence) view returns(bool)
+func (settleflowSettlement *SettleflowSettlement) TryPackDeclined(sequence *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("declined", sequence)
+}
+
+// UnpackDeclined is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x2cf43492.
+//
+// Solidity: function declined(uint256 sequence) view returns(bool)
+func (settleflowSettlement *SettleflowSettlement) UnpackDeclined(data []byte) (bool, error) {
+	out, err := settleflowSettlement.abi.Unpack("declined", data)
+	if err != nil {
+		return *new(bool), err
+	}
+	out0 := *abi.ConvertType(out[0], new(bool)).(*bool)
+	return out0, nil
+}
+
+// PackDeclinedWords is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xc835607c.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function declinedWords(uint256 word) view returns(uint256 bits)
+func (settleflowSettlement *SettleflowSettlement) PackDeclinedWords(word *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("declinedWords", word)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackDeclinedWords is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xc835607c.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function declinedWords(uint256 word) view returns(uint256 bits)
+func (settleflowSettlement *SettleflowSettlement) TryPackDeclinedWords(word *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("declinedWords", word)
+}
+
+// UnpackDeclinedWords is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0xc835607c.
+//
+// Solidity: function declinedWords(uint256 word) view returns(uint256 bits)
+func (settleflowSettlement *SettleflowSettlement) UnpackDeclinedWords(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("declinedWords", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
 }
 
 // PackDeployedAt is the Go binding used to pack the parameters required for calling
@@ -109,6 +381,72 @@ func (settleflowSettlement *SettleflowSettlement) UnpackDeployedAt(data []byte) 
 	}
 	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
 	return out0, nil
+}
+
+// PackDeposit is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd954863c.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function deposit(bytes32 ref, address owner_, uint256 amount) returns()
+func (settleflowSettlement *SettleflowSettlement) PackDeposit(ref [32]byte, owner common.Address, amount *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("deposit", ref, owner, amount)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackDeposit is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd954863c.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function deposit(bytes32 ref, address owner_, uint256 amount) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackDeposit(ref [32]byte, owner common.Address, amount *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("deposit", ref, owner, amount)
+}
+
+// PackDepositWithAuthorization is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x4134d402.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function depositWithAuthorization(bytes32 ref, address owner_, address from, uint256 amount, uint256 validAfter, uint256 validBefore, bytes32 salt, uint8 v, bytes32 r, bytes32 s) returns()
+func (settleflowSettlement *SettleflowSettlement) PackDepositWithAuthorization(ref [32]byte, owner common.Address, from common.Address, amount *big.Int, validAfter *big.Int, validBefore *big.Int, salt [32]byte, v uint8, r [32]byte, s [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("depositWithAuthorization", ref, owner, from, amount, validAfter, validBefore, salt, v, r, s)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackDepositWithAuthorization is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x4134d402.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function depositWithAuthorization(bytes32 ref, address owner_, address from, uint256 amount, uint256 validAfter, uint256 validBefore, bytes32 salt, uint8 v, bytes32 r, bytes32 s) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackDepositWithAuthorization(ref [32]byte, owner common.Address, from common.Address, amount *big.Int, validAfter *big.Int, validBefore *big.Int, salt [32]byte, v uint8, r [32]byte, s [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("depositWithAuthorization", ref, owner, from, amount, validAfter, validBefore, salt, v, r, s)
+}
+
+// PackFundPayee is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x4c383cfd.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function fundPayee(uint256 amount) returns()
+func (settleflowSettlement *SettleflowSettlement) PackFundPayee(amount *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("fundPayee", amount)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackFundPayee is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x4c383cfd.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function fundPayee(uint256 amount) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackFundPayee(amount *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("fundPayee", amount)
 }
 
 // PackOperator is the Go binding used to pack the parameters required for calling
@@ -216,6 +554,155 @@ func (settleflowSettlement *SettleflowSettlement) UnpackPayee(data []byte) (comm
 	return out0, nil
 }
 
+// PackPayeeOwed is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xba80af31.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function payeeOwed() view returns(uint192)
+func (settleflowSettlement *SettleflowSettlement) PackPayeeOwed() []byte {
+	enc, err := settleflowSettlement.abi.Pack("payeeOwed")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackPayeeOwed is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xba80af31.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function payeeOwed() view returns(uint192)
+func (settleflowSettlement *SettleflowSettlement) TryPackPayeeOwed() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("payeeOwed")
+}
+
+// UnpackPayeeOwed is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0xba80af31.
+//
+// Solidity: function payeeOwed() view returns(uint192)
+func (settleflowSettlement *SettleflowSettlement) UnpackPayeeOwed(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("payeeOwed", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackRefund is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x1d69c6b5.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function refund(uint256 batch, uint256 total, bytes32[] customers, uint256[] charges, bytes32[] keys, uint256[] items) returns()
+func (settleflowSettlement *SettleflowSettlement) PackRefund(batch *big.Int, total *big.Int, customers [][32]byte, charges []*big.Int, keys [][32]byte, items []*big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("refund", batch, total, customers, charges, keys, items)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackRefund is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x1d69c6b5.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function refund(uint256 batch, uint256 total, bytes32[] customers, uint256[] charges, bytes32[] keys, uint256[] items) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackRefund(batch *big.Int, total *big.Int, customers [][32]byte, charges []*big.Int, keys [][32]byte, items []*big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("refund", batch, total, customers, charges, keys, items)
+}
+
+// PackRefundState is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x612131ef.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function refundState(bytes32 key) view returns(uint256 state)
+func (settleflowSettlement *SettleflowSettlement) PackRefundState(key [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("refundState", key)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackRefundState is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x612131ef.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function refundState(bytes32 key) view returns(uint256 state)
+func (settleflowSettlement *SettleflowSettlement) TryPackRefundState(key [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("refundState", key)
+}
+
+// UnpackRefundState is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x612131ef.
+//
+// Solidity: function refundState(bytes32 key) view returns(uint256 state)
+func (settleflowSettlement *SettleflowSettlement) UnpackRefundState(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("refundState", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackRefundedOf is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x86cb09b8.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function refundedOf(uint256 sequence) view returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) PackRefundedOf(sequence *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("refundedOf", sequence)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackRefundedOf is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x86cb09b8.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function refundedOf(uint256 sequence) view returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) TryPackRefundedOf(sequence *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("refundedOf", sequence)
+}
+
+// UnpackRefundedOf is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x86cb09b8.
+//
+// Solidity: function refundedOf(uint256 sequence) view returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackRefundedOf(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("refundedOf", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackRequestWithdrawal is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xffc3020f.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function requestWithdrawal(bytes32 ref, uint256 amount) returns()
+func (settleflowSettlement *SettleflowSettlement) PackRequestWithdrawal(ref [32]byte, amount *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("requestWithdrawal", ref, amount)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackRequestWithdrawal is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xffc3020f.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function requestWithdrawal(bytes32 ref, uint256 amount) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackRequestWithdrawal(ref [32]byte, amount *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("requestWithdrawal", ref, amount)
+}
+
 // PackSetOperator is the Go binding used to pack the parameters required for calling
 // the contract method with ID 0xb3ab15fb.  This method will panic if any
 // invalid/nil inputs are passed.
@@ -239,12 +726,12 @@ func (settleflowSettlement *SettleflowSettlement) TryPackSetOperator(next common
 }
 
 // PackSettle is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xfd899364.  This method will panic if any
+// the contract method with ID 0x3611866b.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function settle((bytes32,uint256,bytes32,uint256)[] charges) returns(uint256 total)
-func (settleflowSettlement *SettleflowSettlement) PackSettle(charges []SettleflowSettlementCharge) []byte {
-	enc, err := settleflowSettlement.abi.Pack("settle", charges)
+// Solidity: function settle(bytes32[] customers, uint256[] charges) returns(uint256 total)
+func (settleflowSettlement *SettleflowSettlement) PackSettle(customers [][32]byte, charges []*big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("settle", customers, charges)
 	if err != nil {
 		panic(err)
 	}
@@ -252,18 +739,18 @@ func (settleflowSettlement *SettleflowSettlement) PackSettle(charges []Settleflo
 }
 
 // TryPackSettle is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0xfd899364.  This method will return an error
+// the contract method with ID 0x3611866b.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function settle((bytes32,uint256,bytes32,uint256)[] charges) returns(uint256 total)
-func (settleflowSettlement *SettleflowSettlement) TryPackSettle(charges []SettleflowSettlementCharge) ([]byte, error) {
-	return settleflowSettlement.abi.Pack("settle", charges)
+// Solidity: function settle(bytes32[] customers, uint256[] charges) returns(uint256 total)
+func (settleflowSettlement *SettleflowSettlement) TryPackSettle(customers [][32]byte, charges []*big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("settle", customers, charges)
 }
 
 // UnpackSettle is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0xfd899364.
+// from invoking the contract method with ID 0x3611866b.
 //
-// Solidity: function settle((bytes32,uint256,bytes32,uint256)[] charges) returns(uint256 total)
+// Solidity: function settle(bytes32[] customers, uint256[] charges) returns(uint256 total)
 func (settleflowSettlement *SettleflowSettlement) UnpackSettle(data []byte) (*big.Int, error) {
 	out, err := settleflowSettlement.abi.Unpack("settle", data)
 	if err != nil {
@@ -378,11 +865,115 @@ func (settleflowSettlement *SettleflowSettlement) UnpackToken(data []byte) (comm
 	return out0, nil
 }
 
+// PackUnit is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x907af6c0.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function unit() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) PackUnit() []byte {
+	enc, err := settleflowSettlement.abi.Pack("unit")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackUnit is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x907af6c0.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function unit() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) TryPackUnit() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("unit")
+}
+
+// UnpackUnit is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x907af6c0.
+//
+// Solidity: function unit() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) UnpackUnit(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("unit", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackWithdraw is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x8e19899e.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function withdraw(bytes32 ref) returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) PackWithdraw(ref [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("withdraw", ref)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackWithdraw is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x8e19899e.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function withdraw(bytes32 ref) returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) TryPackWithdraw(ref [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("withdraw", ref)
+}
+
+// UnpackWithdraw is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x8e19899e.
+//
+// Solidity: function withdraw(bytes32 ref) returns(uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackWithdraw(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("withdraw", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackWithdrawalNotice is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x00a69bac.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function withdrawalNotice() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) PackWithdrawalNotice() []byte {
+	enc, err := settleflowSettlement.abi.Pack("withdrawalNotice")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackWithdrawalNotice is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x00a69bac.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function withdrawalNotice() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) TryPackWithdrawalNotice() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("withdrawalNotice")
+}
+
+// UnpackWithdrawalNotice is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x00a69bac.
+//
+// Solidity: function withdrawalNotice() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) UnpackWithdrawalNotice(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("withdrawalNotice", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
 // SettleflowSettlementAlreadySettled represents a AlreadySettled event raised by the SettleflowSettlement contract.
 type SettleflowSettlementAlreadySettled struct {
-	WorkflowId [32]byte
-	Sequence   *big.Int
-	Raw        *types.Log // Blockchain specific contextual infos
+	Sequence *big.Int
+	Raw      *types.Log // Blockchain specific contextual infos
 }
 
 const SettleflowSettlementAlreadySettledEventName = "AlreadySettled"
@@ -395,7 +986,7 @@ func (SettleflowSettlementAlreadySettled) ContractEventName() string {
 // UnpackAlreadySettledEvent is the Go binding that unpacks the event data emitted
 // by contract.
 //
-// Solidity: event AlreadySettled(bytes32 indexed workflowId, uint256 indexed sequence)
+// Solidity: event AlreadySettled(uint256 indexed sequence)
 func (settleflowSettlement *SettleflowSettlement) UnpackAlreadySettledEvent(log *types.Log) (*SettleflowSettlementAlreadySettled, error) {
 	event := "AlreadySettled"
 	if len(log.Topics) == 0 {
@@ -405,6 +996,192 @@ func (settleflowSettlement *SettleflowSettlement) UnpackAlreadySettledEvent(log 
 		return nil, bind.ErrEventSignatureMismatch
 	}
 	out := new(SettleflowSettlementAlreadySettled)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementBatchSettled represents a BatchSettled event raised by the SettleflowSettlement contract.
+type SettleflowSettlementBatchSettled struct {
+	Batch     *big.Int
+	Total     *big.Int
+	Customers [][32]byte
+	Charges   []*big.Int
+	Raw       *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementBatchSettledEventName = "BatchSettled"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementBatchSettled) ContractEventName() string {
+	return SettleflowSettlementBatchSettledEventName
+}
+
+// UnpackBatchSettledEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event BatchSettled(uint256 indexed batch, uint256 total, bytes32[] customers, uint256[] charges)
+func (settleflowSettlement *SettleflowSettlement) UnpackBatchSettledEvent(log *types.Log) (*SettleflowSettlementBatchSettled, error) {
+	event := "BatchSettled"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementBatchSettled)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementChargeDeclined represents a ChargeDeclined event raised by the SettleflowSettlement contract.
+type SettleflowSettlementChargeDeclined struct {
+	Sequence    *big.Int
+	CustomerRef [32]byte
+	Amount      *big.Int
+	Balance     *big.Int
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementChargeDeclinedEventName = "ChargeDeclined"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementChargeDeclined) ContractEventName() string {
+	return SettleflowSettlementChargeDeclinedEventName
+}
+
+// UnpackChargeDeclinedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event ChargeDeclined(uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount, uint256 balance)
+func (settleflowSettlement *SettleflowSettlement) UnpackChargeDeclinedEvent(log *types.Log) (*SettleflowSettlementChargeDeclined, error) {
+	event := "ChargeDeclined"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementChargeDeclined)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementClaimed represents a Claimed event raised by the SettleflowSettlement contract.
+type SettleflowSettlementClaimed struct {
+	Payee  common.Address
+	Amount *big.Int
+	Raw    *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementClaimedEventName = "Claimed"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementClaimed) ContractEventName() string {
+	return SettleflowSettlementClaimedEventName
+}
+
+// UnpackClaimedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event Claimed(address indexed payee, uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackClaimedEvent(log *types.Log) (*SettleflowSettlementClaimed, error) {
+	event := "Claimed"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementClaimed)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementDeposited represents a Deposited event raised by the SettleflowSettlement contract.
+type SettleflowSettlementDeposited struct {
+	CustomerRef [32]byte
+	From        common.Address
+	Amount      *big.Int
+	Balance     *big.Int
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementDepositedEventName = "Deposited"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementDeposited) ContractEventName() string {
+	return SettleflowSettlementDepositedEventName
+}
+
+// UnpackDepositedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event Deposited(bytes32 indexed customerRef, address indexed from, uint256 amount, uint256 balance)
+func (settleflowSettlement *SettleflowSettlement) UnpackDepositedEvent(log *types.Log) (*SettleflowSettlementDeposited, error) {
+	event := "Deposited"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementDeposited)
 	if len(log.Data) > 0 {
 		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
 			return nil, err
@@ -468,35 +1245,396 @@ func (settleflowSettlement *SettleflowSettlement) UnpackOperatorChangedEvent(log
 	return out, nil
 }
 
-// SettleflowSettlementSettled represents a Settled event raised by the SettleflowSettlement contract.
-type SettleflowSettlementSettled struct {
-	WorkflowId  [32]byte
-	Sequence    *big.Int
+// SettleflowSettlementOwnerSet represents a OwnerSet event raised by the SettleflowSettlement contract.
+type SettleflowSettlementOwnerSet struct {
 	CustomerRef [32]byte
-	Amount      *big.Int
+	Owner       common.Address
 	Raw         *types.Log // Blockchain specific contextual infos
 }
 
-const SettleflowSettlementSettledEventName = "Settled"
+const SettleflowSettlementOwnerSetEventName = "OwnerSet"
 
 // ContractEventName returns the user-defined event name.
-func (SettleflowSettlementSettled) ContractEventName() string {
-	return SettleflowSettlementSettledEventName
+func (SettleflowSettlementOwnerSet) ContractEventName() string {
+	return SettleflowSettlementOwnerSetEventName
 }
 
-// UnpackSettledEvent is the Go binding that unpacks the event data emitted
+// UnpackOwnerSetEvent is the Go binding that unpacks the event data emitted
 // by contract.
 //
-// Solidity: event Settled(bytes32 indexed workflowId, uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount)
-func (settleflowSettlement *SettleflowSettlement) UnpackSettledEvent(log *types.Log) (*SettleflowSettlementSettled, error) {
-	event := "Settled"
+// Solidity: event OwnerSet(bytes32 indexed customerRef, address indexed owner)
+func (settleflowSettlement *SettleflowSettlement) UnpackOwnerSetEvent(log *types.Log) (*SettleflowSettlementOwnerSet, error) {
+	event := "OwnerSet"
 	if len(log.Topics) == 0 {
 		return nil, bind.ErrNoEventSignature
 	}
 	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
 		return nil, bind.ErrEventSignatureMismatch
 	}
-	out := new(SettleflowSettlementSettled)
+	out := new(SettleflowSettlementOwnerSet)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementPayeeFunded represents a PayeeFunded event raised by the SettleflowSettlement contract.
+type SettleflowSettlementPayeeFunded struct {
+	From   common.Address
+	Amount *big.Int
+	Raw    *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementPayeeFundedEventName = "PayeeFunded"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementPayeeFunded) ContractEventName() string {
+	return SettleflowSettlementPayeeFundedEventName
+}
+
+// UnpackPayeeFundedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event PayeeFunded(address indexed from, uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackPayeeFundedEvent(log *types.Log) (*SettleflowSettlementPayeeFunded, error) {
+	event := "PayeeFunded"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementPayeeFunded)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementRefundRejected represents a RefundRejected event raised by the SettleflowSettlement contract.
+type SettleflowSettlementRefundRejected struct {
+	Key      [32]byte
+	Sequence *big.Int
+	Reason   *big.Int
+	Raw      *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementRefundRejectedEventName = "RefundRejected"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementRefundRejected) ContractEventName() string {
+	return SettleflowSettlementRefundRejectedEventName
+}
+
+// UnpackRefundRejectedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event RefundRejected(bytes32 indexed key, uint256 indexed sequence, uint256 reason)
+func (settleflowSettlement *SettleflowSettlement) UnpackRefundRejectedEvent(log *types.Log) (*SettleflowSettlementRefundRejected, error) {
+	event := "RefundRejected"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementRefundRejected)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementRefundSkipped represents a RefundSkipped event raised by the SettleflowSettlement contract.
+type SettleflowSettlementRefundSkipped struct {
+	Key [32]byte
+	Raw *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementRefundSkippedEventName = "RefundSkipped"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementRefundSkipped) ContractEventName() string {
+	return SettleflowSettlementRefundSkippedEventName
+}
+
+// UnpackRefundSkippedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event RefundSkipped(bytes32 indexed key)
+func (settleflowSettlement *SettleflowSettlement) UnpackRefundSkippedEvent(log *types.Log) (*SettleflowSettlementRefundSkipped, error) {
+	event := "RefundSkipped"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementRefundSkipped)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementRefunded represents a Refunded event raised by the SettleflowSettlement contract.
+type SettleflowSettlementRefunded struct {
+	Key         [32]byte
+	Sequence    *big.Int
+	CustomerRef [32]byte
+	Amount      *big.Int
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementRefundedEventName = "Refunded"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementRefunded) ContractEventName() string {
+	return SettleflowSettlementRefundedEventName
+}
+
+// UnpackRefundedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event Refunded(bytes32 indexed key, uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackRefundedEvent(log *types.Log) (*SettleflowSettlementRefunded, error) {
+	event := "Refunded"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementRefunded)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementSettledWord represents a SettledWord event raised by the SettleflowSettlement contract.
+type SettleflowSettlementSettledWord struct {
+	Word  *big.Int
+	Batch *big.Int
+	Raw   *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementSettledWordEventName = "SettledWord"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementSettledWord) ContractEventName() string {
+	return SettleflowSettlementSettledWordEventName
+}
+
+// UnpackSettledWordEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event SettledWord(uint256 indexed word, uint256 indexed batch)
+func (settleflowSettlement *SettleflowSettlement) UnpackSettledWordEvent(log *types.Log) (*SettleflowSettlementSettledWord, error) {
+	event := "SettledWord"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementSettledWord)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementWithdrawalCanceled represents a WithdrawalCanceled event raised by the SettleflowSettlement contract.
+type SettleflowSettlementWithdrawalCanceled struct {
+	CustomerRef [32]byte
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementWithdrawalCanceledEventName = "WithdrawalCanceled"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementWithdrawalCanceled) ContractEventName() string {
+	return SettleflowSettlementWithdrawalCanceledEventName
+}
+
+// UnpackWithdrawalCanceledEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event WithdrawalCanceled(bytes32 indexed customerRef)
+func (settleflowSettlement *SettleflowSettlement) UnpackWithdrawalCanceledEvent(log *types.Log) (*SettleflowSettlementWithdrawalCanceled, error) {
+	event := "WithdrawalCanceled"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementWithdrawalCanceled)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementWithdrawalRequested represents a WithdrawalRequested event raised by the SettleflowSettlement contract.
+type SettleflowSettlementWithdrawalRequested struct {
+	CustomerRef [32]byte
+	Amount      *big.Int
+	AvailableAt *big.Int
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementWithdrawalRequestedEventName = "WithdrawalRequested"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementWithdrawalRequested) ContractEventName() string {
+	return SettleflowSettlementWithdrawalRequestedEventName
+}
+
+// UnpackWithdrawalRequestedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event WithdrawalRequested(bytes32 indexed customerRef, uint256 amount, uint256 availableAt)
+func (settleflowSettlement *SettleflowSettlement) UnpackWithdrawalRequestedEvent(log *types.Log) (*SettleflowSettlementWithdrawalRequested, error) {
+	event := "WithdrawalRequested"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementWithdrawalRequested)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementWithdrawn represents a Withdrawn event raised by the SettleflowSettlement contract.
+type SettleflowSettlementWithdrawn struct {
+	CustomerRef [32]byte
+	To          common.Address
+	Amount      *big.Int
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementWithdrawnEventName = "Withdrawn"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementWithdrawn) ContractEventName() string {
+	return SettleflowSettlementWithdrawnEventName
+}
+
+// UnpackWithdrawnEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event Withdrawn(bytes32 indexed customerRef, address indexed to, uint256 amount)
+func (settleflowSettlement *SettleflowSettlement) UnpackWithdrawnEvent(log *types.Log) (*SettleflowSettlementWithdrawn, error) {
+	event := "Withdrawn"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementWithdrawn)
 	if len(log.Data) > 0 {
 		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
 			return nil, err
@@ -518,25 +1656,219 @@ func (settleflowSettlement *SettleflowSettlement) UnpackSettledEvent(log *types.
 // UnpackError attempts to decode the provided error data using user-defined
 // error definitions.
 func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, error) {
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadAmount"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackBadAmountError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadChargeIndex"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackBadChargeIndexError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadCustomerIndex"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackBadCustomerIndexError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["CustomersNotSorted"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackCustomersNotSortedError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["LengthMismatch"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackLengthMismatchError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NoWithdrawalPending"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackNoWithdrawalPendingError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NotCustomerOwner"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackNotCustomerOwnerError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NotOperator"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackNotOperatorError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NotOwner"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackNotOwnerError(raw[4:])
 	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NotPayee"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackNotPayeeError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["TransferFailed"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackTransferFailedError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["UnknownBatch"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackUnknownBatchError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["WithdrawalNotYetAvailable"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackWithdrawalNotYetAvailableError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroAddress"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackZeroAddressError(raw[4:])
 	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroCustomer"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackZeroCustomerError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroKey"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackZeroKeyError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroSequence"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackZeroSequenceError(raw[4:])
 	}
-	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ZeroWorkflowId"].ID.Bytes()[:4]) {
-		return settleflowSettlement.UnpackZeroWorkflowIdError(raw[4:])
-	}
 	return nil, errors.New("Unknown error")
+}
+
+// SettleflowSettlementBadAmount represents a BadAmount error raised by the SettleflowSettlement contract.
+type SettleflowSettlementBadAmount struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error BadAmount()
+func SettleflowSettlementBadAmountErrorID() common.Hash {
+	return common.HexToHash("0x749b593924416ea8f46d8a8f5b89dfc2a554f6cc168b31407d6be5e73a078ac0")
+}
+
+// UnpackBadAmountError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error BadAmount()
+func (settleflowSettlement *SettleflowSettlement) UnpackBadAmountError(raw []byte) (*SettleflowSettlementBadAmount, error) {
+	out := new(SettleflowSettlementBadAmount)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "BadAmount", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementBadChargeIndex represents a BadChargeIndex error raised by the SettleflowSettlement contract.
+type SettleflowSettlementBadChargeIndex struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error BadChargeIndex()
+func SettleflowSettlementBadChargeIndexErrorID() common.Hash {
+	return common.HexToHash("0x9c511c25ff50914a302c0cf3289c2fadb35a196f38a8cb4293cdb2809625a480")
+}
+
+// UnpackBadChargeIndexError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error BadChargeIndex()
+func (settleflowSettlement *SettleflowSettlement) UnpackBadChargeIndexError(raw []byte) (*SettleflowSettlementBadChargeIndex, error) {
+	out := new(SettleflowSettlementBadChargeIndex)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "BadChargeIndex", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementBadCustomerIndex represents a BadCustomerIndex error raised by the SettleflowSettlement contract.
+type SettleflowSettlementBadCustomerIndex struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error BadCustomerIndex()
+func SettleflowSettlementBadCustomerIndexErrorID() common.Hash {
+	return common.HexToHash("0x22f787fc02dd5e57bb36a325cf77d223e16dd900d79e3c1690b08b9bcefeb100")
+}
+
+// UnpackBadCustomerIndexError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error BadCustomerIndex()
+func (settleflowSettlement *SettleflowSettlement) UnpackBadCustomerIndexError(raw []byte) (*SettleflowSettlementBadCustomerIndex, error) {
+	out := new(SettleflowSettlementBadCustomerIndex)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "BadCustomerIndex", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementCustomersNotSorted represents a CustomersNotSorted error raised by the SettleflowSettlement contract.
+type SettleflowSettlementCustomersNotSorted struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error CustomersNotSorted()
+func SettleflowSettlementCustomersNotSortedErrorID() common.Hash {
+	return common.HexToHash("0xc84ea9a53990136e2c0b72371c57359988da52b22f3b93a720edebecbd800175")
+}
+
+// UnpackCustomersNotSortedError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error CustomersNotSorted()
+func (settleflowSettlement *SettleflowSettlement) UnpackCustomersNotSortedError(raw []byte) (*SettleflowSettlementCustomersNotSorted, error) {
+	out := new(SettleflowSettlementCustomersNotSorted)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "CustomersNotSorted", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementLengthMismatch represents a LengthMismatch error raised by the SettleflowSettlement contract.
+type SettleflowSettlementLengthMismatch struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error LengthMismatch()
+func SettleflowSettlementLengthMismatchErrorID() common.Hash {
+	return common.HexToHash("0xff633a3803c58b9bc21e58efecee59f27e033cc0b1883fccb4969c76146fe60f")
+}
+
+// UnpackLengthMismatchError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error LengthMismatch()
+func (settleflowSettlement *SettleflowSettlement) UnpackLengthMismatchError(raw []byte) (*SettleflowSettlementLengthMismatch, error) {
+	out := new(SettleflowSettlementLengthMismatch)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "LengthMismatch", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementNoWithdrawalPending represents a NoWithdrawalPending error raised by the SettleflowSettlement contract.
+type SettleflowSettlementNoWithdrawalPending struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error NoWithdrawalPending()
+func SettleflowSettlementNoWithdrawalPendingErrorID() common.Hash {
+	return common.HexToHash("0x83e89493528a5ac4311772b32298a7b8aaf9a7681541a161203ef9bb79015d4d")
+}
+
+// UnpackNoWithdrawalPendingError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error NoWithdrawalPending()
+func (settleflowSettlement *SettleflowSettlement) UnpackNoWithdrawalPendingError(raw []byte) (*SettleflowSettlementNoWithdrawalPending, error) {
+	out := new(SettleflowSettlementNoWithdrawalPending)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "NoWithdrawalPending", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementNotCustomerOwner represents a NotCustomerOwner error raised by the SettleflowSettlement contract.
+type SettleflowSettlementNotCustomerOwner struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error NotCustomerOwner()
+func SettleflowSettlementNotCustomerOwnerErrorID() common.Hash {
+	return common.HexToHash("0x6cb4fda5fccabb3520d6b54ebb567f5f0a5c7c1376cdb74ff25ab14a760632f5")
+}
+
+// UnpackNotCustomerOwnerError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error NotCustomerOwner()
+func (settleflowSettlement *SettleflowSettlement) UnpackNotCustomerOwnerError(raw []byte) (*SettleflowSettlementNotCustomerOwner, error) {
+	out := new(SettleflowSettlementNotCustomerOwner)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "NotCustomerOwner", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // SettleflowSettlementNotOperator represents a NotOperator error raised by the SettleflowSettlement contract.
@@ -585,6 +1917,29 @@ func (settleflowSettlement *SettleflowSettlement) UnpackNotOwnerError(raw []byte
 	return out, nil
 }
 
+// SettleflowSettlementNotPayee represents a NotPayee error raised by the SettleflowSettlement contract.
+type SettleflowSettlementNotPayee struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error NotPayee()
+func SettleflowSettlementNotPayeeErrorID() common.Hash {
+	return common.HexToHash("0x56cab67b54587ad1ee1a933271cfaefb43ac75788a9ef7fc3787cd8ae7783ab4")
+}
+
+// UnpackNotPayeeError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error NotPayee()
+func (settleflowSettlement *SettleflowSettlement) UnpackNotPayeeError(raw []byte) (*SettleflowSettlementNotPayee, error) {
+	out := new(SettleflowSettlementNotPayee)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "NotPayee", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SettleflowSettlementTransferFailed represents a TransferFailed error raised by the SettleflowSettlement contract.
 type SettleflowSettlementTransferFailed struct {
 }
@@ -603,6 +1958,53 @@ func SettleflowSettlementTransferFailedErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackTransferFailedError(raw []byte) (*SettleflowSettlementTransferFailed, error) {
 	out := new(SettleflowSettlementTransferFailed)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "TransferFailed", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementUnknownBatch represents a UnknownBatch error raised by the SettleflowSettlement contract.
+type SettleflowSettlementUnknownBatch struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error UnknownBatch()
+func SettleflowSettlementUnknownBatchErrorID() common.Hash {
+	return common.HexToHash("0x119a7627257a521af41add1cf8429ad92a2fe766f33569210181bde4a5a70e62")
+}
+
+// UnpackUnknownBatchError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error UnknownBatch()
+func (settleflowSettlement *SettleflowSettlement) UnpackUnknownBatchError(raw []byte) (*SettleflowSettlementUnknownBatch, error) {
+	out := new(SettleflowSettlementUnknownBatch)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "UnknownBatch", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementWithdrawalNotYetAvailable represents a WithdrawalNotYetAvailable error raised by the SettleflowSettlement contract.
+type SettleflowSettlementWithdrawalNotYetAvailable struct {
+	AvailableAt *big.Int
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error WithdrawalNotYetAvailable(uint256 availableAt)
+func SettleflowSettlementWithdrawalNotYetAvailableErrorID() common.Hash {
+	return common.HexToHash("0x449406b522fcf8f932bb596ffa127b22fde292e27e52b9ac8cfb869bc9ef8bbb")
+}
+
+// UnpackWithdrawalNotYetAvailableError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error WithdrawalNotYetAvailable(uint256 availableAt)
+func (settleflowSettlement *SettleflowSettlement) UnpackWithdrawalNotYetAvailableError(raw []byte) (*SettleflowSettlementWithdrawalNotYetAvailable, error) {
+	out := new(SettleflowSettlementWithdrawalNotYetAvailable)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "WithdrawalNotYetAvailable", raw); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -631,6 +2033,52 @@ func (settleflowSettlement *SettleflowSettlement) UnpackZeroAddressError(raw []b
 	return out, nil
 }
 
+// SettleflowSettlementZeroCustomer represents a ZeroCustomer error raised by the SettleflowSettlement contract.
+type SettleflowSettlementZeroCustomer struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error ZeroCustomer()
+func SettleflowSettlementZeroCustomerErrorID() common.Hash {
+	return common.HexToHash("0xca0845bd977ff858b3347dbb05a13034566a0367635ae0aa447ea9ef71b74082")
+}
+
+// UnpackZeroCustomerError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error ZeroCustomer()
+func (settleflowSettlement *SettleflowSettlement) UnpackZeroCustomerError(raw []byte) (*SettleflowSettlementZeroCustomer, error) {
+	out := new(SettleflowSettlementZeroCustomer)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "ZeroCustomer", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementZeroKey represents a ZeroKey error raised by the SettleflowSettlement contract.
+type SettleflowSettlementZeroKey struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error ZeroKey()
+func SettleflowSettlementZeroKeyErrorID() common.Hash {
+	return common.HexToHash("0xfbd849c64583c50579479efaac1ef44e6d9d78379a9ea28aa6150a3b683c09f5")
+}
+
+// UnpackZeroKeyError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error ZeroKey()
+func (settleflowSettlement *SettleflowSettlement) UnpackZeroKeyError(raw []byte) (*SettleflowSettlementZeroKey, error) {
+	out := new(SettleflowSettlementZeroKey)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "ZeroKey", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SettleflowSettlementZeroSequence represents a ZeroSequence error raised by the SettleflowSettlement contract.
 type SettleflowSettlementZeroSequence struct {
 }
@@ -649,29 +2097,6 @@ func SettleflowSettlementZeroSequenceErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackZeroSequenceError(raw []byte) (*SettleflowSettlementZeroSequence, error) {
 	out := new(SettleflowSettlementZeroSequence)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "ZeroSequence", raw); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// SettleflowSettlementZeroWorkflowId represents a ZeroWorkflowId error raised by the SettleflowSettlement contract.
-type SettleflowSettlementZeroWorkflowId struct {
-}
-
-// ErrorID returns the hash of canonical representation of the error's signature.
-//
-// Solidity: error ZeroWorkflowId()
-func SettleflowSettlementZeroWorkflowIdErrorID() common.Hash {
-	return common.HexToHash("0xb34aea386017321f12c3659679deba6592a61ab345d319155106f8bc4c47f997")
-}
-
-// UnpackZeroWorkflowIdError is the Go binding used to decode the provided
-// error data into the corresponding Go error struct.
-//
-// Solidity: error ZeroWorkflowId()
-func (settleflowSettlement *SettleflowSettlement) UnpackZeroWorkflowIdError(raw []byte) (*SettleflowSettlementZeroWorkflowId, error) {
-	out := new(SettleflowSettlementZeroWorkflowId)
-	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "ZeroWorkflowId", raw); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -26,9 +26,9 @@ var (
 
 // TestUSDMetaData contains all meta data concerning the TestUSD contract.
 var TestUSDMetaData = bind.MetaData{
-	ABI: "[{\"inputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"spender\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"allowance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"needed\",\"type\":\"uint256\"}],\"name\":\"ERC20InsufficientAllowance\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"needed\",\"type\":\"uint256\"}],\"name\":\"ERC20InsufficientBalance\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"receiver\",\"type\":\"address\"}],\"name\":\"ERC20InvalidReceiver\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotMinter\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"owner\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"spender\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"Approval\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"Transfer\",\"type\":\"event\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"name\":\"allowance\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"spender\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"approve\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"name\":\"balanceOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"decimals\",\"outputs\":[{\"internalType\":\"uint8\",\"name\":\"\",\"type\":\"uint8\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"mint\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"minter\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"name\",\"outputs\":[{\"internalType\":\"string\",\"name\":\"\",\"type\":\"string\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"symbol\",\"outputs\":[{\"internalType\":\"string\",\"name\":\"\",\"type\":\"string\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"totalSupply\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"transfer\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"transferFrom\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"}]",
+	ABI: "[{\"inputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"AuthorizationExpired\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"AuthorizationNotYetValid\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"AuthorizationUsedAlready\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"CallerMustBePayee\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"spender\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"allowance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"needed\",\"type\":\"uint256\"}],\"name\":\"ERC20InsufficientAllowance\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"sender\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"needed\",\"type\":\"uint256\"}],\"name\":\"ERC20InsufficientBalance\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"receiver\",\"type\":\"address\"}],\"name\":\"ERC20InvalidReceiver\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"InvalidSignature\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotMinter\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"owner\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"spender\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"Approval\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"authorizer\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"nonce\",\"type\":\"bytes32\"}],\"name\":\"AuthorizationUsed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"Transfer\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"DOMAIN_SEPARATOR\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"RECEIVE_WITH_AUTHORIZATION_TYPEHASH\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"name\":\"allowance\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"spender\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"approve\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"},{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"name\":\"authorizationState\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"name\":\"balanceOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"decimals\",\"outputs\":[{\"internalType\":\"uint8\",\"name\":\"\",\"type\":\"uint8\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"mint\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"minter\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"name\",\"outputs\":[{\"internalType\":\"string\",\"name\":\"\",\"type\":\"string\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validAfter\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validBefore\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"nonce\",\"type\":\"bytes32\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"receiveWithAuthorization\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"symbol\",\"outputs\":[{\"internalType\":\"string\",\"name\":\"\",\"type\":\"string\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"totalSupply\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"transfer\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"value\",\"type\":\"uint256\"}],\"name\":\"transferFrom\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"}]",
 	ID:  "TestUSD",
-	Bin: "0x60a0604052348015600e575f5ffd5b50336080526080516107ec6100325f395f818161011f01526103fb01526107ec5ff3fe608060405234801561000f575f5ffd5b50600436106100c4575f3560e01c8063313ce5671161007d57806395d89b411161005857806395d89b4114610200578063a9059cbb1461023c578063dd62ed3e1461024f575f5ffd5b8063313ce567146101b257806340c10f19146101cc57806370a08231146101e1575f5ffd5b8063095ea7b3116100ad578063095ea7b31461016657806318160ddd1461018957806323b872dd1461019f575f5ffd5b806306fdde03146100c8578063075461721461011a575b5f5ffd5b6101046040518060400160405280601381526020017f536574746c65666c6f772054657374205553440000000000000000000000000081525081565b6040516101119190610679565b60405180910390f35b6101417f000000000000000000000000000000000000000000000000000000000000000081565b60405173ffffffffffffffffffffffffffffffffffffffff9091168152602001610111565b6101796101743660046106f4565b610279565b6040519015158152602001610111565b6101915f5481565b604051908152602001610111565b6101796101ad36600461071c565b6102f2565b6101ba600681565b60405160ff9091168152602001610111565b6101df6101da3660046106f4565b6103e3565b005b6101916101ef366004610756565b60016020525f908152604090205481565b6101046040518060400160405280600481526020017f745553440000000000000000000000000000000000000000000000000000000081525081565b61017961024a3660046106f4565b610516565b61019161025d366004610776565b600260209081525f928352604080842090915290825290205481565b335f81815260026020908152604080832073ffffffffffffffffffffffffffffffffffffffff8716808552925280832085905551919290917f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925906102e09086815260200190565b60405180910390a35060015b92915050565b73ffffffffffffffffffffffffffffffffffffffff83165f9081526002602090815260408083203384529091528120547fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff81146103cd5782811015610398576040517ffb8f41b200000000000000000000000000000000000000000000000000000000815233600482015260248101829052604481018490526064015b60405180910390fd5b73ffffffffffffffffffffffffffffffffffffffff85165f908152600260209081526040808320338452909152902083820390555b6103d885858561052b565b506001949350505050565b3373ffffffffffffffffffffffffffffffffffffffff7f00000000000000000000000000000000000000000000000000000000000000001614610452576040517ff8d2906c00000000000000000000000000000000000000000000000000000000815260040160405180910390fd5b73ffffffffffffffffffffffffffffffffffffffff82166104a1576040517fec442f050000000000000000000000000000000000000000000000000000000081525f600482015260240161038f565b805f5f8282546104b191906107a7565b909155505073ffffffffffffffffffffffffffffffffffffffff82165f818152600160209081526040808320805486019055518481527fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef910160405180910390a35050565b5f61052233848461052b565b50600192915050565b73ffffffffffffffffffffffffffffffffffffffff821661057a576040517fec442f050000000000000000000000000000000000000000000000000000000081525f600482015260240161038f565b73ffffffffffffffffffffffffffffffffffffffff83165f90815260016020526040902054818110156105ff576040517fe450d38c00000000000000000000000000000000000000000000000000000000815273ffffffffffffffffffffffffffffffffffffffff85166004820152602481018290526044810183905260640161038f565b73ffffffffffffffffffffffffffffffffffffffff8085165f8181526001602052604080822086860390559286168082529083902080548601905591517fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef9061066b9086815260200190565b60405180910390a350505050565b602081525f82518060208401528060208501604085015e5f6040828501015260407fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe0601f83011684010191505092915050565b803573ffffffffffffffffffffffffffffffffffffffff811681146106ef575f5ffd5b919050565b5f5f60408385031215610705575f5ffd5b61070e836106cc565b946020939093013593505050565b5f5f5f6060848603121561072e575f5ffd5b610737846106cc565b9250610745602085016106cc565b929592945050506040919091013590565b5f60208284031215610766575f5ffd5b61076f826106cc565b9392505050565b5f5f60408385031215610787575f5ffd5b610790836106cc565b915061079e602084016106cc565b90509250929050565b808201808211156102ec577f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffdfea164736f6c634300081c000a",
+	Bin: "0x60a0806040523460295733608052610c19908161002e82396080518181816105e701526109180152f35b5f80fdfe60806040526004361015610011575f80fd5b5f3560e01c806306fdde031461093c57806307546172146108ec578063095ea7b31461086757806318160ddd1461084b57806323b872dd14610737578063313ce5671461071c5780633644e515146106fa57806340c10f19146105b357806370a082311461056e5780637f2eecc31461053457806395d89b41146104d9578063a9059cbb146104a8578063dd62ed3e1461043a578063e94a0102146103e45763ef55bec6146100be575f80fd5b346103e0576101206003193601126103e0576100d8610a49565b6100e0610a6c565b604435906064359260843560a4359060c4359060ff82168092036103e057610104359073ffffffffffffffffffffffffffffffffffffffff86163381036103b8578842111561039057814210156103685773ffffffffffffffffffffffffffffffffffffffff861698895f52600360205260405f20865f5260205260ff60405f2054166103405761016f610a8f565b926040519160208301937fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de885528c604085015260608401528a608084015260a083015260c08201528560e082015260e081526101cd61010082610993565b5190206040519060208201927f190100000000000000000000000000000000000000000000000000000000000084526022830152604282015260428152610215606282610993565b519020917f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a08211610302576020925f926080926040519283528583015260e4356040830152606082015282805260015afa156103355773ffffffffffffffffffffffffffffffffffffffff5f511685811591821561032a575b50506103025784610300955f52600360205260405f20825f5260205260405f2060017fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff008254161790557f98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a55f80a3610b43565b005b7f8baa579f000000000000000000000000000000000000000000000000000000005f5260045ffd5b14159050855f61028e565b6040513d5f823e3d90fd5b7f13981708000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f0f05f5bf000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fdf8e4372000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f5454b17d000000000000000000000000000000000000000000000000000000005f5260045ffd5b5f80fd5b346103e05760406003193601126103e05773ffffffffffffffffffffffffffffffffffffffff610412610a49565b165f52600360205260405f206024355f52602052602060ff60405f2054166040519015158152f35b346103e05760406003193601126103e057610453610a49565b73ffffffffffffffffffffffffffffffffffffffff610470610a6c565b91165f52600260205273ffffffffffffffffffffffffffffffffffffffff60405f2091165f52602052602060405f2054604051908152f35b346103e05760406003193601126103e0576104ce6104c4610a49565b6024359033610b43565b602060405160018152f35b346103e0575f6003193601126103e0576105306040516104fa604082610993565b600481527f7455534400000000000000000000000000000000000000000000000000000000602082015260405191829182610a01565b0390f35b346103e0575f6003193601126103e05760206040517fd099cc98ef71107a616c4f0f941f04c322d8e254fe26b3c6668db87aae413de88152f35b346103e05760206003193601126103e05773ffffffffffffffffffffffffffffffffffffffff61059c610a49565b165f526001602052602060405f2054604051908152f35b346103e05760406003193601126103e0576105cc610a49565b6024359073ffffffffffffffffffffffffffffffffffffffff7f00000000000000000000000000000000000000000000000000000000000000001633036106d25773ffffffffffffffffffffffffffffffffffffffff169081156106a6575f54908082018092116106795760207fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef915f9384558484526001825260408420818154019055604051908152a3005b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b7fec442f05000000000000000000000000000000000000000000000000000000005f525f60045260245ffd5b7ff8d2906c000000000000000000000000000000000000000000000000000000005f5260045ffd5b346103e0575f6003193601126103e0576020610714610a8f565b604051908152f35b346103e0575f6003193601126103e057602060405160068152f35b346103e05760606003193601126103e057610750610a49565b610758610a6c565b6044359073ffffffffffffffffffffffffffffffffffffffff831692835f52600260205260405f2073ffffffffffffffffffffffffffffffffffffffff33165f5260205260405f2054937fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff85036107d5575b506104ce9350610b43565b83851061081757936104ce945f52600260205260405f2073ffffffffffffffffffffffffffffffffffffffff33165f526020528360405f2091039055846107ca565b83857ffb8f41b2000000000000000000000000000000000000000000000000000000005f523360045260245260445260645ffd5b346103e0575f6003193601126103e05760205f54604051908152f35b346103e05760406003193601126103e057610880610a49565b73ffffffffffffffffffffffffffffffffffffffff60243591335f52600260205260405f208282165f526020528260405f205560405192835216907f8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b92560203392a3602060405160018152f35b346103e0575f6003193601126103e057602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b346103e0575f6003193601126103e05761053060405161095d604082610993565b601381527f536574746c65666c6f7720546573742055534400000000000000000000000000602082015260405191829182610a01565b90601f7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe0910116810190811067ffffffffffffffff8211176109d457604052565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52604160045260245ffd5b7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe0601f602060409481855280519182918282880152018686015e5f8582860101520116010190565b6004359073ffffffffffffffffffffffffffffffffffffffff821682036103e057565b6024359073ffffffffffffffffffffffffffffffffffffffff821682036103e057565b604051610a9d604082610993565b6013815260208101907f536574746c65666c6f7720546573742055534400000000000000000000000000825251902060405160208101917f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f835260408201527fc89efdaa54c0f20c7adf612882df0950f5a951637e0307cdcb4c672f298b8bc660608201524660808201523060a082015260a08152610b3d60c082610993565b51902090565b919073ffffffffffffffffffffffffffffffffffffffff169182156106a65773ffffffffffffffffffffffffffffffffffffffff1690815f52600160205260405f2054818110610bda57817fddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef92602092855f52600184520360405f2055845f526001825260405f20818154019055604051908152a3565b827fe450d38c000000000000000000000000000000000000000000000000000000005f5260045260245260445260645ffdfea164736f6c634300081c000a",
 }
 
 // TestUSD is an auto generated Go binding around an Ethereum contract.
@@ -54,6 +54,76 @@ func NewTestUSD() *TestUSD {
 // Use this to create the instance object passed to abigen v2 library functions Call, Transact, etc.
 func (c *TestUSD) Instance(backend bind.ContractBackend, addr common.Address) *bind.BoundContract {
 	return bind.NewBoundContract(addr, c.abi, backend, backend, backend)
+}
+
+// PackDOMAINSEPARATOR is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x3644e515.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function DOMAIN_SEPARATOR() view returns(bytes32)
+func (testUSD *TestUSD) PackDOMAINSEPARATOR() []byte {
+	enc, err := testUSD.abi.Pack("DOMAIN_SEPARATOR")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackDOMAINSEPARATOR is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x3644e515.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function DOMAIN_SEPARATOR() view returns(bytes32)
+func (testUSD *TestUSD) TryPackDOMAINSEPARATOR() ([]byte, error) {
+	return testUSD.abi.Pack("DOMAIN_SEPARATOR")
+}
+
+// UnpackDOMAINSEPARATOR is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x3644e515.
+//
+// Solidity: function DOMAIN_SEPARATOR() view returns(bytes32)
+func (testUSD *TestUSD) UnpackDOMAINSEPARATOR(data []byte) ([32]byte, error) {
+	out, err := testUSD.abi.Unpack("DOMAIN_SEPARATOR", data)
+	if err != nil {
+		return *new([32]byte), err
+	}
+	out0 := *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
+	return out0, nil
+}
+
+// PackRECEIVEWITHAUTHORIZATIONTYPEHASH is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x7f2eecc3.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function RECEIVE_WITH_AUTHORIZATION_TYPEHASH() view returns(bytes32)
+func (testUSD *TestUSD) PackRECEIVEWITHAUTHORIZATIONTYPEHASH() []byte {
+	enc, err := testUSD.abi.Pack("RECEIVE_WITH_AUTHORIZATION_TYPEHASH")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackRECEIVEWITHAUTHORIZATIONTYPEHASH is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x7f2eecc3.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function RECEIVE_WITH_AUTHORIZATION_TYPEHASH() view returns(bytes32)
+func (testUSD *TestUSD) TryPackRECEIVEWITHAUTHORIZATIONTYPEHASH() ([]byte, error) {
+	return testUSD.abi.Pack("RECEIVE_WITH_AUTHORIZATION_TYPEHASH")
+}
+
+// UnpackRECEIVEWITHAUTHORIZATIONTYPEHASH is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x7f2eecc3.
+//
+// Solidity: function RECEIVE_WITH_AUTHORIZATION_TYPEHASH() view returns(bytes32)
+func (testUSD *TestUSD) UnpackRECEIVEWITHAUTHORIZATIONTYPEHASH(data []byte) ([32]byte, error) {
+	out, err := testUSD.abi.Unpack("RECEIVE_WITH_AUTHORIZATION_TYPEHASH", data)
+	if err != nil {
+		return *new([32]byte), err
+	}
+	out0 := *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
+	return out0, nil
 }
 
 // PackAllowance is the Go binding used to pack the parameters required for calling
@@ -119,6 +189,41 @@ func (testUSD *TestUSD) TryPackApprove(spender common.Address, value *big.Int) (
 // Solidity: function approve(address spender, uint256 value) returns(bool)
 func (testUSD *TestUSD) UnpackApprove(data []byte) (bool, error) {
 	out, err := testUSD.abi.Unpack("approve", data)
+	if err != nil {
+		return *new(bool), err
+	}
+	out0 := *abi.ConvertType(out[0], new(bool)).(*bool)
+	return out0, nil
+}
+
+// PackAuthorizationState is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xe94a0102.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function authorizationState(address , bytes32 ) view returns(bool)
+func (testUSD *TestUSD) PackAuthorizationState(arg0 common.Address, arg1 [32]byte) []byte {
+	enc, err := testUSD.abi.Pack("authorizationState", arg0, arg1)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackAuthorizationState is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xe94a0102.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function authorizationState(address , bytes32 ) view returns(bool)
+func (testUSD *TestUSD) TryPackAuthorizationState(arg0 common.Address, arg1 [32]byte) ([]byte, error) {
+	return testUSD.abi.Pack("authorizationState", arg0, arg1)
+}
+
+// UnpackAuthorizationState is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0xe94a0102.
+//
+// Solidity: function authorizationState(address , bytes32 ) view returns(bool)
+func (testUSD *TestUSD) UnpackAuthorizationState(data []byte) (bool, error) {
+	out, err := testUSD.abi.Unpack("authorizationState", data)
 	if err != nil {
 		return *new(bool), err
 	}
@@ -286,6 +391,28 @@ func (testUSD *TestUSD) UnpackName(data []byte) (string, error) {
 	}
 	out0 := *abi.ConvertType(out[0], new(string)).(*string)
 	return out0, nil
+}
+
+// PackReceiveWithAuthorization is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xef55bec6.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) returns()
+func (testUSD *TestUSD) PackReceiveWithAuthorization(from common.Address, to common.Address, value *big.Int, validAfter *big.Int, validBefore *big.Int, nonce [32]byte, v uint8, r [32]byte, s [32]byte) []byte {
+	enc, err := testUSD.abi.Pack("receiveWithAuthorization", from, to, value, validAfter, validBefore, nonce, v, r, s)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackReceiveWithAuthorization is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xef55bec6.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function receiveWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, bytes32 nonce, uint8 v, bytes32 r, bytes32 s) returns()
+func (testUSD *TestUSD) TryPackReceiveWithAuthorization(from common.Address, to common.Address, value *big.Int, validAfter *big.Int, validBefore *big.Int, nonce [32]byte, v uint8, r [32]byte, s [32]byte) ([]byte, error) {
+	return testUSD.abi.Pack("receiveWithAuthorization", from, to, value, validAfter, validBefore, nonce, v, r, s)
 }
 
 // PackSymbol is the Go binding used to pack the parameters required for calling
@@ -474,6 +601,51 @@ func (testUSD *TestUSD) UnpackApprovalEvent(log *types.Log) (*TestUSDApproval, e
 	return out, nil
 }
 
+// TestUSDAuthorizationUsed represents a AuthorizationUsed event raised by the TestUSD contract.
+type TestUSDAuthorizationUsed struct {
+	Authorizer common.Address
+	Nonce      [32]byte
+	Raw        *types.Log // Blockchain specific contextual infos
+}
+
+const TestUSDAuthorizationUsedEventName = "AuthorizationUsed"
+
+// ContractEventName returns the user-defined event name.
+func (TestUSDAuthorizationUsed) ContractEventName() string {
+	return TestUSDAuthorizationUsedEventName
+}
+
+// UnpackAuthorizationUsedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)
+func (testUSD *TestUSD) UnpackAuthorizationUsedEvent(log *types.Log) (*TestUSDAuthorizationUsed, error) {
+	event := "AuthorizationUsed"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != testUSD.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(TestUSDAuthorizationUsed)
+	if len(log.Data) > 0 {
+		if err := testUSD.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range testUSD.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
 // TestUSDTransfer represents a Transfer event raised by the TestUSD contract.
 type TestUSDTransfer struct {
 	From  common.Address
@@ -523,6 +695,18 @@ func (testUSD *TestUSD) UnpackTransferEvent(log *types.Log) (*TestUSDTransfer, e
 // UnpackError attempts to decode the provided error data using user-defined
 // error definitions.
 func (testUSD *TestUSD) UnpackError(raw []byte) (any, error) {
+	if bytes.Equal(raw[:4], testUSD.abi.Errors["AuthorizationExpired"].ID.Bytes()[:4]) {
+		return testUSD.UnpackAuthorizationExpiredError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], testUSD.abi.Errors["AuthorizationNotYetValid"].ID.Bytes()[:4]) {
+		return testUSD.UnpackAuthorizationNotYetValidError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], testUSD.abi.Errors["AuthorizationUsedAlready"].ID.Bytes()[:4]) {
+		return testUSD.UnpackAuthorizationUsedAlreadyError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], testUSD.abi.Errors["CallerMustBePayee"].ID.Bytes()[:4]) {
+		return testUSD.UnpackCallerMustBePayeeError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], testUSD.abi.Errors["ERC20InsufficientAllowance"].ID.Bytes()[:4]) {
 		return testUSD.UnpackERC20InsufficientAllowanceError(raw[4:])
 	}
@@ -532,10 +716,105 @@ func (testUSD *TestUSD) UnpackError(raw []byte) (any, error) {
 	if bytes.Equal(raw[:4], testUSD.abi.Errors["ERC20InvalidReceiver"].ID.Bytes()[:4]) {
 		return testUSD.UnpackERC20InvalidReceiverError(raw[4:])
 	}
+	if bytes.Equal(raw[:4], testUSD.abi.Errors["InvalidSignature"].ID.Bytes()[:4]) {
+		return testUSD.UnpackInvalidSignatureError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], testUSD.abi.Errors["NotMinter"].ID.Bytes()[:4]) {
 		return testUSD.UnpackNotMinterError(raw[4:])
 	}
 	return nil, errors.New("Unknown error")
+}
+
+// TestUSDAuthorizationExpired represents a AuthorizationExpired error raised by the TestUSD contract.
+type TestUSDAuthorizationExpired struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error AuthorizationExpired()
+func TestUSDAuthorizationExpiredErrorID() common.Hash {
+	return common.HexToHash("0x0f05f5bfa72101059ba5651871d96682a3f2a996379bb3603e7e1b277b73f5ac")
+}
+
+// UnpackAuthorizationExpiredError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error AuthorizationExpired()
+func (testUSD *TestUSD) UnpackAuthorizationExpiredError(raw []byte) (*TestUSDAuthorizationExpired, error) {
+	out := new(TestUSDAuthorizationExpired)
+	if err := testUSD.abi.UnpackIntoInterface(out, "AuthorizationExpired", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TestUSDAuthorizationNotYetValid represents a AuthorizationNotYetValid error raised by the TestUSD contract.
+type TestUSDAuthorizationNotYetValid struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error AuthorizationNotYetValid()
+func TestUSDAuthorizationNotYetValidErrorID() common.Hash {
+	return common.HexToHash("0xdf8e43724eb8871a7e094011d490881199ac1cedece22088767823602eee8330")
+}
+
+// UnpackAuthorizationNotYetValidError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error AuthorizationNotYetValid()
+func (testUSD *TestUSD) UnpackAuthorizationNotYetValidError(raw []byte) (*TestUSDAuthorizationNotYetValid, error) {
+	out := new(TestUSDAuthorizationNotYetValid)
+	if err := testUSD.abi.UnpackIntoInterface(out, "AuthorizationNotYetValid", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TestUSDAuthorizationUsedAlready represents a AuthorizationUsedAlready error raised by the TestUSD contract.
+type TestUSDAuthorizationUsedAlready struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error AuthorizationUsedAlready()
+func TestUSDAuthorizationUsedAlreadyErrorID() common.Hash {
+	return common.HexToHash("0x139817083a33fccb5cd664e0323761a739dabe7da648851effa096c4d6bd82cc")
+}
+
+// UnpackAuthorizationUsedAlreadyError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error AuthorizationUsedAlready()
+func (testUSD *TestUSD) UnpackAuthorizationUsedAlreadyError(raw []byte) (*TestUSDAuthorizationUsedAlready, error) {
+	out := new(TestUSDAuthorizationUsedAlready)
+	if err := testUSD.abi.UnpackIntoInterface(out, "AuthorizationUsedAlready", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TestUSDCallerMustBePayee represents a CallerMustBePayee error raised by the TestUSD contract.
+type TestUSDCallerMustBePayee struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error CallerMustBePayee()
+func TestUSDCallerMustBePayeeErrorID() common.Hash {
+	return common.HexToHash("0x5454b17d0d08b6ac6e21b2f5afcaa1df5a9a56a39a7853a9f833d9c08ffb3ff9")
+}
+
+// UnpackCallerMustBePayeeError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error CallerMustBePayee()
+func (testUSD *TestUSD) UnpackCallerMustBePayeeError(raw []byte) (*TestUSDCallerMustBePayee, error) {
+	out := new(TestUSDCallerMustBePayee)
+	if err := testUSD.abi.UnpackIntoInterface(out, "CallerMustBePayee", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // TestUSDERC20InsufficientAllowance represents a ERC20InsufficientAllowance error raised by the TestUSD contract.
@@ -609,6 +888,29 @@ func TestUSDERC20InvalidReceiverErrorID() common.Hash {
 func (testUSD *TestUSD) UnpackERC20InvalidReceiverError(raw []byte) (*TestUSDERC20InvalidReceiver, error) {
 	out := new(TestUSDERC20InvalidReceiver)
 	if err := testUSD.abi.UnpackIntoInterface(out, "ERC20InvalidReceiver", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TestUSDInvalidSignature represents a InvalidSignature error raised by the TestUSD contract.
+type TestUSDInvalidSignature struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error InvalidSignature()
+func TestUSDInvalidSignatureErrorID() common.Hash {
+	return common.HexToHash("0x8baa579fce362245063d36f11747a89dd489c54795634fc673cc0e0db51fedc5")
+}
+
+// UnpackInvalidSignatureError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error InvalidSignature()
+func (testUSD *TestUSD) UnpackInvalidSignatureError(raw []byte) (*TestUSDInvalidSignature, error) {
+	out := new(TestUSDInvalidSignature)
+	if err := testUSD.abi.UnpackIntoInterface(out, "InvalidSignature", raw); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -1,81 +1,281 @@
 // SPDX-License-Identifier: Apache-2.0
 pragma solidity 0.8.28;
 
-/// @dev The one call the settlement contract makes into the token.
-interface IERC20TransferFrom {
+/// @dev The calls the settlement contract makes into the token.
+interface IERC20 {
+    function transfer(address to, uint256 value) external returns (bool);
     function transferFrom(address from, address to, uint256 value) external returns (bool);
 }
 
-/// @title Settleflow settlement
-/// @notice Records each workflow's charge once, as one bit keyed by the
-/// workflow's sequence number (dense per environment, from 1), and moves the
-/// charges of a batch from the operator's account to the payee in a single
-/// token transfer. A sequence that is already recorded is skipped (with an
-/// AlreadySettled event), never charged again, and never reverts the batch.
-/// Every settlement is auditable by workflow id, sequence and customer
-/// reference through the Settled event.
-contract SettleflowSettlement {
-    /// @notice One workflow's charge.
-    /// @param workflowId the workflow id's ASCII bytes, left-aligned, zero-padded
-    /// @param sequence the workflow's number in its environment (from 1): the
-    /// idempotency key on chain
-    /// @param customerRef keccak256 of the customer id (not written in clear)
-    /// @param amount in the token's base units
-    struct Charge {
-        bytes32 workflowId;
-        uint256 sequence;
-        bytes32 customerRef;
-        uint256 amount;
-    }
+/// @dev EIP-3009's receiving path (USDC implements it): the payer signs a
+/// transfer to this contract, which alone can execute it.
+interface IERC3009 {
+    function receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external;
+}
 
-    /// @notice The stablecoin charges are paid in.
-    IERC20TransferFrom public immutable token;
-    /// @notice Who receives every charge. Fixed at deployment.
+/// @title Settleflow settlement, version 2: customers pay from prepaid balances
+/// @notice Each customer has a balance here, keyed by a customer reference
+/// (derived off chain from the customer id with a secret of the deployment,
+/// so it does not reveal the id). Anyone can deposit for a customer; the
+/// first deposit names the customer's owner, the only address that can
+/// withdraw, after a notice period fixed at deployment.
+///
+/// `settle` debits each charge from its customer's balance and records it
+/// once by its sequence (dense per environment, from 1) in a bitmap: a
+/// sequence already recorded is skipped (AlreadySettled), a charge its
+/// customer cannot cover is recorded as declined (ChargeDeclined) and
+/// debits nothing; neither reverts the batch. What the payee earned is owed
+/// to it here and claimed in one transfer whenever it likes (`claim`), so a
+/// batch makes no token transfer at all.
+///
+/// `refund` gives part or all of a settled charge back to its customer's
+/// balance, from what is owed to the payee. Each batch's applied charges are
+/// committed to by one hash, so a refund proves its charge by resending the
+/// batch as its BatchSettled event published it; the contract keeps what
+/// was refunded of each charge and never lets it pass the charge, and
+/// applies each refund key once.
+///
+/// Invariant: token.balanceOf(this) == Σ balanceOf[ref] + payeeOwed.
+///
+/// A charge, packed in one word: bits 0-95 the amount in cents (the
+/// contract's `unit` is the token's base units per cent), 96-111 the index
+/// of its customer in the batch's customer list, 112-175 its sequence,
+/// 176-239 a tag of its workflow (the high 64 bits of keccak256 of the
+/// workflow id), so the chain names the workflow a sequence was settled for
+/// without publishing the id.
+contract SettleflowSettlement {
+    /// @notice The stablecoin customers pay in.
+    IERC20 public immutable token;
+    /// @notice Who earns every charge. Fixed at deployment.
     address public immutable payee;
     /// @notice Who may change the operator.
     address public immutable owner;
-    /// @notice The block the contract was deployed in: no Settled event is
-    /// older (where a search of the logs may start).
+    /// @notice Base units of the token per cent: amounts are whole cents.
+    uint256 public immutable unit;
+    /// @notice Seconds between a withdrawal request and the withdrawal.
+    uint256 public immutable withdrawalNotice;
+    /// @notice The block the contract was deployed in: no event is older.
     uint256 public immutable deployedAt;
-    /// @notice The account that settles and pays: it signs settle() and has
-    /// approved this contract to move its tokens.
+    /// @notice The account that settles and refunds.
     address public operator;
 
-    /// @notice The settlement bitmap: bit (sequence & 255) of word
-    /// (sequence >> 8) is set once that sequence is settled.
-    mapping(uint256 word => uint256 bits) public settledWords;
+    /// @notice Each customer's balance, in base units of the token.
+    mapping(bytes32 ref => uint256 amount) public balanceOf;
 
-    /// @notice A workflow was charged: emitted once per sequence, ever.
-    event Settled(bytes32 indexed workflowId, uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount);
-    /// @notice A charge whose sequence was already settled was skipped.
-    event AlreadySettled(bytes32 indexed workflowId, uint256 indexed sequence);
+    /// @dev A customer's owner and its withdrawal under notice.
+    struct Account {
+        address owner;
+        uint64 availableAt;
+        uint256 pending;
+    }
+
+    mapping(bytes32 ref => Account) internal accounts;
+
+    /// @notice The settlement bitmap: bit (sequence & 255) of word
+    /// (sequence >> 8) is set once that sequence is recorded (debited or
+    /// declined).
+    mapping(uint256 word => uint256 bits) public settledWords;
+    /// @notice The declined bitmap: set for a recorded sequence whose
+    /// customer could not cover it (nothing was debited).
+    mapping(uint256 word => uint256 bits) public declinedWords;
+    /// @notice keccak256 of each batch's BatchSettled data.
+    mapping(uint256 batch => bytes32 hash) public batchHash;
+    /// @notice What was refunded of each charge, in base units.
+    mapping(uint256 sequence => uint256 amount) public refundedOf;
+    /// @notice Each refund key's outcome: 0 never seen, 1 applied, 2 rejected.
+    mapping(bytes32 key => uint256 state) public refundState;
+
+    /// @notice How many batches debited something (the last batch number).
+    uint64 public batchCount;
+    /// @notice What the payee has earned and not claimed, in base units.
+    uint192 public payeeOwed;
+
+    event OwnerSet(bytes32 indexed customerRef, address indexed owner);
+    event Deposited(bytes32 indexed customerRef, address indexed from, uint256 amount, uint256 balance);
+    event WithdrawalRequested(bytes32 indexed customerRef, uint256 amount, uint256 availableAt);
+    event WithdrawalCanceled(bytes32 indexed customerRef);
+    event Withdrawn(bytes32 indexed customerRef, address indexed to, uint256 amount);
+    /// @notice One batch's debited charges (packed as described above),
+    /// their customers and total (base units). Its data, hashed, is the
+    /// batch's commitment.
+    event BatchSettled(uint256 indexed batch, uint256 total, bytes32[] customers, uint256[] charges);
+    /// @notice A batch debited charges whose sequences fall in this bitmap
+    /// word: the index from a sequence to its batch.
+    event SettledWord(uint256 indexed word, uint256 indexed batch);
+    /// @notice A charge whose sequence was already recorded was skipped.
+    event AlreadySettled(uint256 indexed sequence);
+    /// @notice A charge its customer's balance could not cover: recorded,
+    /// nothing debited.
+    event ChargeDeclined(uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount, uint256 balance);
+    event Refunded(bytes32 indexed key, uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount);
+    /// @notice A refund that cannot be applied; reason 1: it would pass
+    /// the charge, 2: the payee is owed less than it. Final for its key.
+    event RefundRejected(bytes32 indexed key, uint256 indexed sequence, uint256 reason);
+    /// @notice A refund key already decided was sent again: nothing done.
+    event RefundSkipped(bytes32 indexed key);
+    event Claimed(address indexed payee, uint256 amount);
+    event PayeeFunded(address indexed from, uint256 amount);
     event OperatorChanged(address indexed previous, address indexed next);
 
     error NotOperator();
     error NotOwner();
+    error NotCustomerOwner();
+    error NotPayee();
     error ZeroAddress();
-    error ZeroWorkflowId();
+    error ZeroCustomer();
     error ZeroSequence();
+    error ZeroKey();
+    error CustomersNotSorted();
+    error BadCustomerIndex();
+    error BadChargeIndex();
+    error BadAmount();
+    error UnknownBatch();
+    error LengthMismatch();
+    error NoWithdrawalPending();
+    error WithdrawalNotYetAvailable(uint256 availableAt);
     error TransferFailed();
 
-    constructor(IERC20TransferFrom token_, address payee_, address operator_) {
+    uint256 private constant AMOUNT_MASK = (1 << 96) - 1;
+
+    constructor(IERC20 token_, address payee_, address operator_, uint256 unit_, uint256 withdrawalNotice_) {
         if (address(token_) == address(0) || payee_ == address(0) || operator_ == address(0)) {
             revert ZeroAddress();
         }
+        if (unit_ == 0) revert BadAmount();
         token = token_;
         payee = payee_;
         owner = msg.sender;
         operator = operator_;
+        unit = unit_;
+        withdrawalNotice = withdrawalNotice_;
         deployedAt = block.number;
         emit OperatorChanged(address(0), operator_);
     }
 
-    /// @notice Whether a sequence has been settled.
+    // ---- views ----
+
+    /// @notice Whether a sequence is recorded (debited or declined).
     function settled(uint256 sequence) external view returns (bool) {
         return (settledWords[sequence >> 8] >> (sequence & 255)) & 1 != 0;
     }
 
-    /// @notice Replaces the operator (key rotation). Settlement records stay.
+    /// @notice Whether a recorded sequence was declined (nothing debited).
+    function declined(uint256 sequence) external view returns (bool) {
+        return (declinedWords[sequence >> 8] >> (sequence & 255)) & 1 != 0;
+    }
+
+    /// @notice A customer's owner, balance and withdrawal under notice.
+    function account(bytes32 ref)
+        external
+        view
+        returns (address owner_, uint256 balance, uint256 pending, uint256 availableAt)
+    {
+        Account storage a = accounts[ref];
+        return (a.owner, balanceOf[ref], a.pending, a.availableAt);
+    }
+
+    // ---- deposits ----
+
+    /// @notice Deposits amount for a customer from the caller's tokens
+    /// (after approve). The first deposit names the customer's owner;
+    /// later ones ignore owner_.
+    function deposit(bytes32 ref, address owner_, uint256 amount) external {
+        _pull(msg.sender, amount);
+        _credit(ref, owner_, msg.sender, amount);
+    }
+
+    /// @notice Deposits with one signature and no approval: `from` signed an
+    /// EIP-3009 ReceiveWithAuthorization of amount to this contract whose
+    /// nonce is keccak256(abi.encode(ref, owner_, salt)), so whoever relays
+    /// it cannot credit another customer or name another owner.
+    function depositWithAuthorization(
+        bytes32 ref,
+        address owner_,
+        address from,
+        uint256 amount,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 salt,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external {
+        bytes32 nonce = keccak256(abi.encode(ref, owner_, salt));
+        IERC3009(address(token)).receiveWithAuthorization(
+            from, address(this), amount, validAfter, validBefore, nonce, v, r, s
+        );
+        _credit(ref, owner_, from, amount);
+    }
+
+    function _credit(bytes32 ref, address owner_, address from, uint256 amount) private {
+        if (ref == bytes32(0)) revert ZeroCustomer();
+        if (amount == 0 || amount % unit != 0) revert BadAmount();
+        Account storage a = accounts[ref];
+        if (a.owner == address(0)) {
+            if (owner_ == address(0)) revert ZeroAddress();
+            a.owner = owner_;
+            emit OwnerSet(ref, owner_);
+        }
+        uint256 balance = balanceOf[ref] + amount;
+        balanceOf[ref] = balance;
+        emit Deposited(ref, from, amount, balance);
+    }
+
+    // ---- withdrawals ----
+
+    /// @notice The owner puts amount under notice (replacing any earlier
+    /// request); it can be withdrawn withdrawalNotice seconds later.
+    function requestWithdrawal(bytes32 ref, uint256 amount) external {
+        Account storage a = accounts[ref];
+        if (msg.sender != a.owner || a.owner == address(0)) revert NotCustomerOwner();
+        if (amount == 0 || amount % unit != 0) revert BadAmount();
+        uint256 at = block.timestamp + withdrawalNotice;
+        a.pending = amount;
+        a.availableAt = uint64(at);
+        emit WithdrawalRequested(ref, amount, at);
+    }
+
+    /// @notice The owner cancels its pending request.
+    function cancelWithdrawal(bytes32 ref) external {
+        Account storage a = accounts[ref];
+        if (msg.sender != a.owner || a.owner == address(0)) revert NotCustomerOwner();
+        if (a.pending == 0) revert NoWithdrawalPending();
+        a.pending = 0;
+        a.availableAt = 0;
+        emit WithdrawalCanceled(ref);
+    }
+
+    /// @notice After the notice, sends the owner what it asked for, or the
+    /// whole balance if charges admitted before the request left less.
+    function withdraw(bytes32 ref) external returns (uint256 amount) {
+        Account storage a = accounts[ref];
+        address to = a.owner;
+        if (msg.sender != to || to == address(0)) revert NotCustomerOwner();
+        uint256 pending = a.pending;
+        if (pending == 0) revert NoWithdrawalPending();
+        if (block.timestamp < a.availableAt) revert WithdrawalNotYetAvailable(a.availableAt);
+        uint256 balance = balanceOf[ref];
+        amount = pending < balance ? pending : balance;
+        balanceOf[ref] = balance - amount;
+        a.pending = 0;
+        a.availableAt = 0;
+        emit Withdrawn(ref, to, amount);
+        if (amount != 0) _push(to, amount);
+    }
+
+    // ---- settlement ----
+
+    /// @notice Replaces the operator (key rotation). Records stay.
     function setOperator(address next) external {
         if (msg.sender != owner) revert NotOwner();
         if (next == address(0)) revert ZeroAddress();
@@ -83,60 +283,235 @@ contract SettleflowSettlement {
         operator = next;
     }
 
-    /// @notice Settles a batch: records every charge whose sequence is new,
-    /// skips the others, and moves the sum of the new ones from the operator
-    /// to the payee. Consecutive sequences share a storage word, which is
-    /// read and written once per run of charges in the same word.
-    /// @return total the amount moved, in base units
-    function settle(Charge[] calldata charges) external returns (uint256 total) {
+    /// @notice Settles a batch: each charge whose sequence is new is debited
+    /// from its customer's balance (or declined if the balance cannot cover
+    /// it) and recorded; the others are skipped. customers must be strictly
+    /// ascending (each customer once); charges should be in sequence order,
+    /// so that consecutive sequences share a bitmap word, read and written
+    /// once per run. The debited total is owed to the payee.
+    /// @return total the amount debited, in base units
+    function settle(bytes32[] calldata customers, uint256[] calldata charges) external returns (uint256 total) {
         if (msg.sender != operator) revert NotOperator();
-        uint256 n = charges.length;
-        // The word being updated, kept in memory: no sequence maps to word
-        // type(uint256).max, so it means "none loaded".
+        uint256[] memory bal = _balances(customers);
+        uint256[] memory applied = new uint256[](charges.length);
+        uint256 m;
+        // The word being updated, kept in memory: no sequence below 2^64
+        // maps to word type(uint256).max, so it means "none loaded".
         uint256 wordIndex = type(uint256).max;
         uint256 word;
-        bool dirty;
-        for (uint256 i; i < n; ) {
-            Charge calldata c = charges[i];
-            bytes32 id = c.workflowId;
-            uint256 seq = c.sequence;
-            if (id == bytes32(0)) revert ZeroWorkflowId();
+        // Bit 0: word changed since loaded; bit 1: a charge in it debited.
+        uint256 flags;
+        for (uint256 i; i < charges.length; ) {
+            uint256 c = charges[i];
+            uint256 seq = uint64(c >> 112);
             if (seq == 0) revert ZeroSequence();
             uint256 w = seq >> 8;
             if (w != wordIndex) {
-                if (dirty) {
-                    settledWords[wordIndex] = word;
-                    dirty = false;
-                }
+                _closeWord(wordIndex, word, flags);
+                flags = 0;
                 wordIndex = w;
                 word = settledWords[w];
             }
             uint256 bit = uint256(1) << (seq & 255);
             if (word & bit != 0) {
-                emit AlreadySettled(id, seq);
+                emit AlreadySettled(seq);
             } else {
                 word |= bit;
-                dirty = true;
-                uint256 amount = c.amount;
-                total += amount;
-                emit Settled(id, seq, c.customerRef, amount);
+                flags |= 1;
+                (bool ok, uint256 amount) = _debit(bal, c, customers);
+                if (ok) {
+                    unchecked {
+                        applied[m++] = c;
+                    }
+                    total += amount;
+                    flags |= 2;
+                }
             }
             unchecked {
                 ++i;
             }
         }
-        if (dirty) settledWords[wordIndex] = word;
-        if (total != 0) {
-            (bool ok, bytes memory ret) = address(token).call(
-                abi.encodeCall(IERC20TransferFrom.transferFrom, (msg.sender, payee, total))
-            );
-            if (!ok) {
-                // Bubble the token's own error (insufficient balance or allowance).
-                assembly ("memory-safe") {
-                    revert(add(ret, 32), mload(ret))
-                }
+        _closeWord(wordIndex, word, flags);
+        if (m == 0) return 0;
+        for (uint256 i; i < bal.length; ) {
+            balanceOf[customers[i]] = bal[i];
+            unchecked {
+                ++i;
             }
-            if (ret.length != 0 && !abi.decode(ret, (bool))) revert TransferFailed();
         }
+        assembly ("memory-safe") {
+            mstore(applied, m)
+        }
+        bytes memory data = abi.encode(total, customers, applied);
+        uint256 batch = uint256(batchCount) + 1;
+        batchHash[batch] = keccak256(data);
+        batchCount = uint64(batch);
+        payeeOwed += uint192(total);
+        // BatchSettled(batch, total, customers, charges), its data encoded
+        // once for the hash and the log.
+        bytes32 topic = BatchSettled.selector;
+        assembly ("memory-safe") {
+            log2(add(data, 32), mload(data), topic, batch)
+        }
+    }
+
+    /// @dev Reads the balances of a batch's customers, which must be
+    /// strictly ascending (each once: two entries for one customer would
+    /// debit one balance twice over).
+    function _balances(bytes32[] calldata customers) private view returns (uint256[] memory bal) {
+        bal = new uint256[](customers.length);
+        bytes32 prev;
+        for (uint256 i; i < customers.length; ) {
+            bytes32 ref = customers[i];
+            if (ref <= prev) {
+                if (ref == bytes32(0)) revert ZeroCustomer();
+                revert CustomersNotSorted();
+            }
+            prev = ref;
+            bal[i] = balanceOf[ref];
+            unchecked {
+                ++i;
+            }
+        }
+    }
+
+    /// @dev Debits a new charge from its customer's balance in bal, or
+    /// records it as declined if the balance cannot cover it.
+    function _debit(uint256[] memory bal, uint256 c, bytes32[] calldata customers)
+        private
+        returns (bool ok, uint256 amount)
+    {
+        uint256 idx = uint16(c >> 96);
+        if (idx >= bal.length) revert BadCustomerIndex();
+        amount = (c & AMOUNT_MASK) * unit;
+        uint256 b = bal[idx];
+        if (amount > b) {
+            uint256 seq = uint64(c >> 112);
+            declinedWords[seq >> 8] |= uint256(1) << (seq & 255);
+            emit ChargeDeclined(seq, customers[idx], amount, b);
+            return (false, amount);
+        }
+        unchecked {
+            bal[idx] = b - amount;
+        }
+        return (true, amount);
+    }
+
+    /// @dev Ends a run of charges in one bitmap word: writes the word if it
+    /// changed and, if a charge in it was debited, indexes it to the batch
+    /// being settled (the next batch number).
+    function _closeWord(uint256 wordIndex, uint256 word, uint256 flags) private {
+        if (flags & 1 != 0) settledWords[wordIndex] = word;
+        if (flags & 2 != 0) emit SettledWord(wordIndex, uint256(batchCount) + 1);
+    }
+
+    // ---- refunds ----
+
+    /// @notice Refunds charges of one batch, resent as its BatchSettled
+    /// event published them (total, customers, charges). Each refund is a
+    /// key (applied once: a key already decided is skipped) and an item
+    /// packed as: bits 0-95 the amount in cents, 96-111 the index of its
+    /// charge in charges. A refund that would take the charge's refunds
+    /// past the charge, or more than the payee is owed, is rejected for
+    /// good (RefundRejected); none reverts the call.
+    function refund(
+        uint256 batch,
+        uint256 total,
+        bytes32[] calldata customers,
+        uint256[] calldata charges,
+        bytes32[] calldata keys,
+        uint256[] calldata items
+    ) external {
+        if (msg.sender != operator) revert NotOperator();
+        if (keys.length != items.length) revert LengthMismatch();
+        if (keccak256(abi.encode(total, customers, charges)) != batchHash[batch]) revert UnknownBatch();
+        uint256 owed = payeeOwed;
+        for (uint256 i; i < keys.length; ) {
+            owed = _refundOne(keys[i], items[i], customers, charges, owed);
+            unchecked {
+                ++i;
+            }
+        }
+        payeeOwed = uint192(owed);
+    }
+
+    /// @dev Applies one refund and returns what is then owed to the payee.
+    function _refundOne(
+        bytes32 key,
+        uint256 it,
+        bytes32[] calldata customers,
+        uint256[] calldata charges,
+        uint256 owed
+    ) private returns (uint256) {
+        if (key == bytes32(0)) revert ZeroKey();
+        uint256 ci = uint16(it >> 96);
+        if (ci >= charges.length) revert BadChargeIndex();
+        uint256 amount = (it & AMOUNT_MASK) * unit;
+        if (amount == 0) revert BadAmount();
+        if (refundState[key] != 0) {
+            emit RefundSkipped(key);
+            return owed;
+        }
+        uint256 c = charges[ci];
+        uint256 seq = uint64(c >> 112);
+        uint256 done = refundedOf[seq] + amount;
+        if (done > (c & AMOUNT_MASK) * unit) {
+            refundState[key] = 2;
+            emit RefundRejected(key, seq, 1);
+            return owed;
+        }
+        if (amount > owed) {
+            refundState[key] = 2;
+            emit RefundRejected(key, seq, 2);
+            return owed;
+        }
+        bytes32 ref = customers[uint16(c >> 96)];
+        refundedOf[seq] = done;
+        balanceOf[ref] += amount;
+        refundState[key] = 1;
+        emit Refunded(key, seq, ref, amount);
+        return owed - amount;
+    }
+
+    // ---- the payee ----
+
+    /// @notice Sends the payee what it is owed (the payee or the operator
+    /// may call it). Refunds come out of what is owed and not claimed.
+    function claim() external returns (uint256 amount) {
+        if (msg.sender != payee && msg.sender != operator) revert NotPayee();
+        amount = payeeOwed;
+        payeeOwed = 0;
+        emit Claimed(payee, amount);
+        if (amount != 0) _push(payee, amount);
+    }
+
+    /// @notice Adds the caller's tokens (after approve) to what is owed to
+    /// the payee, so that refunds can be paid after a claim.
+    function fundPayee(uint256 amount) external {
+        if (amount == 0 || amount % unit != 0) revert BadAmount();
+        _pull(msg.sender, amount);
+        payeeOwed += uint192(amount);
+        emit PayeeFunded(msg.sender, amount);
+    }
+
+    // ---- token calls ----
+
+    function _pull(address from, uint256 amount) private {
+        _call(abi.encodeCall(IERC20.transferFrom, (from, address(this), amount)));
+    }
+
+    function _push(address to, uint256 amount) private {
+        _call(abi.encodeCall(IERC20.transfer, (to, amount)));
+    }
+
+    function _call(bytes memory data) private {
+        (bool ok, bytes memory ret) = address(token).call(data);
+        if (!ok) {
+            // Bubble the token's own error (balance, allowance, signature).
+            assembly ("memory-safe") {
+                revert(add(ret, 32), mload(ret))
+            }
+        }
+        if (ret.length != 0 && !abi.decode(ret, (bool))) revert TransferFailed();
     }
 }
