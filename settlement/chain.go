@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +29,13 @@ var (
 	settlementABI = bindings.NewSettleflowSettlement()
 	erc20ABI      = bindings.NewTestUSD()
 
-	settledEventID        = settlementABI.GetABI().Events["Settled"].ID
+	batchSettledEventID   = settlementABI.GetABI().Events["BatchSettled"].ID
+	settledWordEventID    = settlementABI.GetABI().Events["SettledWord"].ID
 	alreadySettledEventID = settlementABI.GetABI().Events["AlreadySettled"].ID
+	chargeDeclinedEventID = settlementABI.GetABI().Events["ChargeDeclined"].ID
+	refundedEventID       = settlementABI.GetABI().Events["Refunded"].ID
+	refundRejectedEventID = settlementABI.GetABI().Events["RefundRejected"].ID
+	refundSkippedEventID  = settlementABI.GetABI().Events["RefundSkipped"].ID
 )
 
 type itemState int
@@ -46,7 +50,8 @@ const (
 // item is one charge the chain settles.
 type item struct {
 	charge     settleflow.Charge
-	key        [32]byte // the workflow id as the contract's event records it
+	tag        uint64   // the workflow's tag (WorkflowTag) as the contract records it
+	ref        [32]byte // the customer's reference
 	seq        *big.Int // charge.Sequence: the contract's idempotency key
 	amount     *big.Int // base units
 	state      itemState
@@ -61,7 +66,9 @@ type item struct {
 // it (replacements), newest last.
 type sentTx struct {
 	nonce    uint64
-	items    []*item
+	items    []*item   // the charges of a settle transaction
+	refunds  []*ritem  // the refunds of a refund transaction
+	batch    uint64    // the batch a refund transaction refunds charges of
 	txs      []*types.Transaction
 	sentAt   time.Time
 	sentHead uint64
@@ -89,7 +96,12 @@ type chain struct {
 	token    common.Address
 	payee    common.Address
 	decimals uint8
-	deployed uint64 // the contract's deployment block: no Settled event is older
+	unit     *big.Int // base units per cent
+	notice   time.Duration
+	secret   []byte            // the deployment's customer reference secret
+	faucet   *ecdsa.PrivateKey // the test faucet's key; nil: no faucet
+	faucetMu sync.Mutex
+	deployed uint64 // the contract's deployment block: no event is older
 	closer   func()
 	lease    settleflow.SettlementLease // nil: always the sender
 	// term is the lease term of the current step (1 without a lease); 0:
@@ -100,6 +112,10 @@ type chain struct {
 	items     map[string]*item
 	bySeq     map[uint64]*item // the live item holding each sequence
 	queue     []*item
+	refunds   map[string]*ritem // by refund id
+	rqueue    []*ritem
+	batches   map[uint64]*batchRecord // batches read from the chain, by number
+	seqBatch  map[uint64]uint64       // the batch that debited each sequence, where known
 	txs       []*sentTx
 	nonce     uint64
 	nonceOK   bool
@@ -114,7 +130,13 @@ type chain struct {
 // newChain connects and checks one environment's chain, then starts its worker.
 func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger, clock settleflow.Clock, lease settleflow.SettlementLease) (_ *chain, err error) {
 	cc = cc.withDefaults()
-	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{},
+		refunds: map[string]*ritem{}, batches: map[uint64]*batchRecord{}, seqBatch: map[uint64]uint64{},
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if len(cc.CustomerRefSecret) < MinCustomerRefSecret {
+		return nil, fmt.Errorf("settlement: %s: CustomerRefSecret must be at least %d bytes (32 random bytes, kept with the deployment: customers' balances on chain are keyed by it)", env, MinCustomerRefSecret)
+	}
+	c.secret = bytes.Clone(cc.CustomerRefSecret)
 	if c.b == nil {
 		if cc.RPCURL == "" {
 			return nil, fmt.Errorf("settlement: %s: no RPCURL or Client configured", env)
@@ -157,6 +179,12 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 		return nil, err
 	}
 	c.from = crypto.PubkeyToAddress(c.key.PublicKey)
+	if c.faucet, err = cc.faucetKey(); err != nil {
+		return nil, err
+	}
+	if c.faucet != nil && env == settleflow.Live {
+		return nil, fmt.Errorf("settlement: live: a faucet key is configured; live customers are never funded by a faucet")
+	}
 	c.contract = cc.Contract
 	if c.contract == (common.Address{}) {
 		return nil, fmt.Errorf("settlement: %s: Contract not configured", env)
@@ -187,6 +215,20 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 		return nil, fmt.Errorf("settlement: %s: %s is not a SettleflowSettlement contract with a sequence bitmap (deployedAt: %v)", env, c.contract, err)
 	}
 	c.deployed = deployed.Uint64()
+	if out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackUnit()}, nil); err == nil {
+		c.unit, err = settlementABI.UnpackUnit(out)
+	}
+	if err != nil || c.unit == nil || c.unit.Sign() <= 0 {
+		return nil, fmt.Errorf("settlement: %s: %s is not a version 2 SettleflowSettlement contract (customer balances): it has no unit (%v); deploy the current contract", env, c.contract, err)
+	}
+	if out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackWithdrawalNotice()}, nil); err != nil {
+		return nil, fmt.Errorf("settlement: %s: withdrawal notice: %w", env, err)
+	}
+	notice, err := settlementABI.UnpackWithdrawalNotice(out)
+	if err != nil || !notice.IsInt64() {
+		return nil, fmt.Errorf("settlement: %s: withdrawal notice: %v", env, err)
+	}
+	c.notice = time.Duration(notice.Int64()) * time.Second
 	if c.cfg.BlockTime <= 0 {
 		c.cfg.BlockTime = estimateBlockTime(ctx, c.b, 12*time.Second)
 	}
@@ -204,6 +246,9 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	}
 	if c.decimals, err = erc20ABI.UnpackDecimals(out); err != nil || c.decimals < 2 {
 		return nil, fmt.Errorf("settlement: %s: token %s has unusable decimals (%d, %v)", env, c.token, c.decimals, err)
+	}
+	if want, _ := BaseUnits(1, c.decimals); want.Cmp(c.unit) != 0 {
+		return nil, fmt.Errorf("settlement: %s: contract %s counts %s base units per cent, but its token has %d decimals (%s per cent)", env, c.contract, c.unit, c.decimals, want)
 	}
 	c.log = log.With(zap.String("env", string(env)), zap.Int64("chainId", id.Int64()), zap.String("network", c.network))
 	c.log.Info("settlement chain ready",
@@ -256,351 +301,11 @@ func (c *chain) poke() {
 func (c *chain) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.queue) > 0 || len(c.txs) > 0
+	return len(c.queue) > 0 || len(c.rqueue) > 0 || len(c.txs) > 0
 }
 
-// ---- Submit ----
-
-// prepare validates a charge and returns its item (not yet registered).
-func (c *chain) prepare(ch settleflow.Charge) (*item, error) {
-	key, err := WorkflowKey(ch.WorkflowID)
-	if err != nil {
-		return nil, permanent(CodeInvalidCharge, "%v", err)
-	}
-	if ch.Sequence == 0 {
-		return nil, permanent(CodeInvalidCharge, "workflow %s has no sequence number (0): the contract records charges by sequence", ch.WorkflowID)
-	}
-	if !strings.EqualFold(ch.Currency, settleflow.Currency) {
-		return nil, permanent(CodeInvalidCharge, "workflow %s: currency %q cannot be settled in a USD stablecoin", ch.WorkflowID, ch.Currency)
-	}
-	amt, err := BaseUnits(ch.Amount, c.decimals)
-	if err != nil {
-		return nil, permanent(CodeInvalidCharge, "workflow %s: %v", ch.WorkflowID, err)
-	}
-	return &item{charge: ch, key: key, seq: new(big.Int).SetUint64(ch.Sequence), amount: amt}, nil
-}
-
-// submit queues charges, adding those it refuses for good to refused (by
-// workflow id). A charge is refused for what is wrong with it alone: a bad
-// id, sequence or currency, a sequence another workflow holds, or a balance
-// or allowance that cannot cover it after the charges before it. An error
-// return is transient (RPC trouble).
-func (c *chain) submit(ctx context.Context, charges []settleflow.Charge, refused map[string]*settleflow.Failure) error {
-	fresh := make([]*item, 0, len(charges))
-	for _, ch := range charges {
-		it, err := c.prepare(ch)
-		if err != nil {
-			refused[ch.WorkflowID] = failureOf(err)
-			continue
-		}
-		fresh = append(fresh, it)
-	}
-	c.mu.Lock()
-	owed := c.committedLocked()
-	added := fresh[:0]
-	seen := map[string]bool{}
-	seqs := map[uint64]string{}
-	for _, it := range fresh {
-		if err := c.seqConflictLocked(it, seqs); err != nil {
-			refused[it.charge.WorkflowID] = failureOf(err)
-			continue
-		}
-		if old, ok := c.items[it.charge.WorkflowID]; (ok && old.state != stFailed) || seen[it.charge.WorkflowID] {
-			continue // already taken: Submit is idempotent
-		}
-		seen[it.charge.WorkflowID] = true
-		seqs[it.charge.Sequence] = it.charge.WorkflowID
-		added = append(added, it)
-	}
-	c.mu.Unlock()
-	if len(added) == 0 {
-		return nil
-	}
-	bal, allow, err := c.funds(ctx)
-	if err != nil {
-		return err // RPC trouble: transient
-	}
-	// Take charges in order while the operator can cover them; refuse the
-	// rest, each for itself.
-	need := new(big.Int).Set(owed)
-	affordable := added[:0]
-	for _, it := range added {
-		next := new(big.Int).Add(need, it.amount)
-		switch {
-		case bal.Cmp(next) < 0:
-			refused[it.charge.WorkflowID] = failure(CodeInsufficientFunds, "operator %s holds %s base units of token %s; %s are needed with this charge", c.from, bal, c.token, next)
-		case allow.Cmp(next) < 0:
-			refused[it.charge.WorkflowID] = failure(CodeInsufficientAllowance, "operator %s allows the contract %s base units; %s are needed with this charge", c.from, allow, next)
-		default:
-			need = next
-			affordable = append(affordable, it)
-		}
-	}
-	now := c.now()
-	c.mu.Lock()
-	for _, it := range affordable {
-		if old, ok := c.items[it.charge.WorkflowID]; ok && old.state != stFailed {
-			continue
-		}
-		if c.seqConflictLocked(it, nil) != nil {
-			continue // taken meanwhile by a concurrent Submit; that one wins
-		}
-		it.queuedAt = now
-		c.items[it.charge.WorkflowID] = it
-		c.bySeq[it.charge.Sequence] = it
-		c.queue = append(c.queue, it)
-	}
-	full := len(c.queue) >= c.cfg.BatchSize
-	c.mu.Unlock()
-	if full {
-		c.poke()
-	}
-	return nil
-}
-
-// seqConflictLocked refuses a charge whose sequence another workflow holds,
-// in memory or earlier in the same Submit (batch): the contract would skip it
-// as already settled, and it would never be charged.
-func (c *chain) seqConflictLocked(it *item, batch map[uint64]string) error {
-	other, ok := batch[it.charge.Sequence]
-	if !ok {
-		if old := c.bySeq[it.charge.Sequence]; old != nil && old.state != stFailed {
-			other, ok = old.charge.WorkflowID, true
-		}
-	}
-	if ok && other != it.charge.WorkflowID {
-		return permanent(CodeInvalidCharge, "workflow %s has sequence %d, which belongs to workflow %s", it.charge.WorkflowID, it.charge.Sequence, other)
-	}
-	return nil
-}
-
-// committedLocked is what the operator still owes: queued charges and those
-// in transactions not mined yet.
-func (c *chain) committedLocked() *big.Int {
-	sum := new(big.Int)
-	for _, it := range c.queue {
-		sum.Add(sum, it.amount)
-	}
-	for _, t := range c.txs {
-		if t.receipt == nil {
-			for _, it := range t.items {
-				sum.Add(sum, it.amount)
-			}
-		}
-	}
-	return sum
-}
-
-// funds reads the operator's token balance and its allowance to the contract.
-func (c *chain) funds(ctx context.Context) (bal, allow *big.Int, err error) {
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackBalanceOf(c.from)}, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("settlement: %s: balance: %w", c.env, err)
-	}
-	if bal, err = erc20ABI.UnpackBalanceOf(out); err != nil {
-		return nil, nil, fmt.Errorf("settlement: %s: balance: %w", c.env, err)
-	}
-	out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackAllowance(c.from, c.contract)}, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("settlement: %s: allowance: %w", c.env, err)
-	}
-	if allow, err = erc20ABI.UnpackAllowance(out); err != nil {
-		return nil, nil, fmt.Errorf("settlement: %s: allowance: %w", c.env, err)
-	}
-	return bal, allow, nil
-}
-
-// ---- Status ----
-
-func (c *chain) status(ctx context.Context, ch settleflow.Charge) (settleflow.SettlementStatus, error) {
-	st := settleflow.SettlementStatus{WorkflowID: ch.WorkflowID}
-	c.mu.Lock()
-	it := c.items[ch.WorkflowID]
-	if it != nil {
-		switch it.state {
-		case stQueued:
-			st.State = settleflow.SettlementPending
-			st.CheckAfter = c.checkAfterLocked(it)
-		case stSent:
-			st.State = settleflow.SettlementPending
-			s := &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network}
-			if r := it.tx.receipt; r != nil {
-				s.TxHash = r.TxHash.Hex()
-				s.BlockNumber = r.BlockNumber.Uint64()
-				s.Confirmations = c.confirmationsLocked(s.BlockNumber)
-			} else {
-				s.TxHash = it.tx.latest().Hash().Hex()
-			}
-			st.Settlement = s
-			st.CheckAfter = c.checkAfterLocked(it)
-		case stConfirmed:
-			st.State = settleflow.SettlementConfirmed
-			s := *it.settlement
-			s.Confirmations = c.confirmationsLocked(s.BlockNumber)
-			st.Settlement = &s
-		case stFailed:
-			st.State = settleflow.SettlementFailed
-			f := *it.failure
-			st.Failure = &f
-		}
-		c.mu.Unlock()
-		return st, nil
-	}
-	c.mu.Unlock()
-
-	// No record: look on chain before answering Unknown.
-	key, err := WorkflowKey(ch.WorkflowID)
-	if err != nil || ch.Sequence == 0 {
-		return st, nil // cannot have been settled; Submit says why
-	}
-	seq := new(big.Int).SetUint64(ch.Sequence)
-	s, owner, err := c.lookup(ctx, seq)
-	if err != nil || s == nil {
-		return st, err
-	}
-	if owner != key {
-		st.State = settleflow.SettlementFailed
-		st.Failure = conflict(ch, owner, s)
-		return st, nil
-	}
-	st.Settlement = s
-	if _, err := c.refreshHead(ctx); err != nil {
-		return st, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s.Confirmations = c.confirmationsLocked(s.BlockNumber)
-	if c.finalLocked(s.BlockNumber) {
-		st.State = settleflow.SettlementConfirmed
-		if _, ok := c.items[ch.WorkflowID]; !ok {
-			saved := *s
-			it := &item{charge: ch, key: key, seq: seq, state: stConfirmed, settlement: &saved, doneAt: c.now()}
-			c.items[ch.WorkflowID] = it
-			c.bySeq[ch.Sequence] = it
-		}
-	} else {
-		st.State = settleflow.SettlementPending
-	}
-	return st, nil
-}
-
-func (c *chain) confirmationsLocked(block uint64) uint64 {
-	if block == 0 || c.head < block {
-		return 0
-	}
-	return c.head - block + 1
-}
-
-func (c *chain) finalLocked(block uint64) bool {
-	if block == 0 {
-		return false
-	}
-	if c.cfg.Confirmations == 0 {
-		return block <= c.finalized
-	}
-	return c.confirmationsLocked(block) >= c.cfg.Confirmations
-}
-
-// conflict is the failure of a charge whose sequence was settled on chain
-// for another workflow: this one was never charged.
-func conflict(ch settleflow.Charge, owner [32]byte, s *settleflow.Settlement) *settleflow.Failure {
-	return failure(CodeInvalidCharge, "sequence %d was settled for workflow %s (transaction %s, block %d), not for %s; nothing was charged for %s",
-		ch.Sequence, WorkflowIDFromKey(owner), s.TxHash, s.BlockNumber, ch.WorkflowID, ch.WorkflowID)
-}
-
-// defaultLogRange is the window of a log search when the node refuses to
-// search the contract's whole life in one query.
-const defaultLogRange = 10_000
-
-// lookup finds a sequence's settlement on chain: the contract's settled view,
-// then its Settled event (indexed by sequence), which also names the workflow
-// it was settled for (owner). nil if the sequence never settled.
-func (c *chain) lookup(ctx context.Context, seq *big.Int) (s *settleflow.Settlement, owner [32]byte, err error) {
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackSettled(seq)}, nil)
-	if err != nil {
-		return nil, owner, fmt.Errorf("settlement: %s: settled: %w", c.env, err)
-	}
-	done, err := settlementABI.UnpackSettled(out)
-	if err != nil {
-		return nil, owner, fmt.Errorf("settlement: %s: settled: %w", c.env, err)
-	}
-	if !done {
-		return nil, owner, nil
-	}
-	found, err := c.settledEvents(ctx, []*big.Int{seq})
-	if err != nil {
-		return nil, owner, err
-	}
-	l := found[seq.Uint64()]
-	if l == nil {
-		// The bit is set, so the event exists at or below the block the view
-		// read; a node that prunes logs (or a reorg in between) hides it.
-		return nil, owner, fmt.Errorf("settlement: %s: sequence %s is settled on chain but no Settled event was found (does the node keep logs since block %d?)", c.env, seq, c.deployed)
-	}
-	return &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber},
-		[32]byte(l.Topics[1]), nil
-}
-
-// settledEvents searches the contract's Settled events for seqs (at most a
-// batch), from its deployment to the head: in one query unless LogRange is
-// set or the node refuses, else in windows of LogRange blocks from the head
-// down (recent settlements are found first) until every one is found.
-func (c *chain) settledEvents(ctx context.Context, seqs []*big.Int) (map[uint64]*types.Log, error) {
-	topics := make([]common.Hash, len(seqs))
-	for i, n := range seqs {
-		topics[i] = common.BigToHash(n)
-	}
-	q := ethereum.FilterQuery{
-		Addresses: []common.Address{c.contract},
-		Topics:    [][]common.Hash{{settledEventID}, nil, topics},
-	}
-	found := map[uint64]*types.Log{}
-	keep := func(logs []types.Log) {
-		for i := range logs {
-			l := &logs[i]
-			if l.Removed || len(l.Topics) != 4 {
-				continue
-			}
-			if n := new(big.Int).SetBytes(l.Topics[2][:]); n.IsUint64() && found[n.Uint64()] == nil {
-				found[n.Uint64()] = l
-			}
-		}
-	}
-	window := c.cfg.LogRange
-	if window == 0 {
-		q.FromBlock = new(big.Int).SetUint64(c.deployed)
-		logs, err := c.b.FilterLogs(ctx, q)
-		if err == nil {
-			keep(logs)
-			return found, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("settlement: %s: settled events: %w", c.env, err)
-		}
-		c.log.Info("log search over the contract's life refused; searching in windows", zap.Error(err))
-		window = defaultLogRange
-	}
-	head, err := c.b.BlockNumber(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("settlement: %s: head: %w", c.env, err)
-	}
-	for to := head; ; {
-		from := c.deployed
-		if to >= c.deployed+window {
-			from = to - window + 1
-		}
-		q.FromBlock, q.ToBlock = new(big.Int).SetUint64(from), new(big.Int).SetUint64(to)
-		logs, err := c.b.FilterLogs(ctx, q)
-		if err != nil {
-			return nil, fmt.Errorf("settlement: %s: settled events in blocks %d-%d: %w", c.env, from, to, err)
-		}
-		keep(logs)
-		if len(found) >= len(seqs) || from <= c.deployed {
-			return found, nil
-		}
-		to = from - 1
-	}
-}
+// ref is a customer's reference in this environment's contract.
+func (c *chain) ref(customerID string) [32]byte { return CustomerRef(c.secret, c.env, customerID) }
 
 // ---- the worker ----
 
@@ -656,6 +361,9 @@ func (c *chain) step(ctx context.Context) error {
 		if err := c.flush(ctx, head); err != nil {
 			return err
 		}
+		if err := c.flushRefunds(ctx, head); err != nil {
+			return err
+		}
 	}
 	c.prune()
 	return nil
@@ -700,7 +408,15 @@ func (c *chain) followLease() {
 		}
 		clear(c.queue)
 		c.queue = c.queue[:0]
-		c.log.Warn("settlement lease lost: sending stops; unsent charges dropped for the new holder", zap.Int("dropped", dropped))
+		for _, r := range c.rqueue {
+			if c.refunds[r.rc.RefundID] == r {
+				delete(c.refunds, r.rc.RefundID)
+			}
+		}
+		dropped += len(c.rqueue)
+		clear(c.rqueue)
+		c.rqueue = c.rqueue[:0]
+		c.log.Warn("settlement lease lost: sending stops; unsent charges and refunds dropped for the new holder", zap.Int("dropped", dropped))
 	} else {
 		c.nonceOK = false
 		if c.lease != nil {
@@ -722,6 +438,17 @@ func (c *chain) prune() {
 			}
 		}
 	}
+	for id, r := range c.refunds {
+		if (r.state == stConfirmed || r.state == stFailed) && r.doneAt.Before(cut) {
+			delete(c.refunds, id)
+		}
+	}
+	if len(c.batches) > 1024 {
+		clear(c.batches)
+	}
+	if len(c.seqBatch) > 100_000 {
+		clear(c.seqBatch)
+	}
 }
 
 // flush sends every batch that is due: full, or its oldest charge waited
@@ -741,6 +468,99 @@ func (c *chain) flush(ctx context.Context, head *types.Header) error {
 			return err
 		}
 	}
+}
+
+// estimate asks the node for the gas of a call to the contract, with a
+// margin, within the transaction gas cap (EIP-7825) and the block's limit.
+// errTooMuchGas: over the cap.
+func (c *chain) estimate(ctx context.Context, head *types.Header, data []byte) (uint64, error) {
+	gasCap := params.MaxTxGas // EIP-7825
+	if head.GasLimit > 0 && head.GasLimit < gasCap {
+		gasCap = head.GasLimit
+	}
+	gas, err := c.b.EstimateGas(ctx, ethereum.CallMsg{From: c.from, To: &c.contract, Data: data})
+	if err != nil {
+		return 0, err
+	}
+	if gas+gas/5 > gasCap {
+		return 0, errTooMuchGas
+	}
+	return min(gas+gas/5+20_000, gasCap), nil
+}
+
+// dispatch signs data to the contract under the next nonce, sends it and
+// tracks it as t (whose items or refunds it carries). A *settleflow.Failure
+// return means nothing was sent and never will be (the operator cannot pay
+// for gas); an error is transient.
+func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, gas uint64, t *sentTx) (*settleflow.Failure, error) {
+	tip, feeCap, err := fees(ctx, c.b, head, c.cfg.TipCap, c.cfg.MaxFeeCap)
+	if err != nil {
+		return nil, err
+	}
+	if !c.sending() {
+		return nil, errLeaseLost
+	}
+	if !c.nonceOK {
+		n, err := c.b.PendingNonceAt(ctx, c.from)
+		if err != nil {
+			return nil, fmt.Errorf("nonce: %w", err)
+		}
+		c.mu.Lock()
+		c.nonce, c.nonceOK = n, true
+		c.mu.Unlock()
+	}
+	tx, err := types.SignNewTx(c.key, c.signer, &types.DynamicFeeTx{
+		ChainID: c.chainID, Nonce: c.nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: &c.contract, Data: data,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	what, n := "charges", len(t.items)
+	if t.refunds != nil {
+		what, n = "refunds", len(t.refunds)
+	}
+	// Logged before it leaves: a process killed right after sending still
+	// shows which transaction, under which nonce, it may have sent.
+	c.log.Info("settlement sending", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int(what, n))
+	uncertain := false // the node may or may not have it
+	if err := c.b.SendTransaction(ctx, tx); err != nil && !isAlreadyKnown(err) {
+		var rpcErr rpc.Error
+		switch {
+		case isInsufficientGasFunds(err):
+			return failure(CodeInsufficientGasFunds, "operator %s cannot pay for gas: %v", c.from, err), nil
+		case errors.As(err, &rpcErr):
+			// The node refused the transaction (nonce too low, underpriced,
+			// ...): nothing was sent; resync the nonce and retry next step.
+			c.mu.Lock()
+			c.nonceOK = false
+			c.mu.Unlock()
+			return nil, fmt.Errorf("send: %w", err)
+		}
+		// Transport trouble: the node may have it. Track it as sent; it is
+		// rebroadcast if the node does not know it.
+		c.log.Warn("send failed; will rebroadcast", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Error(err))
+		uncertain = true
+	}
+	t.nonce, t.txs, t.sentAt, t.sentHead = tx.Nonce(), []*types.Transaction{tx}, time.Now(), head.Number.Uint64()
+	c.mu.Lock()
+	c.nonce++
+	c.txs = append(c.txs, t)
+	for _, it := range t.items {
+		it.state = stSent
+		it.tx = t
+	}
+	c.dequeueLocked(t.items)
+	for _, r := range t.refunds {
+		r.state = stSent
+		r.tx = t
+	}
+	c.dequeueRefundsLocked(t.refunds)
+	c.mu.Unlock()
+	if !uncertain {
+		c.log.Info("settlement sent", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int(what, n),
+			zap.Uint64("gas", gas), zap.Stringer("tipCap", tip), zap.Stringer("feeCap", feeCap))
+	}
+	return nil, nil
 }
 
 // fail ends items with a failure and takes them off the queue.
@@ -768,168 +588,6 @@ func (c *chain) dequeueLocked(items []*item) {
 	}
 	clear(c.queue[len(q):])
 	c.queue = q
-}
-
-// send builds, signs and sends one batch's transaction.
-func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) error {
-	bal, allow, err := c.funds(ctx)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	inflight := new(big.Int)
-	for _, t := range c.txs {
-		if t.receipt == nil {
-			for _, it := range t.items {
-				inflight.Add(inflight, it.amount)
-			}
-		}
-	}
-	c.mu.Unlock()
-	avail := new(big.Int).Sub(bal, inflight)
-	availAllow := new(big.Int).Sub(allow, inflight)
-	var ok, poor, unallowed []*item
-	sum := new(big.Int)
-	for _, it := range batch {
-		next := new(big.Int).Add(sum, it.amount)
-		switch {
-		case next.Cmp(avail) > 0:
-			poor = append(poor, it)
-		case next.Cmp(availAllow) > 0:
-			unallowed = append(unallowed, it)
-		default:
-			ok = append(ok, it)
-			sum = next
-		}
-	}
-	// A charge that cannot be paid may have settled in an earlier life: the
-	// contract skips it at no charge, so it goes along instead of failing.
-	for _, group := range []*[]*item{&poor, &unallowed} {
-		keep := (*group)[:0]
-		for _, it := range *group {
-			s, _, err := c.lookup(ctx, it.seq)
-			if err != nil {
-				return err
-			}
-			if s != nil {
-				ok = append(ok, it) // finish tells whether it was this workflow's
-			} else {
-				keep = append(keep, it)
-			}
-		}
-		*group = keep
-	}
-	c.mu.Lock()
-	if len(poor) > 0 {
-		c.failLocked(poor, failure(CodeInsufficientFunds, "operator %s holds %s base units of token %s, not enough for this charge", c.from, bal, c.token))
-	}
-	if len(unallowed) > 0 {
-		c.failLocked(unallowed, failure(CodeInsufficientAllowance, "operator %s allows the contract %s base units, not enough for this charge", c.from, allow))
-	}
-	c.mu.Unlock()
-	if len(ok) == 0 {
-		return nil
-	}
-
-	// In sequence order, consecutive charges share the contract's bitmap
-	// words: one storage write per word.
-	slices.SortStableFunc(ok, func(a, b *item) int { return a.seq.Cmp(b.seq) })
-	charges := make([]bindings.SettleflowSettlementCharge, len(ok))
-	for i, it := range ok {
-		charges[i] = bindings.SettleflowSettlementCharge{WorkflowId: it.key, Sequence: it.seq, CustomerRef: CustomerRef(it.charge.CustomerID), Amount: it.amount}
-	}
-	data := settlementABI.PackSettle(charges)
-	gasCap := params.MaxTxGas // EIP-7825
-	if head.GasLimit > 0 && head.GasLimit < gasCap {
-		gasCap = head.GasLimit
-	}
-	gas, err := c.b.EstimateGas(ctx, ethereum.CallMsg{From: c.from, To: &c.contract, Data: data})
-	if err == nil && gas+gas/5 > gasCap && len(ok) > 1 {
-		err = errTooMuchGas
-	}
-	if err != nil {
-		if len(ok) > 1 && isGasCapError(err) {
-			// Over the transaction gas cap (EIP-7825): send half now; the
-			// rest stays queued for the next batch.
-			c.log.Info("settlement batch over the gas cap; splitting", zap.Int("charges", len(ok)))
-			return c.send(ctx, head, ok[:len(ok)/2])
-		}
-		if f := classifyRevert(err); f != nil {
-			c.mu.Lock()
-			c.failLocked(ok, f)
-			c.mu.Unlock()
-			c.log.Error("settlement batch refused by the chain", zap.Int("charges", len(ok)), zap.String("code", string(f.Code)), zap.String("reason", f.Message))
-			return nil
-		}
-		return fmt.Errorf("estimate gas: %w", err)
-	}
-	gas = min(gas+gas/5+20_000, gasCap)
-	tip, feeCap, err := fees(ctx, c.b, head, c.cfg.TipCap, c.cfg.MaxFeeCap)
-	if err != nil {
-		return err
-	}
-	if !c.sending() {
-		return errLeaseLost
-	}
-	if !c.nonceOK {
-		n, err := c.b.PendingNonceAt(ctx, c.from)
-		if err != nil {
-			return fmt.Errorf("nonce: %w", err)
-		}
-		c.mu.Lock()
-		c.nonce, c.nonceOK = n, true
-		c.mu.Unlock()
-	}
-	tx, err := types.SignNewTx(c.key, c.signer, &types.DynamicFeeTx{
-		ChainID: c.chainID, Nonce: c.nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: &c.contract, Data: data,
-	})
-	if err != nil {
-		return fmt.Errorf("sign: %w", err)
-	}
-	// Logged before it leaves: a process killed right after sending still
-	// shows which transaction, under which nonce, it may have sent.
-	c.log.Info("settlement sending", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int("charges", len(ok)))
-	uncertain := false // the node may or may not have it
-	if err := c.b.SendTransaction(ctx, tx); err != nil && !isAlreadyKnown(err) {
-		var rpcErr rpc.Error
-		switch {
-		case isInsufficientGasFunds(err):
-			c.mu.Lock()
-			c.failLocked(ok, failure(CodeInsufficientGasFunds, "operator %s cannot pay for gas: %v", c.from, err))
-			c.mu.Unlock()
-			return nil
-		case errors.As(err, &rpcErr):
-			// The node refused the transaction (nonce too low, underpriced,
-			// ...): nothing was sent; resync the nonce and retry next step.
-			c.mu.Lock()
-			c.nonceOK = false
-			c.mu.Unlock()
-			return fmt.Errorf("send: %w", err)
-		}
-		// Transport trouble: the node may have it. Track it as sent; it is
-		// rebroadcast if the node does not know it.
-		c.log.Warn("send failed; will rebroadcast", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Error(err))
-		uncertain = true
-	}
-	t := &sentTx{nonce: tx.Nonce(), items: ok, txs: []*types.Transaction{tx}, sentAt: time.Now(), sentHead: head.Number.Uint64()}
-	c.mu.Lock()
-	c.nonce++
-	c.txs = append(c.txs, t)
-	for _, it := range ok {
-		it.state = stSent
-		it.tx = t
-	}
-	c.dequeueLocked(ok)
-	c.mu.Unlock()
-	if uncertain {
-		// Not "sent": the node did not confirm taking it (a process
-		// stopping mid-send cancels it, and its successor rightly reuses
-		// the nonce if the node never saw it).
-		return nil
-	}
-	c.log.Info("settlement sent", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int("charges", len(ok)),
-		zap.Stringer("total", sum), zap.Uint64("gas", gas), zap.Stringer("tipCap", tip), zap.Stringer("feeCap", feeCap))
-	return nil
 }
 
 // track follows every unfinished transaction: receipts, reorgs, depth,
@@ -983,7 +641,11 @@ func (c *chain) track(ctx context.Context, head *types.Header) error {
 		final := c.finalLocked(t.receipt.BlockNumber.Uint64())
 		c.mu.Unlock()
 		if final {
-			if err := c.finish(ctx, t); err != nil {
+			finish := c.finish
+			if t.refunds != nil {
+				finish = c.finishRefunds
+			}
+			if err := finish(ctx, t); err != nil {
 				return err
 			}
 		}
@@ -1046,6 +708,10 @@ func (c *chain) unmined(ctx context.Context, head *types.Header, t *sentTx, late
 			it.state, it.tx, it.queuedAt = stQueued, nil, now
 		}
 		c.queue = append(append([]*item(nil), t.items...), c.queue...)
+		for _, r := range t.refunds {
+			r.state, r.tx, r.queuedAt = stQueued, nil, now
+		}
+		c.rqueue = append(append([]*ritem(nil), t.refunds...), c.rqueue...)
 		return nil
 	}
 	if time.Since(t.sentAt) >= c.cfg.StuckAfter && head.Number.Uint64() > t.sentHead {
@@ -1128,101 +794,6 @@ func bumped(v *big.Int) *big.Int {
 	return b.Add(b, big.NewInt(1))
 }
 
-// finish ends a transaction that reached the configured depth: each charge
-// is confirmed by its Settled event (here, or from an earlier transaction
-// when the contract skipped it as AlreadySettled), fails if the transaction
-// reverted or its sequence was settled for another workflow, and otherwise
-// goes back to the queue.
-func (c *chain) finish(ctx context.Context, t *sentTx) error {
-	r := t.receipt
-	type record struct {
-		s     *settleflow.Settlement
-		owner [32]byte
-	}
-	settled := map[uint64]record{}
-	var skipped []*big.Int
-	// Each charge the transaction settled bears an equal share of its cost.
-	var gasShare uint64
-	var fee string
-	if n := countSettled(r, c.contract); n > 0 {
-		gasShare = r.GasUsed / uint64(n)
-		if r.EffectiveGasPrice != nil {
-			fee = FormatUnits(new(big.Int).Mul(new(big.Int).SetUint64(gasShare), r.EffectiveGasPrice), 18)
-		}
-	}
-	if r.Status == types.ReceiptStatusSuccessful {
-		for _, l := range r.Logs {
-			if l.Address != c.contract || len(l.Topics) < 3 {
-				continue
-			}
-			seq := new(big.Int).SetBytes(l.Topics[2][:])
-			if !seq.IsUint64() {
-				continue
-			}
-			switch l.Topics[0] {
-			case settledEventID:
-				settled[seq.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: r.TxHash.Hex(),
-					BlockNumber: r.BlockNumber.Uint64(), GasUsed: gasShare, Fee: fee}, [32]byte(l.Topics[1])}
-			case alreadySettledEventID:
-				skipped = append(skipped, seq)
-			}
-		}
-	}
-	// Skipped sequences settled earlier (or earlier in this batch): find
-	// where, all in one search.
-	var earlier []*big.Int
-	for _, n := range skipped {
-		if _, ok := settled[n.Uint64()]; !ok {
-			earlier = append(earlier, n)
-		}
-	}
-	if len(earlier) > 0 {
-		found, err := c.settledEvents(ctx, earlier)
-		if err != nil {
-			return err
-		}
-		for _, n := range earlier {
-			l := found[n.Uint64()]
-			if l == nil {
-				return fmt.Errorf("settlement: %s: sequence %s was skipped as settled but no Settled event was found (does the node keep logs since block %d?)", c.env, n, c.deployed)
-			}
-			settled[n.Uint64()] = record{&settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber}, [32]byte(l.Topics[1])}
-		}
-	}
-	now := c.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.removeTxLocked(t)
-	var requeue []*item
-	for _, it := range t.items {
-		if it.tx != t {
-			continue // resubmitted after a failure: someone else's now
-		}
-		it.tx = nil
-		switch rec, ok := settled[it.charge.Sequence]; {
-		case r.Status != types.ReceiptStatusSuccessful:
-			it.state, it.doneAt = stFailed, now
-			it.failure = failure(CodeSettlementReverted, "settlement transaction %s reverted in block %d; nothing was charged", r.TxHash.Hex(), r.BlockNumber.Uint64())
-		case ok && rec.owner == it.key:
-			saved := *rec.s
-			it.state, it.doneAt, it.settlement = stConfirmed, now, &saved
-		case ok:
-			it.state, it.doneAt = stFailed, now
-			it.failure = conflict(it.charge, rec.owner, rec.s)
-		default:
-			it.state, it.queuedAt = stQueued, now
-			requeue = append(requeue, it)
-		}
-	}
-	c.queue = append(requeue, c.queue...)
-	if r.Status != types.ReceiptStatusSuccessful {
-		c.log.Error("settlement transaction reverted", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()))
-	} else {
-		c.log.Info("settlement confirmed", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()), zap.Int("charges", len(t.items)))
-	}
-	return nil
-}
-
 func (c *chain) removeTxLocked(t *sentTx) {
 	for i, x := range c.txs {
 		if x == t {
@@ -1257,9 +828,7 @@ func isInsufficientGasFunds(err error) bool {
 }
 
 var (
-	errInsufficientBalance   = bindings.TestUSDERC20InsufficientBalanceErrorID()
-	errInsufficientAllowance = bindings.TestUSDERC20InsufficientAllowanceErrorID()
-	errNotOperator           = bindings.SettleflowSettlementNotOperatorErrorID()
+	errNotOperator = bindings.SettleflowSettlementNotOperatorErrorID()
 )
 
 // classifyRevert turns a node's refusal to run a settlement into a Failure,
@@ -1281,21 +850,12 @@ func classifyRevert(err error) *settleflow.Failure {
 	}
 	if len(data) >= 4 {
 		sel := data[:4]
-		switch {
-		case bytes.Equal(sel, errInsufficientBalance[:4]):
-			return failure(CodeInsufficientFunds, "the operator's token balance cannot cover the batch")
-		case bytes.Equal(sel, errInsufficientAllowance[:4]):
-			return failure(CodeInsufficientAllowance, "the operator's allowance to the contract cannot cover the batch")
-		case bytes.Equal(sel, errNotOperator[:4]):
+		if bytes.Equal(sel, errNotOperator[:4]) {
 			return failure(CodeSettlementReverted, "the signer is not the contract's operator")
 		}
-	}
-	msg := strings.ToLower(err.Error())
-	switch {
-	case strings.Contains(msg, "exceeds balance"):
-		return failure(CodeInsufficientFunds, "%v", err)
-	case strings.Contains(msg, "allowance"):
-		return failure(CodeInsufficientAllowance, "%v", err)
+		if e, err := settlementABI.UnpackError(data); err == nil {
+			return failure(CodeSettlementReverted, "the contract refuses the call: %T", e)
+		}
 	}
 	return failure(CodeSettlementReverted, "%v", err)
 }
@@ -1303,16 +863,3 @@ func classifyRevert(err error) *settleflow.Failure {
 // now is the settler's clock, in UTC: the time settlements are stamped with.
 func (c *chain) now() time.Time { return c.clock.Now().UTC() }
 
-// countSettled counts the contract's Settled events in a receipt.
-func countSettled(r *types.Receipt, contract common.Address) int {
-	n := 0
-	if r.Status != types.ReceiptStatusSuccessful {
-		return 0
-	}
-	for _, l := range r.Logs {
-		if l.Address == contract && len(l.Topics) > 0 && l.Topics[0] == settledEventID {
-			n++
-		}
-	}
-	return n
-}

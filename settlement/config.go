@@ -65,6 +65,19 @@ type ChainConfig struct {
 	KeystorePassword     string
 	KeystorePasswordFile string
 
+	// CustomerRefSecret keys each customer's reference in the contract
+	// (see [CustomerRef]): at least 16 bytes, 32 random bytes recommended.
+	// Required. Keep it with the deployment: the balances on chain are
+	// found by it, and a new secret finds none of them.
+	CustomerRefSecret []byte
+
+	// FaucetKey (or FaucetKeyFile, a hex private key) is the test faucet's
+	// account, for test mode only: it holds test tokens, has approved the
+	// contract, and deposits for test customers (settleflow.Funds.Faucet).
+	// Nil: no faucet (a test customer is funded by depositing for it).
+	FaucetKey     *ecdsa.PrivateKey
+	FaucetKeyFile string
+
 	// Confirmations is the depth at which a settlement is final: the block
 	// holding it plus Confirmations-1 blocks on top. 0 (the default) waits
 	// until the block is at or below the node's "finalized" block.
@@ -196,6 +209,21 @@ func (c ChainConfig) withDefaults() ChainConfig {
 		c.Retain = time.Hour
 	}
 	return c
+}
+
+// faucetKey loads the faucet's key, if one is configured.
+func (c ChainConfig) faucetKey() (*ecdsa.PrivateKey, error) {
+	switch {
+	case c.FaucetKey != nil:
+		return c.FaucetKey, nil
+	case c.FaucetKeyFile != "":
+		k, err := crypto.LoadECDSA(c.FaucetKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("settlement: faucet key file %s: %w", c.FaucetKeyFile, err)
+		}
+		return k, nil
+	}
+	return nil, nil
 }
 
 // signingKey loads the operator key from the first source configured.

@@ -21,9 +21,16 @@ import (
 type Addresses struct {
 	Token    common.Address // the 6-decimal stablecoin
 	Contract common.Address // SettleflowSettlement
-	Operator common.Address // signs settlements and pays the charges
-	Payee    common.Address // receives the charges
+	Operator common.Address // signs settlements and refunds
+	Payee    common.Address // earns the charges
+	// Faucet holds test tokens and deposits them for test customers (dev
+	// deployments only; zero if none).
+	Faucet common.Address `json:",omitempty"`
 }
+
+// DefaultWithdrawalNotice is the notice period of a deployment that names
+// none: a customer's owner can withdraw 24 hours after asking.
+const DefaultWithdrawalNotice = 24 * time.Hour
 
 // Transactor sends transactions from one key and waits for their receipts. On
 // a chain that mines only on demand (the simulated backend), Mine is called
@@ -41,6 +48,11 @@ type Transactor struct {
 // Send signs and sends a transaction to (nil: contract creation) with data,
 // waits for its receipt and fails if it reverted.
 func (tr Transactor) Send(ctx context.Context, to *common.Address, data []byte) (*types.Receipt, error) {
+	return tr.SendValue(ctx, to, nil, data)
+}
+
+// SendValue is Send with value wei attached.
+func (tr Transactor) SendValue(ctx context.Context, to *common.Address, value *big.Int, data []byte) (*types.Receipt, error) {
 	from := crypto.PubkeyToAddress(tr.Key.PublicKey)
 	id, err := tr.Backend.ChainID(ctx)
 	if err != nil {
@@ -54,7 +66,7 @@ func (tr Transactor) Send(ctx context.Context, to *common.Address, data []byte) 
 	if err != nil {
 		return nil, err
 	}
-	gas, err := tr.Backend.EstimateGas(ctx, ethereum.CallMsg{From: from, To: to, Data: data})
+	gas, err := tr.Backend.EstimateGas(ctx, ethereum.CallMsg{From: from, To: to, Value: value, Data: data})
 	if err != nil {
 		return nil, fmt.Errorf("settlement: estimate gas: %w", err)
 	}
@@ -64,7 +76,7 @@ func (tr Transactor) Send(ctx context.Context, to *common.Address, data []byte) 
 		return nil, err
 	}
 	tx, err := types.SignNewTx(tr.Key, types.LatestSignerForChainID(id), &types.DynamicFeeTx{
-		ChainID: id, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: to, Data: data,
+		ChainID: id, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: to, Value: value, Data: data,
 	})
 	if err != nil {
 		return nil, err
@@ -108,10 +120,23 @@ func (tr Transactor) deploy(ctx context.Context, bin string, args []byte) (commo
 	return r.ContractAddress, nil
 }
 
-// DeploySettlement deploys SettleflowSettlement for token and payee, with the
-// transactor's key as owner and operator as the settling account.
-func (tr Transactor) DeploySettlement(ctx context.Context, token, payee, operator common.Address) (common.Address, error) {
-	return tr.deploy(ctx, bindings.SettleflowSettlementMetaData.Bin, settlementABI.PackConstructor(token, payee, operator))
+// DeploySettlement deploys SettleflowSettlement for token (of the given
+// decimals) and payee, with the transactor's key as owner, operator as the
+// settling account and notice as the withdrawal notice period (whole
+// seconds; 0 is DefaultWithdrawalNotice).
+func (tr Transactor) DeploySettlement(ctx context.Context, token, payee, operator common.Address, decimals uint8, notice time.Duration) (common.Address, error) {
+	unit, err := BaseUnits(1, decimals)
+	if err != nil {
+		return common.Address{}, err
+	}
+	if notice == 0 {
+		notice = DefaultWithdrawalNotice
+	}
+	if notice < 0 || notice%time.Second != 0 {
+		return common.Address{}, fmt.Errorf("settlement: withdrawal notice %s: it must be whole seconds, 0 or more", notice)
+	}
+	return tr.deploy(ctx, bindings.SettleflowSettlementMetaData.Bin,
+		settlementABI.PackConstructor(token, payee, operator, unit, big.NewInt(int64(notice/time.Second))))
 }
 
 // DeployTestUSD deploys the 6-decimal test stablecoin, minted by the
@@ -120,26 +145,56 @@ func (tr Transactor) DeployTestUSD(ctx context.Context) (common.Address, error) 
 	return tr.deploy(ctx, bindings.TestUSDMetaData.Bin, nil)
 }
 
+// DevDeployment says what DeployDev sets up beside the contracts.
+type DevDeployment struct {
+	Payee common.Address
+	// Faucet, if set, is the test faucet's account: it is minted Funds
+	// (base units of the test token), given gas money if it has none, and
+	// approves the contract for all of it. Nil: Funds are minted to the
+	// operator.
+	Faucet *ecdsa.PrivateKey
+	Funds  *big.Int
+	// Notice is the withdrawal notice (0: DefaultWithdrawalNotice).
+	Notice time.Duration
+}
+
 // DeployDev sets up a dev chain in one go: it deploys the test stablecoin and
 // the settlement contract with the transactor's key as minter, owner and
-// operator, mints funds (base units) to it and approves the contract for an
-// unlimited amount.
-func (tr Transactor) DeployDev(ctx context.Context, payee common.Address, funds *big.Int) (Addresses, error) {
+// operator, and funds the faucet.
+func (tr Transactor) DeployDev(ctx context.Context, d DevDeployment) (Addresses, error) {
 	op := crypto.PubkeyToAddress(tr.Key.PublicKey)
-	a := Addresses{Operator: op, Payee: payee}
+	a := Addresses{Operator: op, Payee: d.Payee}
 	var err error
 	if a.Token, err = tr.DeployTestUSD(ctx); err != nil {
 		return a, fmt.Errorf("settlement: deploy token: %w", err)
 	}
-	if a.Contract, err = tr.DeploySettlement(ctx, a.Token, payee, op); err != nil {
+	if a.Contract, err = tr.DeploySettlement(ctx, a.Token, d.Payee, op, 6, d.Notice); err != nil {
 		return a, fmt.Errorf("settlement: deploy contract: %w", err)
 	}
-	if _, err = tr.Send(ctx, &a.Token, erc20ABI.PackMint(op, funds)); err != nil {
+	holder := op
+	if d.Faucet != nil {
+		holder = crypto.PubkeyToAddress(d.Faucet.PublicKey)
+		a.Faucet = holder
+	}
+	if _, err = tr.Send(ctx, &a.Token, erc20ABI.PackMint(holder, d.Funds)); err != nil {
 		return a, fmt.Errorf("settlement: mint: %w", err)
 	}
+	if d.Faucet == nil {
+		return a, nil
+	}
+	eth, err := tr.Backend.BalanceAt(ctx, holder, nil)
+	if err != nil {
+		return a, err
+	}
+	if eth.Sign() == 0 {
+		if _, err := tr.SendValue(ctx, &holder, big.NewInt(params.Ether), nil); err != nil {
+			return a, fmt.Errorf("settlement: gas money for the faucet: %w", err)
+		}
+	}
 	maxUint := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
-	if _, err = tr.Send(ctx, &a.Token, erc20ABI.PackApprove(a.Contract, maxUint)); err != nil {
-		return a, fmt.Errorf("settlement: approve: %w", err)
+	faucet := Transactor{Backend: tr.Backend, Key: d.Faucet, Mine: tr.Mine, TipCap: tr.TipCap}
+	if _, err = faucet.Send(ctx, &a.Token, erc20ABI.PackApprove(a.Contract, maxUint)); err != nil {
+		return a, fmt.Errorf("settlement: faucet approve: %w", err)
 	}
 	return a, nil
 }

@@ -1,6 +1,7 @@
 package settlement
 
 import (
+	"crypto/rand"
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
@@ -25,40 +26,69 @@ import (
 const chainStateFile = "simulated-chain.json"
 
 type chainState struct {
-	OperatorKey string    `json:"operatorKey"`
-	PayeeKey    string    `json:"payeeKey"`
-	Addresses   Addresses `json:"addresses"`
+	OperatorKey string `json:"operatorKey"`
+	PayeeKey    string `json:"payeeKey"`
+	FaucetKey   string `json:"faucetKey"`
+	// CustomerRefSecret is hex: the secret the customers' references are
+	// keyed with (their balances are found by it).
+	CustomerRefSecret string    `json:"customerRefSecret"`
+	Addresses         Addresses `json:"addresses"`
 	// Deployed is false until the deployment finished: a chain whose first
 	// start died in the middle of it is deployed again.
 	Deployed bool `json:"deployed"`
 }
 
+// simKeys are a simulated chain's keys and secret.
+type simKeys struct {
+	operator, payee, faucet *ecdsa.PrivateKey
+	secret                  []byte
+}
+
+func newSimKeys() (k simKeys, err error) {
+	for _, p := range []**ecdsa.PrivateKey{&k.operator, &k.payee, &k.faucet} {
+		if *p, err = crypto.GenerateKey(); err != nil {
+			return k, err
+		}
+	}
+	k.secret = make([]byte, 32)
+	_, err = rand.Read(k.secret)
+	return k, err
+}
+
 // loadChainState reads dir's state, or makes new keys if there is none.
-func loadChainState(dir string) (st chainState, op, payee *ecdsa.PrivateKey, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, chainStateFile))
+func loadChainState(dir string) (st chainState, k simKeys, err error) {
+	file := filepath.Join(dir, chainStateFile)
+	b, err := os.ReadFile(file)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if op, err = crypto.GenerateKey(); err != nil {
-			return st, nil, nil, err
+		if k, err = newSimKeys(); err != nil {
+			return st, k, err
 		}
-		if payee, err = crypto.GenerateKey(); err != nil {
-			return st, nil, nil, err
-		}
-		st = chainState{OperatorKey: common.Bytes2Hex(crypto.FromECDSA(op)), PayeeKey: common.Bytes2Hex(crypto.FromECDSA(payee))}
-		return st, op, payee, saveChainState(dir, st)
+		st = chainState{OperatorKey: common.Bytes2Hex(crypto.FromECDSA(k.operator)), PayeeKey: common.Bytes2Hex(crypto.FromECDSA(k.payee)),
+			FaucetKey: common.Bytes2Hex(crypto.FromECDSA(k.faucet)), CustomerRefSecret: common.Bytes2Hex(k.secret)}
+		return st, k, saveChainState(dir, st)
 	case err != nil:
-		return st, nil, nil, err
+		return st, k, err
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
-		return st, nil, nil, fmt.Errorf("settlement: %s is damaged: %w", filepath.Join(dir, chainStateFile), err)
+		return st, k, fmt.Errorf("settlement: %s is damaged: %w", file, err)
 	}
-	if op, err = crypto.HexToECDSA(st.OperatorKey); err != nil {
-		return st, nil, nil, fmt.Errorf("settlement: %s: operator key: unusable", filepath.Join(dir, chainStateFile))
+	if st.FaucetKey == "" || st.CustomerRefSecret == "" {
+		return st, k, fmt.Errorf("settlement: %s holds a chain of an earlier settleflow, whose contract the operator paid every charge from; this one charges customers' balances: remove %s to start a new test chain (its earlier test settlements are then lost)", file, dir)
 	}
-	if payee, err = crypto.HexToECDSA(st.PayeeKey); err != nil {
-		return st, nil, nil, fmt.Errorf("settlement: %s: payee key: unusable", filepath.Join(dir, chainStateFile))
+	if k.operator, err = crypto.HexToECDSA(st.OperatorKey); err != nil {
+		return st, k, fmt.Errorf("settlement: %s: operator key: unusable", file)
 	}
-	return st, op, payee, nil
+	if k.payee, err = crypto.HexToECDSA(st.PayeeKey); err != nil {
+		return st, k, fmt.Errorf("settlement: %s: payee key: unusable", file)
+	}
+	if k.faucet, err = crypto.HexToECDSA(st.FaucetKey); err != nil {
+		return st, k, fmt.Errorf("settlement: %s: faucet key: unusable", file)
+	}
+	if k.secret = common.FromHex(st.CustomerRefSecret); len(k.secret) < MinCustomerRefSecret {
+		return st, k, fmt.Errorf("settlement: %s: customer reference secret: unusable", file)
+	}
+	return st, k, nil
 }
 
 // saveChainState writes st to dir atomically (a temporary file renamed).

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 
@@ -11,19 +12,42 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 )
 
-// Reconciliation: the contract's Settled events against the database's
-// Settled workflows. The chain is the record of what was charged; the
-// database is what clients were told. They must agree exactly.
+// Reconciliation: the contract's records against the database's. The
+// chain is the record of what was charged and refunded; the database is
+// what clients were told. They must agree exactly: every Settled workflow
+// debited once, for its amount, from its customer; every Succeeded refund
+// applied once, within its charge; every customer's balance in the
+// contract equal to deposits − withdrawals − charges + refunds, as the
+// contract's events add up and as the database's ledger has it.
 
 // ReconcileRecord is a Settled workflow as the database has it.
 type ReconcileRecord struct {
 	WorkflowID string
 	Sequence   uint64
 	CustomerID string
-	// Amount is the quoted charge in minor units (cents).
+	// Amount is the charge in minor units (cents).
 	Amount int64
 	// TxHash is the transaction the workflow's settlement names.
 	TxHash string
+}
+
+// RefundRecord is a Succeeded refund as the database has it.
+type RefundRecord struct {
+	RefundID   string
+	WorkflowID string
+	// Sequence is the refunded charge's.
+	Sequence uint64
+	Amount   int64
+	TxHash   string
+}
+
+// AccountRecord is a customer's ledger as the database has it.
+type AccountRecord struct {
+	CustomerID string // empty for an account known only by its reference
+	Ref        [32]byte
+	// OnChain is what the database says the contract holds for the
+	// customer: deposits − withdrawals − charges + refunds, in cents.
+	OnChain int64
 }
 
 // DiscrepancyKind says what disagrees.
@@ -31,46 +55,76 @@ type DiscrepancyKind string
 
 // The kinds of discrepancy.
 const (
-	// MissingOnChain: a Settled workflow whose sequence has no Settled event.
+	// MissingOnChain: a Settled workflow whose sequence no batch debited.
 	MissingOnChain DiscrepancyKind = "missing_on_chain"
-	// NotInDatabase: a Settled event with no Settled workflow of that
-	// sequence (a settlement sent outside the engine, or a workflow that
-	// changed since).
+	// NotInDatabase: a charge debited on chain with no Settled workflow of
+	// that sequence (a settlement sent outside the engine, or a workflow
+	// that changed since).
 	NotInDatabase DiscrepancyKind = "not_in_database"
-	// AmountMismatch: the event's amount is not the workflow's quoted one.
+	// AmountMismatch: the charge on chain is not the workflow's.
 	AmountMismatch DiscrepancyKind = "amount_mismatch"
-	// WorkflowMismatch: the event under the sequence names another workflow.
+	// WorkflowMismatch: the charge under the sequence carries another
+	// workflow's tag.
 	WorkflowMismatch DiscrepancyKind = "workflow_mismatch"
-	// CustomerMismatch: the event's customer reference is not the
-	// workflow's customer's.
+	// CustomerMismatch: the charge was debited from another customer.
 	CustomerMismatch DiscrepancyKind = "customer_mismatch"
-	// DuplicateOnChain: two Settled events for one sequence (the contract
-	// forbids it: seeing it means the wrong contract or a broken node).
+	// DuplicateOnChain: two debits of one sequence (the contract forbids
+	// it: seeing it means the wrong contract or a broken node).
 	DuplicateOnChain DiscrepancyKind = "duplicate_on_chain"
-	// TxMismatch: the workflow names another transaction than the one the
-	// event is in.
+	// TxMismatch: the workflow names another transaction than the one
+	// that debited it.
 	TxMismatch DiscrepancyKind = "tx_mismatch"
+	// RefundMissingOnChain: a Succeeded refund the contract never applied.
+	RefundMissingOnChain DiscrepancyKind = "refund_missing_on_chain"
+	// RefundNotInDatabase: a refund applied on chain that the database
+	// does not hold as Succeeded.
+	RefundNotInDatabase DiscrepancyKind = "refund_not_in_database"
+	// RefundMismatch: a refund's amount, charge or transaction differs.
+	RefundMismatch DiscrepancyKind = "refund_mismatch"
+	// RefundDuplicate: one refund key applied twice (the contract forbids it).
+	RefundDuplicate DiscrepancyKind = "refund_duplicate"
+	// RefundExceedsCharge: the refunds of a charge add up to more than it.
+	RefundExceedsCharge DiscrepancyKind = "refund_exceeds_charge"
+	// BalanceMismatch: the contract's balance of a customer is not what
+	// its events add up to.
+	BalanceMismatch DiscrepancyKind = "balance_mismatch"
+	// LedgerMismatch: the database's balance of a customer is not the
+	// contract's.
+	LedgerMismatch DiscrepancyKind = "ledger_mismatch"
+	// HoldingsMismatch: the token balance of the contract is not the sum
+	// of its customers' balances plus what the payee is owed.
+	HoldingsMismatch DiscrepancyKind = "holdings_mismatch"
 )
 
 // Discrepancy is one disagreement.
 type Discrepancy struct {
-	Kind       DiscrepancyKind
-	Sequence   uint64
-	WorkflowID string // the database's, or the chain's when the database has none
+	Kind     DiscrepancyKind
+	Sequence uint64
+	// WorkflowID is the database's, or the chain's tag when the database
+	// has none; for refunds, the refund id; for balances, the customer.
+	WorkflowID string
 	Detail     string
 }
 
 // ReconcileReport is the outcome of [Reconcile].
 type ReconcileReport struct {
 	FromBlock, ToBlock uint64
-	// OnChain counts Settled events; InDatabase the records given.
+	// OnChain counts charges debited; InDatabase the records given.
 	OnChain, InDatabase int
 	// Totals in minor units.
 	TotalOnChain, TotalInDatabase int64
-	Discrepancies                 []Discrepancy
+	// Refunds applied on chain and their total; Declined charges.
+	Refunds, Declined int
+	TotalRefunded     int64
+	// Customers counts the customers with a balance checked; Held is what
+	// the contract holds for them (cents) and PayeeOwed what the payee is
+	// owed.
+	Customers       int
+	Held, PayeeOwed int64
+	Discrepancies   []Discrepancy
 }
 
-// ReconcileOptions say where to look.
+// ReconcileOptions say where to look and what else to compare.
 type ReconcileOptions struct {
 	Contract common.Address
 	// Decimals of the token (6 for the stablecoins settleflow uses).
@@ -81,23 +135,37 @@ type ReconcileOptions struct {
 	// PageBlocks bounds the blocks of one log query (default 5,000), so a
 	// long history needs no huge query.
 	PageBlocks uint64
+	// RefOf is the customer reference of a customer id (CustomerRef with
+	// the deployment's secret); nil skips the customer check of charges.
+	RefOf func(customerID string) [32]byte
+	// Refunds are the database's Succeeded refunds of the environment.
+	Refunds []RefundRecord
+	// Accounts are the database's customer ledgers of the environment.
+	Accounts []AccountRecord
+	// State reads the contract's balances at ToBlock; nil skips the
+	// balance checks.
+	State ethereum.ContractCaller
 }
 
-type onChain struct {
-	workflowKey [32]byte
-	customerRef [32]byte
-	amount      *big.Int
-	tx          common.Hash
-	block       uint64
+type debit struct {
+	charge PackedCharge
+	ref    [32]byte
+	tx     common.Hash
+	block  uint64
 }
 
-// Reconcile reads every Settled event of the contract in [FromBlock,
-// ToBlock], in pages of blocks, and compares them with records, the Settled
-// workflows of the environment: every workflow has exactly one settlement of
-// exactly its quoted amount under its sequence, for its customer, in the
-// transaction it names; no settlement lacks its workflow; and the totals.
-// An error means the chain could not be read; disagreements are in the
-// report.
+type applied struct {
+	key    [32]byte
+	seq    uint64
+	ref    [32]byte
+	amount int64
+	tx     common.Hash
+}
+
+// Reconcile reads the contract's events in [FromBlock, ToBlock], in pages
+// of blocks, and compares them with the database's records (see the types
+// above). An error means the chain could not be read; disagreements are in
+// the report.
 func Reconcile(ctx context.Context, b ethereum.LogFilterer, records []ReconcileRecord, o ReconcileOptions) (*ReconcileReport, error) {
 	if o.PageBlocks == 0 {
 		o.PageBlocks = 5000
@@ -105,32 +173,72 @@ func Reconcile(ctx context.Context, b ethereum.LogFilterer, records []ReconcileR
 	if o.Decimals < 2 {
 		return nil, fmt.Errorf("settlement: reconcile: token decimals %d", o.Decimals)
 	}
-	unit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(o.Decimals-2)), nil) // base units per cent
+	unit, _ := BaseUnits(1, o.Decimals)
+	cents := func(v *big.Int) int64 { return new(big.Int).Quo(v, unit).Int64() }
 	rep := &ReconcileReport{FromBlock: o.FromBlock, ToBlock: o.ToBlock, InDatabase: len(records)}
-	events := map[uint64][]onChain{}
+	debits := map[uint64][]debit{}
+	var refunds []applied
+	flows := map[[32]byte]int64{} // per customer: deposits − withdrawals − charges + refunds
 	for from := o.FromBlock; from <= o.ToBlock; from += o.PageBlocks {
 		to := min(from+o.PageBlocks-1, o.ToBlock)
 		logs, err := b.FilterLogs(ctx, ethereum.FilterQuery{
 			FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
-			Addresses: []common.Address{o.Contract}, Topics: [][]common.Hash{{settledEventID}},
+			Addresses: []common.Address{o.Contract},
+			Topics:    [][]common.Hash{{batchSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID}},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("settlement: reconcile: logs of blocks %d–%d: %w", from, to, err)
 		}
 		for i := range logs {
 			l := &logs[i]
-			if l.Removed {
+			if l.Removed || len(l.Topics) == 0 {
 				continue
 			}
-			ev, err := settlementABI.UnpackSettledEvent(l)
-			if err != nil {
-				return nil, fmt.Errorf("settlement: reconcile: event in %s: %w", l.TxHash, err)
+			bad := func(err error) error {
+				return fmt.Errorf("settlement: reconcile: event in %s: %w", l.TxHash.Hex(), err)
 			}
-			seq := ev.Sequence.Uint64()
-			events[seq] = append(events[seq], onChain{ev.WorkflowId, ev.CustomerRef, ev.Amount, l.TxHash, l.BlockNumber})
-			rep.OnChain++
-			cents := new(big.Int).Quo(ev.Amount, unit)
-			rep.TotalOnChain += cents.Int64()
+			switch l.Topics[0] {
+			case batchSettledEventID:
+				ev, err := settlementABI.UnpackBatchSettledEvent(l)
+				if err != nil {
+					return nil, bad(err)
+				}
+				for _, w := range ev.Charges {
+					ch, err := UnpackCharge(w)
+					if err != nil || int(ch.Customer) >= len(ev.Customers) {
+						return nil, bad(fmt.Errorf("charge word %#x: %v", w, err))
+					}
+					ref := ev.Customers[ch.Customer]
+					debits[ch.Sequence] = append(debits[ch.Sequence], debit{ch, ref, l.TxHash, l.BlockNumber})
+					rep.OnChain++
+					rep.TotalOnChain += int64(ch.Cents)
+					flows[ref] -= int64(ch.Cents)
+				}
+			case chargeDeclinedEventID:
+				rep.Declined++
+			case refundedEventID:
+				ev, err := settlementABI.UnpackRefundedEvent(l)
+				if err != nil {
+					return nil, bad(err)
+				}
+				a := applied{ev.Key, ev.Sequence.Uint64(), ev.CustomerRef, cents(ev.Amount), l.TxHash}
+				refunds = append(refunds, a)
+				rep.Refunds++
+				rep.TotalRefunded += a.amount
+				flows[a.ref] += a.amount
+			case depositedEventID:
+				ev, err := settlementABI.UnpackDepositedEvent(l)
+				if err != nil {
+					return nil, bad(err)
+				}
+				flows[ev.CustomerRef] += cents(ev.Amount)
+			case withdrawnEventID:
+				ev, err := settlementABI.UnpackWithdrawnEvent(l)
+				if err != nil {
+					return nil, bad(err)
+				}
+				flows[ev.CustomerRef] -= cents(ev.Amount)
+			}
 		}
 		if to == o.ToBlock {
 			break
@@ -139,43 +247,156 @@ func Reconcile(ctx context.Context, b ethereum.LogFilterer, records []ReconcileR
 	add := func(k DiscrepancyKind, seq uint64, wf, format string, args ...any) {
 		rep.Discrepancies = append(rep.Discrepancies, Discrepancy{Kind: k, Sequence: seq, WorkflowID: wf, Detail: fmt.Sprintf(format, args...)})
 	}
+
+	// Charges.
 	seen := map[uint64]bool{}
 	for _, r := range records {
 		rep.TotalInDatabase += r.Amount
 		seen[r.Sequence] = true
-		evs := events[r.Sequence]
-		if len(evs) == 0 {
-			add(MissingOnChain, r.Sequence, r.WorkflowID, "Settled in the database, but no Settled event has sequence %d", r.Sequence)
+		ds := debits[r.Sequence]
+		if len(ds) == 0 {
+			add(MissingOnChain, r.Sequence, r.WorkflowID, "Settled in the database, but no batch on chain debited sequence %d", r.Sequence)
 			continue
 		}
-		if len(evs) > 1 {
-			add(DuplicateOnChain, r.Sequence, r.WorkflowID, "%d Settled events for sequence %d", len(evs), r.Sequence)
+		if len(ds) > 1 {
+			add(DuplicateOnChain, r.Sequence, r.WorkflowID, "%d debits of sequence %d on chain", len(ds), r.Sequence)
 		}
-		ev := evs[0]
-		if key, err := WorkflowKey(r.WorkflowID); err != nil || key != ev.workflowKey {
-			add(WorkflowMismatch, r.Sequence, r.WorkflowID, "sequence %d was settled on chain for workflow %q", r.Sequence, WorkflowIDFromKey(ev.workflowKey))
+		d := ds[0]
+		if d.charge.Tag != WorkflowTag(r.WorkflowID) {
+			add(WorkflowMismatch, r.Sequence, r.WorkflowID, "sequence %d was debited on chain for another workflow (tag %016x) in %s", r.Sequence, d.charge.Tag, d.tx.Hex())
 			continue
 		}
-		want, err := BaseUnits(r.Amount, o.Decimals)
-		if err != nil || want.Cmp(ev.amount) != 0 {
-			add(AmountMismatch, r.Sequence, r.WorkflowID, "quoted %d cents, charged on chain %s base units (%d decimals) in %s",
-				r.Amount, ev.amount, o.Decimals, ev.tx.Hex())
+		if int64(d.charge.Cents) != r.Amount {
+			add(AmountMismatch, r.Sequence, r.WorkflowID, "charged %d cents in the database, %d cents on chain in %s", r.Amount, d.charge.Cents, d.tx.Hex())
 		}
-		if CustomerRef(r.CustomerID) != ev.customerRef {
-			add(CustomerMismatch, r.Sequence, r.WorkflowID, "charged on chain to another customer reference than %s's", r.CustomerID)
+		if o.RefOf != nil && o.RefOf(r.CustomerID) != d.ref {
+			add(CustomerMismatch, r.Sequence, r.WorkflowID, "debited on chain from customer reference %s, not %s's", common.Hash(d.ref).Hex(), r.CustomerID)
 		}
-		if r.TxHash != "" && common.HexToHash(r.TxHash) != ev.tx {
-			add(TxMismatch, r.Sequence, r.WorkflowID, "the workflow names transaction %s, the event is in %s", r.TxHash, ev.tx.Hex())
+		if r.TxHash != "" && common.HexToHash(r.TxHash) != d.tx {
+			add(TxMismatch, r.Sequence, r.WorkflowID, "the workflow names transaction %s, the debit is in %s", r.TxHash, d.tx.Hex())
 		}
 	}
-	for seq, evs := range events {
+	for seq, ds := range debits {
 		if !seen[seq] {
-			add(NotInDatabase, seq, WorkflowIDFromKey(evs[0].workflowKey), "settled on chain in %s (block %d) for %s base units, but no Settled workflow has sequence %d",
-				evs[0].tx.Hex(), evs[0].block, evs[0].amount, seq)
+			add(NotInDatabase, seq, fmt.Sprintf("tag %016x", ds[0].charge.Tag), "debited on chain in %s (block %d) for %d cents, but no Settled workflow has sequence %d",
+				ds[0].tx.Hex(), ds[0].block, ds[0].charge.Cents, seq)
+		}
+	}
+
+	// Refunds: each applied once, as the database has it, within its charge.
+	dbRefunds := map[[32]byte]RefundRecord{}
+	for _, r := range o.Refunds {
+		key, err := RefundKey(r.RefundID)
+		if err != nil {
+			add(RefundMismatch, r.Sequence, r.RefundID, "%v", err)
+			continue
+		}
+		dbRefunds[key] = r
+	}
+	refundedOf := map[uint64]int64{}
+	keys := map[[32]byte]int{}
+	for _, a := range refunds {
+		id := WorkflowIDFromKey(a.key)
+		keys[a.key]++
+		if keys[a.key] == 2 {
+			add(RefundDuplicate, a.seq, id, "refund %s applied more than once on chain", id)
+		}
+		refundedOf[a.seq] += a.amount
+		r, ok := dbRefunds[a.key]
+		if !ok {
+			add(RefundNotInDatabase, a.seq, id, "refund %s of sequence %d applied on chain in %s for %d cents, but the database holds no Succeeded refund of that id", id, a.seq, a.tx.Hex(), a.amount)
+			continue
+		}
+		switch {
+		case r.Sequence != a.seq:
+			add(RefundMismatch, a.seq, id, "refund %s refunds sequence %d on chain, %d in the database", id, a.seq, r.Sequence)
+		case r.Amount != a.amount:
+			add(RefundMismatch, a.seq, id, "refund %s is %d cents on chain, %d in the database", id, a.amount, r.Amount)
+		case r.TxHash != "" && common.HexToHash(r.TxHash) != a.tx:
+			add(RefundMismatch, a.seq, id, "refund %s names transaction %s, it was applied in %s", id, r.TxHash, a.tx.Hex())
+		}
+	}
+	for key, r := range dbRefunds {
+		if keys[key] == 0 {
+			add(RefundMissingOnChain, r.Sequence, r.RefundID, "Succeeded in the database, but refund %s was never applied on chain", r.RefundID)
+		}
+	}
+	for seq, total := range refundedOf {
+		if ds := debits[seq]; len(ds) > 0 && total > int64(ds[0].charge.Cents) {
+			add(RefundExceedsCharge, seq, "", "the refunds of sequence %d add up to %d cents, more than its charge of %d", seq, total, ds[0].charge.Cents)
+		}
+	}
+
+	// Balances.
+	if o.State != nil {
+		at := new(big.Int).SetUint64(o.ToBlock)
+		view := func(data []byte) ([]byte, error) {
+			return o.State.CallContract(ctx, ethereum.CallMsg{To: &o.Contract, Data: data}, at)
+		}
+		refs := map[[32]byte]AccountRecord{}
+		for _, a := range o.Accounts {
+			refs[a.Ref] = a
+		}
+		for ref := range flows {
+			if _, ok := refs[ref]; !ok {
+				refs[ref] = AccountRecord{Ref: ref, OnChain: math.MinInt64}
+			}
+		}
+		var held int64
+		for ref, a := range refs {
+			out, err := view(settlementABI.PackBalanceOf(ref))
+			if err != nil {
+				return nil, fmt.Errorf("settlement: reconcile: balance of %s: %w", common.Hash(ref).Hex(), err)
+			}
+			bal, err := settlementABI.UnpackBalanceOf(out)
+			if err != nil {
+				return nil, fmt.Errorf("settlement: reconcile: balance of %s: %w", common.Hash(ref).Hex(), err)
+			}
+			onChain := cents(bal)
+			held += onChain
+			rep.Customers++
+			who := a.CustomerID
+			if who == "" {
+				who = common.Hash(ref).Hex()
+			}
+			if f := flows[ref]; f != onChain {
+				add(BalanceMismatch, 0, who, "the contract holds %d cents for %s, but its events add up to %d (deposits − withdrawals − charges + refunds)", onChain, who, f)
+			}
+			switch {
+			case a.OnChain == math.MinInt64 && onChain != 0:
+				add(LedgerMismatch, 0, who, "the contract holds %d cents for %s, whom the database has no account of", onChain, who)
+			case a.OnChain != math.MinInt64 && a.OnChain != onChain:
+				add(LedgerMismatch, 0, who, "the database says the contract holds %d cents for %s; it holds %d", a.OnChain, who, onChain)
+			}
+		}
+		rep.Held = held
+		out, err := view(settlementABI.PackPayeeOwed())
+		if err != nil {
+			return nil, fmt.Errorf("settlement: reconcile: payee owed: %w", err)
+		}
+		owed, err := settlementABI.UnpackPayeeOwed(out)
+		if err != nil {
+			return nil, fmt.Errorf("settlement: reconcile: payee owed: %w", err)
+		}
+		rep.PayeeOwed = cents(owed)
+		if out, err = view(settlementABI.PackToken()); err == nil && len(out) == 32 {
+			token := common.BytesToAddress(out[12:])
+			if out, err = o.State.CallContract(ctx, ethereum.CallMsg{To: &token, Data: erc20ABI.PackBalanceOf(o.Contract)}, at); err == nil {
+				var tb *big.Int
+				if tb, err = erc20ABI.UnpackBalanceOf(out); err == nil {
+					// Customers not seen in events (none) hold nothing.
+					if sum := new(big.Int).Add(new(big.Int).Mul(big.NewInt(held), unit), owed); tb.Cmp(sum) != 0 {
+						add(HoldingsMismatch, 0, "", "the contract holds %s base units of its token; its customers' balances (%d cents) and what the payee is owed (%s base units) add up to %s", tb, held, owed, sum)
+					}
+				}
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("settlement: reconcile: the contract's token holdings: %w", err)
 		}
 	}
 	slices.SortFunc(rep.Discrepancies, func(a, b Discrepancy) int {
-		return cmp.Or(cmp.Compare(a.Sequence, b.Sequence), cmp.Compare(a.Kind, b.Kind))
+		return cmp.Or(cmp.Compare(a.Sequence, b.Sequence), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.WorkflowID, b.WorkflowID))
 	})
 	return rep, nil
 }

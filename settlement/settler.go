@@ -87,7 +87,7 @@ func (s *Settler) Chain(env settleflow.Environment) (ChainInfo, bool) {
 // chain: see the package documentation for why that is safe. A charge
 // already taken is ignored (idempotent per WorkflowID). Refusals are per
 // charge, in a *settleflow.RefusedError ("livemode_not_configured",
-// "insufficient_funds", "insufficient_allowance", "invalid_charge"); every
+// "invalid_charge"); every
 // charge it does not name was taken. Any other error (RPC unreachable) is
 // transient.
 func (s *Settler) Submit(ctx context.Context, charges []settleflow.Charge) error {
@@ -110,9 +110,7 @@ func (s *Settler) Submit(ctx context.Context, charges []settleflow.Charge) error
 		byEnv[ch.Environment] = append(byEnv[ch.Environment], ch)
 	}
 	for _, env := range order {
-		if err := s.chains[env].submit(ctx, byEnv[env], refused); err != nil {
-			return err
-		}
+		s.chains[env].submit(byEnv[env], refused)
 	}
 	if len(refused) > 0 {
 		return &settleflow.RefusedError{Refused: refused}

@@ -28,9 +28,13 @@ type SimulatedOptions struct {
 	Logger *zap.Logger
 	// Clock is Config.Clock.
 	Clock settleflow.Clock
-	// Funds is the operator's opening balance of the test stablecoin, in
-	// cents (default 1,000,000,000: ten million dollars).
+	// Funds is the test faucet's opening balance of the test stablecoin,
+	// in cents (default 1,000,000,000: ten million dollars). The faucet
+	// funds test customers (settleflow.Funds.Faucet).
 	Funds int64
+	// WithdrawalNotice is the contract's withdrawal notice (default
+	// DefaultWithdrawalNotice, 24 hours; whole seconds).
+	WithdrawalNotice time.Duration
 	// Tuning sets the test chain's confirmation depth (default 2 here),
 	// batching, intervals and fees (defaults: FlushInterval 200ms,
 	// PollInterval 50ms, StuckAfter 2s, RebroadcastAfter 1s). Its connection
@@ -69,8 +73,11 @@ type Simulated struct {
 	Backend ChainBackend
 	// Addresses of the deployment.
 	Addresses Addresses
-	// OperatorKey signs settlements; PayeeKey is the payee's (for tests).
-	OperatorKey, PayeeKey *ecdsa.PrivateKey
+	// OperatorKey signs settlements; PayeeKey is the payee's and
+	// FaucetKey the test faucet's (for tests).
+	OperatorKey, PayeeKey, FaucetKey *ecdsa.PrivateKey
+	// CustomerRefSecret keys the customers' references (ChainConfig).
+	CustomerRefSecret []byte
 
 	commitMu sync.Mutex
 	stop     chan struct{}
@@ -86,25 +93,22 @@ type Simulated struct {
 func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err error) {
 	var (
 		st             chainState
-		opKey, payKey  *ecdsa.PrivateKey
+		keys           simKeys
 		backendOptions = opts.BackendOptions
 	)
 	if opts.DataDir != "" {
-		if st, opKey, payKey, err = loadChainState(opts.DataDir); err != nil {
+		if st, keys, err = loadChainState(opts.DataDir); err != nil {
 			return nil, err
 		}
-	} else {
-		if opKey, err = crypto.GenerateKey(); err != nil {
-			return nil, err
-		}
-		if payKey, err = crypto.GenerateKey(); err != nil {
-			return nil, err
-		}
+	} else if keys, err = newSimKeys(); err != nil {
+		return nil, err
 	}
+	opKey, payKey := keys.operator, keys.payee
 	op := crypto.PubkeyToAddress(opKey.PublicKey)
 	payee := crypto.PubkeyToAddress(payKey.PublicKey)
+	faucet := crypto.PubkeyToAddress(keys.faucet.PublicKey)
 	eth := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
-	alloc := types.GenesisAlloc{op: {Balance: eth}, payee: {Balance: eth}}
+	alloc := types.GenesisAlloc{op: {Balance: eth}, payee: {Balance: eth}, faucet: {Balance: eth}}
 	var backend ChainBackend
 	if opts.DataDir != "" {
 		backend, err = openDiskChain(filepath.Join(opts.DataDir, "geth"), alloc, backendOptions)
@@ -114,7 +118,8 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Simulated{Backend: backend, OperatorKey: opKey, PayeeKey: payKey, stop: make(chan struct{}), stopped: make(chan struct{})}
+	s := &Simulated{Backend: backend, OperatorKey: opKey, PayeeKey: payKey, FaucetKey: keys.faucet, CustomerRefSecret: keys.secret,
+		stop: make(chan struct{}), stopped: make(chan struct{})}
 	funds := opts.Funds
 	if funds <= 0 {
 		funds = 1_000_000_000
@@ -132,7 +137,7 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err
 			return nil, err
 		}
 	} else {
-		if s.Addresses, err = tr.DeployDev(ctx, payee, base); err != nil {
+		if s.Addresses, err = tr.DeployDev(ctx, DevDeployment{Payee: payee, Faucet: keys.faucet, Funds: base, Notice: opts.WithdrawalNotice}); err != nil {
 			backend.Close()
 			return nil, err
 		}
@@ -149,6 +154,7 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err
 	cc.RPCURL, cc.Client = "", backend.Client()
 	cc.ChainID, cc.Contract, cc.Token, cc.Payee = 0, s.Addresses.Contract, s.Addresses.Token, payee
 	cc.Key, cc.KeyFile, cc.KeystoreFile = opKey, "", ""
+	cc.FaucetKey, cc.FaucetKeyFile, cc.CustomerRefSecret = keys.faucet, "", keys.secret
 	if cc.Network == "" {
 		cc.Network = "simulated"
 	}

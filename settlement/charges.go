@@ -1,0 +1,612 @@
+package settlement
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow"
+)
+
+// Charges: Submit queues them, the worker sends them in batches (settle),
+// Status and the receipts say how each ended: debited from its customer's
+// balance, declined (the balance could not cover it) or skipped (its
+// sequence was recorded before).
+
+// prepare validates a charge and returns its item (not yet registered).
+func (c *chain) prepare(ch settleflow.Charge) (*item, error) {
+	if _, err := WorkflowKey(ch.WorkflowID); err != nil {
+		return nil, permanent(CodeInvalidCharge, "%v", err)
+	}
+	if ch.Sequence == 0 {
+		return nil, permanent(CodeInvalidCharge, "workflow %s has no sequence number (0): the contract records charges by sequence", ch.WorkflowID)
+	}
+	if !strings.EqualFold(ch.Currency, settleflow.Currency) {
+		return nil, permanent(CodeInvalidCharge, "workflow %s: currency %q cannot be settled in a USD stablecoin", ch.WorkflowID, ch.Currency)
+	}
+	amt, err := BaseUnits(ch.Amount, c.decimals)
+	if err != nil {
+		return nil, permanent(CodeInvalidCharge, "workflow %s: %v", ch.WorkflowID, err)
+	}
+	return &item{charge: ch, tag: WorkflowTag(ch.WorkflowID), ref: c.ref(ch.CustomerID), seq: new(big.Int).SetUint64(ch.Sequence), amount: amt}, nil
+}
+
+// submit queues charges, adding those it refuses for good to refused (by
+// workflow id): a bad id, sequence, amount or currency, or a sequence
+// another workflow holds. Whether the customer can pay is the contract's to
+// say (a charge its balance cannot cover is declined on chain).
+func (c *chain) submit(charges []settleflow.Charge, refused map[string]*settleflow.Failure) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seqs := map[uint64]string{}
+	added := 0
+	for _, ch := range charges {
+		it, err := c.prepare(ch)
+		if err != nil {
+			refused[ch.WorkflowID] = failureOf(err)
+			continue
+		}
+		if err := c.seqConflictLocked(it, seqs); err != nil {
+			refused[ch.WorkflowID] = failureOf(err)
+			continue
+		}
+		if old, ok := c.items[ch.WorkflowID]; ok && old.state != stFailed {
+			continue // already taken: Submit is idempotent
+		}
+		seqs[ch.Sequence] = ch.WorkflowID
+		it.queuedAt = now
+		c.items[ch.WorkflowID] = it
+		c.bySeq[ch.Sequence] = it
+		c.queue = append(c.queue, it)
+		added++
+	}
+	if added > 0 && len(c.queue) >= c.cfg.BatchSize {
+		c.poke()
+	}
+}
+
+// seqConflictLocked refuses a charge whose sequence another workflow holds,
+// in memory or earlier in the same Submit (batch): the contract would skip it
+// as already settled, and it would never be charged.
+func (c *chain) seqConflictLocked(it *item, batch map[uint64]string) error {
+	other, ok := batch[it.charge.Sequence]
+	if !ok {
+		if old := c.bySeq[it.charge.Sequence]; old != nil && old.state != stFailed {
+			other, ok = old.charge.WorkflowID, true
+		}
+	}
+	if ok && other != it.charge.WorkflowID {
+		return permanent(CodeInvalidCharge, "workflow %s has sequence %d, which belongs to workflow %s", it.charge.WorkflowID, it.charge.Sequence, other)
+	}
+	return nil
+}
+
+// ---- Status ----
+
+func (c *chain) status(ctx context.Context, ch settleflow.Charge) (settleflow.SettlementStatus, error) {
+	st := settleflow.SettlementStatus{WorkflowID: ch.WorkflowID}
+	c.mu.Lock()
+	it := c.items[ch.WorkflowID]
+	if it != nil {
+		switch it.state {
+		case stQueued:
+			st.State = settleflow.SettlementPending
+			st.CheckAfter = c.checkAfterLocked(it)
+		case stSent:
+			st.State = settleflow.SettlementPending
+			s := &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network}
+			if r := it.tx.receipt; r != nil {
+				s.TxHash = r.TxHash.Hex()
+				s.BlockNumber = r.BlockNumber.Uint64()
+				s.Confirmations = c.confirmationsLocked(s.BlockNumber)
+			} else {
+				s.TxHash = it.tx.latest().Hash().Hex()
+			}
+			st.Settlement = s
+			st.CheckAfter = c.checkAfterLocked(it)
+		case stConfirmed:
+			st.State = settleflow.SettlementConfirmed
+			s := *it.settlement
+			s.Confirmations = c.confirmationsLocked(s.BlockNumber)
+			st.Settlement = &s
+		case stFailed:
+			st.State = settleflow.SettlementFailed
+			f := *it.failure
+			st.Failure = &f
+		}
+		c.mu.Unlock()
+		return st, nil
+	}
+	c.mu.Unlock()
+
+	// No record: look on chain before answering Unknown.
+	if _, err := WorkflowKey(ch.WorkflowID); err != nil || ch.Sequence == 0 {
+		return st, nil // cannot have been settled; Submit says why
+	}
+	rec, err := c.lookup(ctx, ch.Sequence)
+	if err != nil || rec == nil {
+		return st, err
+	}
+	if _, err := c.refreshHead(ctx); err != nil {
+		return st, err
+	}
+	s := *rec.settlement
+	st.Settlement = &s
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.Confirmations = c.confirmationsLocked(s.BlockNumber)
+	if !c.finalLocked(s.BlockNumber) {
+		st.State = settleflow.SettlementPending
+		return st, nil
+	}
+	it = &item{charge: ch, tag: WorkflowTag(ch.WorkflowID), ref: c.ref(ch.CustomerID), seq: new(big.Int).SetUint64(ch.Sequence), doneAt: c.now()}
+	if f := c.outcomeOf(it, rec); f != nil {
+		st.State, st.Failure, st.Settlement = settleflow.SettlementFailed, f, nil
+		it.state, it.failure = stFailed, f
+	} else {
+		st.State = settleflow.SettlementConfirmed
+		saved := s
+		it.state, it.settlement = stConfirmed, &saved
+	}
+	if _, ok := c.items[ch.WorkflowID]; !ok {
+		c.items[ch.WorkflowID] = it
+		if it.state == stConfirmed {
+			c.bySeq[ch.Sequence] = it
+		}
+	}
+	return st, nil
+}
+
+// outcomeOf says how a charge ended given what the chain recorded under its
+// sequence: nil if it was debited for this very charge, else its failure
+// (declined for lack of balance, or the sequence recorded for another
+// workflow or customer).
+func (c *chain) outcomeOf(it *item, rec *chargeRecord) *settleflow.Failure {
+	ch := it.charge
+	switch {
+	case rec.declined && rec.ref == it.ref:
+		return failure(CodeInsufficientFunds, "customer %s's balance on chain (%s) could not cover the charge of %s: declined in transaction %s (block %d); nothing was charged",
+			ch.CustomerID, c.formatCents(rec.balance), c.formatCents(rec.amount), rec.settlement.TxHash, rec.settlement.BlockNumber)
+	case rec.declined:
+		return failure(CodeInvalidCharge, "sequence %d was declined on chain for another customer (transaction %s, block %d), not for %s's workflow %s; nothing was charged for %s",
+			ch.Sequence, rec.settlement.TxHash, rec.settlement.BlockNumber, ch.CustomerID, ch.WorkflowID, ch.WorkflowID)
+	case rec.tag != it.tag || rec.ref != it.ref:
+		return failure(CodeInvalidCharge, "sequence %d was settled on chain for another workflow (tag %016x, transaction %s, block %d), not for %s; nothing was charged for %s",
+			ch.Sequence, rec.tag, rec.settlement.TxHash, rec.settlement.BlockNumber, ch.WorkflowID, ch.WorkflowID)
+	}
+	return nil
+}
+
+// formatCents writes base units as dollars ("12.34 USD").
+func (c *chain) formatCents(base *big.Int) string {
+	if base == nil {
+		return "?"
+	}
+	return FormatUnits(base, int(c.decimals)) + " USD"
+}
+
+func (c *chain) confirmationsLocked(block uint64) uint64 {
+	if block == 0 || c.head < block {
+		return 0
+	}
+	return c.head - block + 1
+}
+
+func (c *chain) finalLocked(block uint64) bool {
+	if block == 0 {
+		return false
+	}
+	if c.cfg.Confirmations == 0 {
+		return block <= c.finalized
+	}
+	return c.confirmationsLocked(block) >= c.cfg.Confirmations
+}
+
+// ---- sending ----
+
+// send builds, signs and sends one batch's settle transaction: the charges
+// in sequence order (consecutive ones share a bitmap word, written once),
+// their customers in ascending order (as the contract requires), each
+// customer once.
+func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) error {
+	batch = slices.Clone(batch)
+	slices.SortStableFunc(batch, func(a, b *item) int { return a.seq.Cmp(b.seq) })
+	refs := make([][32]byte, 0, len(batch))
+	for _, it := range batch {
+		refs = append(refs, it.ref)
+	}
+	slices.SortFunc(refs, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
+	refs = slices.Compact(refs)
+	index := make(map[[32]byte]uint16, len(refs))
+	for i, r := range refs {
+		index[r] = uint16(i)
+	}
+	words := make([]*big.Int, len(batch))
+	for i, it := range batch {
+		words[i] = PackedCharge{Cents: uint64(it.charge.Amount), Customer: index[it.ref], Sequence: it.charge.Sequence, Tag: it.tag}.Pack()
+	}
+	data := settlementABI.PackSettle(refs, words)
+	gas, err := c.estimate(ctx, head, data)
+	if err != nil {
+		if len(batch) > 1 && isGasCapError(err) {
+			// Over the transaction gas cap (EIP-7825): send half now; the
+			// rest stays queued for the next batch.
+			c.log.Info("settlement batch over the gas cap; splitting", zap.Int("charges", len(batch)))
+			return c.send(ctx, head, batch[:len(batch)/2])
+		}
+		if f := classifyRevert(err); f != nil {
+			c.mu.Lock()
+			c.failLocked(batch, f)
+			c.mu.Unlock()
+			c.log.Error("settlement batch refused by the chain", zap.Int("charges", len(batch)), zap.String("code", string(f.Code)), zap.String("reason", f.Message))
+			return nil
+		}
+		return fmt.Errorf("estimate gas: %w", err)
+	}
+	f, err := c.dispatch(ctx, head, data, gas, &sentTx{items: batch})
+	if f != nil {
+		c.mu.Lock()
+		c.failLocked(batch, f)
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// finish ends a settle transaction that reached the configured depth: each
+// charge is confirmed by the batch that debited it (this one, or an earlier
+// one when the contract skipped it as AlreadySettled), fails if it was
+// declined, if the transaction reverted or if its sequence was recorded for
+// another workflow, and otherwise goes back to the queue.
+func (c *chain) finish(ctx context.Context, t *sentTx) error {
+	r := t.receipt
+	recs := map[uint64]*chargeRecord{}
+	var skipped []uint64
+	var debited uint64
+	if r.Status == types.ReceiptStatusSuccessful {
+		for _, l := range r.Logs {
+			if l.Address != c.contract || len(l.Topics) < 2 {
+				continue
+			}
+			switch l.Topics[0] {
+			case batchSettledEventID:
+				b, err := c.decodeBatch(l)
+				if err != nil {
+					return err
+				}
+				debited += uint64(len(b.charges))
+				c.mu.Lock()
+				c.batches[b.number] = b
+				c.mu.Unlock()
+				for i, ch := range b.charges {
+					recs[ch.Sequence] = b.record(i)
+				}
+			case chargeDeclinedEventID:
+				rec, err := c.decodeDeclined(l)
+				if err != nil {
+					return err
+				}
+				recs[rec.sequence] = rec
+			case alreadySettledEventID:
+				if seq := new(big.Int).SetBytes(l.Topics[1][:]); seq.IsUint64() {
+					skipped = append(skipped, seq.Uint64())
+				}
+			}
+		}
+	}
+	// Each charge the transaction debited bears an equal share of its cost.
+	if debited > 0 {
+		share := r.GasUsed / debited
+		var fee string
+		if r.EffectiveGasPrice != nil {
+			fee = FormatUnits(new(big.Int).Mul(new(big.Int).SetUint64(share), r.EffectiveGasPrice), 18)
+		}
+		for _, rec := range recs {
+			if !rec.declined {
+				rec.settlement.GasUsed, rec.settlement.Fee = share, fee
+			}
+		}
+	}
+	// Skipped sequences were recorded earlier (or earlier in this batch):
+	// find where.
+	for _, seq := range skipped {
+		if recs[seq] != nil {
+			continue
+		}
+		rec, err := c.lookup(ctx, seq)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return fmt.Errorf("settlement: %s: sequence %d was skipped as recorded but the chain has no record of it (does the node keep logs since block %d?)", c.env, seq, c.deployed)
+		}
+		recs[seq] = rec
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeTxLocked(t)
+	var requeue []*item
+	declined := 0
+	for _, it := range t.items {
+		if it.tx != t {
+			continue // resubmitted after a failure: someone else's now
+		}
+		it.tx = nil
+		rec := recs[it.charge.Sequence]
+		switch {
+		case r.Status != types.ReceiptStatusSuccessful:
+			it.state, it.doneAt = stFailed, now
+			it.failure = failure(CodeSettlementReverted, "settlement transaction %s reverted in block %d; nothing was charged", r.TxHash.Hex(), r.BlockNumber.Uint64())
+		case rec == nil:
+			it.state, it.queuedAt = stQueued, now
+			requeue = append(requeue, it)
+		default:
+			if f := c.outcomeOf(it, rec); f != nil {
+				it.state, it.doneAt, it.failure = stFailed, now, f
+				if f.Code == CodeInsufficientFunds {
+					declined++
+				}
+				continue
+			}
+			saved := *rec.settlement
+			it.state, it.doneAt, it.settlement = stConfirmed, now, &saved
+			if rec.batch != 0 {
+				c.seqBatch[it.charge.Sequence] = rec.batch
+			}
+		}
+	}
+	c.queue = append(requeue, c.queue...)
+	if r.Status != types.ReceiptStatusSuccessful {
+		c.log.Error("settlement transaction reverted", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()))
+	} else {
+		c.log.Info("settlement confirmed", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
+			zap.Int("charges", len(t.items)), zap.Uint64("debited", debited), zap.Int("declined", declined))
+	}
+	return nil
+}
+
+// ---- what the chain recorded ----
+
+// chargeRecord is what the chain recorded under one sequence.
+type chargeRecord struct {
+	sequence   uint64
+	declined   bool     // recorded, nothing debited: the balance could not cover it
+	tag        uint64   // the workflow's tag (debited charges only)
+	ref        [32]byte // the customer's reference
+	amount     *big.Int // base units
+	balance    *big.Int // the customer's balance when declined
+	batch      uint64   // the batch that debited it; 0 if declined
+	index      int      // its place in the batch's charges
+	settlement *settleflow.Settlement
+}
+
+// batchRecord is one BatchSettled event.
+type batchRecord struct {
+	number    uint64
+	total     *big.Int
+	customers [][32]byte
+	words     []*big.Int // as the event published them (resent by refunds)
+	charges   []PackedCharge
+	tx        common.Hash
+	block     uint64
+	c         *chain
+}
+
+// record is the record of the batch's i-th charge.
+func (b *batchRecord) record(i int) *chargeRecord {
+	ch := b.charges[i]
+	return &chargeRecord{sequence: ch.Sequence, tag: ch.Tag, ref: b.customers[ch.Customer],
+		amount: new(big.Int).Mul(new(big.Int).SetUint64(ch.Cents), b.c.unit), batch: b.number, index: i,
+		settlement: &settleflow.Settlement{ChainID: b.c.chainID.Int64(), Network: b.c.network, TxHash: b.tx.Hex(), BlockNumber: b.block}}
+}
+
+// decodeBatch reads a BatchSettled log.
+func (c *chain) decodeBatch(l *types.Log) (*batchRecord, error) {
+	ev, err := settlementABI.UnpackBatchSettledEvent(l)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: BatchSettled in %s: %w", c.env, l.TxHash.Hex(), err)
+	}
+	if !ev.Batch.IsUint64() {
+		return nil, fmt.Errorf("settlement: %s: BatchSettled in %s: batch number %s", c.env, l.TxHash.Hex(), ev.Batch)
+	}
+	b := &batchRecord{number: ev.Batch.Uint64(), total: ev.Total, customers: ev.Customers, words: ev.Charges, tx: l.TxHash, block: l.BlockNumber, c: c}
+	b.charges = make([]PackedCharge, len(ev.Charges))
+	for i, w := range ev.Charges {
+		if b.charges[i], err = UnpackCharge(w); err != nil || int(b.charges[i].Customer) >= len(b.customers) {
+			return nil, fmt.Errorf("settlement: %s: BatchSettled %d in %s: charge %d: %v", c.env, b.number, l.TxHash.Hex(), i, err)
+		}
+	}
+	return b, nil
+}
+
+// decodeDeclined reads a ChargeDeclined log.
+func (c *chain) decodeDeclined(l *types.Log) (*chargeRecord, error) {
+	ev, err := settlementABI.UnpackChargeDeclinedEvent(l)
+	if err != nil || !ev.Sequence.IsUint64() {
+		return nil, fmt.Errorf("settlement: %s: ChargeDeclined in %s: %v", c.env, l.TxHash.Hex(), err)
+	}
+	return &chargeRecord{sequence: ev.Sequence.Uint64(), declined: true, ref: ev.CustomerRef, amount: ev.Amount, balance: ev.Balance,
+		settlement: &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber}}, nil
+}
+
+// call runs a view of the contract at the head.
+func (c *chain) call(ctx context.Context, data []byte) ([]byte, error) {
+	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: data}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: call %s: %w", c.env, c.contract, err)
+	}
+	return out, nil
+}
+
+// lookup finds what the chain recorded under a sequence: the contract's
+// views say whether it is recorded and declined; its events say where and
+// for whom. nil if the sequence was never recorded.
+func (c *chain) lookup(ctx context.Context, seq uint64) (*chargeRecord, error) {
+	n := new(big.Int).SetUint64(seq)
+	out, err := c.call(ctx, settlementABI.PackSettled(n))
+	if err != nil {
+		return nil, err
+	}
+	if done, err := settlementABI.UnpackSettled(out); err != nil || !done {
+		return nil, err
+	}
+	if out, err = c.call(ctx, settlementABI.PackDeclined(n)); err != nil {
+		return nil, err
+	}
+	declined, err := settlementABI.UnpackDeclined(out)
+	if err != nil {
+		return nil, err
+	}
+	topic := common.BigToHash(n)
+	if declined {
+		logs, err := c.searchLogs(ctx, [][]common.Hash{{chargeDeclinedEventID}, {topic}}, func(l []types.Log) bool { return len(l) > 0 })
+		if err != nil {
+			return nil, err
+		}
+		if len(logs) == 0 {
+			return nil, c.noEvent("declined", seq)
+		}
+		return c.decodeDeclined(&logs[0])
+	}
+	c.mu.Lock()
+	num, known := c.seqBatch[seq]
+	b := c.batches[num]
+	c.mu.Unlock()
+	if known && b != nil {
+		if rec := b.find(seq); rec != nil {
+			return rec, nil
+		}
+	}
+	// The word's index says which batches debited sequences of its word.
+	logs, err := c.searchLogs(ctx, [][]common.Hash{{settledWordEventID}, {common.BigToHash(new(big.Int).SetUint64(seq >> 8))}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(logs) - 1; i >= 0; i-- {
+		l := &logs[i]
+		if len(l.Topics) < 3 || !new(big.Int).SetBytes(l.Topics[2][:]).IsUint64() {
+			continue
+		}
+		b, err := c.batch(ctx, new(big.Int).SetBytes(l.Topics[2][:]).Uint64())
+		if err != nil {
+			return nil, err
+		}
+		if rec := b.find(seq); rec != nil {
+			c.mu.Lock()
+			c.seqBatch[seq] = b.number
+			c.mu.Unlock()
+			return rec, nil
+		}
+	}
+	return nil, c.noEvent("settled", seq)
+}
+
+func (c *chain) noEvent(what string, seq uint64) error {
+	// The bit is set, so the event exists at or below the block the view
+	// read; a node that prunes logs (or a reorg in between) hides it.
+	return fmt.Errorf("settlement: %s: sequence %d is %s on chain but its event was not found (does the node keep logs since block %d?)", c.env, seq, what, c.deployed)
+}
+
+// find is the record of seq in the batch; nil if the batch has none.
+func (b *batchRecord) find(seq uint64) *chargeRecord {
+	for i, ch := range b.charges {
+		if ch.Sequence == seq {
+			return b.record(i)
+		}
+	}
+	return nil
+}
+
+// batch reads a batch's BatchSettled event (kept in memory once read).
+func (c *chain) batch(ctx context.Context, num uint64) (*batchRecord, error) {
+	c.mu.Lock()
+	b := c.batches[num]
+	c.mu.Unlock()
+	if b != nil {
+		return b, nil
+	}
+	logs, err := c.searchLogs(ctx, [][]common.Hash{{batchSettledEventID}, {common.BigToHash(new(big.Int).SetUint64(num))}}, func(l []types.Log) bool { return len(l) > 0 })
+	if err != nil {
+		return nil, err
+	}
+	if len(logs) == 0 {
+		return nil, fmt.Errorf("settlement: %s: batch %d is indexed but its BatchSettled event was not found (does the node keep logs since block %d?)", c.env, num, c.deployed)
+	}
+	if b, err = c.decodeBatch(&logs[0]); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.batches[num] = b
+	c.mu.Unlock()
+	return b, nil
+}
+
+// defaultLogRange is the window of a log search when the node refuses to
+// search the contract's whole life in one query.
+const defaultLogRange = 10_000
+
+// searchLogs searches the contract's logs matching topics, from its
+// deployment to the head: in one query unless LogRange is set or the node
+// refuses, else in windows of LogRange blocks from the head down (recent
+// logs are found first) until enough says the logs found are enough (nil:
+// search everything). Logs are in chain order within each window; removed
+// logs are dropped.
+func (c *chain) searchLogs(ctx context.Context, topics [][]common.Hash, enough func([]types.Log) bool) ([]types.Log, error) {
+	q := ethereum.FilterQuery{Addresses: []common.Address{c.contract}, Topics: topics}
+	var found []types.Log
+	keep := func(logs []types.Log) {
+		for _, l := range logs {
+			if !l.Removed {
+				found = append(found, l)
+			}
+		}
+	}
+	window := c.cfg.LogRange
+	if window == 0 {
+		q.FromBlock = new(big.Int).SetUint64(c.deployed)
+		logs, err := c.b.FilterLogs(ctx, q)
+		if err == nil {
+			keep(logs)
+			return found, nil
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("settlement: %s: logs: %w", c.env, err)
+		}
+		c.log.Info("log search over the contract's life refused; searching in windows", zap.Error(err))
+		window = defaultLogRange
+	}
+	head, err := c.b.BlockNumber(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: head: %w", c.env, err)
+	}
+	var windows [][]types.Log
+	for to := head; ; {
+		from := c.deployed
+		if to >= c.deployed+window {
+			from = to - window + 1
+		}
+		q.FromBlock, q.ToBlock = new(big.Int).SetUint64(from), new(big.Int).SetUint64(to)
+		logs, err := c.b.FilterLogs(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("settlement: %s: logs in blocks %d-%d: %w", c.env, from, to, err)
+		}
+		windows = append(windows, logs)
+		found = found[:0]
+		for i := len(windows) - 1; i >= 0; i-- {
+			keep(windows[i])
+		}
+		if (enough != nil && enough(found)) || from <= c.deployed {
+			return found, nil
+		}
+		to = from - 1
+	}
+}

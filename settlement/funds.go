@@ -1,0 +1,298 @@
+package settlement
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/settleflow/settleflow"
+)
+
+// The settler's side of customer funds (settleflow.Funds): every charge is
+// debited from its customer's balance in the contract; deposits and
+// withdrawals are followed from the contract's events at the environment's
+// confirmation depth; refunds are settled like charges.
+
+var _ settleflow.Funds = (*Settler)(nil)
+
+var (
+	depositedEventID           = settlementABI.GetABI().Events["Deposited"].ID
+	ownerSetEventID            = settlementABI.GetABI().Events["OwnerSet"].ID
+	withdrawalRequestedEventID = settlementABI.GetABI().Events["WithdrawalRequested"].ID
+	withdrawalCanceledEventID  = settlementABI.GetABI().Events["WithdrawalCanceled"].ID
+	withdrawnEventID           = settlementABI.GetABI().Events["Withdrawn"].ID
+)
+
+// FundsLogRange is the most blocks FundsEvents reads in one call.
+const FundsLogRange = 5_000
+
+// Funded reports whether env has a chain: every configured chain charges
+// customer balances.
+func (s *Settler) Funded(env settleflow.Environment) bool { return s.Configured(env) }
+
+// CustomerRef is the customer's key in env's contract, 0x-hex.
+func (s *Settler) CustomerRef(env settleflow.Environment, customerID string) (string, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return "", fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	ref := c.ref(customerID)
+	return common.Hash(ref).Hex(), nil
+}
+
+// DepositInfo says where a customer of env deposits.
+func (s *Settler) DepositInfo(env settleflow.Environment, customerID string) (settleflow.DepositInfo, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return settleflow.DepositInfo{}, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	ref := c.ref(customerID)
+	return settleflow.DepositInfo{ChainID: c.chainID.Int64(), Network: c.network, Contract: c.contract.Hex(), Token: c.token.Hex(),
+		CustomerRef: common.Hash(ref).Hex()}, nil
+}
+
+// FundsEvents returns the deposits and withdrawals confirmed on env's chain
+// in blocks after cursor (at most FundsLogRange blocks), oldest first, and
+// the cursor after them.
+func (s *Settler) FundsEvents(ctx context.Context, env settleflow.Environment, after settleflow.FundsCursor) ([]settleflow.FundsEvent, settleflow.FundsCursor, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return nil, after, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	return c.fundsEvents(ctx, after)
+}
+
+// Faucet deposits amount (cents) for a test customer from the faucet
+// account's test tokens. It returns once the deposit is sent.
+func (s *Settler) Faucet(ctx context.Context, env settleflow.Environment, customerID string, amount int64) (string, error) {
+	if env != settleflow.Test {
+		return "", fmt.Errorf("settlement: the faucet funds test customers only; live customers deposit themselves")
+	}
+	c, ok := s.chains[env]
+	if !ok {
+		return "", fmt.Errorf("settlement: no chain is configured for test mode")
+	}
+	return c.fund(ctx, customerID, amount)
+}
+
+// SubmitRefunds queues refunds for their environment's chain. Refusals
+// are per refund, in a *settleflow.RefusedError keyed by refund id.
+func (s *Settler) SubmitRefunds(ctx context.Context, refunds []settleflow.RefundCharge) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	refused := map[string]*settleflow.Failure{}
+	byEnv := map[settleflow.Environment][]settleflow.RefundCharge{}
+	for _, r := range refunds {
+		if _, ok := s.chains[r.Environment]; !ok {
+			refused[r.RefundID] = failure(CodeLivemodeNotConfigured, "no chain is configured for %s mode", r.Environment)
+			continue
+		}
+		byEnv[r.Environment] = append(byEnv[r.Environment], r)
+	}
+	for env, rs := range byEnv {
+		s.chains[env].submitRefunds(rs, refused)
+	}
+	if len(refused) > 0 {
+		return &settleflow.RefusedError{Refused: refused}
+	}
+	return nil
+}
+
+// RefundStatus reports each refund's state, in order, without waiting.
+func (s *Settler) RefundStatus(ctx context.Context, refunds []settleflow.RefundCharge) ([]settleflow.SettlementStatus, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	out := make([]settleflow.SettlementStatus, len(refunds))
+	for i, r := range refunds {
+		c, ok := s.chains[r.Environment]
+		if !ok {
+			out[i] = settleflow.SettlementStatus{WorkflowID: r.RefundID,
+				Err: fmt.Errorf("settlement: no chain is configured for %s mode, so the state of refund %s cannot be checked", r.Environment, r.RefundID)}
+			continue
+		}
+		var err error
+		if out[i], err = c.refundStatus(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// safeHead is the newest block at the confirmation depth (the finalized
+// block with depth 0).
+func (c *chain) safeHead(ctx context.Context) (*types.Header, error) {
+	if c.cfg.Confirmations == 0 {
+		h, err := c.b.HeaderByNumber(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
+		if err != nil {
+			return nil, fmt.Errorf("settlement: %s: finalized block: %w", c.env, err)
+		}
+		return h, nil
+	}
+	head, err := c.b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: head: %w", c.env, err)
+	}
+	n := head.Number.Uint64()
+	if n+1 < c.cfg.Confirmations {
+		return nil, nil
+	}
+	return c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(n+1-c.cfg.Confirmations))
+}
+
+// fundsEvents reads the customers' balance changes in the blocks after
+// cursor up to the confirmation depth.
+func (c *chain) fundsEvents(ctx context.Context, after settleflow.FundsCursor) ([]settleflow.FundsEvent, settleflow.FundsCursor, error) {
+	from := c.deployed
+	if after.Block != 0 || after.Hash != "" {
+		h, err := c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(after.Block))
+		if err != nil && !errors.Is(err, ethereum.NotFound) {
+			return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, after.Block, err)
+		}
+		if err != nil || h.Hash() != common.HexToHash(after.Hash) {
+			return nil, after, fmt.Errorf("settlement: %s: block %d (%s), where deposits were last read, is no longer on the chain: a reorg deeper than the confirmation depth (%d); nothing applied", c.env, after.Block, after.Hash, c.cfg.Confirmations)
+		}
+		from = after.Block + 1
+	}
+	safe, err := c.safeHead(ctx)
+	if err != nil || safe == nil || safe.Number.Uint64() < from {
+		return nil, after, err
+	}
+	to := min(safe.Number.Uint64(), from+FundsLogRange-1)
+	toHeader := safe
+	if to != safe.Number.Uint64() {
+		if toHeader, err = c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(to)); err != nil {
+			return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, to, err)
+		}
+	}
+	logs, err := c.b.FilterLogs(ctx, ethereum.FilterQuery{
+		FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to), Addresses: []common.Address{c.contract},
+		Topics: [][]common.Hash{{depositedEventID, ownerSetEventID, withdrawalRequestedEventID, withdrawalCanceledEventID, withdrawnEventID}},
+	})
+	if err != nil {
+		return nil, after, fmt.Errorf("settlement: %s: funds events in blocks %d-%d: %w", c.env, from, to, err)
+	}
+	slices.SortFunc(logs, func(a, b types.Log) int {
+		return cmp.Or(cmp.Compare(a.BlockNumber, b.BlockNumber), cmp.Compare(a.Index, b.Index))
+	})
+	owners := map[common.Hash]string{} // tx+ref → the owner its first deposit named
+	var out []settleflow.FundsEvent
+	for i := range logs {
+		l := &logs[i]
+		if l.Removed || len(l.Topics) < 2 {
+			continue
+		}
+		ev := settleflow.FundsEvent{Ref: l.Topics[1].Hex(), TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber, LogIndex: l.Index}
+		var amount *big.Int
+		switch l.Topics[0] {
+		case ownerSetEventID:
+			if len(l.Topics) >= 3 {
+				owners[crypto.Keccak256Hash(l.TxHash[:], l.Topics[1][:])] = common.BytesToAddress(l.Topics[2][:]).Hex()
+			}
+			continue
+		case depositedEventID:
+			e, err := settlementABI.UnpackDepositedEvent(l)
+			if err != nil {
+				return nil, after, fmt.Errorf("settlement: %s: Deposited in %s: %w", c.env, l.TxHash.Hex(), err)
+			}
+			ev.Kind, amount = settleflow.FundsDeposit, e.Amount
+			ev.Owner = owners[crypto.Keccak256Hash(l.TxHash[:], l.Topics[1][:])]
+		case withdrawalRequestedEventID:
+			e, err := settlementABI.UnpackWithdrawalRequestedEvent(l)
+			if err != nil {
+				return nil, after, fmt.Errorf("settlement: %s: WithdrawalRequested in %s: %w", c.env, l.TxHash.Hex(), err)
+			}
+			ev.Kind, amount = settleflow.FundsWithdrawalRequested, e.Amount
+		case withdrawalCanceledEventID:
+			ev.Kind, amount = settleflow.FundsWithdrawalCanceled, new(big.Int)
+		case withdrawnEventID:
+			e, err := settlementABI.UnpackWithdrawnEvent(l)
+			if err != nil {
+				return nil, after, fmt.Errorf("settlement: %s: Withdrawn in %s: %w", c.env, l.TxHash.Hex(), err)
+			}
+			ev.Kind, amount = settleflow.FundsWithdrawn, e.Amount
+		default:
+			continue
+		}
+		cents, rem := new(big.Int).QuoRem(amount, c.unit, new(big.Int))
+		if rem.Sign() != 0 || !cents.IsInt64() {
+			return nil, after, fmt.Errorf("settlement: %s: %s in %s moves %s base units, not whole cents", c.env, ev.Kind, l.TxHash.Hex(), amount)
+		}
+		ev.Amount = cents.Int64()
+		out = append(out, ev)
+	}
+	return out, settleflow.FundsCursor{Block: to, Hash: toHeader.Hash().Hex()}, nil
+}
+
+// fund deposits cents for a test customer from the faucet account, which
+// holds test tokens and has approved the contract. The faucet account is
+// not the operator's, so its transactions never compete for the settling
+// account's nonces; several processes sharing it retry on a nonce taken.
+func (c *chain) fund(ctx context.Context, customerID string, cents int64) (string, error) {
+	if c.faucet == nil {
+		return "", fmt.Errorf("settlement: %s: no test faucet is configured (ChainConfig.FaucetKey): deposit test tokens for the customer with the contract's deposit", c.env)
+	}
+	if cents < 1 {
+		return "", fmt.Errorf("settlement: faucet amount %d; it must be at least 1 cent", cents)
+	}
+	amount, err := BaseUnits(cents, c.decimals)
+	if err != nil {
+		return "", err
+	}
+	from := crypto.PubkeyToAddress(c.faucet.PublicKey)
+	data := settlementABI.PackDeposit(c.ref(customerID), from, amount)
+	c.faucetMu.Lock()
+	defer c.faucetMu.Unlock()
+	gas, err := c.b.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &c.contract, Data: data})
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: faucet deposit for %s refused (does faucet %s hold test tokens and allow the contract?): %w", c.env, customerID, from, err)
+	}
+	head, err := c.b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: head: %w", c.env, err)
+	}
+	tip, feeCap, err := fees(ctx, c.b, head, c.cfg.TipCap, c.cfg.MaxFeeCap)
+	if err != nil {
+		return "", err
+	}
+	for attempt := 0; ; attempt++ {
+		nonce, err := c.b.PendingNonceAt(ctx, from)
+		if err != nil {
+			return "", fmt.Errorf("settlement: %s: faucet nonce: %w", c.env, err)
+		}
+		tx, err := types.SignNewTx(c.faucet, c.signer, &types.DynamicFeeTx{
+			ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas + gas/5, To: &c.contract, Data: data,
+		})
+		if err != nil {
+			return "", err
+		}
+		err = c.b.SendTransaction(ctx, tx)
+		if err == nil || isAlreadyKnown(err) {
+			c.poke()
+			return tx.Hash().Hex(), nil
+		}
+		if attempt < 4 && (isNonceTooLow(err) || isUnderpriced(err)) {
+			continue // another process used the nonce
+		}
+		return "", fmt.Errorf("settlement: %s: faucet deposit for %s: %w", c.env, customerID, err)
+	}
+}
+
+func isUnderpriced(err error) bool {
+	return err != nil && strings.Contains(strings.ToLower(err.Error()), "underpriced")
+}
