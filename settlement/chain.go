@@ -28,14 +28,6 @@ import (
 var (
 	settlementABI = bindings.NewSettleflowSettlement()
 	erc20ABI      = bindings.NewTestUSD()
-
-	batchSettledEventID   = settlementABI.GetABI().Events["BatchSettled"].ID
-	settledWordEventID    = settlementABI.GetABI().Events["SettledWord"].ID
-	alreadySettledEventID = settlementABI.GetABI().Events["AlreadySettled"].ID
-	chargeDeclinedEventID = settlementABI.GetABI().Events["ChargeDeclined"].ID
-	refundedEventID       = settlementABI.GetABI().Events["Refunded"].ID
-	refundRejectedEventID = settlementABI.GetABI().Events["RefundRejected"].ID
-	refundSkippedEventID  = settlementABI.GetABI().Events["RefundSkipped"].ID
 )
 
 type itemState int
@@ -68,7 +60,7 @@ type sentTx struct {
 	nonce    uint64
 	items    []*item   // the charges of a settle transaction
 	refunds  []*ritem  // the refunds of a refund transaction
-	batch    uint64    // the batch a refund transaction refunds charges of
+	word     uint64    // the bitmap word a refund transaction refunds charges of
 	txs      []*types.Transaction
 	sentAt   time.Time
 	sentHead uint64
@@ -114,8 +106,8 @@ type chain struct {
 	queue     []*item
 	refunds   map[string]*ritem // by refund id
 	rqueue    []*ritem
-	batches   map[uint64]*batchRecord // batches read from the chain, by number
-	seqBatch  map[uint64]uint64       // the batch that debited each sequence, where known
+	settles   map[common.Hash]*settleTx // settle transactions read back
+	words     map[uint64]*wordHistory   // words' debits read back
 	txs       []*sentTx
 	nonce     uint64
 	nonceOK   bool
@@ -131,12 +123,9 @@ type chain struct {
 func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger, clock settleflow.Clock, lease settleflow.SettlementLease) (_ *chain, err error) {
 	cc = cc.withDefaults()
 	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{},
-		refunds: map[string]*ritem{}, batches: map[uint64]*batchRecord{}, seqBatch: map[uint64]uint64{},
+		refunds: map[string]*ritem{}, settles: map[common.Hash]*settleTx{}, words: map[uint64]*wordHistory{},
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	if len(cc.CustomerRefSecret) < MinCustomerRefSecret {
-		return nil, fmt.Errorf("settlement: %s: CustomerRefSecret must be at least %d bytes (32 random bytes, kept with the deployment: customers' balances on chain are keyed by it)", env, MinCustomerRefSecret)
-	}
-	c.secret = bytes.Clone(cc.CustomerRefSecret)
+
 	if c.b == nil {
 		if cc.RPCURL == "" {
 			return nil, fmt.Errorf("settlement: %s: no RPCURL or Client configured", env)
@@ -169,6 +158,10 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	if err := CheckChainKind(env, id.Int64()); err != nil {
 		return nil, err
 	}
+	if len(cc.CustomerRefSecret) < MinCustomerRefSecret {
+		return nil, fmt.Errorf("settlement: %s: CustomerRefSecret must be at least %d bytes (32 random bytes, kept with the deployment: customers' balances on chain are keyed by it)", env, MinCustomerRefSecret)
+	}
+	c.secret = bytes.Clone(cc.CustomerRefSecret)
 	c.chainID = id
 	c.signer = types.LatestSignerForChainID(id)
 	c.network = cc.Network
@@ -443,12 +436,6 @@ func (c *chain) prune() {
 			delete(c.refunds, id)
 		}
 	}
-	if len(c.batches) > 1024 {
-		clear(c.batches)
-	}
-	if len(c.seqBatch) > 100_000 {
-		clear(c.seqBatch)
-	}
 }
 
 // flush sends every batch that is due: full, or its oldest charge waited
@@ -458,6 +445,11 @@ func (c *chain) flush(ctx context.Context, head *types.Header) error {
 		c.mu.Lock()
 		n := len(c.queue)
 		due := n >= c.cfg.BatchSize || (n > 0 && time.Since(c.queue[0].queuedAt) >= c.cfg.FlushInterval)
+		for _, t := range c.txs {
+			if t.refunds != nil && t.receipt == nil {
+				due = false // a refund resends commitments a settle may change
+			}
+		}
 		if !due {
 			c.mu.Unlock()
 			return nil

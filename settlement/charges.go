@@ -262,49 +262,38 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 }
 
 // finish ends a settle transaction that reached the configured depth: each
-// charge is confirmed by the batch that debited it (this one, or an earlier
-// one when the contract skipped it as AlreadySettled), fails if it was
-// declined, if the transaction reverted or if its sequence was recorded for
-// another workflow, and otherwise goes back to the queue.
+// charge is confirmed by its debit (in this transaction, or an earlier one
+// when the contract skipped it as recorded), fails if it was declined, if
+// the transaction reverted or if its sequence was recorded for another
+// workflow, and otherwise goes back to the queue.
 func (c *chain) finish(ctx context.Context, t *sentTx) error {
 	r := t.receipt
 	recs := map[uint64]*chargeRecord{}
-	var skipped []uint64
-	var debited uint64
+	var skippedSeqs []uint64
+	debitedN := 0
 	if r.Status == types.ReceiptStatusSuccessful {
-		for _, l := range r.Logs {
-			if l.Address != c.contract || len(l.Topics) < 2 {
-				continue
-			}
-			switch l.Topics[0] {
-			case batchSettledEventID:
-				b, err := c.decodeBatch(l)
-				if err != nil {
-					return err
-				}
-				debited += uint64(len(b.charges))
-				c.mu.Lock()
-				c.batches[b.number] = b
-				c.mu.Unlock()
-				for i, ch := range b.charges {
-					recs[ch.Sequence] = b.record(i)
-				}
-			case chargeDeclinedEventID:
-				rec, err := c.decodeDeclined(l)
-				if err != nil {
-					return err
-				}
-				recs[rec.sequence] = rec
-			case alreadySettledEventID:
-				if seq := new(big.Int).SetBytes(l.Topics[1][:]); seq.IsUint64() {
-					skipped = append(skipped, seq.Uint64())
-				}
+		st, err := decodeSettle(c.contract, r.TxHash, r.BlockNumber.Uint64(), t.latest().Data(), r.Logs)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.settles[r.TxHash] = st
+		c.mu.Unlock()
+		for i, ch := range st.charges {
+			switch ch.outcome {
+			case debited:
+				debitedN++
+				recs[ch.charge.Sequence] = c.record(st, i)
+			case declined:
+				recs[ch.charge.Sequence] = c.record(st, i)
+			case skipped:
+				skippedSeqs = append(skippedSeqs, ch.charge.Sequence)
 			}
 		}
 	}
 	// Each charge the transaction debited bears an equal share of its cost.
-	if debited > 0 {
-		share := r.GasUsed / debited
+	if debitedN > 0 {
+		share := r.GasUsed / uint64(debitedN)
 		var fee string
 		if r.EffectiveGasPrice != nil {
 			fee = FormatUnits(new(big.Int).Mul(new(big.Int).SetUint64(share), r.EffectiveGasPrice), 18)
@@ -317,7 +306,7 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 	}
 	// Skipped sequences were recorded earlier (or earlier in this batch):
 	// find where.
-	for _, seq := range skipped {
+	for _, seq := range skippedSeqs {
 		if recs[seq] != nil {
 			continue
 		}
@@ -335,7 +324,7 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 	defer c.mu.Unlock()
 	c.removeTxLocked(t)
 	var requeue []*item
-	declined := 0
+	declinedN := 0
 	for _, it := range t.items {
 		if it.tx != t {
 			continue // resubmitted after a failure: someone else's now
@@ -353,15 +342,12 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 			if f := c.outcomeOf(it, rec); f != nil {
 				it.state, it.doneAt, it.failure = stFailed, now, f
 				if f.Code == CodeInsufficientFunds {
-					declined++
+					declinedN++
 				}
 				continue
 			}
 			saved := *rec.settlement
 			it.state, it.doneAt, it.settlement = stConfirmed, now, &saved
-			if rec.batch != 0 {
-				c.seqBatch[it.charge.Sequence] = rec.batch
-			}
 		}
 	}
 	c.queue = append(requeue, c.queue...)
@@ -369,7 +355,7 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 		c.log.Error("settlement transaction reverted", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()))
 	} else {
 		c.log.Info("settlement confirmed", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
-			zap.Int("charges", len(t.items)), zap.Uint64("debited", debited), zap.Int("declined", declined))
+			zap.Int("charges", len(t.items)), zap.Int("debited", debitedN), zap.Int("declined", declinedN))
 	}
 	return nil
 }
@@ -380,62 +366,11 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 type chargeRecord struct {
 	sequence   uint64
 	declined   bool     // recorded, nothing debited: the balance could not cover it
-	tag        uint64   // the workflow's tag (debited charges only)
+	tag        uint64   // the workflow's tag (WorkflowTag)
 	ref        [32]byte // the customer's reference
 	amount     *big.Int // base units
 	balance    *big.Int // the customer's balance when declined
-	batch      uint64   // the batch that debited it; 0 if declined
-	index      int      // its place in the batch's charges
 	settlement *settleflow.Settlement
-}
-
-// batchRecord is one BatchSettled event.
-type batchRecord struct {
-	number    uint64
-	total     *big.Int
-	customers [][32]byte
-	words     []*big.Int // as the event published them (resent by refunds)
-	charges   []PackedCharge
-	tx        common.Hash
-	block     uint64
-	c         *chain
-}
-
-// record is the record of the batch's i-th charge.
-func (b *batchRecord) record(i int) *chargeRecord {
-	ch := b.charges[i]
-	return &chargeRecord{sequence: ch.Sequence, tag: ch.Tag, ref: b.customers[ch.Customer],
-		amount: new(big.Int).Mul(new(big.Int).SetUint64(ch.Cents), b.c.unit), batch: b.number, index: i,
-		settlement: &settleflow.Settlement{ChainID: b.c.chainID.Int64(), Network: b.c.network, TxHash: b.tx.Hex(), BlockNumber: b.block}}
-}
-
-// decodeBatch reads a BatchSettled log.
-func (c *chain) decodeBatch(l *types.Log) (*batchRecord, error) {
-	ev, err := settlementABI.UnpackBatchSettledEvent(l)
-	if err != nil {
-		return nil, fmt.Errorf("settlement: %s: BatchSettled in %s: %w", c.env, l.TxHash.Hex(), err)
-	}
-	if !ev.Batch.IsUint64() {
-		return nil, fmt.Errorf("settlement: %s: BatchSettled in %s: batch number %s", c.env, l.TxHash.Hex(), ev.Batch)
-	}
-	b := &batchRecord{number: ev.Batch.Uint64(), total: ev.Total, customers: ev.Customers, words: ev.Charges, tx: l.TxHash, block: l.BlockNumber, c: c}
-	b.charges = make([]PackedCharge, len(ev.Charges))
-	for i, w := range ev.Charges {
-		if b.charges[i], err = UnpackCharge(w); err != nil || int(b.charges[i].Customer) >= len(b.customers) {
-			return nil, fmt.Errorf("settlement: %s: BatchSettled %d in %s: charge %d: %v", c.env, b.number, l.TxHash.Hex(), i, err)
-		}
-	}
-	return b, nil
-}
-
-// decodeDeclined reads a ChargeDeclined log.
-func (c *chain) decodeDeclined(l *types.Log) (*chargeRecord, error) {
-	ev, err := settlementABI.UnpackChargeDeclinedEvent(l)
-	if err != nil || !ev.Sequence.IsUint64() {
-		return nil, fmt.Errorf("settlement: %s: ChargeDeclined in %s: %v", c.env, l.TxHash.Hex(), err)
-	}
-	return &chargeRecord{sequence: ev.Sequence.Uint64(), declined: true, ref: ev.CustomerRef, amount: ev.Amount, balance: ev.Balance,
-		settlement: &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber}}, nil
 }
 
 // call runs a view of the contract at the head.
@@ -445,109 +380,6 @@ func (c *chain) call(ctx context.Context, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("settlement: %s: call %s: %w", c.env, c.contract, err)
 	}
 	return out, nil
-}
-
-// lookup finds what the chain recorded under a sequence: the contract's
-// views say whether it is recorded and declined; its events say where and
-// for whom. nil if the sequence was never recorded.
-func (c *chain) lookup(ctx context.Context, seq uint64) (*chargeRecord, error) {
-	n := new(big.Int).SetUint64(seq)
-	out, err := c.call(ctx, settlementABI.PackSettled(n))
-	if err != nil {
-		return nil, err
-	}
-	if done, err := settlementABI.UnpackSettled(out); err != nil || !done {
-		return nil, err
-	}
-	if out, err = c.call(ctx, settlementABI.PackDeclined(n)); err != nil {
-		return nil, err
-	}
-	declined, err := settlementABI.UnpackDeclined(out)
-	if err != nil {
-		return nil, err
-	}
-	topic := common.BigToHash(n)
-	if declined {
-		logs, err := c.searchLogs(ctx, [][]common.Hash{{chargeDeclinedEventID}, {topic}}, func(l []types.Log) bool { return len(l) > 0 })
-		if err != nil {
-			return nil, err
-		}
-		if len(logs) == 0 {
-			return nil, c.noEvent("declined", seq)
-		}
-		return c.decodeDeclined(&logs[0])
-	}
-	c.mu.Lock()
-	num, known := c.seqBatch[seq]
-	b := c.batches[num]
-	c.mu.Unlock()
-	if known && b != nil {
-		if rec := b.find(seq); rec != nil {
-			return rec, nil
-		}
-	}
-	// The word's index says which batches debited sequences of its word.
-	logs, err := c.searchLogs(ctx, [][]common.Hash{{settledWordEventID}, {common.BigToHash(new(big.Int).SetUint64(seq >> 8))}}, nil)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(logs) - 1; i >= 0; i-- {
-		l := &logs[i]
-		if len(l.Topics) < 3 || !new(big.Int).SetBytes(l.Topics[2][:]).IsUint64() {
-			continue
-		}
-		b, err := c.batch(ctx, new(big.Int).SetBytes(l.Topics[2][:]).Uint64())
-		if err != nil {
-			return nil, err
-		}
-		if rec := b.find(seq); rec != nil {
-			c.mu.Lock()
-			c.seqBatch[seq] = b.number
-			c.mu.Unlock()
-			return rec, nil
-		}
-	}
-	return nil, c.noEvent("settled", seq)
-}
-
-func (c *chain) noEvent(what string, seq uint64) error {
-	// The bit is set, so the event exists at or below the block the view
-	// read; a node that prunes logs (or a reorg in between) hides it.
-	return fmt.Errorf("settlement: %s: sequence %d is %s on chain but its event was not found (does the node keep logs since block %d?)", c.env, seq, what, c.deployed)
-}
-
-// find is the record of seq in the batch; nil if the batch has none.
-func (b *batchRecord) find(seq uint64) *chargeRecord {
-	for i, ch := range b.charges {
-		if ch.Sequence == seq {
-			return b.record(i)
-		}
-	}
-	return nil
-}
-
-// batch reads a batch's BatchSettled event (kept in memory once read).
-func (c *chain) batch(ctx context.Context, num uint64) (*batchRecord, error) {
-	c.mu.Lock()
-	b := c.batches[num]
-	c.mu.Unlock()
-	if b != nil {
-		return b, nil
-	}
-	logs, err := c.searchLogs(ctx, [][]common.Hash{{batchSettledEventID}, {common.BigToHash(new(big.Int).SetUint64(num))}}, func(l []types.Log) bool { return len(l) > 0 })
-	if err != nil {
-		return nil, err
-	}
-	if len(logs) == 0 {
-		return nil, fmt.Errorf("settlement: %s: batch %d is indexed but its BatchSettled event was not found (does the node keep logs since block %d?)", c.env, num, c.deployed)
-	}
-	if b, err = c.decodeBatch(&logs[0]); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.batches[num] = b
-	c.mu.Unlock()
-	return b, nil
 }
 
 // defaultLogRange is the window of a log search when the node refuses to

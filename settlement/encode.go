@@ -49,11 +49,11 @@ func CustomerRef(secret []byte, env settleflow.Environment, customerID string) [
 	return [32]byte(m.Sum(nil))
 }
 
-// WorkflowTag is the contract's tag of a workflow id: the high 64 bits of
+// WorkflowTag is the contract's tag of a workflow id: the high 48 bits of
 // keccak256 of the id. It lets the chain say which workflow a sequence was
 // settled for without publishing the id.
 func WorkflowTag(workflowID string) uint64 {
-	return binary.BigEndian.Uint64(crypto.Keccak256([]byte(workflowID))[:8])
+	return binary.BigEndian.Uint64(crypto.Keccak256([]byte(workflowID))[:8]) >> 16
 }
 
 // RefundKey is the contract's key for a refund id, written like
@@ -68,8 +68,8 @@ func RefundKey(refundID string) ([32]byte, error) {
 
 // PackedCharge is one charge as the contract's settle takes it, in one
 // word: bits 0-95 the amount in cents, 96-111 the index of its customer in
-// the batch's customer list, 112-175 the sequence, 176-239 the workflow's
-// tag.
+// the batch's customer list, 112-175 the sequence, 176-223 the workflow's
+// tag (WorkflowTag, 48 bits).
 type PackedCharge struct {
 	Cents    uint64
 	Customer uint16

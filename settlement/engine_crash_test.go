@@ -1,6 +1,7 @@
 package settlement_test
 
 import (
+	"crypto/rand"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -10,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -76,7 +76,7 @@ func chainCrashChild() error {
 	}
 	settler, err := settlement.New(ctx, settlement.Config{Logger: log, Test: &settlement.ChainConfig{
 		RPCURL: os.Getenv("CRASH_RPC"), ChainID: 1337, Contract: common.HexToAddress(os.Getenv("CRASH_CONTRACT")),
-		KeyFile: filepath.Join(dir, "operator.key"), Confirmations: 2, BatchSize: 25,
+		KeyFile: filepath.Join(dir, "operator.key"), Confirmations: 2, BatchSize: 25, CustomerRefSecret: common.FromHex(os.Getenv("CRASH_SECRET")),
 		FlushInterval: 50 * time.Millisecond, PollInterval: 25 * time.Millisecond,
 		RebroadcastAfter: 300 * time.Millisecond, StuckAfter: time.Minute,
 	}})
@@ -98,7 +98,7 @@ func chainCrashChild() error {
 	engine, err := settleflow.New(settleflow.Options{
 		Store: store, Settler: settler, Products: ps, Logger: log,
 		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil }),
-		Workers:  16, BatchSize: 64,
+		Workers:  16, BatchSize: 64, TestFaucet: -1, // the parent funded the customers
 		PollInterval: 20 * time.Millisecond, SettlementPollInterval: 50 * time.Millisecond,
 		ExecutionTimeout: time.Second, // a killed child's leases expire in about 2 s
 		Retry:            settleflow.RetryPolicy{Base: 20 * time.Millisecond, Max: 200 * time.Millisecond},
@@ -107,6 +107,10 @@ func chainCrashChild() error {
 		return err
 	}
 	if err := engine.Start(ctx); err != nil {
+		return err
+	}
+	// The customers' deposits, confirmed before the first child started.
+	if err := engine.SyncFunds(ctx, settleflow.Test); err != nil {
 		return err
 	}
 	out := bufio.NewWriter(os.Stdout)
@@ -204,10 +208,31 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 	client := backend.Client()
 	tr := settlement.Transactor{Backend: client, Key: opKey, Mine: func() { backend.Commit() }}
 	funds, _ := settlement.BaseUnits(100_000_000, 6)
-	addrs, err := tr.DeployDev(ctx, payee, funds)
+	addrs, err := tr.DeployDev(ctx, settlement.DevDeployment{Payee: payee, Funds: funds})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The children's 11 customers, each funded with $10,000.00 by the
+	// operator (who holds the minted test tokens).
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	maxUint := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+	token := bindings.NewTestUSD()
+	if _, err := tr.Send(ctx, &addrs.Token, token.PackApprove(addrs.Contract, maxUint)); err != nil {
+		t.Fatal(err)
+	}
+	perCustomer, _ := settlement.BaseUnits(1_000_000, 6)
+	refs := map[[32]byte]string{}
+	for i := range 11 {
+		id := fmt.Sprintf("cus_%d", i)
+		ref := settlement.CustomerRef(secret, settleflow.Test, id)
+		refs[ref] = id
+		if _, err := tr.Send(ctx, &addrs.Contract, bindings.NewSettleflowSettlement().PackDeposit(ref, op, perCustomer)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backend.Commit()
+	backend.Commit() // the deposits are confirmed (depth 2) for the first child
 	if err := crypto.SaveECDSA(filepath.Join(dir, "operator.key"), opKey); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +244,7 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 		}
 		return v
 	}
-	op0, pay0 := tokenBalance(op), tokenBalance(payee)
+	contractHeld0 := tokenBalance(addrs.Contract)
 	// The pool itself (txpool_status), not the miner's pending block, which
 	// is cached and still shows a transaction the pool dropped.
 	rpcClient, err := rpc.DialContext(ctx, rpcURL)
@@ -258,8 +283,12 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					for _, c := range *abi.ConvertType(args[0], new([]bindings.SettleflowSettlementCharge)).(*[]bindings.SettleflowSettlementCharge) {
-						out[tx.Hash] = append(out[tx.Hash], c.Sequence.Uint64())
+					for _, w := range *abi.ConvertType(args[1], new([]*big.Int)).(*[]*big.Int) {
+						c, err := settlement.UnpackCharge(w)
+						if err != nil {
+							t.Fatal(err)
+						}
+						out[tx.Hash] = append(out[tx.Hash], c.Sequence)
 					}
 				}
 			}
@@ -290,7 +319,7 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 		defer logFile.Close()
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), chainCrashChildEnv+"=1", "CRASH_DIR="+dir, "CRASH_TOTAL="+strconv.Itoa(total),
-			"CRASH_RPC="+rpcURL, "CRASH_CONTRACT="+addrs.Contract.Hex())
+			"CRASH_RPC="+rpcURL, "CRASH_CONTRACT="+addrs.Contract.Hex(), "CRASH_SECRET="+common.Bytes2Hex(secret))
 		if !kill {
 			cmd.Env = append(cmd.Env, "CRASH_FINISH=1")
 		}
@@ -455,62 +484,72 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 		sum.Add(sum, amt)
 	}
 
-	// Scan the contract's events: one Settled per workflow, by id and by
-	// sequence, for the quoted amount, in the transaction the engine
-	// recorded.
+	// Reconcile: each workflow debited once, by tag and by sequence, for
+	// its quoted amount, from its customer, in the transaction the engine
+	// recorded; every customer's balance as its deposits and charges add
+	// up; the contract holding exactly its customers' balances and what
+	// the payee is owed.
+	head, err := client.BlockNumber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []settlement.ReconcileRecord
+	var accounts []settlement.AccountRecord
+	spent := map[string]int64{}
+	for _, w := range workflows {
+		records = append(records, settlement.ReconcileRecord{WorkflowID: w.ID, Sequence: w.Sequence, CustomerID: w.CustomerID, Amount: w.Quoted.Amount, TxHash: w.Settlement.TxHash})
+		spent[w.CustomerID] += w.Quoted.Amount
+	}
+	for ref, id := range refs {
+		accounts = append(accounts, settlement.AccountRecord{CustomerID: id, Ref: ref, OnChain: 1_000_000 - spent[id]})
+	}
+	rep, err := settlement.Reconcile(ctx, client, records, settlement.ReconcileOptions{Contract: addrs.Contract, Decimals: 6, ToBlock: head,
+		RefOf: func(id string) [32]byte { return settlement.CustomerRef(secret, settleflow.Test, id) }, Accounts: accounts, State: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Discrepancies) != 0 || rep.OnChain != total || rep.Declined != 0 {
+		t.Errorf("reconcile: %d charges on chain (want %d), %d declined, discrepancies %+v", rep.OnChain, total, rep.Declined, rep.Discrepancies)
+	}
+	abi := bindings.NewSettleflowSettlement()
 	found, err := client.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0), Addresses: []common.Address{addrs.Contract}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	abi := bindings.NewSettleflowSettlement()
-	settledByID := map[string]int{}
-	settledBySeq := map[uint64]int{}
 	skipped := 0
 	txs := map[common.Hash]bool{}
 	for i := range found {
 		l := &found[i]
 		if e, err := abi.UnpackAlreadySettledEvent(l); err == nil {
 			skipped++
-			if e.Sequence.Uint64() == 0 || bySeq[e.Sequence.Uint64()] != settlement.WorkflowIDFromKey(e.WorkflowId) {
-				t.Errorf("AlreadySettled for %s with sequence %s", settlement.WorkflowIDFromKey(e.WorkflowId), e.Sequence)
+			if e.Sequence.Uint64() == 0 || bySeq[e.Sequence.Uint64()] == "" {
+				t.Errorf("AlreadySettled for sequence %s, which no workflow has", e.Sequence)
 			}
-			continue
 		}
-		e, err := abi.UnpackSettledEvent(l)
+		if _, err := abi.UnpackWordSettledEvent(l); err == nil {
+			txs[l.TxHash] = true
+		}
+	}
+	// Money: the customers paid exactly the sum, the payee is owed it,
+	// and the contract holds what it held.
+	held := new(big.Int)
+	for ref := range refs {
+		out, err := client.CallContract(ctx, ethereum.CallMsg{To: &addrs.Contract, Data: abi.PackBalanceOf(ref)}, nil)
 		if err != nil {
-			continue // OperatorChanged
+			t.Fatal(err)
 		}
-		txs[l.TxHash] = true
-		id, seq := settlement.WorkflowIDFromKey(e.WorkflowId), e.Sequence.Uint64()
-		settledByID[id]++
-		settledBySeq[seq]++
-		w := workflows[id]
-		if w == nil {
-			t.Errorf("Settled event for unknown workflow %q (sequence %d)", id, seq)
-			continue
-		}
-		want, _ := settlement.BaseUnits(w.Quoted.Amount, 6)
-		if seq != w.Sequence || e.Amount.Cmp(want) != 0 || e.CustomerRef != settlement.CustomerRef(w.CustomerID) {
-			t.Errorf("workflow %s: event sequence %d amount %s, want %d and %s", id, seq, e.Amount, w.Sequence, want)
-		}
-		if !strings.EqualFold(w.Settlement.TxHash, l.TxHash.Hex()) || w.Settlement.BlockNumber != l.BlockNumber {
-			t.Errorf("workflow %s recorded settlement %s in block %d; the event is in %s, block %d", id, w.Settlement.TxHash, w.Settlement.BlockNumber, l.TxHash.Hex(), l.BlockNumber)
-		}
+		b, _ := abi.UnpackBalanceOf(out)
+		held.Add(held, b)
 	}
-	for id, w := range workflows {
-		if settledByID[id] != 1 || settledBySeq[w.Sequence] != 1 {
-			t.Errorf("workflow %s (sequence %d) charged %d times by id, %d by sequence", id, w.Sequence, settledByID[id], settledBySeq[w.Sequence])
-		}
+	if paid := new(big.Int).Sub(new(big.Int).Mul(perCustomer, big.NewInt(11)), held); paid.Cmp(sum) != 0 {
+		t.Errorf("customers paid %s base units, want %s", paid, sum)
 	}
-	if len(settledByID) != total || len(settledBySeq) != total {
-		t.Errorf("%d workflow ids and %d sequences charged, want %d", len(settledByID), len(settledBySeq), total)
+	out, _ := client.CallContract(ctx, ethereum.CallMsg{To: &addrs.Contract, Data: abi.PackPayeeOwed()}, nil)
+	if owed, _ := abi.UnpackPayeeOwed(out); owed == nil || owed.Cmp(sum) != 0 {
+		t.Errorf("payee is owed %v base units, want %s", owed, sum)
 	}
-	pay1, op1 := tokenBalance(payee), tokenBalance(op)
-	if got := new(big.Int).Sub(pay1, pay0); got.Cmp(sum) != 0 {
-		t.Errorf("payee received %s base units, want %s", got, sum)
-	}
-	if got := new(big.Int).Sub(op0, op1); got.Cmp(sum) != 0 {
-		t.Errorf("operator paid %s base units, want %s", got, sum)
+	if got := tokenBalance(addrs.Contract); got.Cmp(contractHeld0) != 0 {
+		t.Errorf("the contract holds %s base units, held %s before: settling moves no tokens", got, contractHeld0)
 	}
 	if raced > 0 && skipped < raced {
 		t.Errorf("%d charges were resubmitted while their first transaction was pending, %d skipped as AlreadySettled", raced, skipped)

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/keystore"
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"go.uber.org/zap/zaptest"
@@ -119,14 +121,16 @@ func TestGethDev(t *testing.T) {
 	}
 	payeeKey, _ := crypto.GenerateKey()
 	payee := crypto.PubkeyToAddress(payeeKey.PublicKey)
+	faucetKey, _ := crypto.GenerateKey()
 	tr := Transactor{Backend: client, Key: devKey.PrivateKey}
-	addrs, err := tr.DeployDev(ctx, payee, cents(1_000_000))
+	addrs, err := tr.DeployDev(ctx, DevDeployment{Payee: payee, Faucet: faucetKey, Funds: cents(1_000_000)})
 	if err != nil {
 		t.Fatalf("deploy: %v", err)
 	}
-
+	secret := []byte("geth-dev-customer-ref-secret-32b")
 	cc := ChainConfig{RPCURL: url, ChainID: 1337, Contract: addrs.Contract, Token: addrs.Token, Payee: payee,
-		KeystoreFile: files[0], Confirmations: 2, FlushInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond}
+		KeystoreFile: files[0], Confirmations: 2, FlushInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond,
+		CustomerRefSecret: secret, FaucetKey: faucetKey}
 	s, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -140,27 +144,86 @@ func TestGethDev(t *testing.T) {
 		t.Error("live mode accepted geth --dev (chain id 1337)")
 	}
 
-	op0 := balance(t, client, addrs.Token, addrs.Operator)
-	pay0 := balance(t, client, addrs.Token, payee)
+	// Each customer is funded from the faucet; one cannot cover its charge.
 	chs := []settleflow.Charge{charge("wf_geth_1", 1250), charge("wf_geth_2", 99), charge("wf_geth_3", 100000)}
+	refBalance := func(customerID string) *big.Int {
+		out, err := client.CallContract(ctx, ethereum.CallMsg{To: &addrs.Contract, Data: settlementABI.PackBalanceOf(CustomerRef(secret, settleflow.Test, customerID))}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := settlementABI.UnpackBalanceOf(out)
+		return v
+	}
+	ftr := Transactor{Backend: client, Key: faucetKey}
+	for _, ch := range chs {
+		tx, err := s.Faucet(ctx, settleflow.Test, ch.CustomerID, 200_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ftr.Wait(ctx, common.HexToHash(tx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poor := charge("wf_geth_poor", 300_000)
+	chs = append(chs, poor)
+	held0 := new(big.Int)
+	for _, ch := range chs {
+		held0.Add(held0, refBalance(ch.CustomerID))
+	}
 	if err := s.Submit(ctx, chs); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Submit(ctx, chs[:1]); err != nil { // a duplicate
 		t.Fatal(err)
 	}
-	st := waitFor(t, s, chs, 90*time.Second, nil, confirmed)
-	for _, x := range st {
-		if x.Settlement.ChainID != 1337 || x.Settlement.Confirmations < 2 || x.Settlement.BlockNumber == 0 {
-			t.Errorf("settlement %+v", x.Settlement)
+	st := waitFor(t, s, chs, 90*time.Second, nil, func(x settleflow.SettlementStatus) bool {
+		return x.State == settleflow.SettlementConfirmed || x.State == settleflow.SettlementFailed
+	})
+	for _, x := range st[:3] {
+		if x.State != settleflow.SettlementConfirmed || x.Settlement.ChainID != 1337 || x.Settlement.Confirmations < 2 || x.Settlement.BlockNumber == 0 {
+			t.Errorf("settlement %s", describe([]settleflow.SettlementStatus{x}))
 		}
 	}
-	want := cents(1250 + 99 + 100000)
-	if got := new(big.Int).Sub(balance(t, client, addrs.Token, payee), pay0); got.Cmp(want) != 0 {
-		t.Errorf("payee received %s, want %s", got, want)
+	if st[3].State != settleflow.SettlementFailed || st[3].Failure.Code != CodeInsufficientFunds {
+		t.Errorf("a charge over its customer's balance: %s", describe(st[3:]))
 	}
-	if got := new(big.Int).Sub(op0, balance(t, client, addrs.Token, addrs.Operator)); got.Cmp(want) != 0 {
-		t.Errorf("operator paid %s, want %s", got, want)
+	want := cents(1250 + 99 + 100000)
+	held1 := new(big.Int)
+	for _, ch := range chs {
+		held1.Add(held1, refBalance(ch.CustomerID))
+	}
+	if got := new(big.Int).Sub(held0, held1); got.Cmp(want) != 0 {
+		t.Errorf("customers paid %s, want %s", got, want)
+	}
+	out, _ := client.CallContract(ctx, ethereum.CallMsg{To: &addrs.Contract, Data: settlementABI.PackPayeeOwed()}, nil)
+	if owed, _ := settlementABI.UnpackPayeeOwed(out); owed.Cmp(want) != 0 {
+		t.Errorf("payee is owed %s, want %s", owed, want)
+	}
+
+	// A partial then a full refund of the first charge; a third is
+	// rejected by the contract itself (the database is not asked here).
+	rc := func(id string, amount int64) settleflow.RefundCharge {
+		return settleflow.RefundCharge{RefundID: id, WorkflowID: chs[0].WorkflowID, Environment: settleflow.Test, CustomerID: chs[0].CustomerID,
+			Sequence: chs[0].Sequence, Amount: amount, Currency: "usd"}
+	}
+	before := refBalance(chs[0].CustomerID)
+	rs := []settleflow.RefundCharge{rc("re_geth_1", 250), rc("re_geth_2", 1000)}
+	if err := s.SubmitRefunds(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	rst := waitForRefunds(t, s, rs, 90*time.Second, nil)
+	if rst[0].State != settleflow.SettlementConfirmed || rst[1].State != settleflow.SettlementConfirmed {
+		t.Fatalf("refunds: %s", describe(rst))
+	}
+	if got := new(big.Int).Sub(refBalance(chs[0].CustomerID), before); got.Cmp(cents(1250)) != 0 {
+		t.Errorf("refunded %s, want %s", got, cents(1250))
+	}
+	third := []settleflow.RefundCharge{rc("re_geth_3", 1)}
+	if err := s.SubmitRefunds(ctx, third); err != nil {
+		t.Fatal(err)
+	}
+	if rst := waitForRefunds(t, s, third, 90*time.Second, nil); rst[0].State != settleflow.SettlementFailed || rst[0].Failure.Code != settleflow.CodeAmountExceedsRefundable {
+		t.Errorf("a refund past the charge: %s", describe(rst))
 	}
 
 	// A restarted settler, with nothing in memory, finds them on chain.
@@ -175,8 +238,12 @@ func TestGethDev(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, x := range st2 {
-		if x.State != settleflow.SettlementConfirmed || x.Settlement.TxHash != st[i].Settlement.TxHash {
+		if x.State != st[i].State || (x.State == settleflow.SettlementConfirmed && x.Settlement.TxHash != st[i].Settlement.TxHash) {
 			t.Errorf("after restart: %s", describe(st2))
 		}
+	}
+	again, err := s2.RefundStatus(ctx, append(rs, third...))
+	if err != nil || again[0].State != settleflow.SettlementConfirmed || again[1].State != settleflow.SettlementConfirmed || again[2].State != settleflow.SettlementFailed {
+		t.Errorf("refunds after restart: %s, %v", describe(again), err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"go.uber.org/zap/zaptest"
 
@@ -26,7 +27,63 @@ func newSim(t *testing.T, opts SimulatedOptions) *Simulated {
 		t.Fatalf("NewSimulated: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
+	for _, id := range testCustomers {
+		deposit(t, s, id, 100_000_000)
+	}
 	return s
+}
+
+// testCustomers are the customers charge spreads charges over; newSim
+// funds each with $1,000,000.00 from the faucet.
+var testCustomers = []string{"cus_t0", "cus_t1", "cus_t2", "cus_t3", "cus_t4"}
+
+// deposit funds a test customer from the faucet and waits until the
+// deposit is mined.
+func deposit(t *testing.T, s *Simulated, customerID string, cents int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tx, err := s.Faucet(ctx, settleflow.Test, customerID, cents)
+	if err != nil {
+		t.Fatalf("faucet for %s: %v", customerID, err)
+	}
+	tr := Transactor{Backend: s.Backend.Client(), Mine: s.Commit}
+	if _, err := tr.Wait(ctx, common.HexToHash(tx)); err != nil {
+		t.Fatalf("faucet deposit for %s: %v", customerID, err)
+	}
+}
+
+// refOf is a customer's reference on s's test chain.
+func refOf(s *Simulated, customerID string) [32]byte {
+	return CustomerRef(s.CustomerRefSecret, settleflow.Test, customerID)
+}
+
+// customerBalance reads a customer's balance in the contract.
+func customerBalance(t *testing.T, s *Simulated, customerID string) *big.Int {
+	t.Helper()
+	out, err := s.Backend.Client().CallContract(context.Background(), ethereum.CallMsg{To: &s.Addresses.Contract, Data: settlementABI.PackBalanceOf(refOf(s, customerID))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := settlementABI.UnpackBalanceOf(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// payeeOwed reads what the contract owes the payee.
+func payeeOwed(t *testing.T, s *Simulated) *big.Int {
+	t.Helper()
+	out, err := s.Backend.Client().CallContract(context.Background(), ethereum.CallMsg{To: &s.Addresses.Contract, Data: settlementABI.PackPayeeOwed()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := settlementABI.UnpackPayeeOwed(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 var (
@@ -47,8 +104,10 @@ func seqOf(id string) uint64 {
 	return n
 }
 
+// charge is a test charge of one of testCustomers.
 func charge(id string, cents int64) settleflow.Charge {
-	return settleflow.Charge{WorkflowID: id, Sequence: seqOf(id), Environment: settleflow.Test, CustomerID: "cus_" + id, Amount: cents, Currency: "usd"}
+	n := seqOf(id)
+	return settleflow.Charge{WorkflowID: id, Sequence: n, Environment: settleflow.Test, CustomerID: testCustomers[n%uint64(len(testCustomers))], Amount: cents, Currency: "usd"}
 }
 
 func balance(t *testing.T, b Backend, token, who common.Address) *big.Int {
@@ -60,25 +119,34 @@ func balance(t *testing.T, b Backend, token, who common.Address) *big.Int {
 	return v
 }
 
-// balances reads the operator's and the payee's token balances.
-func balances(t *testing.T, s *Simulated) (op, payee *big.Int) {
+// balances reads what the contract holds for the test customers and what
+// it owes the payee.
+func balances(t *testing.T, s *Simulated) (held, owed *big.Int) {
 	t.Helper()
-	c := s.Backend.Client()
-	return balance(t, c, s.Addresses.Token, s.Addresses.Operator), balance(t, c, s.Addresses.Token, s.Addresses.Payee)
+	held = new(big.Int)
+	for _, id := range testCustomers {
+		held.Add(held, customerBalance(t, s, id))
+	}
+	return held, payeeOwed(t, s)
 }
 
 func cents(c int64) *big.Int { v, _ := BaseUnits(c, 6); return v }
 
-// checkMoved asserts that exactly sumCents moved from the operator to the payee.
-func checkMoved(t *testing.T, s *Simulated, op0, pay0 *big.Int, sumCents int64) {
+// checkMoved asserts that exactly sumCents moved from the test customers'
+// balances to what the payee is owed, and that the contract's token
+// holdings equal its customers' balances plus what the payee is owed.
+func checkMoved(t *testing.T, s *Simulated, held0, owed0 *big.Int, sumCents int64) {
 	t.Helper()
-	op1, pay1 := balances(t, s)
+	held1, owed1 := balances(t, s)
 	want := cents(sumCents)
-	if got := new(big.Int).Sub(pay1, pay0); got.Cmp(want) != 0 {
-		t.Errorf("payee received %s base units, want %s", got, want)
+	if got := new(big.Int).Sub(owed1, owed0); got.Cmp(want) != 0 {
+		t.Errorf("the payee earned %s base units, want %s", got, want)
 	}
-	if got := new(big.Int).Sub(op0, op1); got.Cmp(want) != 0 {
-		t.Errorf("operator paid %s base units, want %s", got, want)
+	if got := new(big.Int).Sub(held0, held1); got.Cmp(want) != 0 {
+		t.Errorf("the customers paid %s base units, want %s", got, want)
+	}
+	if tb := balance(t, s.Backend.Client(), s.Addresses.Token, s.Addresses.Contract); tb.Cmp(new(big.Int).Add(held1, owed1)) != 0 {
+		t.Errorf("the contract holds %s base units; its test customers' balances and what the payee is owed add up to %s", tb, new(big.Int).Add(held1, owed1))
 	}
 }
 
@@ -132,4 +200,33 @@ func describe(st []settleflow.SettlementStatus) string {
 		out += "] "
 	}
 	return out
+}
+
+// waitForRefunds polls RefundStatus until every refund is confirmed or
+// failed, calling tick (if any) between polls.
+func waitForRefunds(t *testing.T, s settleflow.Funds, rs []settleflow.RefundCharge, timeout time.Duration, tick func()) []settleflow.SettlementStatus {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		st, err := s.RefundStatus(context.Background(), rs)
+		if err != nil {
+			t.Fatalf("RefundStatus: %v", err)
+		}
+		done := true
+		for _, x := range st {
+			if x.Err != nil || (x.State != settleflow.SettlementConfirmed && x.State != settleflow.SettlementFailed) {
+				done = false
+			}
+		}
+		if done {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out; refunds: %s", describe(st))
+		}
+		if tick != nil {
+			tick()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -33,6 +33,7 @@ func TestSimulatedChainSurvivesRestart(t *testing.T) {
 	}
 	s := open()
 	first := []settleflow.Charge{charge("wf_before_restart", 1234)}
+	deposit(t, s, first[0].CustomerID, 5000)
 	if err := s.Submit(ctx, first); err != nil {
 		t.Fatal(err)
 	}
@@ -60,6 +61,7 @@ func TestSimulatedChainSurvivesRestart(t *testing.T) {
 		t.Fatalf("status of the charge settled before the restart: %+v %v", st, err)
 	}
 	second := []settleflow.Charge{charge("wf_after_restart", 99)}
+	deposit(t, s, second[0].CustomerID, 5000)
 	if err := s.Submit(ctx, second); err != nil {
 		t.Fatal(err)
 	}

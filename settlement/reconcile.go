@@ -147,6 +147,14 @@ type ReconcileOptions struct {
 	State ethereum.ContractCaller
 }
 
+// ReconcileBackend is what Reconcile reads the chain with: logs, and the
+// settle transactions' calldata and receipts. *ethclient.Client and the
+// simulated backend's client satisfy it.
+type ReconcileBackend interface {
+	ethereum.LogFilterer
+	ethereum.TransactionReader
+}
+
 type debit struct {
 	charge PackedCharge
 	ref    [32]byte
@@ -166,7 +174,7 @@ type applied struct {
 // of blocks, and compares them with the database's records (see the types
 // above). An error means the chain could not be read; disagreements are in
 // the report.
-func Reconcile(ctx context.Context, b ethereum.LogFilterer, records []ReconcileRecord, o ReconcileOptions) (*ReconcileReport, error) {
+func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecord, o ReconcileOptions) (*ReconcileReport, error) {
 	if o.PageBlocks == 0 {
 		o.PageBlocks = 5000
 	}
@@ -179,12 +187,13 @@ func Reconcile(ctx context.Context, b ethereum.LogFilterer, records []ReconcileR
 	debits := map[uint64][]debit{}
 	var refunds []applied
 	flows := map[[32]byte]int64{} // per customer: deposits − withdrawals − charges + refunds
+	settles := map[common.Hash]bool{}
 	for from := o.FromBlock; from <= o.ToBlock; from += o.PageBlocks {
 		to := min(from+o.PageBlocks-1, o.ToBlock)
 		logs, err := b.FilterLogs(ctx, ethereum.FilterQuery{
 			FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
 			Addresses: []common.Address{o.Contract},
-			Topics:    [][]common.Hash{{batchSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID}},
+			Topics:    [][]common.Hash{{wordSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID}},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("settlement: reconcile: logs of blocks %d–%d: %w", from, to, err)
@@ -198,24 +207,35 @@ func Reconcile(ctx context.Context, b ethereum.LogFilterer, records []ReconcileR
 				return fmt.Errorf("settlement: reconcile: event in %s: %w", l.TxHash.Hex(), err)
 			}
 			switch l.Topics[0] {
-			case batchSettledEventID:
-				ev, err := settlementABI.UnpackBatchSettledEvent(l)
+			case wordSettledEventID, chargeDeclinedEventID:
+				// A settle: read its calldata back, once.
+				if settles[l.TxHash] {
+					continue
+				}
+				settles[l.TxHash] = true
+				tx, _, err := b.TransactionByHash(ctx, l.TxHash)
 				if err != nil {
 					return nil, bad(err)
 				}
-				for _, w := range ev.Charges {
-					ch, err := UnpackCharge(w)
-					if err != nil || int(ch.Customer) >= len(ev.Customers) {
-						return nil, bad(fmt.Errorf("charge word %#x: %v", w, err))
-					}
-					ref := ev.Customers[ch.Customer]
-					debits[ch.Sequence] = append(debits[ch.Sequence], debit{ch, ref, l.TxHash, l.BlockNumber})
-					rep.OnChain++
-					rep.TotalOnChain += int64(ch.Cents)
-					flows[ref] -= int64(ch.Cents)
+				r, err := b.TransactionReceipt(ctx, l.TxHash)
+				if err != nil {
+					return nil, bad(err)
 				}
-			case chargeDeclinedEventID:
-				rep.Declined++
+				st, err := decodeSettle(o.Contract, l.TxHash, l.BlockNumber, tx.Data(), r.Logs)
+				if err != nil {
+					return nil, bad(err)
+				}
+				for _, ch := range st.charges {
+					switch ch.outcome {
+					case debited:
+						debits[ch.charge.Sequence] = append(debits[ch.charge.Sequence], debit{ch.charge, ch.ref, l.TxHash, l.BlockNumber})
+						rep.OnChain++
+						rep.TotalOnChain += int64(ch.charge.Cents)
+						flows[ch.ref] -= int64(ch.charge.Cents)
+					case declined:
+						rep.Declined++
+					}
+				}
 			case refundedEventID:
 				ev, err := settlementABI.UnpackRefundedEvent(l)
 				if err != nil {

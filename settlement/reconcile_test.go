@@ -1,6 +1,7 @@
 package settlement
 
 import (
+	"fmt"
 	"context"
 	"math/big"
 	"testing"
@@ -9,8 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/settleflow/settleflow"
-	"github.com/settleflow/settleflow/settlement/contracts/bindings"
-)
+	)
 
 // Settlements made by the settler reconcile with no discrepancy; a
 // settlement sent to the contract outside the engine, and a record altered
@@ -31,7 +31,8 @@ func TestReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := ReconcileOptions{Contract: s.Addresses.Contract, Decimals: 6, FromBlock: 0, ToBlock: head, PageBlocks: 2}
+	o := ReconcileOptions{Contract: s.Addresses.Contract, Decimals: 6, FromBlock: 0, ToBlock: head, PageBlocks: 2,
+		RefOf: func(id string) [32]byte { return refOf(s, id) }}
 	rep, err := Reconcile(ctx, s.Backend.Client(), records, o)
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +43,10 @@ func TestReconcile(t *testing.T) {
 
 	// Plant two: a settlement sent outside the engine, under a sequence no
 	// workflow has, and a record whose amount was altered.
-	k, _ := WorkflowKey("wf_rogue")
 	rogue := seqOf("wf_rogue")
 	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
-	if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{
-		WorkflowId: k, Sequence: new(big.Int).SetUint64(rogue), CustomerRef: CustomerRef("cus_x"), Amount: cents(500)}})); err != nil {
+	if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle([][32]byte{refOf(s, "cus_t1")},
+		[]*big.Int{PackedCharge{Cents: 500, Sequence: rogue, Tag: WorkflowTag("wf_rogue")}.Pack()})); err != nil {
 		t.Fatal(err)
 	}
 	records[1].Amount = 1000
@@ -60,7 +60,7 @@ func TestReconcile(t *testing.T) {
 	for _, d := range rep.Discrepancies {
 		got[d.Kind] = d.WorkflowID
 	}
-	if len(rep.Discrepancies) != 2 || got[AmountMismatch] != "wf_rec_b" || got[NotInDatabase] != "wf_rogue" {
+	if len(rep.Discrepancies) != 2 || got[AmountMismatch] != "wf_rec_b" || got[NotInDatabase] != fmt.Sprintf("tag %016x", WorkflowTag("wf_rogue")) {
 		t.Fatalf("planted discrepancies: %+v; want wf_rec_b's amount and wf_rogue's settlement", rep.Discrepancies)
 	}
 	// A record whose settlement is missing, and one with another customer.

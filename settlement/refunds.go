@@ -16,11 +16,11 @@ import (
 )
 
 // Refunds: SubmitRefunds queues them; the worker sends them grouped by the
-// batch that debited their charges (the contract checks each refund against
-// that batch's commitment, so the transaction resends the batch as its
-// event published it); RefundStatus and the receipts say how each ended.
-// A refund's id is its key on chain: applied at most once, however often it
-// is sent.
+// bitmap word of their charges' sequences (the contract checks each refund
+// against the word's commitment, so the transaction resends the word's
+// debits as the settles made them); RefundStatus and the receipts say how
+// each ended. A refund's id is its key on chain: applied at most once,
+// however often it is sent.
 
 // ritem is one refund the chain settles.
 type ritem struct {
@@ -32,7 +32,15 @@ type ritem struct {
 	doneAt     time.Time
 	settlement *settleflow.Settlement
 	failure    *settleflow.Failure
+	// reverted counts refund transactions of it that reverted (the word's
+	// commitment changed under it): it is sent again, at most maxReverts
+	// times.
+	reverted int
 }
+
+// maxReverts is how many refund transactions of one refund may revert
+// before it fails.
+const maxReverts = 3
 
 // Refund rejection reasons, as the contract's RefundRejected reports them.
 const (
@@ -192,22 +200,24 @@ func (c *chain) rejection(l *types.Log) *settleflow.Failure {
 }
 
 // flushRefunds sends the queued refunds that are due, one transaction per
-// batch of charges they refund.
+// bitmap word of the charges they refund. It waits while a settle
+// transaction is unmined: the word's commitment it resends may change.
 func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 	c.mu.Lock()
 	n := len(c.rqueue)
 	due := n >= c.cfg.BatchSize || (n > 0 && time.Since(c.rqueue[0].queuedAt) >= c.cfg.FlushInterval)
+	for _, t := range c.txs {
+		if t.items != nil && t.receipt == nil {
+			due = false
+		}
+	}
 	if !due {
 		c.mu.Unlock()
 		return nil
 	}
 	queued := slices.Clone(c.rqueue)
 	c.mu.Unlock()
-	type target struct {
-		r     *ritem
-		index int
-	}
-	groups := map[uint64][]target{}
+	groups := map[uint64][]*ritem{}
 	var order []uint64
 	for _, r := range queued {
 		rec, err := c.lookup(ctx, r.rc.Sequence)
@@ -229,39 +239,40 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 			c.mu.Unlock()
 			continue
 		}
-		if _, ok := groups[rec.batch]; !ok {
-			order = append(order, rec.batch)
+		w := r.rc.Sequence >> 8
+		if _, ok := groups[w]; !ok {
+			order = append(order, w)
 		}
-		groups[rec.batch] = append(groups[rec.batch], target{r, rec.index})
+		groups[w] = append(groups[w], r)
 	}
-	for _, num := range order {
-		b, err := c.batch(ctx, num)
+	for _, w := range order {
+		h, err := c.history(ctx, w)
 		if err != nil {
 			return err
 		}
-		for chunk := range slices.Chunk(groups[num], c.cfg.BatchSize) {
+		customers, charges, runs, index := h.refundArgs()
+		for chunk := range slices.Chunk(groups[w], c.cfg.BatchSize) {
 			keys := make([][32]byte, len(chunk))
 			items := make([]*big.Int, len(chunk))
-			rs := make([]*ritem, len(chunk))
-			for i, t := range chunk {
-				keys[i], items[i], rs[i] = t.r.key, packRefund(uint64(t.r.rc.Amount), uint16(t.index)), t.r
+			for i, r := range chunk {
+				keys[i], items[i] = r.key, packRefund(uint64(r.rc.Amount), uint16(index[r.rc.Sequence]))
 			}
-			data := settlementABI.PackRefund(new(big.Int).SetUint64(b.number), b.total, b.customers, b.words, keys, items)
+			data := settlementABI.PackRefund(new(big.Int).SetUint64(w), customers, charges, runs, keys, items)
 			gas, err := c.estimate(ctx, head, data)
 			if err != nil {
-				if f := classifyRevert(err); f != nil {
+				if f := classifyRevert(err); f != nil && !strings.Contains(f.Message, "StaleCommitment") {
 					c.mu.Lock()
-					c.failRefundsLocked(rs, f)
+					c.failRefundsLocked(chunk, f)
 					c.mu.Unlock()
-					c.log.Error("refund transaction refused by the chain", zap.Int("refunds", len(rs)), zap.String("reason", f.Message))
+					c.log.Error("refund transaction refused by the chain", zap.Int("refunds", len(chunk)), zap.String("reason", f.Message))
 					continue
 				}
-				return fmt.Errorf("estimate gas: %w", err)
+				return fmt.Errorf("estimate refund gas: %w", err)
 			}
-			f, err := c.dispatch(ctx, head, data, gas, &sentTx{refunds: rs, batch: b.number})
+			f, err := c.dispatch(ctx, head, data, gas, &sentTx{refunds: chunk, word: w})
 			if f != nil {
 				c.mu.Lock()
-				c.failRefundsLocked(rs, f)
+				c.failRefundsLocked(chunk, f)
 				c.mu.Unlock()
 			}
 			if err != nil {
@@ -335,9 +346,15 @@ func (c *chain) finishRefunds(ctx context.Context, t *sentTx) error {
 		it.tx = nil
 		o, ok := out[it.key]
 		switch {
-		case r.Status != types.ReceiptStatusSuccessful:
+		case r.Status != types.ReceiptStatusSuccessful && it.reverted+1 >= maxReverts:
 			it.state, it.doneAt = stFailed, now
-			it.failure = failure(CodeSettlementReverted, "refund transaction %s reverted in block %d; nothing was refunded", r.TxHash.Hex(), r.BlockNumber.Uint64())
+			it.failure = failure(CodeSettlementReverted, "refund transaction %s reverted in block %d, the %d time for this refund; nothing was refunded", r.TxHash.Hex(), r.BlockNumber.Uint64(), maxReverts)
+		case r.Status != types.ReceiptStatusSuccessful:
+			// The word's commitment changed under it (a settle mined
+			// first): nothing was applied; send it again.
+			it.reverted++
+			it.state, it.queuedAt = stQueued, now
+			requeue = append(requeue, it)
 		case !ok || (o.s == nil && o.f == nil):
 			it.state, it.queuedAt = stQueued, now
 			requeue = append(requeue, it)

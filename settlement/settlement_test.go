@@ -22,7 +22,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
-	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 )
 
 func TestBaseUnitsAndKeys(t *testing.T) {
@@ -55,7 +54,7 @@ func TestBaseUnitsAndKeys(t *testing.T) {
 
 func TestSettleOne(t *testing.T) {
 	s := newSim(t, SimulatedOptions{})
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	ch := []settleflow.Charge{charge("wf_one", 1250)}
 	if st, _ := s.Status(context.Background(), ch); st[0].State != settleflow.SettlementUnknown {
 		t.Fatalf("before Submit: %s", describe(st))
@@ -68,28 +67,31 @@ func TestSettleOne(t *testing.T) {
 	if got.ChainID != 1337 || got.Network != "simulated" || got.BlockNumber == 0 || got.Confirmations < 2 || len(got.TxHash) != 66 {
 		t.Errorf("settlement = %+v", got)
 	}
-	checkMoved(t, s, op0, pay0, 1250)
+	checkMoved(t, s, held0, owed0, 1250)
 
-	// The event on chain carries the id, the customer reference and the amount.
+	// The batch's event on chain carries the charge packed: the workflow's
+	// tag, its sequence, its customer's reference and the amount.
 	r, err := s.Backend.Client().TransactionReceipt(context.Background(), common.HexToHash(got.TxHash))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ev *bindings.SettleflowSettlementSettled
-	for _, l := range r.Logs {
-		if e, err := settlementABI.UnpackSettledEvent(l); err == nil {
-			ev = e
-		}
+	tx, _, err := s.Backend.Client().TransactionByHash(context.Background(), common.HexToHash(got.TxHash))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ev == nil || WorkflowIDFromKey(ev.WorkflowId) != "wf_one" || ev.Sequence.Uint64() != seqOf("wf_one") ||
-		ev.CustomerRef != CustomerRef("cus_wf_one") || ev.Amount.Cmp(cents(1250)) != 0 {
-		t.Errorf("Settled event = %+v", ev)
+	st0, err := decodeSettle(s.Addresses.Contract, r.TxHash, r.BlockNumber.Uint64(), tx.Data(), r.Logs)
+	if err != nil || len(st0.charges) != 1 || len(st0.runs) != 1 || st0.charges[0].outcome != debited {
+		t.Fatalf("settle read back: %+v, %v", st0, err)
+	}
+	if pc := st0.charges[0].charge; pc != (PackedCharge{Cents: 1250, Customer: 0, Sequence: seqOf("wf_one"), Tag: WorkflowTag("wf_one")}) ||
+		st0.charges[0].ref != refOf(s, ch[0].CustomerID) {
+		t.Errorf("charge on chain = %+v, customer %x", pc, st0.charges[0].ref)
 	}
 }
 
 func TestSettleMany(t *testing.T) {
 	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 10}})
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	var chs []settleflow.Charge
 	var sum int64
 	for i := range 35 {
@@ -109,13 +111,13 @@ func TestSettleMany(t *testing.T) {
 	if len(txs) != 4 {
 		t.Errorf("36 charges in batches of 10 went out in %d transactions, want 4: %v", len(txs), txs)
 	}
-	checkMoved(t, s, op0, pay0, sum)
+	checkMoved(t, s, held0, owed0, sum)
 }
 
 func TestDuplicateChargesNothingMore(t *testing.T) {
 	ctx := context.Background()
 	s := newSim(t, SimulatedOptions{})
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	first := []settleflow.Charge{charge("wf_dup", 500), charge("wf_dup", 500), charge("wf_other", 300)}
 	if err := s.Submit(ctx, first); err != nil {
 		t.Fatal(err)
@@ -125,7 +127,7 @@ func TestDuplicateChargesNothingMore(t *testing.T) {
 	}
 	st := waitFor(t, s, first, 30*time.Second, nil, confirmed)
 	origTx := st[0].Settlement.TxHash
-	checkMoved(t, s, op0, pay0, 800)
+	checkMoved(t, s, held0, owed0, 800)
 
 	// A second settler on the same contract with an empty memory (a restart
 	// that forgot everything): Status finds the charge on chain, and
@@ -133,7 +135,7 @@ func TestDuplicateChargesNothingMore(t *testing.T) {
 	// Its log search goes one block at a time (a node that limits
 	// eth_getLogs ranges).
 	fresh, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
-		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey,
+		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret,
 		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond, LogRange: 1,
 	}})
 	if err != nil {
@@ -147,7 +149,7 @@ func TestDuplicateChargesNothingMore(t *testing.T) {
 	}
 	// Bypass that memory too: a brand-new settler is asked to settle it.
 	fresh2, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
-		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey,
+		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret,
 		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 	}})
 	if err != nil {
@@ -165,13 +167,13 @@ func TestDuplicateChargesNothingMore(t *testing.T) {
 	if st[1].Settlement.TxHash == origTx {
 		t.Error("the new charge reports the old transaction")
 	}
-	checkMoved(t, s, op0, pay0, 1000) // 500 + 300 + 200: the duplicate paid nothing
+	checkMoved(t, s, held0, owed0, 1000) // 500 + 300 + 200: the duplicate paid nothing
 }
 
 func TestConcurrentChargesNonceOrder(t *testing.T) {
 	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 7, FlushInterval: 50 * time.Millisecond}})
 	ctx := context.Background()
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	startNonce, err := s.Backend.Client().NonceAt(ctx, s.Addresses.Operator, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +219,7 @@ func TestConcurrentChargesNonceOrder(t *testing.T) {
 	if end != startNonce+uint64(len(nonces)) {
 		t.Errorf("account nonce went %d→%d for %d settlement transactions", startNonce, end, len(nonces))
 	}
-	checkMoved(t, s, op0, pay0, sum)
+	checkMoved(t, s, held0, owed0, sum)
 }
 
 func TestStuckTransactionReplaced(t *testing.T) {
@@ -227,7 +229,7 @@ func TestStuckTransactionReplaced(t *testing.T) {
 		BackendOptions: []func(*node.Config, *ethconfig.Config){simulated.WithMinerMinTip(big.NewInt(1000))},
 		Tuning:         ChainConfig{TipCap: big.NewInt(800), StuckAfter: 300 * time.Millisecond},
 	})
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	ch := []settleflow.Charge{charge("wf_stuck", 4200)}
 	if err := s.Submit(context.Background(), ch); err != nil {
 		t.Fatal(err)
@@ -251,7 +253,7 @@ func TestStuckTransactionReplaced(t *testing.T) {
 	if err == nil && first.Nonce() != tx.Nonce() {
 		t.Errorf("replacement nonce %d, original %d", tx.Nonce(), first.Nonce())
 	}
-	checkMoved(t, s, op0, pay0, 4200)
+	checkMoved(t, s, held0, owed0, 4200)
 }
 
 // reorgSetup settles one charge by hand up to its first inclusion and
@@ -298,7 +300,7 @@ func waitInPool(t *testing.T, s *Simulated, tx common.Hash) {
 
 func TestReorgReincluded(t *testing.T) {
 	s := newSim(t, SimulatedOptions{ManualCommit: true, Tuning: ChainConfig{Confirmations: 3, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond}})
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	ch := []settleflow.Charge{charge("wf_reorg_in", 777)}
 	parent, tx, oldBlock := reorgSetup(t, s, ch)
 
@@ -322,14 +324,14 @@ func TestReorgReincluded(t *testing.T) {
 	if canon.Hash() != r.BlockHash || st[0].Settlement.BlockNumber != r.BlockNumber.Uint64() {
 		t.Errorf("reported block %d, canonical receipt in %d (old block %d)", st[0].Settlement.BlockNumber, r.BlockNumber, oldBlock)
 	}
-	checkMoved(t, s, op0, pay0, 777)
+	checkMoved(t, s, held0, owed0, 777)
 }
 
 func TestReorgDroppedIsResent(t *testing.T) {
 	s := newSim(t, SimulatedOptions{ManualCommit: true, Tuning: ChainConfig{Confirmations: 3, FlushInterval: 10 * time.Millisecond,
 		PollInterval: 20 * time.Millisecond, RebroadcastAfter: 100 * time.Millisecond}})
 	ctx := context.Background()
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	ch := []settleflow.Charge{charge("wf_reorg_drop", 999)}
 	parent, tx, _ := reorgSetup(t, s, ch)
 
@@ -352,7 +354,7 @@ func TestReorgDroppedIsResent(t *testing.T) {
 	if st[0].Settlement.BlockNumber <= parent.Number.Uint64()+2 {
 		t.Errorf("settled in block %d, before the new branch's tip", st[0].Settlement.BlockNumber)
 	}
-	checkMoved(t, s, op0, pay0, 999)
+	checkMoved(t, s, held0, owed0, 999)
 }
 
 func tx2nonce(t *testing.T, s *Simulated, h common.Hash) uint64 {
@@ -446,7 +448,7 @@ func refusedIDs(err error) []string {
 
 func TestErrorsWithMeaning(t *testing.T) {
 	ctx := context.Background()
-	s := newSim(t, SimulatedOptions{Funds: 1000})
+	s := newSim(t, SimulatedOptions{})
 
 	// Live is not configured: the live charge is refused, the test charge
 	// beside it is taken.
@@ -475,35 +477,23 @@ func TestErrorsWithMeaning(t *testing.T) {
 		t.Errorf("the good charge was refused with the bad ones: %v", err)
 	}
 	waitFor(t, s, []settleflow.Charge{withLive[1], charge("wf_good", 1)}, 30*time.Second, nil, confirmed)
-	// More than the operator holds ($10.00, $0.02 spent): the charges that
-	// fit are taken in order, the one that does not is refused alone.
-	err = s.Submit(ctx, []settleflow.Charge{charge("wf_rich", 600), charge("wf_richer", 401), charge("wf_small", 300)})
-	if !slices.Equal(refusedIDs(err), []string{"wf_richer"}) || refusal(err, "wf_richer") != CodeInsufficientFunds {
-		t.Errorf("over the balance: %v", err)
-	}
-	waitFor(t, s, []settleflow.Charge{charge("wf_rich", 600), charge("wf_small", 300)}, 30*time.Second, nil, confirmed)
-	// Exactly what it holds is fine.
-	ok := []settleflow.Charge{charge("wf_all_in", 98)}
-	if err := s.Submit(ctx, ok); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, s, ok, 30*time.Second, nil, confirmed)
-
 	// The node refuses a batch: decoded into a clear code.
-	// (A sequence no charge of this test has settled, or the contract would skip it at no cost.)
-	data := settlementABI.PackSettle([]bindings.SettleflowSettlementCharge{{WorkflowId: [32]byte{'x'}, Sequence: new(big.Int).SetUint64(seqOf("wf_estimate")), Amount: cents(1)}})
-	_, err = s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: data})
-	if f := classifyRevert(err); f == nil || f.Code != CodeInsufficientFunds {
-		t.Errorf("empty operator: %v → %+v", err, f)
-	}
+	data := settlementABI.PackSettle([][32]byte{refOf(s, "cus_t0")}, []*big.Int{PackedCharge{Cents: 1, Sequence: seqOf("wf_estimate"), Tag: 1}.Pack()})
 	_, err = s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Payee, To: &s.Addresses.Contract, Data: data})
 	if f := classifyRevert(err); f == nil || f.Code != CodeSettlementReverted || !strings.Contains(f.Message, "operator") {
 		t.Errorf("not the operator: %v → %+v", err, f)
 	}
+	unsorted := settlementABI.PackSettle([][32]byte{refOf(s, "cus_t0"), refOf(s, "cus_t0")}, []*big.Int{PackedCharge{Cents: 1, Sequence: seqOf("wf_estimate"), Tag: 1}.Pack()})
+	_, err = s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: unsorted})
+	if f := classifyRevert(err); f == nil || f.Code != CodeSettlementReverted || !strings.Contains(f.Message, "CustomersNotSorted") {
+		t.Errorf("a customer twice: %v → %+v", err, f)
+	}
 
-	// An unreachable node is a transient (plain) error.
+	// An unreachable node is a transient (plain) error: Submit only
+	// queues, but asking the chain about a charge it holds no record of
+	// fails.
 	s.Backend.Close()
-	err = s.Submit(ctx, []settleflow.Charge{charge("wf_down", 1)})
+	_, err = s.Status(ctx, []settleflow.Charge{charge("wf_down", 1)})
 	if err == nil || settleflow.IsPermanent(err) {
 		t.Errorf("node down: %v", err)
 	}
@@ -513,34 +503,65 @@ func TestErrorsWithMeaning(t *testing.T) {
 	}
 }
 
-func TestInsufficientAllowance(t *testing.T) {
+// A charge its customer's balance cannot cover is declined on chain: it
+// fails with insufficient_funds and charges nothing, the rest of its batch
+// is debited, and a settler that forgot everything finds it declined too.
+func TestDeclinedCharge(t *testing.T) {
 	ctx := context.Background()
-	s := newSim(t, SimulatedOptions{})
-	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey}
-	if _, err := tr.Send(ctx, &s.Addresses.Token, erc20ABI.PackApprove(s.Addresses.Contract, cents(50))); err != nil {
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{FlushInterval: time.Hour, BatchSize: 3}})
+	deposit(t, s, "cus_poor", 500)
+	poor := func(id string, c int64) settleflow.Charge {
+		ch := charge(id, c)
+		ch.CustomerID = "cus_poor"
+		return ch
+	}
+	held0, owed0 := balances(t, s)
+	// $3.00 fits, then $2.50 does not ($2.00 left), then a rich customer's.
+	batch := []settleflow.Charge{poor("wf_poor_a", 300), poor("wf_poor_b", 250), charge("wf_rich_c", 100)}
+	if err := s.Submit(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Submit(ctx, []settleflow.Charge{charge("wf_allow", 51)})
-	if refusal(err, "wf_allow") != CodeInsufficientAllowance {
-		t.Errorf("over the allowance: %v", err)
+	st := waitFor(t, s, batch, 30*time.Second, nil, func(x settleflow.SettlementStatus) bool {
+		return x.State == settleflow.SettlementConfirmed || x.State == settleflow.SettlementFailed
+	})
+	if st[0].State != settleflow.SettlementConfirmed || st[2].State != settleflow.SettlementConfirmed || st[1].State != settleflow.SettlementFailed ||
+		st[1].Failure.Code != CodeInsufficientFunds || !strings.Contains(st[1].Failure.Message, "cus_poor") || !strings.Contains(st[1].Failure.Message, "2 USD") {
+		t.Fatalf("statuses: %s", describe(st))
 	}
-	op0, pay0 := balances(t, s)
-	ok := []settleflow.Charge{charge("wf_allow_ok", 50)}
-	if err := s.Submit(ctx, ok); err != nil {
+	if got := customerBalance(t, s, "cus_poor"); got.Cmp(cents(200)) != 0 {
+		t.Errorf("cus_poor holds %s, want $2.00", got)
+	}
+	held1, owed1 := balances(t, s)
+	if new(big.Int).Sub(held0, held1).Cmp(cents(100)) != 0 || new(big.Int).Sub(owed1, owed0).Cmp(cents(400)) != 0 {
+		t.Errorf("the rich customers paid %s, the payee earned %s; want $1.00 and $4.00", new(big.Int).Sub(held0, held1), new(big.Int).Sub(owed1, owed0))
+	}
+	all := new(big.Int).Add(new(big.Int).Add(held1, owed1), customerBalance(t, s, "cus_poor"))
+	if tb := balance(t, s.Backend.Client(), s.Addresses.Token, s.Addresses.Contract); tb.Cmp(all) != 0 {
+		t.Errorf("the contract holds %s, its customers and payee are owed %s", tb, all)
+	}
+	// A settler that forgot everything: the declined charge is failed, not
+	// unknown (submitting it again would charge nothing: its sequence is
+	// recorded).
+	fresh, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{Client: s.Backend.Client(), Contract: s.Addresses.Contract,
+		Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, s, ok, 30*time.Second, nil, confirmed)
-	checkMoved(t, s, op0, pay0, 50)
+	defer fresh.Close()
+	got, err := fresh.Status(ctx, batch)
+	if err != nil || got[1].State != settleflow.SettlementFailed || got[1].Failure.Code != CodeInsufficientFunds || got[0].State != settleflow.SettlementConfirmed {
+		t.Fatalf("a fresh settler's Status: %s, %v", describe(got), err)
+	}
 }
 
 func TestOversizedBatchSplits(t *testing.T) {
 	// A batch over what one transaction may use (here the block gas limit,
-	// lowered so that 400 charges do not fit; on mainnets the EIP-7825 cap of
+	// lowered so that 2,000 charges do not fit; on mainnets the EIP-7825 cap of
 	// 16,777,216) goes out in parts: the settler splits it.
-	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 400},
-		BackendOptions: []func(*node.Config, *ethconfig.Config){simulated.WithBlockGasLimit(1_500_000)}})
-	op0, pay0 := balances(t, s)
-	chs := make([]settleflow.Charge, 400)
+	s := newSim(t, SimulatedOptions{Tuning: ChainConfig{BatchSize: 2000},
+		BackendOptions: []func(*node.Config, *ethconfig.Config){simulated.WithBlockGasLimit(3_000_000)}})
+	held0, owed0 := balances(t, s)
+	chs := make([]settleflow.Charge, 2000)
 	var sum int64
 	for i := range chs {
 		chs[i] = charge(fmt.Sprintf("wf_big_%03d", i), int64(i+1))
@@ -555,9 +576,9 @@ func TestOversizedBatchSplits(t *testing.T) {
 		txs[x.Settlement.TxHash] = true
 	}
 	if len(txs) < 2 {
-		t.Errorf("400 charges went out in %d transaction(s)", len(txs))
+		t.Errorf("2000 charges went out in %d transaction(s)", len(txs))
 	}
-	checkMoved(t, s, op0, pay0, sum)
+	checkMoved(t, s, held0, owed0, sum)
 }
 
 func TestFinalizedDepthByDefault(t *testing.T) {
@@ -566,7 +587,7 @@ func TestFinalizedDepthByDefault(t *testing.T) {
 	ctx := context.Background()
 	sim := newSim(t, SimulatedOptions{ManualCommit: true})
 	s, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
-		Client: sim.Backend.Client(), Contract: sim.Addresses.Contract, Key: sim.OperatorKey,
+		Client: sim.Backend.Client(), Contract: sim.Addresses.Contract, Key: sim.OperatorKey, CustomerRefSecret: sim.CustomerRefSecret,
 		FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 	}})
 	if err != nil {
@@ -607,23 +628,27 @@ func TestRevertedSettlementFails(t *testing.T) {
 	ctx := context.Background()
 	sim := newSim(t, SimulatedOptions{ManualCommit: true})
 	owner := Transactor{Backend: sim.Backend.Client(), Key: sim.PayeeKey, Mine: sim.Commit}
-	contract, err := owner.DeploySettlement(ctx, sim.Addresses.Token, sim.Addresses.Payee, sim.Addresses.Operator)
+	contract, err := owner.DeploySettlement(ctx, sim.Addresses.Token, sim.Addresses.Payee, sim.Addresses.Operator, 6, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := Transactor{Backend: sim.Backend.Client(), Key: sim.OperatorKey, Mine: sim.Commit}
-	if _, err := op.Send(ctx, &sim.Addresses.Token, erc20ABI.PackApprove(contract, cents(1_000_000))); err != nil {
+	faucet := Transactor{Backend: sim.Backend.Client(), Key: sim.FaucetKey, Mine: sim.Commit}
+	if _, err := faucet.Send(ctx, &sim.Addresses.Token, erc20ABI.PackApprove(contract, cents(1_000_000))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := faucet.Send(ctx, &contract, settlementABI.PackDeposit(refOf(sim, charge("wf_revert", 1).CustomerID), sim.Addresses.Faucet, cents(1000))); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
-		Client: sim.Backend.Client(), Contract: contract, Key: sim.OperatorKey, Confirmations: 2,
+		Client: sim.Backend.Client(), Contract: contract, Key: sim.OperatorKey, CustomerRefSecret: sim.CustomerRefSecret, Confirmations: 2,
 		FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	op0, pay0 := balances(t, sim)
+	cus := charge("wf_revert", 1).CustomerID
+	before := balance(t, sim.Backend.Client(), sim.Addresses.Token, contract)
 	ch := []settleflow.Charge{charge("wf_revert", 321)}
 	if err := s.Submit(ctx, ch); err != nil {
 		t.Fatal(err)
@@ -646,15 +671,18 @@ func TestRevertedSettlementFails(t *testing.T) {
 	if err != nil || r.Status != types.ReceiptStatusFailed {
 		t.Errorf("the reported transaction did not revert: %v %+v", err, r)
 	}
-	checkMoved(t, sim, op0, pay0, 0)
+	out, _ := sim.Backend.Client().CallContract(ctx, ethereum.CallMsg{To: &contract, Data: settlementABI.PackBalanceOf(refOf(sim, cus))}, nil)
+	if b, _ := settlementABI.UnpackBalanceOf(out); b == nil || b.Cmp(cents(1000)) != 0 || balance(t, sim.Backend.Client(), sim.Addresses.Token, contract).Cmp(before) != 0 {
+		t.Errorf("a reverted settlement moved money: balance %v", b)
+	}
 }
 
 func TestSequenceConflict(t *testing.T) {
 	ctx := context.Background()
 	s := newSim(t, SimulatedOptions{})
-	op0, pay0 := balances(t, s)
+	held0, owed0 := balances(t, s)
 	a := charge("wf_seq_a", 700)
-	b := settleflow.Charge{WorkflowID: "wf_seq_b", Sequence: a.Sequence, Environment: settleflow.Test, CustomerID: "cus_b", Amount: 300, Currency: "usd"}
+	b := settleflow.Charge{WorkflowID: "wf_seq_b", Sequence: a.Sequence, Environment: settleflow.Test, CustomerID: a.CustomerID, Amount: 300, Currency: "usd"}
 
 	// Two workflows with one sequence in one Submit (the first is taken, the
 	// second refused), or one after the other.
@@ -672,7 +700,7 @@ func TestSequenceConflict(t *testing.T) {
 	// A settler with an empty memory finds the sequence settled for another
 	// workflow: b fails (and was never charged) whether asked or submitted.
 	fresh, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{
-		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey,
+		Client: s.Backend.Client(), Contract: s.Addresses.Contract, Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret,
 		Confirmations: 2, FlushInterval: 10 * time.Millisecond, PollInterval: 20 * time.Millisecond,
 	}})
 	if err != nil {
@@ -690,43 +718,50 @@ func TestSequenceConflict(t *testing.T) {
 	got = waitFor(t, fresh, []settleflow.Charge{b}, 30*time.Second, s.Commit, func(x settleflow.SettlementStatus) bool {
 		return x.State == settleflow.SettlementFailed
 	})
-	if got[0].Failure.Code != CodeInvalidCharge || !strings.Contains(got[0].Failure.Message, "wf_seq_a") {
+	if got[0].Failure.Code != CodeInvalidCharge || !strings.Contains(got[0].Failure.Message, fmt.Sprintf("%016x", WorkflowTag("wf_seq_a"))) {
 		t.Errorf("submitted conflicting charge: %s", describe(got))
 	}
-	checkMoved(t, s, op0, pay0, 700)
+	checkMoved(t, s, held0, owed0, 700)
 }
 
 // TestContractBitmap drives the contract directly: sequences across bitmap
 // words, out of order, with duplicates inside the batch and from an earlier
-// batch. Each sequence is charged once, in one transfer of the sum.
+// batch. Each sequence is debited once; the payee is owed the sum.
 func TestContractBitmap(t *testing.T) {
 	ctx := context.Background()
 	s := newSim(t, SimulatedOptions{ManualCommit: true})
 	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
-	op0, pay0 := balances(t, s)
-	mk := func(seqs ...uint64) []bindings.SettleflowSettlementCharge {
-		out := make([]bindings.SettleflowSettlementCharge, len(seqs))
+	held0, owed0 := balances(t, s)
+	ref := refOf(s, "cus_t0")
+	var sent []byte
+	mk := func(seqs ...uint64) []byte {
+		out := make([]*big.Int, len(seqs))
 		for i, n := range seqs {
-			k, _ := WorkflowKey(fmt.Sprintf("wf_bits_%d", n))
-			out[i] = bindings.SettleflowSettlementCharge{WorkflowId: k, Sequence: new(big.Int).SetUint64(n), CustomerRef: CustomerRef("cus"), Amount: cents(int64(n))}
+			out[i] = PackedCharge{Cents: n, Sequence: n, Tag: WorkflowTag(fmt.Sprintf("wf_bits_%d", n))}.Pack()
 		}
-		return out
+		sent = settlementABI.PackSettle([][32]byte{ref}, out)
+		return sent
 	}
-	events := func(r *types.Receipt) (settled, skipped []uint64) {
-		for _, l := range r.Logs {
-			if e, err := settlementABI.UnpackSettledEvent(l); err == nil {
-				if WorkflowIDFromKey(e.WorkflowId) != fmt.Sprintf("wf_bits_%d", e.Sequence) || e.Amount.Cmp(cents(e.Sequence.Int64())) != 0 {
-					t.Errorf("Settled event %+v", e)
-				}
-				settled = append(settled, e.Sequence.Uint64())
+	events := func(r *types.Receipt) (settledSeqs, skippedSeqs []uint64) {
+		st, err := decodeSettle(s.Addresses.Contract, r.TxHash, r.BlockNumber.Uint64(), sent, r.Logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range st.charges {
+			pc := ch.charge
+			if pc.Tag != WorkflowTag(fmt.Sprintf("wf_bits_%d", pc.Sequence)) || pc.Cents != pc.Sequence {
+				t.Errorf("charge %+v", pc)
 			}
-			if e, err := settlementABI.UnpackAlreadySettledEvent(l); err == nil {
-				skipped = append(skipped, e.Sequence.Uint64())
+			switch ch.outcome {
+			case debited:
+				settledSeqs = append(settledSeqs, pc.Sequence)
+			case skipped:
+				skippedSeqs = append(skippedSeqs, pc.Sequence)
 			}
 		}
-		return settled, skipped
+		return settledSeqs, skippedSeqs
 	}
-	r, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle(mk(255, 256, 1, 255, 1000, 256, 511, 512)))
+	r, err := tr.Send(ctx, &s.Addresses.Contract, mk(255, 256, 1, 255, 1000, 256, 511, 512))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -734,7 +769,7 @@ func TestContractBitmap(t *testing.T) {
 	if fmt.Sprint(settled) != "[255 256 1 1000 511 512]" || fmt.Sprint(skipped) != "[255 256]" {
 		t.Errorf("first batch: settled %v, skipped %v", settled, skipped)
 	}
-	r, err = tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle(mk(2, 1000, 257)))
+	r, err = tr.Send(ctx, &s.Addresses.Contract, mk(2, 1000, 257))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +778,7 @@ func TestContractBitmap(t *testing.T) {
 		t.Errorf("second batch: settled %v, skipped %v", settled, skipped)
 	}
 	// A batch of nothing new moves nothing and does not revert.
-	if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle(mk(1, 2))); err != nil {
+	if _, err := tr.Send(ctx, &s.Addresses.Contract, mk(1, 2)); err != nil {
 		t.Fatal(err)
 	}
 	for n := uint64(0); n < 1100; n++ {
@@ -757,15 +792,16 @@ func TestContractBitmap(t *testing.T) {
 			t.Errorf("settled(%d) = %v", n, got)
 		}
 	}
-	checkMoved(t, s, op0, pay0, 1+2+255+256+257+511+512+1000)
-	// Sequence 0 and an empty workflow id are refused.
-	bad := mk(0)
-	if _, err := s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: settlementABI.PackSettle(bad)}); err == nil {
-		t.Error("sequence 0 accepted")
-	}
-	bad = mk(3)
-	bad[0].WorkflowId = [32]byte{}
-	if _, err := s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: settlementABI.PackSettle(bad)}); err == nil {
-		t.Error("empty workflow id accepted")
+	checkMoved(t, s, held0, owed0, 1+2+255+256+257+511+512+1000)
+	// Sequence 0, a customer index out of range, an unsorted or zero
+	// customer list are refused.
+	for name, data := range map[string][]byte{
+		"sequence 0":     mk(0),
+		"customer index": settlementABI.PackSettle([][32]byte{ref}, []*big.Int{PackedCharge{Cents: 1, Customer: 1, Sequence: 3}.Pack()}),
+		"zero customer":  settlementABI.PackSettle([][32]byte{{}}, []*big.Int{PackedCharge{Cents: 1, Sequence: 3}.Pack()}),
+	} {
+		if _, err := s.Backend.Client().EstimateGas(ctx, ethereum.CallMsg{From: s.Addresses.Operator, To: &s.Addresses.Contract, Data: data}); err == nil {
+			t.Errorf("%s accepted", name)
+		}
 	}
 }

@@ -26,9 +26,9 @@ var (
 
 // SettleflowSettlementMetaData contains all meta data concerning the SettleflowSettlement contract.
 var SettleflowSettlementMetaData = bind.MetaData{
-	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"unit_\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"withdrawalNotice_\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"BadAmount\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadChargeIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadCustomerIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"CustomersNotSorted\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"LengthMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NoWithdrawalPending\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotCustomerOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotPayee\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"UnknownBatch\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalNotYetAvailable\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroCustomer\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroKey\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroSequence\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"indexed\":false,\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"}],\"name\":\"BatchSettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"ChargeDeclined\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"payee\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Claimed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"Deposited\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"owner\",\"type\":\"address\"}],\"name\":\"OwnerSet\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"PayeeFunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"reason\",\"type\":\"uint256\"}],\"name\":\"RefundRejected\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"RefundSkipped\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Refunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"}],\"name\":\"SettledWord\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"}],\"name\":\"WithdrawalCanceled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalRequested\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Withdrawn\",\"type\":\"event\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"account\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"pending\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"balanceOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"batchCount\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"}],\"name\":\"batchHash\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"hash\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"cancelWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"claim\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"declined\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"declinedWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"deployedAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"deposit\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validAfter\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validBefore\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"salt\",\"type\":\"bytes32\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"depositWithAuthorization\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"fundPayee\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payeeOwed\",\"outputs\":[{\"internalType\":\"uint192\",\"name\":\"\",\"type\":\"uint192\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"batch\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"},{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"},{\"internalType\":\"bytes32[]\",\"name\":\"keys\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"items\",\"type\":\"uint256[]\"}],\"name\":\"refund\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"refundState\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"state\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"refundedOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"requestWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"settledWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"unit\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"withdraw\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"withdrawalNotice\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
+	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"unit_\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"withdrawalNotice_\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"BadAmount\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadChargeIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadCustomerIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChargeNotInWord\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"CustomersNotSorted\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"LengthMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NoWithdrawalPending\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotCustomerOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotPayee\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"StaleCommitment\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalNotYetAvailable\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroCustomer\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroKey\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroSequence\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"ChargeDeclined\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"payee\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Claimed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"Deposited\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"owner\",\"type\":\"address\"}],\"name\":\"OwnerSet\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"PayeeFunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"reason\",\"type\":\"uint256\"}],\"name\":\"RefundRejected\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"RefundSkipped\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Refunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"}],\"name\":\"WithdrawalCanceled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalRequested\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Withdrawn\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"WordSettled\",\"type\":\"event\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"account\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"pending\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"balanceOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"cancelWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"claim\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"declined\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"declinedWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"deployedAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"deposit\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validAfter\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validBefore\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"salt\",\"type\":\"bytes32\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"depositWithAuthorization\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"fundPayee\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payeeOwed\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"},{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"},{\"internalType\":\"uint256[]\",\"name\":\"runs\",\"type\":\"uint256[]\"},{\"internalType\":\"bytes32[]\",\"name\":\"keys\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"items\",\"type\":\"uint256[]\"}],\"name\":\"refund\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"refundState\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"state\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"refundedOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"requestWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"settledWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"unit\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"withdraw\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"withdrawalNotice\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"wordCommit\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"chain\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
 	ID:  "SettleflowSettlement",
-	Bin: "0x610140346101b157601f61204a38819003918201601f19168301916001600160401b038311848410176101b55780849260a0946040528339810103126101b15780516001600160a01b038116908181036101b15761005f602084016101c9565b61006b604085016101c9565b9160806060860151950151931580156101a0575b801561018f575b6101805784156101715760805260a0523360c05260018060a01b0316918260018060a01b03195f5416175f5560e052610100524361012052604051905f7fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8180a3611e6c90816101de823960805181818161031401528181610ca30152611d8e015260a0518181816105530152610a03015260c05181818161044001526107ac015260e051818181610287015281816105b901528181610bcb0152818161172c015281816119f60152611c7a0152610100518181816101d401526110d9015261012051816103500152f35b63749b593960e01b5f5260045ffd5b63d92e233d60e01b5f5260045ffd5b506001600160a01b03831615610086565b506001600160a01b0382161561007f565b5f80fd5b634e487b7160e01b5f52604160045260245ffd5b51906001600160a01b03821682036101b15756fe6080806040526004361015610012575f80fd5b5f905f3560e01c908162a69bac146110c45750806306f130561461109d5780631d69c6b514610e755780632834578014610e3e5780632cf4349214610e0757806332cf57f814610ddd5780633611866b14610d755780634134d40214610bf75780634c383cfd14610ae45780634e71d92d146109f0578063570ca735146109bd578063612131ef146109935780636c7f1542146109695780637213c5a01461086b57806386cb09b814610841578063882358ae146107d05780638da5cb5b1461077f5780638e19899e146105dc578063907af6c0146105a15780639e6897fe14610577578063ae90b21314610526578063b3ab15fb146103f6578063ba80af31146103d5578063c835607c146103ab578063d954863c14610373578063eae4c19f14610338578063fc0c546a146102e75763ffc3020f14610151575f80fd5b346102e45760406003193601126102e45760043560243581835260026020526040832073ffffffffffffffffffffffffffffffffffffffff815416803314908115916102db575b506102b35781158015610281575b610259577f37a5dc96283c260ba952c99b4383003a337bb17cafd9416409ae55b9ca7fd60e916040916101f97f000000000000000000000000000000000000000000000000000000000000000042611277565b6001820183905581547fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff1660a082901b7bffffffffffffffff0000000000000000000000000000000000000000161790915582519182526020820152a280f35b6004847f749b5939000000000000000000000000000000000000000000000000000000008152fd5b506102ac7f0000000000000000000000000000000000000000000000000000000000000000836116a4565b15156101a6565b6004847f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f610198565b80fd5b50346102e457806003193601126102e457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102e457806003193601126102e45760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102e45760606003193601126102e4576103a861039061112d565b6044359061039e8233611ca6565b3390600435611af4565b80f35b50346102e45760206003193601126102e45760406020916004358152600483522054604051908152f35b50346102e457806003193601126102e457602060085460401c604051908152f35b50346102e45760206003193601126102e45760043573ffffffffffffffffffffffffffffffffffffffff81168091036105225773ffffffffffffffffffffffffffffffffffffffff7f00000000000000000000000000000000000000000000000000000000000000001633036104fa5780156104d2577fffffffffffffffffffffffff000000000000000000000000000000000000000082548273ffffffffffffffffffffffffffffffffffffffff82167fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8680a31617815580f35b6004827fd92e233d000000000000000000000000000000000000000000000000000000008152fd5b6004827f30cd7471000000000000000000000000000000000000000000000000000000008152fd5b5080fd5b50346102e457806003193601126102e457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102e45760206003193601126102e45760406020916004358152600383522054604051908152f35b50346102e457806003193601126102e45760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102e45760206003193601126102e457600435908181526002602052604081209081549173ffffffffffffffffffffffffffffffffffffffff831691823314801590610777575b61074f576001820180549485156107275767ffffffffffffffff9060a01c168042106106fc575091818493876020989452600188526040822054968781105f146106f1576106749080986116db565b848352600189526040832055557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557f04eda370f8b8612fa7266d7ebbd41af9d694e19793fe9d9ff31b3ddbd99b08e185604051868152a381806106e1575b5050604051908152f35b6106ea91611d10565b5f816106d7565b5061067487806116db565b7f449406b5000000000000000000000000000000000000000000000000000000008352600452602482fd5b6004837f83e89493000000000000000000000000000000000000000000000000000000008152fd5b807f6cb4fda50000000000000000000000000000000000000000000000000000000060049252fd5b508215610625565b50346102e457806003193601126102e457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102e45760206003193601126102e45760809067ffffffffffffffff6004358083526002602052600160408085209485549381528260205220549301546040519373ffffffffffffffffffffffffffffffffffffffff831685526020850152604084015260a01c166060820152f35b50346102e45760206003193601126102e45760406020916004358152600683522054604051908152f35b50346102e45760206003193601126102e45760043580825260026020526040822073ffffffffffffffffffffffffffffffffffffffff81541680331490811591610960575b506109385760018101805415610910578390557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557fd8cbc85a53c8256123df110cc63eff1c972996c0ff5f10b6c8ec09a825d2c9c08280a280f35b6004847f83e89493000000000000000000000000000000000000000000000000000000008152fd5b6004837f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f6108b0565b50346102e45760206003193601126102e45760406020916004358152600183522054604051908152f35b50346102e45760206003193601126102e45760406020916004358152600783522054604051908152f35b50346102e457806003193601126102e45773ffffffffffffffffffffffffffffffffffffffff6020915416604051908152f35b50346102e457806003193601126102e4577f000000000000000000000000000000000000000000000000000000000000000073ffffffffffffffffffffffffffffffffffffffff8116908133141580610ac3575b610a9b57602092506008549167ffffffffffffffff8360401c93166008557fd8138f8a3f377c5259ca548e70e4c2de94f129f5a11036a15b69513cba2b426a84604051858152a281806106e1575050604051908152f35b6004837f56cab67b000000000000000000000000000000000000000000000000000000008152fd5b5073ffffffffffffffffffffffffffffffffffffffff835416331415610a44565b50346102e45760206003193601126102e45760043580158015610bc5575b610b9d57610b108133611ca6565b60085467ffffffffffffffff7fffffffffffffffffffffffffffffffffffffffffffffffff0000000000000000610b6477ffffffffffffffffffffffffffffffffffffffffffffffff85168460401c6112b1565b60401b169116176008556040519081527fb93525465b6a6b5ecba22f70164cc7026bddb8a37aa7682e5bf5b1a94a6864dc60203392a280f35b6004827f749b5939000000000000000000000000000000000000000000000000000000008152fd5b50610bf07f0000000000000000000000000000000000000000000000000000000000000000826116a4565b1515610b02565b5034610d7157610140600319360112610d715760043590610c1661112d565b60443573ffffffffffffffffffffffffffffffffffffffff811691828203610d71576064359260e4359060ff8216809203610d7157604051602081019088825273ffffffffffffffffffffffffffffffffffffffff8516604082015260c435606082015260608152610c8960808261118d565b51902073ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000016803b15610d71575f92836101249260405196879586947fef55bec600000000000000000000000000000000000000000000000000000000865260048601523060248601528b6044860152608435606486015260a435608486015260a485015260c48401526101043560e484015283356101048401525af18015610d6657610d50575b506103a89394611af4565b6103a894505f610d5f9161118d565b5f93610d45565b6040513d5f823e3d90fd5b5f80fd5b34610d71576040600319360112610d715760043567ffffffffffffffff8111610d7157610da69036906004016110fc565b6024359067ffffffffffffffff8211610d7157602092610dcd610dd59336906004016110fc565b9290916112f3565b604051908152f35b34610d71576020600319360112610d71576004355f526005602052602060405f2054604051908152f35b34610d71576020600319360112610d7157602060016004358060081c5f526004835260ff60405f205491161c161515604051908152f35b34610d71576020600319360112610d7157602060016004358060081c5f526003835260ff60405f205491161c161515604051908152f35b34610d715760c0600319360112610d715760443567ffffffffffffffff8111610d7157610ea69036906004016110fc565b9060643567ffffffffffffffff8111610d7157610ec79036906004016110fc565b9060843567ffffffffffffffff8111610d7157610ee89036906004016110fc565b94909360a43567ffffffffffffffff8111610d7157610f0b9036906004016110fc565b73ffffffffffffffffffffffffffffffffffffffff5f541633036110755780880361104d576040516020810190602435825260606040820152610f7a81610f6c610f59608083018a8a611150565b601f198382030160608401528b8b611150565b03601f19810183528261118d565b5190206004355f52600560205260405f205403611025579695949392919060085460401c975f975b808910610fe3576008805467ffffffffffffffff1660408c901b7fffffffffffffffffffffffffffffffffffffffffffffffff000000000000000016179055005b909192939495969798611016600191898989898f8f611006828b61100f936111dd565b35918b8d6111dd565b35906116fb565b99019796959493929190610fa2565b7f119a7627000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fff633a38000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f7c214f04000000000000000000000000000000000000000000000000000000005f5260045ffd5b34610d71575f600319360112610d7157602067ffffffffffffffff60085416604051908152f35b34610d71575f600319360112610d71576020907f00000000000000000000000000000000000000000000000000000000000000008152f35b9181601f84011215610d715782359167ffffffffffffffff8311610d71576020808501948460051b010111610d7157565b6024359073ffffffffffffffffffffffffffffffffffffffff82168203610d7157565b90918281527f07ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff8311610d715760209260051b809284830137010190565b90601f601f19910116810190811067ffffffffffffffff8211176111b057604052565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52604160045260245ffd5b91908110156111ed5760051b0190565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b67ffffffffffffffff81116111b05760051b60200190565b9061123c8261121a565b611249604051918261118d565b828152601f19611259829461121a565b0190602036910137565b80518210156111ed5760209160051b010190565b9190820180921161128457565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b9077ffffffffffffffffffffffffffffffffffffffffffffffff8091169116019077ffffffffffffffffffffffffffffffffffffffffffffffff821161128457565b9291935f73ffffffffffffffffffffffffffffffffffffffff5f541633036110755761131e83611232565b915f5f5b85811061161a57505061133485611232565b5f957fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff5f905f925f5b8181106114ed575050611377939495969798999a50611973565b85156114e2575f5b84518110156113b3578061139560019287611263565b516113a182898c6111dd565b355f528260205260405f20550161137f565b50919590946113de935082526040519283916020830195888752606060408501526080840191611150565b91601f19828403016060830152602080825194858152019101925f5b8181106114c9575050611416925003601f19810183528261118d565b67ffffffffffffffff60085416916001830180931161128457817f85c36485fd7a4904af51fe3c476cc76c863d78aac4e4bfba14ffbbd89967968892518220845f52600560205260405f205567ffffffffffffffff84167fffffffffffffffffffffffffffffffffffffffffffffffff00000000000000006114bc8282600854161777ffffffffffffffffffffffffffffffffffffffffffffffff8a169060401c6112b1565b60401b16176008555190a2565b84518352602094850194869450909201916001016113fa565b509450505050505f90565b6114f881838f6111dd565b358060701c9067ffffffffffffffff82169182156115f257818f8e9066ffffffffffffff8f9560781c168981036115cb575b50600160ff8c95161b808b1615155f1461157357505050505050906001917f8fec535e2000df0687739fc3f7b0b32ca8943ff6ba4f67b2172ade47d16ace065f80a25b0161135d565b61158d94965060019084969c9b94929394179a179a6119db565b919061159f575b50505060019061156d565b9091999296508c6001019c6115b49089611263565b526115be91611277565b96600317935f8080611594565b986115db939b9250999099611973565b5f97865f5260036020528d60405f2054985f61152a565b7f771ba714000000000000000000000000000000000000000000000000000000005f5260045ffd5b61162581878a6111dd565b359182111561164e57600190825f528160205260405f20546116478288611263565b5201611322565b501561167c577fc84ea9a5000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fca0845bd000000000000000000000000000000000000000000000000000000005f5260045ffd5b81156116ae570690565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601260045260245ffd5b9190820391821161128457565b8181029291811591840414171561128457565b95939492919092861561194b5761ffff8460601c169080821015611923576117546bffffffffffffffffffffffff957f0000000000000000000000000000000000000000000000000000000000000000968791166116e8565b9687156118fb57885f52600760205260405f20546118cb579061177792916111dd565b359167ffffffffffffffff8360701c1692835f5260066020526117b66117a18860405f2054611277565b956bffffffffffffffffffffffff83166116e8565b85116118875785871161184357916117da9161ffff611840999460601c16916111dd565b3592825f52600660205260405f2055825f52600160205260405f20611800868254611277565b9055805f526007602052600160405f20557fc0721ae73b3f8d344a611dc50526cc0c898d2d8210fa7a2361c7ead3df0ad5196020604051878152a46116db565b90565b50505092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160028152a390565b50505092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160018152a390565b5050505050509190507fb6f0ab26a0b5d2999711cd058e861f01cc2e9c31ac0c275d4ecce044cca15cbd5f80a290565b7f749b5939000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f9c511c25000000000000000000000000000000000000000000000000000000005f5260045ffd5b7ffbd849c6000000000000000000000000000000000000000000000000000000005f5260045ffd5b91600291600182166119c8575b50166119895750565b67ffffffffffffffff600854169060018201809211611284577f121e61884b700966dee7ed561b316105bca46bd0abdceef7feea67539cc033935f80a3565b835f52600360205260405f20555f611980565b9091939261ffff8360601c16908251821015611acc57611a297f00000000000000000000000000000000000000000000000000000000000000006bffffffffffffffffffffffff86166116e8565b958691611a368486611263565b5191828411611a54575050039250611a4d91611263565b5260019190565b67ffffffffffffffff9295506040935093611ab7917fb2ae23560d3793b5e33f1139545669a5dd751b219e87d55485b53e108c58a0799566ffffffffffffff8960701c9960781c165f526004602052855f20600160ff8b161b81541790556111dd565b359482519488865260208601521692a35f9190565b7f22f787fc000000000000000000000000000000000000000000000000000000005f5260045ffd5b9190821561167c5783158015611c74575b6118fb57825f52600260205260405f209073ffffffffffffffffffffffffffffffffffffffff82541615611ba0575b5050604073ffffffffffffffffffffffffffffffffffffffff7f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a71592845f526001602052611b8486845f2054611277565b855f52600160205280845f2055835196875260208701521693a3565b73ffffffffffffffffffffffffffffffffffffffff16908115611c4c577f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a7159282826040947fffffffffffffffffffffffff000000000000000000000000000000000000000073ffffffffffffffffffffffffffffffffffffffff955416179055857fac803f2d7baf8977db614b92886816b923ee887c90ce5949164b63d8700f8ec45f80a39250611b34565b7fd92e233d000000000000000000000000000000000000000000000000000000005f5260045ffd5b50611c9f7f0000000000000000000000000000000000000000000000000000000000000000856116a4565b1515611b05565b611d0e9173ffffffffffffffffffffffffffffffffffffffff604051927f23b872dd000000000000000000000000000000000000000000000000000000006020850152166024830152306044830152606482015260648152611d0960848261118d565b611d6d565b565b611d0e9173ffffffffffffffffffffffffffffffffffffffff604051927fa9059cbb000000000000000000000000000000000000000000000000000000006020850152166024830152604482015260448152611d0960648261118d565b5f80916020815191018273ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000165af13d15611e57573d9067ffffffffffffffff82116111b05760405191611ddf6020601f19601f840116018461118d565b82523d5f602084013e5b15611e4f578051908115159182611e2b575b5050611e0357565b7f90b8ec18000000000000000000000000000000000000000000000000000000005f5260045ffd5b8192509060209181010312610d715760200151801590811503610d71575f80611dfb565b602081519101fd5b606090611de956fea164736f6c634300081c000a",
+	Bin: "0x610140346101b157601f61201238819003918201601f19168301916001600160401b038311848410176101b55780849260a0946040528339810103126101b15780516001600160a01b038116908181036101b15761005f602084016101c9565b61006b604085016101c9565b9160806060860151950151931580156101a0575b801561018f575b6101805784156101715760805260a0523360c05260018060a01b0316918260018060a01b03195f5416175f5560e052610100524361012052604051905f7fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8180a3611e3490816101de823960805181818161030901528181610c610152611d66015260a0518181816105450152610a1f015260c05181818161043201526107c8015260e05181818161027c015281816105d501528181610b890152818161176d0152818161189a0152611c520152610100518181816101c9015261119f015261012051816103450152f35b63749b593960e01b5f5260045ffd5b63d92e233d60e01b5f5260045ffd5b506001600160a01b03831615610086565b506001600160a01b0382161561007f565b5f80fd5b634e487b7160e01b5f52604160045260245ffd5b51906001600160a01b03821682036101b15756fe6080806040526004361015610012575f80fd5b5f905f3560e01c908162a69bac1461118a5750806328345780146111535780632cf434921461111c5780633611866b146110b4578063399f9f3414610d335780634134d40214610bb55780634c383cfd14610af15780634e71d92d14610a0c578063570ca735146109d9578063612131ef146109af5780636c7f1542146109855780637213c5a01461088757806386cb09b81461085d578063882358ae146107ec5780638da5cb5b1461079b5780638e19899e146105f8578063907af6c0146105bd5780639e6897fe14610593578063a6b012f514610569578063ae90b21314610518578063b3ab15fb146103e8578063ba80af31146103ca578063c835607c146103a0578063d954863c14610368578063eae4c19f1461032d578063fc0c546a146102dc5763ffc3020f14610146575f80fd5b346102d95760406003193601126102d95760043560243581835260026020526040832073ffffffffffffffffffffffffffffffffffffffff815416803314908115916102d0575b506102a85781158015610276575b61024e577f37a5dc96283c260ba952c99b4383003a337bb17cafd9416409ae55b9ca7fd60e916040916101ee7f00000000000000000000000000000000000000000000000000000000000000004261135d565b6001820183905581547fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff1660a082901b7bffffffffffffffff0000000000000000000000000000000000000000161790915582519182526020820152a280f35b6004847f749b5939000000000000000000000000000000000000000000000000000000008152fd5b506102a17f000000000000000000000000000000000000000000000000000000000000000083611661565b151561019b565b6004847f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f61018d565b80fd5b50346102d957806003193601126102d957602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102d957806003193601126102d95760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102d95760606003193601126102d95761039d6103856111f3565b604435906103938233611c7e565b3390600435611acc565b80f35b50346102d95760206003193601126102d95760406020916004358152600483522054604051908152f35b50346102d957806003193601126102d9576020600854604051908152f35b50346102d95760206003193601126102d95760043573ffffffffffffffffffffffffffffffffffffffff81168091036105145773ffffffffffffffffffffffffffffffffffffffff7f00000000000000000000000000000000000000000000000000000000000000001633036104ec5780156104c4577fffffffffffffffffffffffff000000000000000000000000000000000000000082548273ffffffffffffffffffffffffffffffffffffffff82167fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8680a31617815580f35b6004827fd92e233d000000000000000000000000000000000000000000000000000000008152fd5b6004827f30cd7471000000000000000000000000000000000000000000000000000000008152fd5b5080fd5b50346102d957806003193601126102d957602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102d95760206003193601126102d95760406020916004358152600583522054604051908152f35b50346102d95760206003193601126102d95760406020916004358152600383522054604051908152f35b50346102d957806003193601126102d95760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102d95760206003193601126102d957600435908181526002602052604081209081549173ffffffffffffffffffffffffffffffffffffffff831691823314801590610793575b61076b576001820180549485156107435767ffffffffffffffff9060a01c16804210610718575091818493876020989452600188526040822054968781105f1461070d57610690908098611698565b848352600189526040832055557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557f04eda370f8b8612fa7266d7ebbd41af9d694e19793fe9d9ff31b3ddbd99b08e185604051868152a381806106fd575b5050604051908152f35b61070691611ce8565b5f816106f3565b506106908780611698565b7f449406b5000000000000000000000000000000000000000000000000000000008352600452602482fd5b6004837f83e89493000000000000000000000000000000000000000000000000000000008152fd5b807f6cb4fda50000000000000000000000000000000000000000000000000000000060049252fd5b508215610641565b50346102d957806003193601126102d957602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102d95760206003193601126102d95760809067ffffffffffffffff6004358083526002602052600160408085209485549381528260205220549301546040519373ffffffffffffffffffffffffffffffffffffffff831685526020850152604084015260a01c166060820152f35b50346102d95760206003193601126102d95760406020916004358152600683522054604051908152f35b50346102d95760206003193601126102d95760043580825260026020526040822073ffffffffffffffffffffffffffffffffffffffff8154168033149081159161097c575b50610954576001810180541561092c578390557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557fd8cbc85a53c8256123df110cc63eff1c972996c0ff5f10b6c8ec09a825d2c9c08280a280f35b6004847f83e89493000000000000000000000000000000000000000000000000000000008152fd5b6004837f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f6108cc565b50346102d95760206003193601126102d95760406020916004358152600183522054604051908152f35b50346102d95760206003193601126102d95760406020916004358152600783522054604051908152f35b50346102d957806003193601126102d95773ffffffffffffffffffffffffffffffffffffffff6020915416604051908152f35b50346102d957806003193601126102d9577f00000000000000000000000000000000000000000000000000000000000000009073ffffffffffffffffffffffffffffffffffffffff8216918233141580610ad0575b610aa857602092600854926008557fd8138f8a3f377c5259ca548e70e4c2de94f129f5a11036a15b69513cba2b426a84604051858152a281806106fd575050604051908152f35b6004827f56cab67b000000000000000000000000000000000000000000000000000000008152fd5b5073ffffffffffffffffffffffffffffffffffffffff825416331415610a61565b50346102d95760206003193601126102d95760043580158015610b83575b610b5b57610b1d8133611c7e565b610b298160085461135d565b6008556040519081527fb93525465b6a6b5ecba22f70164cc7026bddb8a37aa7682e5bf5b1a94a6864dc60203392a280f35b6004827f749b5939000000000000000000000000000000000000000000000000000000008152fd5b50610bae7f000000000000000000000000000000000000000000000000000000000000000082611661565b1515610b0f565b5034610d2f57610140600319360112610d2f5760043590610bd46111f3565b60443573ffffffffffffffffffffffffffffffffffffffff811691828203610d2f576064359260e4359060ff8216809203610d2f57604051602081019088825273ffffffffffffffffffffffffffffffffffffffff8516604082015260c435606082015260608152610c47608082611229565b51902073ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000016803b15610d2f575f92836101249260405196879586947fef55bec600000000000000000000000000000000000000000000000000000000865260048601523060248601528b6044860152608435606486015260a435608486015260a485015260c48401526101043560e484015283356101048401525af18015610d2457610d0e575b5061039d9394611acc565b61039d94505f610d1d91611229565b5f93610d03565b6040513d5f823e3d90fd5b5f80fd5b34610d2f5760c0600319360112610d2f5760043560243567ffffffffffffffff8111610d2f57610d679036906004016111c2565b60449291923567ffffffffffffffff8111610d2f57610d8a9036906004016111c2565b9160643567ffffffffffffffff8111610d2f57610dab9036906004016111c2565b60849691963567ffffffffffffffff8111610d2f57610dce9036906004016111c2565b97909660a43567ffffffffffffffff8111610d2f57610df19036906004016111c2565b92909373ffffffffffffffffffffffffffffffffffffffff5f5416330361108c57838b03611024578860061b8981046040148a15171561105f5790610e368a926112d1565b5f935f925f9260208101915b808510610efc5750505050501491821592610ee4575b5050610ebc5796959493929190600854975f975b808910610e7a5760088a9055005b909192939495969798610ead600191898989898f8f610e9d828b610ea693611320565b35918b8d611320565b359061186a565b99019796959493929190610e6c565b7f3d618e50000000000000000000000000000000000000000000000000000000005f5260045ffd5b9091505f52600560205260405f205414158980610e58565b91939590929496610f0e878488611320565b3591821590811561104c575b50611024578c8f8f8e905f925b8c878510610f7157505050505050906001918160061b86206040519060208201928352604082015260408152610f5e606082611229565b5190209701950193918d95949391610e42565b91610f8a91610f8486610f96969561135d565b91611320565b35938460f01c91611320565b358b66ffffffffffffff6effffffffffffffffffffffffffffff8560781c161603610ffc5760406001937dffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff8460061b8a01911660208201520152018f908f8f92908f91610f27565b7f237d5ec2000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fff633a38000000000000000000000000000000000000000000000000000000005f5260045ffd5b9050611058838a61135d565b118f610f1a565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b7f7c214f04000000000000000000000000000000000000000000000000000000005f5260045ffd5b34610d2f576040600319360112610d2f5760043567ffffffffffffffff8111610d2f576110e59036906004016111c2565b6024359067ffffffffffffffff8211610d2f5760209261110c6111149336906004016111c2565b92909161137e565b604051908152f35b34610d2f576020600319360112610d2f57602060016004358060081c5f526004835260ff60405f205491161c161515604051908152f35b34610d2f576020600319360112610d2f57602060016004358060081c5f526003835260ff60405f205491161c161515604051908152f35b34610d2f575f600319360112610d2f576020907f00000000000000000000000000000000000000000000000000000000000000008152f35b9181601f84011215610d2f5782359167ffffffffffffffff8311610d2f576020808501948460051b010111610d2f57565b6024359073ffffffffffffffffffffffffffffffffffffffff82168203610d2f57565b8181029291811591840414171561105f57565b90601f7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe0910116810190811067ffffffffffffffff82111761126a57604052565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52604160045260245ffd5b67ffffffffffffffff811161126a57601f017fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe01660200190565b906112db82611297565b6112e86040519182611229565b8281527fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe06113168294611297565b0190602036910137565b91908110156113305760051b0190565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b9190820180921161105f57565b80518210156113305760209160051b010190565b90929391935f73ffffffffffffffffffffffffffffffffffffffff5f5416330361108c576113ab856116a5565b916113b96040519384611229565b8583527fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe06113e6876116a5565b013660208501375f5f5b8781106115d75750508060061b8181046040148215171561105f57611414906112d1565b5f917fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff5f905f925f5b8181106114af57505061145595969798999a506116bd565b80156114a7575f5b825181101561149157806114736001928561136a565b5161147f828988611320565b355f528260205260405f20550161145d565b50935050506114a28260085461135d565b600855565b505f93505050565b6114ba81838f611320565b358060701c9067ffffffffffffffff82169182156115af5766ffffffffffffff8260781c16868103611581575b50600160ff919091161b8681161561152a575050906001917f8fec535e2000df0687739fc3f7b0b32ca8943ff6ba4f67b2172ade47d16ace065f80a25b0161143d565b92959150955017926001946115418d8c838d61174f565b91929092611555575b505050600190611524565b89611578939260408a936001979e9d60061b8d019060208201520152019861135d565b97905f8061154a565b9597899197611592949b93996116bd565b5f965f95845f526003602052600160ff60405f20549791506114e7565b7f771ba714000000000000000000000000000000000000000000000000000000005f5260045ffd5b6115e2818988611320565b359182111561160b57600190825f528160205260405f2054611604828861136a565b52016113f0565b5015611639577fc84ea9a5000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fca0845bd000000000000000000000000000000000000000000000000000000005f5260045ffd5b811561166b570690565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601260045260245ffd5b9190820391821161105f57565b67ffffffffffffffff811161126a5760051b60200190565b939161173c575b5080156117375760209060061b910120815f52600560205260405f2054906040519060208201928352604082015260408152611701606082611229565b519020815f52600560205260405f20557fb5e2b0c5fa5504f27a19e82caabf843ccd18f819af1eae7af1d6d0d60d1bb0725f80a2565b505050565b835f52600360205260405f20555f6116c4565b9391929361ffff8260601c168151811015611842576117a8816117a07f00000000000000000000000000000000000000000000000000000000000000006bffffffffffffffffffffffff8716611216565b978897611320565b359485936117b6838561136a565b51908183116117d457500392506117cc9161136a565b526001929190565b67ffffffffffffffff9194507fb2ae23560d3793b5e33f1139545669a5dd751b219e87d55485b53e108c58a07993506040925066ffffffffffffff8160701c9160781c165f526004602052825f20600160ff83161b815417905582519489865260208601521692a35f929190565b7f22f787fc000000000000000000000000000000000000000000000000000000005f5260045ffd5b9593949190918615611aa45761ffff8360601c169080821015611a7c576118c26bffffffffffffffffffffffff947f000000000000000000000000000000000000000000000000000000000000000095869116611216565b968715611a5457885f52600760205260405f2054611a245791610f8a916118e99493611320565b359161192767ffffffffffffffff8260701c1692835f5260066020526bffffffffffffffffffffffff6119208860405f205461135d565b9316611216565b81116119e2578385116119a0579461199d95825f52600660205260405f2055825f52600160205260405f2061195d86825461135d565b9055805f526007602052600160405f20557fc0721ae73b3f8d344a611dc50526cc0c898d2d8210fa7a2361c7ead3df0ad5196020604051878152a4611698565b90565b5092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160028152a390565b5092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160018152a390565b5050505050509190507fb6f0ab26a0b5d2999711cd058e861f01cc2e9c31ac0c275d4ecce044cca15cbd5f80a290565b7f749b5939000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f9c511c25000000000000000000000000000000000000000000000000000000005f5260045ffd5b7ffbd849c6000000000000000000000000000000000000000000000000000000005f5260045ffd5b919082156116395783158015611c4c575b611a5457825f52600260205260405f209073ffffffffffffffffffffffffffffffffffffffff82541615611b78575b5050604073ffffffffffffffffffffffffffffffffffffffff7f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a71592845f526001602052611b5c86845f205461135d565b855f52600160205280845f2055835196875260208701521693a3565b73ffffffffffffffffffffffffffffffffffffffff16908115611c24577f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a7159282826040947fffffffffffffffffffffffff000000000000000000000000000000000000000073ffffffffffffffffffffffffffffffffffffffff955416179055857fac803f2d7baf8977db614b92886816b923ee887c90ce5949164b63d8700f8ec45f80a39250611b0c565b7fd92e233d000000000000000000000000000000000000000000000000000000005f5260045ffd5b50611c777f000000000000000000000000000000000000000000000000000000000000000085611661565b1515611add565b611ce69173ffffffffffffffffffffffffffffffffffffffff604051927f23b872dd000000000000000000000000000000000000000000000000000000006020850152166024830152306044830152606482015260648152611ce1608482611229565b611d45565b565b611ce69173ffffffffffffffffffffffffffffffffffffffff604051927fa9059cbb000000000000000000000000000000000000000000000000000000006020850152166024830152604482015260448152611ce1606482611229565b5f80916020815191018273ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000165af13d15611e1f573d90611d9982611297565b91611da76040519384611229565b82523d5f602084013e5b15611e17578051908115159182611df3575b5050611dcb57565b7f90b8ec18000000000000000000000000000000000000000000000000000000005f5260045ffd5b8192509060209181010312610d2f5760200151801590811503610d2f575f80611dc3565b602081519101fd5b606090611db156fea164736f6c634300081c000a",
 }
 
 // SettleflowSettlement is an auto generated Go binding around an Ethereum contract.
@@ -148,76 +148,6 @@ func (settleflowSettlement *SettleflowSettlement) UnpackBalanceOf(data []byte) (
 		return new(big.Int), err
 	}
 	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
-	return out0, nil
-}
-
-// PackBatchCount is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x06f13056.  This method will panic if any
-// invalid/nil inputs are passed.
-//
-// Solidity: function batchCount() view returns(uint64)
-func (settleflowSettlement *SettleflowSettlement) PackBatchCount() []byte {
-	enc, err := settleflowSettlement.abi.Pack("batchCount")
-	if err != nil {
-		panic(err)
-	}
-	return enc
-}
-
-// TryPackBatchCount is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x06f13056.  This method will return an error
-// if any inputs are invalid/nil.
-//
-// Solidity: function batchCount() view returns(uint64)
-func (settleflowSettlement *SettleflowSettlement) TryPackBatchCount() ([]byte, error) {
-	return settleflowSettlement.abi.Pack("batchCount")
-}
-
-// UnpackBatchCount is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0x06f13056.
-//
-// Solidity: function batchCount() view returns(uint64)
-func (settleflowSettlement *SettleflowSettlement) UnpackBatchCount(data []byte) (uint64, error) {
-	out, err := settleflowSettlement.abi.Unpack("batchCount", data)
-	if err != nil {
-		return *new(uint64), err
-	}
-	out0 := *abi.ConvertType(out[0], new(uint64)).(*uint64)
-	return out0, nil
-}
-
-// PackBatchHash is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x32cf57f8.  This method will panic if any
-// invalid/nil inputs are passed.
-//
-// Solidity: function batchHash(uint256 batch) view returns(bytes32 hash)
-func (settleflowSettlement *SettleflowSettlement) PackBatchHash(batch *big.Int) []byte {
-	enc, err := settleflowSettlement.abi.Pack("batchHash", batch)
-	if err != nil {
-		panic(err)
-	}
-	return enc
-}
-
-// TryPackBatchHash is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x32cf57f8.  This method will return an error
-// if any inputs are invalid/nil.
-//
-// Solidity: function batchHash(uint256 batch) view returns(bytes32 hash)
-func (settleflowSettlement *SettleflowSettlement) TryPackBatchHash(batch *big.Int) ([]byte, error) {
-	return settleflowSettlement.abi.Pack("batchHash", batch)
-}
-
-// UnpackBatchHash is the Go binding that unpacks the parameters returned
-// from invoking the contract method with ID 0x32cf57f8.
-//
-// Solidity: function batchHash(uint256 batch) view returns(bytes32 hash)
-func (settleflowSettlement *SettleflowSettlement) UnpackBatchHash(data []byte) ([32]byte, error) {
-	out, err := settleflowSettlement.abi.Unpack("batchHash", data)
-	if err != nil {
-		return *new([32]byte), err
-	}
-	out0 := *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
 	return out0, nil
 }
 
@@ -558,7 +488,7 @@ func (settleflowSettlement *SettleflowSettlement) UnpackPayee(data []byte) (comm
 // the contract method with ID 0xba80af31.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function payeeOwed() view returns(uint192)
+// Solidity: function payeeOwed() view returns(uint256)
 func (settleflowSettlement *SettleflowSettlement) PackPayeeOwed() []byte {
 	enc, err := settleflowSettlement.abi.Pack("payeeOwed")
 	if err != nil {
@@ -571,7 +501,7 @@ func (settleflowSettlement *SettleflowSettlement) PackPayeeOwed() []byte {
 // the contract method with ID 0xba80af31.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function payeeOwed() view returns(uint192)
+// Solidity: function payeeOwed() view returns(uint256)
 func (settleflowSettlement *SettleflowSettlement) TryPackPayeeOwed() ([]byte, error) {
 	return settleflowSettlement.abi.Pack("payeeOwed")
 }
@@ -579,7 +509,7 @@ func (settleflowSettlement *SettleflowSettlement) TryPackPayeeOwed() ([]byte, er
 // UnpackPayeeOwed is the Go binding that unpacks the parameters returned
 // from invoking the contract method with ID 0xba80af31.
 //
-// Solidity: function payeeOwed() view returns(uint192)
+// Solidity: function payeeOwed() view returns(uint256)
 func (settleflowSettlement *SettleflowSettlement) UnpackPayeeOwed(data []byte) (*big.Int, error) {
 	out, err := settleflowSettlement.abi.Unpack("payeeOwed", data)
 	if err != nil {
@@ -590,12 +520,12 @@ func (settleflowSettlement *SettleflowSettlement) UnpackPayeeOwed(data []byte) (
 }
 
 // PackRefund is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x1d69c6b5.  This method will panic if any
+// the contract method with ID 0x399f9f34.  This method will panic if any
 // invalid/nil inputs are passed.
 //
-// Solidity: function refund(uint256 batch, uint256 total, bytes32[] customers, uint256[] charges, bytes32[] keys, uint256[] items) returns()
-func (settleflowSettlement *SettleflowSettlement) PackRefund(batch *big.Int, total *big.Int, customers [][32]byte, charges []*big.Int, keys [][32]byte, items []*big.Int) []byte {
-	enc, err := settleflowSettlement.abi.Pack("refund", batch, total, customers, charges, keys, items)
+// Solidity: function refund(uint256 word, bytes32[] customers, uint256[] charges, uint256[] runs, bytes32[] keys, uint256[] items) returns()
+func (settleflowSettlement *SettleflowSettlement) PackRefund(word *big.Int, customers [][32]byte, charges []*big.Int, runs []*big.Int, keys [][32]byte, items []*big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("refund", word, customers, charges, runs, keys, items)
 	if err != nil {
 		panic(err)
 	}
@@ -603,12 +533,12 @@ func (settleflowSettlement *SettleflowSettlement) PackRefund(batch *big.Int, tot
 }
 
 // TryPackRefund is the Go binding used to pack the parameters required for calling
-// the contract method with ID 0x1d69c6b5.  This method will return an error
+// the contract method with ID 0x399f9f34.  This method will return an error
 // if any inputs are invalid/nil.
 //
-// Solidity: function refund(uint256 batch, uint256 total, bytes32[] customers, uint256[] charges, bytes32[] keys, uint256[] items) returns()
-func (settleflowSettlement *SettleflowSettlement) TryPackRefund(batch *big.Int, total *big.Int, customers [][32]byte, charges []*big.Int, keys [][32]byte, items []*big.Int) ([]byte, error) {
-	return settleflowSettlement.abi.Pack("refund", batch, total, customers, charges, keys, items)
+// Solidity: function refund(uint256 word, bytes32[] customers, uint256[] charges, uint256[] runs, bytes32[] keys, uint256[] items) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackRefund(word *big.Int, customers [][32]byte, charges []*big.Int, runs []*big.Int, keys [][32]byte, items []*big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("refund", word, customers, charges, runs, keys, items)
 }
 
 // PackRefundState is the Go binding used to pack the parameters required for calling
@@ -970,6 +900,41 @@ func (settleflowSettlement *SettleflowSettlement) UnpackWithdrawalNotice(data []
 	return out0, nil
 }
 
+// PackWordCommit is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xa6b012f5.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function wordCommit(uint256 word) view returns(bytes32 chain)
+func (settleflowSettlement *SettleflowSettlement) PackWordCommit(word *big.Int) []byte {
+	enc, err := settleflowSettlement.abi.Pack("wordCommit", word)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackWordCommit is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xa6b012f5.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function wordCommit(uint256 word) view returns(bytes32 chain)
+func (settleflowSettlement *SettleflowSettlement) TryPackWordCommit(word *big.Int) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("wordCommit", word)
+}
+
+// UnpackWordCommit is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0xa6b012f5.
+//
+// Solidity: function wordCommit(uint256 word) view returns(bytes32 chain)
+func (settleflowSettlement *SettleflowSettlement) UnpackWordCommit(data []byte) ([32]byte, error) {
+	out, err := settleflowSettlement.abi.Unpack("wordCommit", data)
+	if err != nil {
+		return *new([32]byte), err
+	}
+	out0 := *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
+	return out0, nil
+}
+
 // SettleflowSettlementAlreadySettled represents a AlreadySettled event raised by the SettleflowSettlement contract.
 type SettleflowSettlementAlreadySettled struct {
 	Sequence *big.Int
@@ -996,53 +961,6 @@ func (settleflowSettlement *SettleflowSettlement) UnpackAlreadySettledEvent(log 
 		return nil, bind.ErrEventSignatureMismatch
 	}
 	out := new(SettleflowSettlementAlreadySettled)
-	if len(log.Data) > 0 {
-		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
-			return nil, err
-		}
-	}
-	var indexed abi.Arguments
-	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
-		if arg.Indexed {
-			indexed = append(indexed, arg)
-		}
-	}
-	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
-		return nil, err
-	}
-	out.Raw = log
-	return out, nil
-}
-
-// SettleflowSettlementBatchSettled represents a BatchSettled event raised by the SettleflowSettlement contract.
-type SettleflowSettlementBatchSettled struct {
-	Batch     *big.Int
-	Total     *big.Int
-	Customers [][32]byte
-	Charges   []*big.Int
-	Raw       *types.Log // Blockchain specific contextual infos
-}
-
-const SettleflowSettlementBatchSettledEventName = "BatchSettled"
-
-// ContractEventName returns the user-defined event name.
-func (SettleflowSettlementBatchSettled) ContractEventName() string {
-	return SettleflowSettlementBatchSettledEventName
-}
-
-// UnpackBatchSettledEvent is the Go binding that unpacks the event data emitted
-// by contract.
-//
-// Solidity: event BatchSettled(uint256 indexed batch, uint256 total, bytes32[] customers, uint256[] charges)
-func (settleflowSettlement *SettleflowSettlement) UnpackBatchSettledEvent(log *types.Log) (*SettleflowSettlementBatchSettled, error) {
-	event := "BatchSettled"
-	if len(log.Topics) == 0 {
-		return nil, bind.ErrNoEventSignature
-	}
-	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
-		return nil, bind.ErrEventSignatureMismatch
-	}
-	out := new(SettleflowSettlementBatchSettled)
 	if len(log.Data) > 0 {
 		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
 			return nil, err
@@ -1472,51 +1390,6 @@ func (settleflowSettlement *SettleflowSettlement) UnpackRefundedEvent(log *types
 	return out, nil
 }
 
-// SettleflowSettlementSettledWord represents a SettledWord event raised by the SettleflowSettlement contract.
-type SettleflowSettlementSettledWord struct {
-	Word  *big.Int
-	Batch *big.Int
-	Raw   *types.Log // Blockchain specific contextual infos
-}
-
-const SettleflowSettlementSettledWordEventName = "SettledWord"
-
-// ContractEventName returns the user-defined event name.
-func (SettleflowSettlementSettledWord) ContractEventName() string {
-	return SettleflowSettlementSettledWordEventName
-}
-
-// UnpackSettledWordEvent is the Go binding that unpacks the event data emitted
-// by contract.
-//
-// Solidity: event SettledWord(uint256 indexed word, uint256 indexed batch)
-func (settleflowSettlement *SettleflowSettlement) UnpackSettledWordEvent(log *types.Log) (*SettleflowSettlementSettledWord, error) {
-	event := "SettledWord"
-	if len(log.Topics) == 0 {
-		return nil, bind.ErrNoEventSignature
-	}
-	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
-		return nil, bind.ErrEventSignatureMismatch
-	}
-	out := new(SettleflowSettlementSettledWord)
-	if len(log.Data) > 0 {
-		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
-			return nil, err
-		}
-	}
-	var indexed abi.Arguments
-	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
-		if arg.Indexed {
-			indexed = append(indexed, arg)
-		}
-	}
-	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
-		return nil, err
-	}
-	out.Raw = log
-	return out, nil
-}
-
 // SettleflowSettlementWithdrawalCanceled represents a WithdrawalCanceled event raised by the SettleflowSettlement contract.
 type SettleflowSettlementWithdrawalCanceled struct {
 	CustomerRef [32]byte
@@ -1653,6 +1526,50 @@ func (settleflowSettlement *SettleflowSettlement) UnpackWithdrawnEvent(log *type
 	return out, nil
 }
 
+// SettleflowSettlementWordSettled represents a WordSettled event raised by the SettleflowSettlement contract.
+type SettleflowSettlementWordSettled struct {
+	Word *big.Int
+	Raw  *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementWordSettledEventName = "WordSettled"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementWordSettled) ContractEventName() string {
+	return SettleflowSettlementWordSettledEventName
+}
+
+// UnpackWordSettledEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event WordSettled(uint256 indexed word)
+func (settleflowSettlement *SettleflowSettlement) UnpackWordSettledEvent(log *types.Log) (*SettleflowSettlementWordSettled, error) {
+	event := "WordSettled"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementWordSettled)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
 // UnpackError attempts to decode the provided error data using user-defined
 // error definitions.
 func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, error) {
@@ -1664,6 +1581,9 @@ func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, 
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadCustomerIndex"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackBadCustomerIndexError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ChargeNotInWord"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackChargeNotInWordError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["CustomersNotSorted"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackCustomersNotSortedError(raw[4:])
@@ -1686,11 +1606,11 @@ func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, 
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NotPayee"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackNotPayeeError(raw[4:])
 	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["StaleCommitment"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackStaleCommitmentError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["TransferFailed"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackTransferFailedError(raw[4:])
-	}
-	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["UnknownBatch"].ID.Bytes()[:4]) {
-		return settleflowSettlement.UnpackUnknownBatchError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["WithdrawalNotYetAvailable"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackWithdrawalNotYetAvailableError(raw[4:])
@@ -1774,6 +1694,29 @@ func SettleflowSettlementBadCustomerIndexErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackBadCustomerIndexError(raw []byte) (*SettleflowSettlementBadCustomerIndex, error) {
 	out := new(SettleflowSettlementBadCustomerIndex)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "BadCustomerIndex", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementChargeNotInWord represents a ChargeNotInWord error raised by the SettleflowSettlement contract.
+type SettleflowSettlementChargeNotInWord struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error ChargeNotInWord()
+func SettleflowSettlementChargeNotInWordErrorID() common.Hash {
+	return common.HexToHash("0x237d5ec2f01d969e519e7b47dc8e31c91a4b8c0ab2c2adeef9abfc512eed6e72")
+}
+
+// UnpackChargeNotInWordError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error ChargeNotInWord()
+func (settleflowSettlement *SettleflowSettlement) UnpackChargeNotInWordError(raw []byte) (*SettleflowSettlementChargeNotInWord, error) {
+	out := new(SettleflowSettlementChargeNotInWord)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "ChargeNotInWord", raw); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -1940,6 +1883,29 @@ func (settleflowSettlement *SettleflowSettlement) UnpackNotPayeeError(raw []byte
 	return out, nil
 }
 
+// SettleflowSettlementStaleCommitment represents a StaleCommitment error raised by the SettleflowSettlement contract.
+type SettleflowSettlementStaleCommitment struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error StaleCommitment()
+func SettleflowSettlementStaleCommitmentErrorID() common.Hash {
+	return common.HexToHash("0x3d618e50240e5e66adf03ae85d51a8c5d8779d1d16a62a01162c0bf9dd05eb93")
+}
+
+// UnpackStaleCommitmentError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error StaleCommitment()
+func (settleflowSettlement *SettleflowSettlement) UnpackStaleCommitmentError(raw []byte) (*SettleflowSettlementStaleCommitment, error) {
+	out := new(SettleflowSettlementStaleCommitment)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "StaleCommitment", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SettleflowSettlementTransferFailed represents a TransferFailed error raised by the SettleflowSettlement contract.
 type SettleflowSettlementTransferFailed struct {
 }
@@ -1958,29 +1924,6 @@ func SettleflowSettlementTransferFailedErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackTransferFailedError(raw []byte) (*SettleflowSettlementTransferFailed, error) {
 	out := new(SettleflowSettlementTransferFailed)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "TransferFailed", raw); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// SettleflowSettlementUnknownBatch represents a UnknownBatch error raised by the SettleflowSettlement contract.
-type SettleflowSettlementUnknownBatch struct {
-}
-
-// ErrorID returns the hash of canonical representation of the error's signature.
-//
-// Solidity: error UnknownBatch()
-func SettleflowSettlementUnknownBatchErrorID() common.Hash {
-	return common.HexToHash("0x119a7627257a521af41add1cf8429ad92a2fe766f33569210181bde4a5a70e62")
-}
-
-// UnpackUnknownBatchError is the Go binding used to decode the provided
-// error data into the corresponding Go error struct.
-//
-// Solidity: error UnknownBatch()
-func (settleflowSettlement *SettleflowSettlement) UnpackUnknownBatchError(raw []byte) (*SettleflowSettlementUnknownBatch, error) {
-	out := new(SettleflowSettlementUnknownBatch)
-	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "UnknownBatch", raw); err != nil {
 		return nil, err
 	}
 	return out, nil

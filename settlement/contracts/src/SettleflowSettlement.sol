@@ -39,10 +39,13 @@ interface IERC3009 {
 /// batch makes no token transfer at all.
 ///
 /// `refund` gives part or all of a settled charge back to its customer's
-/// balance, from what is owed to the payee. Each batch's applied charges are
-/// committed to by one hash, so a refund proves its charge by resending the
-/// batch as its BatchSettled event published it; the contract keeps what
-/// was refunded of each charge and never lets it pass the charge, and
+/// balance, from what is owed to the payee. The debited charges of each
+/// bitmap word are committed to by one hash chain, kept beside the bitmap
+/// (a new storage slot per 256 sequences, not one per batch): every run of
+/// debits a batch makes in a word extends it with the hash of the run's
+/// (charge, customer) pairs. A refund proves its charge by resending the
+/// word's runs, as the settle transactions sent them; the contract keeps
+/// what was refunded of each charge and never lets it pass the charge, and
 /// applies each refund key once.
 ///
 /// Invariant: token.balanceOf(this) == Σ balanceOf[ref] + payeeOwed.
@@ -50,9 +53,9 @@ interface IERC3009 {
 /// A charge, packed in one word: bits 0-95 the amount in cents (the
 /// contract's `unit` is the token's base units per cent), 96-111 the index
 /// of its customer in the batch's customer list, 112-175 its sequence,
-/// 176-239 a tag of its workflow (the high 64 bits of keccak256 of the
+/// 176-223 a tag of its workflow (the high 48 bits of keccak256 of the
 /// workflow id), so the chain names the workflow a sequence was settled for
-/// without publishing the id.
+/// without publishing the id; bits 224-255 are zero.
 contract SettleflowSettlement {
     /// @notice The stablecoin customers pay in.
     IERC20 public immutable token;
@@ -88,30 +91,26 @@ contract SettleflowSettlement {
     /// @notice The declined bitmap: set for a recorded sequence whose
     /// customer could not cover it (nothing was debited).
     mapping(uint256 word => uint256 bits) public declinedWords;
-    /// @notice keccak256 of each batch's BatchSettled data.
-    mapping(uint256 batch => bytes32 hash) public batchHash;
+    /// @notice Each bitmap word's commitment: the hash chain of the runs of
+    /// debited charges with sequences in the word, in the order debited.
+    mapping(uint256 word => bytes32 chain) public wordCommit;
     /// @notice What was refunded of each charge, in base units.
     mapping(uint256 sequence => uint256 amount) public refundedOf;
     /// @notice Each refund key's outcome: 0 never seen, 1 applied, 2 rejected.
     mapping(bytes32 key => uint256 state) public refundState;
 
-    /// @notice How many batches debited something (the last batch number).
-    uint64 public batchCount;
     /// @notice What the payee has earned and not claimed, in base units.
-    uint192 public payeeOwed;
+    uint256 public payeeOwed;
 
     event OwnerSet(bytes32 indexed customerRef, address indexed owner);
     event Deposited(bytes32 indexed customerRef, address indexed from, uint256 amount, uint256 balance);
     event WithdrawalRequested(bytes32 indexed customerRef, uint256 amount, uint256 availableAt);
     event WithdrawalCanceled(bytes32 indexed customerRef);
     event Withdrawn(bytes32 indexed customerRef, address indexed to, uint256 amount);
-    /// @notice One batch's debited charges (packed as described above),
-    /// their customers and total (base units). Its data, hashed, is the
-    /// batch's commitment.
-    event BatchSettled(uint256 indexed batch, uint256 total, bytes32[] customers, uint256[] charges);
-    /// @notice A batch debited charges whose sequences fall in this bitmap
-    /// word: the index from a sequence to its batch.
-    event SettledWord(uint256 indexed word, uint256 indexed batch);
+    /// @notice A settle debited a run of charges whose sequences fall in
+    /// this bitmap word (extending its commitment): the index from a
+    /// sequence to the transactions that debited it.
+    event WordSettled(uint256 indexed word);
     /// @notice A charge whose sequence was already recorded was skipped.
     event AlreadySettled(uint256 indexed sequence);
     /// @notice A charge its customer's balance could not cover: recorded,
@@ -139,13 +138,15 @@ contract SettleflowSettlement {
     error BadCustomerIndex();
     error BadChargeIndex();
     error BadAmount();
-    error UnknownBatch();
+    error StaleCommitment();
+    error ChargeNotInWord();
     error LengthMismatch();
     error NoWithdrawalPending();
     error WithdrawalNotYetAvailable(uint256 availableAt);
     error TransferFailed();
 
     uint256 private constant AMOUNT_MASK = (1 << 96) - 1;
+    uint256 private constant CHARGE_MASK = (1 << 240) - 1;
 
     constructor(IERC20 token_, address payee_, address operator_, uint256 unit_, uint256 withdrawalNotice_) {
         if (address(token_) == address(0) || payee_ == address(0) || operator_ == address(0)) {
@@ -293,22 +294,24 @@ contract SettleflowSettlement {
     function settle(bytes32[] calldata customers, uint256[] calldata charges) external returns (uint256 total) {
         if (msg.sender != operator) revert NotOperator();
         uint256[] memory bal = _balances(customers);
-        uint256[] memory applied = new uint256[](charges.length);
-        uint256 m;
+        // The current run's debited (charge, customer) pairs, hashed into
+        // the word's commitment when the run ends.
+        bytes memory run = new bytes(charges.length * 64);
+        uint256 n;
         // The word being updated, kept in memory: no sequence below 2^64
         // maps to word type(uint256).max, so it means "none loaded".
         uint256 wordIndex = type(uint256).max;
         uint256 word;
-        // Bit 0: word changed since loaded; bit 1: a charge in it debited.
-        uint256 flags;
+        bool dirty;
         for (uint256 i; i < charges.length; ) {
             uint256 c = charges[i];
             uint256 seq = uint64(c >> 112);
             if (seq == 0) revert ZeroSequence();
             uint256 w = seq >> 8;
             if (w != wordIndex) {
-                _closeWord(wordIndex, word, flags);
-                flags = 0;
+                _closeRun(wordIndex, word, dirty, run, n);
+                n = 0;
+                dirty = false;
                 wordIndex = w;
                 word = settledWords[w];
             }
@@ -317,42 +320,71 @@ contract SettleflowSettlement {
                 emit AlreadySettled(seq);
             } else {
                 word |= bit;
-                flags |= 1;
-                (bool ok, uint256 amount) = _debit(bal, c, customers);
+                dirty = true;
+                (bool ok, uint256 amount, bytes32 ref) = _debit(bal, c, customers);
                 if (ok) {
+                    assembly ("memory-safe") {
+                        let p := add(add(run, 32), shl(6, n))
+                        mstore(p, c)
+                        mstore(add(p, 32), ref)
+                    }
                     unchecked {
-                        applied[m++] = c;
+                        ++n;
                     }
                     total += amount;
-                    flags |= 2;
                 }
             }
             unchecked {
                 ++i;
             }
         }
-        _closeWord(wordIndex, word, flags);
-        if (m == 0) return 0;
+        _closeRun(wordIndex, word, dirty, run, n);
+        if (total == 0) return 0;
         for (uint256 i; i < bal.length; ) {
             balanceOf[customers[i]] = bal[i];
             unchecked {
                 ++i;
             }
         }
+        payeeOwed += total;
+    }
+
+    /// @dev Ends a run of charges in one bitmap word: writes the word if it
+    /// changed and, if the run debited charges, extends the word's
+    /// commitment with the hash of their (charge, customer) pairs.
+    function _closeRun(uint256 wordIndex, uint256 word, bool dirty, bytes memory run, uint256 n) private {
+        if (dirty) settledWords[wordIndex] = word;
+        if (n == 0) return;
+        bytes32 h;
         assembly ("memory-safe") {
-            mstore(applied, m)
+            h := keccak256(add(run, 32), shl(6, n))
         }
-        bytes memory data = abi.encode(total, customers, applied);
-        uint256 batch = uint256(batchCount) + 1;
-        batchHash[batch] = keccak256(data);
-        batchCount = uint64(batch);
-        payeeOwed += uint192(total);
-        // BatchSettled(batch, total, customers, charges), its data encoded
-        // once for the hash and the log.
-        bytes32 topic = BatchSettled.selector;
-        assembly ("memory-safe") {
-            log2(add(data, 32), mload(data), topic, batch)
+        bytes32 next = keccak256(abi.encodePacked(wordCommit[wordIndex], h));
+        wordCommit[wordIndex] = next;
+        emit WordSettled(wordIndex);
+    }
+
+    /// @dev Debits a new charge from its customer's balance in bal, or
+    /// records it as declined if the balance cannot cover it.
+    function _debit(uint256[] memory bal, uint256 c, bytes32[] calldata customers)
+        private
+        returns (bool ok, uint256 amount, bytes32 ref)
+    {
+        uint256 idx = uint16(c >> 96);
+        if (idx >= bal.length) revert BadCustomerIndex();
+        amount = (c & AMOUNT_MASK) * unit;
+        ref = customers[idx];
+        uint256 b = bal[idx];
+        if (amount > b) {
+            uint256 seq = uint64(c >> 112);
+            declinedWords[seq >> 8] |= uint256(1) << (seq & 255);
+            emit ChargeDeclined(seq, ref, amount, b);
+            return (false, amount, ref);
         }
+        unchecked {
+            bal[idx] = b - amount;
+        }
+        return (true, amount, ref);
     }
 
     /// @dev Reads the balances of a batch's customers, which must be
@@ -375,56 +407,30 @@ contract SettleflowSettlement {
         }
     }
 
-    /// @dev Debits a new charge from its customer's balance in bal, or
-    /// records it as declined if the balance cannot cover it.
-    function _debit(uint256[] memory bal, uint256 c, bytes32[] calldata customers)
-        private
-        returns (bool ok, uint256 amount)
-    {
-        uint256 idx = uint16(c >> 96);
-        if (idx >= bal.length) revert BadCustomerIndex();
-        amount = (c & AMOUNT_MASK) * unit;
-        uint256 b = bal[idx];
-        if (amount > b) {
-            uint256 seq = uint64(c >> 112);
-            declinedWords[seq >> 8] |= uint256(1) << (seq & 255);
-            emit ChargeDeclined(seq, customers[idx], amount, b);
-            return (false, amount);
-        }
-        unchecked {
-            bal[idx] = b - amount;
-        }
-        return (true, amount);
-    }
-
-    /// @dev Ends a run of charges in one bitmap word: writes the word if it
-    /// changed and, if a charge in it was debited, indexes it to the batch
-    /// being settled (the next batch number).
-    function _closeWord(uint256 wordIndex, uint256 word, uint256 flags) private {
-        if (flags & 1 != 0) settledWords[wordIndex] = word;
-        if (flags & 2 != 0) emit SettledWord(wordIndex, uint256(batchCount) + 1);
-    }
-
     // ---- refunds ----
 
-    /// @notice Refunds charges of one batch, resent as its BatchSettled
-    /// event published them (total, customers, charges). Each refund is a
-    /// key (applied once: a key already decided is skipped) and an item
-    /// packed as: bits 0-95 the amount in cents, 96-111 the index of its
-    /// charge in charges. A refund that would take the charge's refunds
-    /// past the charge, or more than the payee is owed, is rejected for
-    /// good (RefundRejected); none reverts the call.
+    /// @notice Refunds charges with sequences in one bitmap word. The call
+    /// resends the word's debited charges, as the settle transactions
+    /// debited them, cut into `runs` (the number of charges of each run, in
+    /// order), each with the index of its customer in `customers` in its
+    /// bits 240-255 (a customer is sent once, however many charges it has);
+    /// their hash chain must be the word's commitment. Each refund is a key (applied once: a key already
+    /// decided is skipped) and an item packed as: bits 0-95 the amount in
+    /// cents, 96-111 the index of its charge in charges. A refund that
+    /// would take the charge's refunds past the charge, or more than the
+    /// payee is owed, is rejected for good (RefundRejected); none reverts
+    /// the call.
     function refund(
-        uint256 batch,
-        uint256 total,
+        uint256 word,
         bytes32[] calldata customers,
         uint256[] calldata charges,
+        uint256[] calldata runs,
         bytes32[] calldata keys,
         uint256[] calldata items
     ) external {
         if (msg.sender != operator) revert NotOperator();
         if (keys.length != items.length) revert LengthMismatch();
-        if (keccak256(abi.encode(total, customers, charges)) != batchHash[batch]) revert UnknownBatch();
+        _checkWord(word, customers, charges, runs);
         uint256 owed = payeeOwed;
         for (uint256 i; i < keys.length; ) {
             owed = _refundOne(keys[i], items[i], customers, charges, owed);
@@ -432,7 +438,48 @@ contract SettleflowSettlement {
                 ++i;
             }
         }
-        payeeOwed = uint192(owed);
+        payeeOwed = owed;
+    }
+
+    /// @dev Checks that the runs hash to the word's commitment and that
+    /// every charge is in the word.
+    function _checkWord(
+        uint256 word,
+        bytes32[] calldata customers,
+        uint256[] calldata charges,
+        uint256[] calldata runs
+    ) private view {
+        bytes memory run = new bytes(charges.length * 64);
+        bytes32 h;
+        uint256 off;
+        for (uint256 r; r < runs.length; ) {
+            uint256 len = runs[r];
+            if (len == 0 || off + len > charges.length) revert LengthMismatch();
+            for (uint256 j; j < len; ) {
+                uint256 c = charges[off + j];
+                bytes32 ref = customers[c >> 240];
+                c &= CHARGE_MASK;
+                if (uint64(c >> 112) >> 8 != word) revert ChargeNotInWord();
+                assembly ("memory-safe") {
+                    let p := add(add(run, 32), shl(6, j))
+                    mstore(p, c)
+                    mstore(add(p, 32), ref)
+                }
+                unchecked {
+                    ++j;
+                }
+            }
+            bytes32 seg;
+            assembly ("memory-safe") {
+                seg := keccak256(add(run, 32), shl(6, len))
+            }
+            h = keccak256(abi.encodePacked(h, seg));
+            unchecked {
+                off += len;
+                ++r;
+            }
+        }
+        if (off != charges.length || h != wordCommit[word]) revert StaleCommitment();
     }
 
     /// @dev Applies one refund and returns what is then owed to the payee.
@@ -453,6 +500,7 @@ contract SettleflowSettlement {
             return owed;
         }
         uint256 c = charges[ci];
+        bytes32 ref = customers[c >> 240];
         uint256 seq = uint64(c >> 112);
         uint256 done = refundedOf[seq] + amount;
         if (done > (c & AMOUNT_MASK) * unit) {
@@ -465,7 +513,6 @@ contract SettleflowSettlement {
             emit RefundRejected(key, seq, 2);
             return owed;
         }
-        bytes32 ref = customers[uint16(c >> 96)];
         refundedOf[seq] = done;
         balanceOf[ref] += amount;
         refundState[key] = 1;
@@ -490,7 +537,7 @@ contract SettleflowSettlement {
     function fundPayee(uint256 amount) external {
         if (amount == 0 || amount % unit != 0) revert BadAmount();
         _pull(msg.sender, amount);
-        payeeOwed += uint192(amount);
+        payeeOwed += amount;
         emit PayeeFunded(msg.sender, amount);
     }
 
