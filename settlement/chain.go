@@ -58,9 +58,9 @@ type item struct {
 // it (replacements), newest last.
 type sentTx struct {
 	nonce    uint64
-	items    []*item   // the charges of a settle transaction
-	refunds  []*ritem  // the refunds of a refund transaction
-	word     uint64    // the bitmap word a refund transaction refunds charges of
+	items    []*item  // the charges of a settle transaction
+	refunds  []*ritem // the refunds of a refund transaction
+	word     uint64   // the bitmap word a refund transaction refunds charges of
 	txs      []*types.Transaction
 	sentAt   time.Time
 	sentHead uint64
@@ -854,4 +854,3 @@ func classifyRevert(err error) *settleflow.Failure {
 
 // now is the settler's clock, in UTC: the time settlements are stamped with.
 func (c *chain) now() time.Time { return c.clock.Now().UTC() }
-

@@ -1,9 +1,9 @@
 package settlement_test
 
 import (
-	"crypto/rand"
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"math/big"

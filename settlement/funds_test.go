@@ -2,12 +2,12 @@ package settlement
 
 import (
 	"bytes"
-	"slices"
 	"context"
 	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -353,7 +353,7 @@ func TestContractInvariant(t *testing.T) {
 	for _, id := range testCustomers {
 		model[refOf(s, id)] = 100_000_000
 	}
-	var owed int64                           // cents
+	var owed int64                               // cents
 	charges := map[uint64]struct{ i, c int64 }{} // debited: customer index, cents
 	refunded := map[uint64]int64{}
 	chargeRef := map[uint64][32]byte{}
@@ -493,6 +493,7 @@ func TestContractInvariant(t *testing.T) {
 			if _, err := own.Send(ctx, &s.Addresses.Contract, settlementABI.PackRequestWithdrawal(refs[i], cents(c))); err != nil {
 				t.Fatal(err)
 			}
+			s.Commit() // time moves only on an empty pending block
 			if err := s.Backend.AdjustTime(2 * time.Second); err != nil {
 				t.Fatal(err)
 			}

@@ -2,10 +2,10 @@ package settlement
 
 import (
 	"bytes"
-	"slices"
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +14,6 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/params"
-
 )
 
 // gasRules are the chain rules the gas report runs under.
@@ -92,7 +91,7 @@ func TestGasReport(t *testing.T) {
 		}
 		slices.SortFunc(refs, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
 		var row100 []*settleTx // the settles of the batch-100 row, read back
-		seq := uint64(255) // the last sequence of word 0
+		seq := uint64(255)     // the last sequence of word 0
 		perWorkflow := map[int]uint64{}
 		for _, row := range gasBatches {
 			seq = (seq>>8 + 1) << 8 // the row starts a fresh word

@@ -1,9 +1,9 @@
 package settlement
 
 import (
-	"crypto/rand"
 	"context"
 	"crypto/ecdsa"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"

@@ -1,8 +1,8 @@
 package settlement
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"math/big"
 	"testing"
 	"time"
@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/settleflow/settleflow"
-	)
+)
 
 // Settlements made by the settler reconcile with no discrepancy; a
 // settlement sent to the contract outside the engine, and a record altered
