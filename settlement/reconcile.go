@@ -7,9 +7,11 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 )
 
 // Reconciliation: the contract's records against the database's. The
@@ -152,7 +154,8 @@ type ReconcileOptions struct {
 // simulated backend's client satisfy it.
 type ReconcileBackend interface {
 	ethereum.LogFilterer
-	ethereum.TransactionReader
+	TransactionByHash(ctx context.Context, hash common.Hash) (tx *types.Transaction, isPending bool, err error)
+	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
 }
 
 type debit struct {
@@ -428,10 +431,22 @@ type ContractInfo struct {
 	Decimals   uint8
 	Payee      common.Address
 	Operator   common.Address
+	// WithdrawalNotice is how long an owner waits between asking for a
+	// withdrawal and withdrawing.
+	WithdrawalNotice time.Duration
+	// Holdings is the contract's token balance (base units): its
+	// customers' balances plus PayeeOwed.
+	Holdings *big.Int
+	// PayeeOwed is what the payee has earned and not claimed (base units).
+	PayeeOwed *big.Int
 }
 
+// Held is what the contract holds for its customers (base units).
+func (i ContractInfo) Held() *big.Int { return new(big.Int).Sub(i.Holdings, i.PayeeOwed) }
+
 // Inspect reads a settlement contract's deployment block, token (and its
-// decimals), payee and operator.
+// decimals), payee, operator, withdrawal notice and holdings. A contract
+// of the first version (the operator paid every charge) is an error.
 func Inspect(ctx context.Context, b ethereum.ContractCaller, contract common.Address) (ContractInfo, error) {
 	var info ContractInfo
 	call := func(to common.Address, data []byte) ([]byte, error) {
@@ -475,6 +490,27 @@ func Inspect(ctx context.Context, b ethereum.ContractCaller, contract common.Add
 	}
 	if info.Decimals, err = erc20ABI.UnpackDecimals(out); err != nil {
 		return info, fmt.Errorf("settlement: token %s: decimals: %w", info.Token, err)
+	}
+	out, err = call(contract, settlementABI.PackWithdrawalNotice())
+	var notice *big.Int
+	if err == nil {
+		notice, err = settlementABI.UnpackWithdrawalNotice(out)
+	}
+	if err != nil || !notice.IsInt64() {
+		return info, fmt.Errorf("settlement: %s is a settlement contract of the first version (the operator paid every charge), or not one: it has no withdrawal notice; deploy the current contract (chain deploy)", contract)
+	}
+	info.WithdrawalNotice = time.Duration(notice.Int64()) * time.Second
+	if out, err = call(contract, settlementABI.PackPayeeOwed()); err != nil {
+		return info, err
+	}
+	if info.PayeeOwed, err = settlementABI.UnpackPayeeOwed(out); err != nil {
+		return info, err
+	}
+	if out, err = call(info.Token, erc20ABI.PackBalanceOf(contract)); err != nil {
+		return info, err
+	}
+	if info.Holdings, err = erc20ABI.UnpackBalanceOf(out); err != nil {
+		return info, err
 	}
 	return info, nil
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
 	"time"
 
 	"context"
@@ -21,14 +24,13 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
-	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 	"github.com/settleflow/settleflow/storage/bunstore"
 )
 
 // chainBackend is what the chain commands read a chain through.
 type chainBackend interface {
 	ethereum.ContractCaller
-	ethereum.LogFilterer
+	settlement.ReconcileBackend
 	ethereum.ChainReader
 	ethereum.ChainStateReader
 	ethereum.BlockNumberReader
@@ -36,13 +38,33 @@ type chainBackend interface {
 	ethereum.ChainIDReader
 }
 
+// openedChain is a chain a chain command reads.
+type openedChain struct {
+	b        chainBackend
+	contract common.Address
+	// to is the last confirmed block.
+	to uint64
+	// secret is the deployment's customer reference secret (nil if the
+	// flags name none).
+	secret []byte
+	close  func()
+}
+
 // openChain opens env's chain for the chain command cmd ("chain status",
 // "chain reconcile"), which its errors name: the chain of the -ENV-* flags
 // over RPC, or the embedded test chain in DATA/chain (which only one process
 // can open: the server must be stopped). It returns the chain, the contract,
 // the last confirmed block (by -ENV-confirmations, or the finalized block;
-// the embedded chain's head) and a closer.
-func openChain(ctx context.Context, c config, cmd string, env settleflow.Environment) (chainBackend, common.Address, uint64, func(), error) {
+// the embedded chain's head), the customer reference secret and a closer.
+func openChain(ctx context.Context, c config, cmd string, env settleflow.Environment) (*openedChain, error) {
+	b, contract, to, closer, secret, err := openChain0(ctx, c, cmd, env)
+	if err != nil {
+		return nil, err
+	}
+	return &openedChain{b: b, contract: contract, to: to, secret: secret, close: closer}, nil
+}
+
+func openChain0(ctx context.Context, c config, cmd string, env settleflow.Environment) (chainBackend, common.Address, uint64, func(), []byte, error) {
 	f := c.live
 	if env == settleflow.Test {
 		f = c.test
@@ -50,11 +72,18 @@ func openChain(ctx context.Context, c config, cmd string, env settleflow.Environ
 	switch {
 	case env == settleflow.Live || (env == settleflow.Test && f.rpc != ""):
 		if f.rpc == "" || !common.IsHexAddress(f.contract) {
-			return nil, common.Address{}, 0, nil, usageError{fmt.Errorf("%s --env %s needs -%s-rpc and -%s-contract (global flags, before the command)", cmd, env, env, env)}
+			return nil, common.Address{}, 0, nil, nil, usageError{fmt.Errorf("%s --env %s needs -%s-rpc and -%s-contract (global flags, before the command)", cmd, env, env, env)}
+		}
+		var secret []byte
+		if f.secretFile != "" {
+			var err error
+			if secret, err = readSecretFile(f.secretFile); err != nil {
+				return nil, common.Address{}, 0, nil, nil, fmt.Errorf("-%s-customer-ref-secret-file: %w", env, err)
+			}
 		}
 		cl, err := rpc.DialContext(ctx, f.rpc)
 		if err != nil {
-			return nil, common.Address{}, 0, nil, fmt.Errorf("%s chain: %w", env, err)
+			return nil, common.Address{}, 0, nil, nil, fmt.Errorf("%s chain: %w", env, err)
 		}
 		b := ethclient.NewClient(cl)
 		// The confirmed head: -ENV-confirmations blocks deep, or the
@@ -67,35 +96,35 @@ func openChain(ctx context.Context, c config, cmd string, env settleflow.Environ
 			}
 			if err != nil {
 				cl.Close()
-				return nil, common.Address{}, 0, nil, fmt.Errorf("%s chain: head: %w", env, err)
+				return nil, common.Address{}, 0, nil, nil, fmt.Errorf("%s chain: head: %w", env, err)
 			}
 			to = head + 1 - f.confirmations
 		} else {
 			fin, err := b.HeaderByNumber(ctx, big.NewInt(int64(rpc.FinalizedBlockNumber)))
 			if err != nil {
 				cl.Close()
-				return nil, common.Address{}, 0, nil, fmt.Errorf("%s chain: finalized block: %w", env, err)
+				return nil, common.Address{}, 0, nil, nil, fmt.Errorf("%s chain: finalized block: %w", env, err)
 			}
 			to = fin.Number.Uint64()
 		}
-		return b, common.HexToAddress(f.contract), to, cl.Close, nil
+		return b, common.HexToAddress(f.contract), to, cl.Close, secret, nil
 	case env == settleflow.Test:
 		dir := filepath.Join(c.dataDir, "chain")
 		sim, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{DataDir: dir, ManualCommit: true})
 		if err != nil {
 			if strings.Contains(err.Error(), "datadir already used") {
-				return nil, common.Address{}, 0, nil, fmt.Errorf("%s --env test: the embedded test chain is open in the running server (only one process can open it); stop the server to run %s", cmd, cmd)
+				return nil, common.Address{}, 0, nil, nil, fmt.Errorf("%s --env test: the embedded test chain is open in the running server (only one process can open it); stop the server to run %s", cmd, cmd)
 			}
-			return nil, common.Address{}, 0, nil, err
+			return nil, common.Address{}, 0, nil, nil, err
 		}
 		head, err := sim.Backend.Client().BlockNumber(ctx)
 		if err != nil {
 			sim.Close()
-			return nil, common.Address{}, 0, nil, err
+			return nil, common.Address{}, 0, nil, nil, err
 		}
-		return sim.Backend.Client(), sim.Addresses.Contract, head, func() { sim.Close() }, nil
+		return sim.Backend.Client(), sim.Addresses.Contract, head, func() { sim.Close() }, sim.CustomerRefSecret, nil
 	}
-	return nil, common.Address{}, 0, nil, usageError{fmt.Errorf("%s --env %q: want test or live", cmd, env)}
+	return nil, common.Address{}, 0, nil, nil, usageError{fmt.Errorf("%s --env %q: want test or live", cmd, env)}
 }
 
 // chainGroup is the chain command: the settlement contract, seen from the
@@ -114,8 +143,8 @@ func chainGroup() *group {
 		},
 		subs: []subcommand{{
 			name: "deploy",
-			summary: "Deploy the settlement contract (and, on a testnet with no --token, the 6-decimal test stablecoin, minted to the operator and approved), " +
-				"check it, wait for its confirmations, and print the flags the server needs. The key is the operator's: it owns the contract and signs the settlements.",
+			summary: "Deploy the settlement contract (and, on a testnet with no --token, the 6-decimal test stablecoin, minted to a test faucet that funds test customers), " +
+				"check it, wait for its confirmations, and print the flags the server needs. The key is the operator's: it owns the contract and signs settlements and refunds; customers pay from their deposits.",
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&env, "env", "", "environment: `test` or live (required; the chain id must be of that kind)")
 				fs.StringVar(&dep.rpc, "rpc", "", "the chain's JSON-RPC `URL` (required)")
@@ -123,7 +152,10 @@ func chainGroup() *group {
 				fs.StringVar(&dep.keyFile, "key-file", "", "the operator's hex private key `file` (required)")
 				fs.StringVar(&dep.payee, "payee", "", "the `address` that receives the charges (required)")
 				fs.StringVar(&dep.token, "token", "", "the stablecoin's `address` (live: required; test: default a new test stablecoin)")
-				fs.Int64Var(&dep.funds, "funds", 100_000_000, "test stablecoin minted to the operator, in `cents`")
+				fs.Int64Var(&dep.funds, "funds", 100_000_000, "test stablecoin minted to the test faucet, in `cents`")
+				fs.StringVar(&dep.secretFile, "customer-ref-secret-file", "", "`file` of the customer reference secret: used if it exists, else made (default DATA/ENV-customer-ref.secret)")
+				fs.StringVar(&dep.faucetKeyFile, "faucet-key-file", "", "test faucet key `file`: used if it exists, else made (default DATA/test-faucet.key; test stablecoin only)")
+				fs.DurationVar(&dep.notice, "withdrawal-notice", settlement.DefaultWithdrawalNotice, "how long a customer's owner waits between asking for a withdrawal and withdrawing (whole seconds)")
 				fs.Uint64Var(&dep.confirmations, "confirmations", 2, "blocks to wait on top of the deployment")
 			},
 			run: func(ctx context.Context, x *cmdContext) error {
@@ -141,30 +173,37 @@ func chainGroup() *group {
 			},
 		}, {
 			name: "reconcile",
-			summary: "Compare every Settled event of the contract, from its deployment to the confirmed head, with the Settled workflows: " +
-				"each workflow settled once, for exactly its quoted amount and customer, in the transaction it names; no settlement without its workflow; the totals. " +
-				"Exits 1 if anything disagrees.",
+			summary: "Compare the contract's records, from its deployment to the confirmed head, with the database: " +
+				"each Settled workflow debited once, for exactly its charge, from its customer, in the transaction it names; no debit without its workflow; " +
+				"each Succeeded refund applied once, within its charge; each customer's balance equal to deposits − withdrawals − charges + refunds, " +
+				"on chain and in the database; the contract holding exactly its customers' balances plus what the payee is owed. " +
+				"Exits 1 if anything disagrees, naming each discrepancy.",
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&env, "env", "test", "environment: `test` (-test-rpc, -test-contract; else the embedded chain, with the server stopped) or live (-live-rpc, -live-contract)")
 				fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 			},
 			run: func(ctx context.Context, x *cmdContext) error {
 				e := settleflow.Environment(env)
-				b, contract, to, closeChain, err := openChain(ctx, x.c, "chain reconcile", e)
+				ch, err := openChain(ctx, x.c, "chain reconcile", e)
 				if err != nil {
 					return err
 				}
-				defer closeChain()
+				defer ch.close()
+				b, contract, to := ch.b, ch.contract, ch.to
+				if ch.secret == nil {
+					return usageError{fmt.Errorf("chain reconcile --env %s needs -%s-customer-ref-secret-file: customers are found on chain by it", e, e)}
+				}
 				info, err := settlement.Inspect(ctx, b, contract)
 				if err != nil {
 					return err
 				}
-				records, err := settledRecords(ctx, x.c, e)
+				db, err := readLedger(ctx, x.c, e)
 				if err != nil {
 					return err
 				}
-				rep, err := settlement.Reconcile(ctx, b, records, settlement.ReconcileOptions{Contract: contract, Decimals: info.Decimals,
-					FromBlock: info.DeployedAt, ToBlock: to})
+				rep, err := settlement.Reconcile(ctx, b, db.records, settlement.ReconcileOptions{Contract: contract, Decimals: info.Decimals,
+					FromBlock: info.DeployedAt, ToBlock: to, Refunds: db.refunds, Accounts: db.accounts, State: b,
+					RefOf: func(id string) [32]byte { return settlement.CustomerRef(ch.secret, e, id) }})
 				if err != nil {
 					return err
 				}
@@ -174,11 +213,12 @@ func chainGroup() *group {
 					}
 				} else {
 					fmt.Fprintf(x.stdout, "%s: contract %s, blocks %d–%d\n", e, contract, rep.FromBlock, rep.ToBlock)
-					fmt.Fprintf(x.stdout, "  on chain:    %d settlements, %d.%02d\n", rep.OnChain, rep.TotalOnChain/100, rep.TotalOnChain%100)
-					fmt.Fprintf(x.stdout, "  in database: %d Settled workflows, %d.%02d\n", rep.InDatabase, rep.TotalInDatabase/100, rep.TotalInDatabase%100)
+					fmt.Fprintf(x.stdout, "  on chain:    %d charges, %s; %d declined; %d refunds, %s\n", rep.OnChain, dollars(rep.TotalOnChain), rep.Declined, rep.Refunds, dollars(rep.TotalRefunded))
+					fmt.Fprintf(x.stdout, "  in database: %d Settled workflows, %s; %d Succeeded refunds\n", rep.InDatabase, dollars(rep.TotalInDatabase), len(db.refunds))
+					fmt.Fprintf(x.stdout, "  customers:   %d, holding %s; the payee is owed %s\n", rep.Customers, dollars(rep.Held), dollars(rep.PayeeOwed))
 					if len(rep.Discrepancies) > 0 {
 						tw := tabwriter.NewWriter(x.stdout, 2, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "KIND\tSEQUENCE\tWORKFLOW\tDETAIL")
+						fmt.Fprintln(tw, "KIND\tSEQUENCE\tSUBJECT\tDETAIL")
 						for _, d := range rep.Discrepancies {
 							fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", d.Kind, d.Sequence, d.WorkflowID, d.Detail)
 						}
@@ -195,8 +235,16 @@ func chainGroup() *group {
 	}
 }
 
-// settledRecords reads env's Settled workflows from the database.
-func settledRecords(ctx context.Context, c config, env settleflow.Environment) ([]settlement.ReconcileRecord, error) {
+// ledger is what the database says of env's money: its Settled workflows,
+// Succeeded refunds and customer accounts.
+type ledger struct {
+	records  []settlement.ReconcileRecord
+	refunds  []settlement.RefundRecord
+	accounts []settlement.AccountRecord
+}
+
+// readLedger reads env's ledger from the database.
+func readLedger(ctx context.Context, c config, env settleflow.Environment) (*ledger, error) {
 	db, err := openDB(ctx, c)
 	if err != nil {
 		return nil, err
@@ -209,7 +257,7 @@ func settledRecords(ctx context.Context, c config, env settleflow.Environment) (
 	if err != nil {
 		return nil, err
 	}
-	var out []settlement.ReconcileRecord
+	out := &ledger{}
 	q := settleflow.ListQuery{Environment: env, Status: settleflow.Settled, Limit: 100}
 	for {
 		ws, more, err := store.ListWorkflows(ctx, q)
@@ -217,23 +265,60 @@ func settledRecords(ctx context.Context, c config, env settleflow.Environment) (
 			return nil, err
 		}
 		for _, w := range ws {
-			r := settlement.ReconcileRecord{WorkflowID: w.ID, Sequence: w.Sequence, CustomerID: w.CustomerID, Amount: w.Quoted.Amount}
-			if w.Settlement != nil {
-				r.TxHash = w.Settlement.TxHash
+			if w.Settlement == nil {
+				continue // a charge of 0: nothing went to the chain
 			}
-			out = append(out, r)
+			out.records = append(out.records, settlement.ReconcileRecord{WorkflowID: w.ID, Sequence: w.Sequence, CustomerID: w.CustomerID,
+				Amount: w.Quoted.Amount, TxHash: w.Settlement.TxHash})
 		}
 		if !more || len(ws) == 0 {
-			return out, nil
+			break
 		}
 		q.StartingAfter = ws[len(ws)-1].ID
 	}
+	rq := settleflow.RefundQuery{Environment: env, Status: settleflow.RefundSucceeded, Limit: 100}
+	for {
+		rs, more, err := store.ListRefunds(ctx, rq)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			rec := settlement.RefundRecord{RefundID: r.ID, WorkflowID: r.WorkflowID, Sequence: r.Sequence, Amount: r.Amount}
+			if r.Settlement != nil {
+				rec.TxHash = r.Settlement.TxHash
+			}
+			out.refunds = append(out.refunds, rec)
+		}
+		if !more || len(rs) == 0 {
+			break
+		}
+		rq.StartingAfter = rs[len(rs)-1].ID
+	}
+	accounts, err := store.ListAccounts(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range accounts {
+		out.accounts = append(out.accounts, settlement.AccountRecord{CustomerID: a.CustomerID, Ref: common.HexToHash(a.Ref), OnChain: a.OnChain()})
+	}
+	return out, nil
+}
+
+// dollars writes cents as "12.34".
+func dollars(cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
 }
 
 type deployFlags struct {
 	rpc, keyFile, payee, token string
 	chainID, funds             int64
 	confirmations              uint64
+	secretFile, faucetKeyFile  string
+	notice                     time.Duration
 }
 
 // deploy is chain deploy.
@@ -271,21 +356,67 @@ func deploy(ctx context.Context, x *cmdContext, env settleflow.Environment, f de
 	}
 	operator := crypto.PubkeyToAddress(key.PublicKey)
 	payee := common.HexToAddress(f.payee)
+	// The customer reference secret: kept if the file exists (a second
+	// deployment for the same customers), else made and written.
+	secretFile := f.secretFile
+	if secretFile == "" {
+		secretFile = filepath.Join(x.c.dataDir, string(env)+"-customer-ref.secret")
+	}
+	if abs, err := filepath.Abs(secretFile); err == nil {
+		secretFile = abs // printed for other processes, maybe elsewhere
+	}
+	if _, err := readSecretFile(secretFile); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("--customer-ref-secret-file: %w", err)
+		}
+		secret := make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(secretFile), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(secretFile, []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(x.stderr, "wrote a new customer reference secret to %s: keep it with the deployment (customers' balances are found by it)\n", secretFile)
+	}
 	tr := settlement.Transactor{Backend: b, Key: key}
 	var a settlement.Addresses
+	faucetFile := ""
 	if f.token == "" {
 		funds, err := settlement.BaseUnits(f.funds, 6)
 		if err != nil {
 			return usageError{err}
 		}
+		// The test faucet: a key of its own (its transactions never take
+		// the operator's nonces), holding the minted test tokens.
+		faucetFile = f.faucetKeyFile
+		if faucetFile == "" {
+			faucetFile = filepath.Join(x.c.dataDir, "test-faucet.key")
+		}
+		if abs, err := filepath.Abs(faucetFile); err == nil {
+			faucetFile = abs
+		}
+		faucet, err := crypto.LoadECDSA(faucetFile)
+		if errors.Is(err, os.ErrNotExist) {
+			if faucet, err = crypto.GenerateKey(); err == nil {
+				if err = os.MkdirAll(filepath.Dir(faucetFile), 0o700); err == nil {
+					err = crypto.SaveECDSA(faucetFile, faucet)
+				}
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("--faucet-key-file: %w", err)
+		}
 		fmt.Fprintf(x.stderr, "deploying the test stablecoin and the settlement contract from %s on chain %d ...\n", operator, f.chainID)
-		if a, err = tr.DeployDev(ctx, payee, funds); err != nil {
+		if a, err = tr.DeployDev(ctx, settlement.DevDeployment{Payee: payee, Faucet: faucet, Funds: funds, Notice: f.notice}); err != nil {
 			return err
 		}
 	} else {
 		a = settlement.Addresses{Token: common.HexToAddress(f.token), Operator: operator, Payee: payee}
 		fmt.Fprintf(x.stderr, "deploying the settlement contract from %s on chain %d ...\n", operator, f.chainID)
-		if a.Contract, err = tr.DeploySettlement(ctx, a.Token, payee, operator); err != nil {
+		if a.Contract, err = tr.DeploySettlement(ctx, a.Token, payee, operator, 6, f.notice); err != nil {
 			return err
 		}
 	}
@@ -313,11 +444,13 @@ func deploy(ctx context.Context, x *cmdContext, env settleflow.Environment, f de
 		}
 	}
 	fmt.Fprintf(x.stderr, "deployed in block %d and confirmed; start the server with:\n", info.DeployedAt)
-	fmt.Fprintf(x.stdout, "-%[1]s-rpc %[2]s -%[1]s-chain-id %[3]d -%[1]s-contract %[4]s -%[1]s-token %[5]s -%[1]s-payee %[6]s -%[1]s-key-file %[7]s -%[1]s-confirmations %[8]d\n",
-		env, f.rpc, f.chainID, a.Contract, a.Token, payee, f.keyFile, f.confirmations)
-	if f.token != "" {
-		fmt.Fprintf(x.stderr, "the operator %s must hold the stablecoin and approve the contract %s to spend it before the first settlement\n", operator, a.Contract)
+	fmt.Fprintf(x.stdout, "-%[1]s-rpc %[2]s -%[1]s-chain-id %[3]d -%[1]s-contract %[4]s -%[1]s-token %[5]s -%[1]s-payee %[6]s -%[1]s-key-file %[7]s -%[1]s-confirmations %[8]d -%[1]s-customer-ref-secret-file %[9]s",
+		env, f.rpc, f.chainID, a.Contract, a.Token, payee, f.keyFile, f.confirmations, secretFile)
+	if faucetFile != "" {
+		fmt.Fprintf(x.stdout, " -%s-faucet-key-file %s", env, faucetFile)
 	}
+	fmt.Fprintln(x.stdout)
+	fmt.Fprintf(x.stderr, "customers deposit into %s (approve it for the token, then deposit; or one signed EIP-3009 authorization); the operator only pays gas\n", a.Contract)
 	return nil
 }
 
@@ -331,35 +464,17 @@ const (
 
 // chainStatus is chain status.
 func chainStatus(ctx context.Context, x *cmdContext, env settleflow.Environment) error {
-	b, contract, _, closeChain, err := openChain(ctx, x.c, "chain status", env)
+	ch, err := openChain(ctx, x.c, "chain status", env)
 	if err != nil {
 		return err
 	}
-	defer closeChain()
+	defer ch.close()
+	b, contract := ch.b, ch.contract
 	id, err := b.ChainID(ctx)
 	if err != nil {
 		return err
 	}
 	info, err := settlement.Inspect(ctx, b, contract)
-	if err != nil {
-		return err
-	}
-	erc20 := bindings.NewTestUSD()
-	call := func(data []byte) ([]byte, error) {
-		return b.CallContract(ctx, ethereum.CallMsg{To: &info.Token, Data: data}, nil)
-	}
-	out, err := call(erc20.PackBalanceOf(info.Operator))
-	if err != nil {
-		return err
-	}
-	tokens, err := erc20.UnpackBalanceOf(out)
-	if err != nil {
-		return err
-	}
-	if out, err = call(erc20.PackAllowance(info.Operator, contract)); err != nil {
-		return err
-	}
-	allowance, err := erc20.UnpackAllowance(out)
 	if err != nil {
 		return err
 	}
@@ -375,22 +490,30 @@ func chainStatus(ctx context.Context, x *cmdContext, env settleflow.Environment)
 	if err != nil {
 		return err
 	}
+	customers := -1
+	if db, err := readLedger(ctx, x.c, env); err == nil {
+		customers = 0
+		for _, a := range db.accounts {
+			if a.OnChain != 0 {
+				customers++
+			}
+		}
+	}
 	w := x.stdout
+	dec := int(info.Decimals)
 	fmt.Fprintf(w, "%s: chain %s, contract %s (deployed in block %d)\n", env, id, contract, info.DeployedAt)
-	fmt.Fprintf(w, "  token     %s (%d decimals)\n  payee     %s\n  operator  %s, nonce %d\n", info.Token, info.Decimals, info.Payee, info.Operator, nonce)
-	fmt.Fprintf(w, "  balance   %s (token), %s (native)\n  allowance %s to the contract\n",
-		settlement.FormatUnits(tokens, int(info.Decimals)), settlement.FormatUnits(native, 18), settlement.FormatUnits(allowance, int(info.Decimals)))
+	fmt.Fprintf(w, "  token     %s (%d decimals)\n  payee     %s\n  operator  %s, nonce %d, %s (native) for gas\n", info.Token, info.Decimals, info.Payee, info.Operator, nonce, settlement.FormatUnits(native, 18))
+	fmt.Fprintf(w, "  held      %s for customers", settlement.FormatUnits(info.Held(), dec))
+	if customers >= 0 {
+		fmt.Fprintf(w, " (%d with a balance in the database)", customers)
+	}
+	fmt.Fprintf(w, "\n  owed      %s to the payee, not claimed (refunds come out of it)\n  notice    %s before a customer's owner can withdraw\n",
+		settlement.FormatUnits(info.PayeeOwed, dec), info.WithdrawalNotice)
 	need := new(big.Int).Mul(price, big.NewInt(statusBatches*statusBatchGas))
 	var warnings []string
 	if native.Cmp(need) < 0 {
 		warnings = append(warnings, fmt.Sprintf("the operator's native balance does not pay for %d more batches at the current gas price (%s needed)",
 			statusBatches, settlement.FormatUnits(need, 18)))
-	}
-	if tokens.Sign() == 0 {
-		warnings = append(warnings, "the operator holds none of the token: every charge will fail")
-	}
-	if allowance.Cmp(tokens) < 0 {
-		warnings = append(warnings, "the allowance to the contract is below the operator's token balance: charges past it will fail")
 	}
 	for _, m := range warnings {
 		fmt.Fprintln(w, "  warning:", m)

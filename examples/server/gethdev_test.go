@@ -113,7 +113,7 @@ func TestSettleOnGethDev(t *testing.T) {
 	}
 	flags := strings.Fields(out)
 	out, errOut, code = runCmd(t, dir, append(append([]string{}, flags...), "chain", "status", "--env", "test")...)
-	if code != 0 || !strings.Contains(out, "chain 1337") || !strings.Contains(out, "ready") || !strings.Contains(out, "1000000 (token)") {
+	if code != 0 || !strings.Contains(out, "chain 1337") || !strings.Contains(out, "ready") || !strings.Contains(out, "held      0 for customers") {
 		t.Fatalf("chain status: exit %d\n%s%s", code, out, errOut)
 	}
 	out = cli(t, dir, "keys", "create", "--env", "test", "--name", "geth", "--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000")
@@ -151,7 +151,7 @@ func TestSettleOnGethDev(t *testing.T) {
 
 	reconcileArgs := append(append([]string{}, flags...), "chain", "reconcile", "--env", "test")
 	out, errOut, code = runCmd(t, dir, reconcileArgs...)
-	if code != 0 || !strings.Contains(out, "no discrepancy") || !strings.Contains(out, fmt.Sprintf("%d settlements", len(ids))) {
+	if code != 0 || !strings.Contains(out, "no discrepancy") || !strings.Contains(out, fmt.Sprintf("%d charges", len(ids))) {
 		t.Fatalf("chain reconcile: exit %d\n%s%s", code, out, errOut)
 	}
 
@@ -164,11 +164,14 @@ func TestSettleOnGethDev(t *testing.T) {
 	defer client.Close()
 	contract := common.HexToAddress(flags[5])
 	opKey, _ := crypto.ToECDSA(key)
-	wk, _ := settlement.WorkflowKey("wf_outside_engine")
-	amount, _ := settlement.BaseUnits(321, 6)
+	secret, err := readSecretFile(flagValue(flags, "-test-customer-ref-secret-file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Debited from cus_1, who holds a balance, under a sequence no workflow has.
 	tr := settlement.Transactor{Backend: client, Key: opKey}
-	if _, err := tr.Send(ctx, &contract, bindings.NewSettleflowSettlement().PackSettle([]bindings.SettleflowSettlementCharge{{
-		WorkflowId: wk, Sequence: big.NewInt(900_001), CustomerRef: settlement.CustomerRef("cus_x"), Amount: amount}})); err != nil {
+	charge := settlement.PackedCharge{Cents: 321, Sequence: 900_001, Tag: settlement.WorkflowTag("wf_outside_engine")}.Pack()
+	if _, err := tr.Send(ctx, &contract, bindings.NewSettleflowSettlement().PackSettle([][32]byte{settlement.CustomerRef(secret, "test", "cus_1")}, []*big.Int{charge})); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second) // two blocks on top: confirmed
@@ -181,8 +184,8 @@ func TestSettleOnGethDev(t *testing.T) {
 	}
 	db.Close()
 	out, _, code = runCmd(t, dir, reconcileArgs...)
-	if code != 1 || !strings.Contains(out, "wf_outside_engine") || !strings.Contains(out, "not_in_database") ||
-		!strings.Contains(out, "customer_mismatch") || !strings.Contains(out, ids[3]) {
+	if code != 1 || !strings.Contains(out, fmt.Sprintf("tag %016x", settlement.WorkflowTag("wf_outside_engine"))) || !strings.Contains(out, "not_in_database") ||
+		!strings.Contains(out, "customer_mismatch") || !strings.Contains(out, ids[3]) || !strings.Contains(out, "ledger_mismatch") {
 		t.Fatalf("chain reconcile after planting: exit %d\n%s", code, out)
 	}
 }

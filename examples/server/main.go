@@ -86,6 +86,9 @@ type chainFlags struct {
 	chainID                             int64
 	keyFile, keystore, keystorePassFile string
 	confirmations                       uint64
+	// secretFile holds the customer reference secret (hex); faucetKeyFile
+	// the test faucet's key (test only).
+	secretFile, faucetKeyFile string
 }
 
 // register adds the -ENV-* flags of env ("live" or "test"; network names
@@ -100,6 +103,10 @@ func (f *chainFlags) register(fs *flag.FlagSet, env, network string) {
 	fs.StringVar(&f.keystore, env+"-keystore", "", "operator's keystore JSON `file`")
 	fs.StringVar(&f.keystorePassFile, env+"-keystore-password-file", "", "`file` holding the keystore password")
 	fs.Uint64Var(&f.confirmations, env+"-confirmations", 0, "confirmation depth for "+env+" (0: wait for the finalized block)")
+	fs.StringVar(&f.secretFile, env+"-customer-ref-secret-file", "", "`file` holding the deployment's customer reference secret (hex, written by chain deploy): customers' balances on chain are keyed by it")
+	if env == "test" {
+		fs.StringVar(&f.faucetKeyFile, env+"-faucet-key-file", "", "the test faucet's hex private key `file` (written by chain deploy): it funds test customers")
+	}
 }
 
 func main() {

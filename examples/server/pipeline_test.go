@@ -379,11 +379,11 @@ func TestEmbeddedChainSurvivesKill(t *testing.T) {
 	}
 	// Plant two discrepancies: a settlement sent to the contract outside
 	// the engine, and a Settled workflow's amount altered in the database.
-	k, _ := settlement.WorkflowKey("wf_outside")
+	// (Debited from cus_1, who holds a balance from the faucet.)
 	tr := settlement.Transactor{Backend: chain.Backend.Client(), Key: chain.OperatorKey, Mine: chain.Commit}
-	amount, _ := settlement.BaseUnits(777, 6)
+	charge := settlement.PackedCharge{Cents: 777, Sequence: 424242, Tag: settlement.WorkflowTag("wf_outside")}.Pack()
 	if _, err := tr.Send(context.Background(), &chain.Addresses.Contract, bindings.NewSettleflowSettlement().PackSettle(
-		[]bindings.SettleflowSettlementCharge{{WorkflowId: k, Sequence: big.NewInt(424242), CustomerRef: settlement.CustomerRef("cus_x"), Amount: amount}})); err != nil {
+		[][32]byte{settlement.CustomerRef(chain.CustomerRefSecret, "test", "cus_1")}, []*big.Int{charge})); err != nil {
 		t.Fatal(err)
 	}
 	chain.Close()
@@ -397,7 +397,7 @@ func TestEmbeddedChainSurvivesKill(t *testing.T) {
 	}
 	db.Close()
 	out, _, code := runCmd(t, dir, "chain", "reconcile", "--env", "test")
-	if code != 1 || !strings.Contains(out, "not_in_database") || !strings.Contains(out, "wf_outside") ||
+	if code != 1 || !strings.Contains(out, "not_in_database") || !strings.Contains(out, fmt.Sprintf("tag %016x", settlement.WorkflowTag("wf_outside"))) ||
 		!strings.Contains(out, "amount_mismatch") || !strings.Contains(out, altered) {
 		t.Fatalf("chain reconcile after planting: exit %d\n%s", code, out)
 	}

@@ -970,64 +970,54 @@ func checkChain(t *testing.T, ctx context.Context, rpcURL string, opKey []byte, 
 	rows.Close()
 	db.Close()
 
-	settledID := sabi.GetABI().Events["Settled"].ID
-	alreadyID := sabi.GetABI().Events["AlreadySettled"].ID
-	logs, err := client.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: deployed, Addresses: []common.Address{contract},
-		Topics: [][]common.Hash{{settledID, alreadyID}}})
+	// Reconcile: every workflow debited once, for its quoted amount, under
+	// its sequence, from its customer, in the transaction it names; every
+	// customer's balance on chain what its deposits and charges add up to,
+	// and what the database's ledger says; the contract holding exactly
+	// its customers' balances and what the payee is owed.
+	secret, err := readSecretFile(flagValue(chainFlags, "-test-customer-ref-secret-file"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	events := map[string][]*bindings.SettleflowSettlementSettled{}
-	bySeq := map[uint64]int{}
-	already := 0
-	for i := range logs {
-		if logs[i].Topics[0] == alreadyID {
-			already++
-			continue
-		}
-		ev, err := sabi.UnpackSettledEvent(&logs[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := settlement.WorkflowIDFromKey(ev.WorkflowId)
-		events[id] = append(events[id], ev)
-		bySeq[ev.Sequence.Uint64()]++
+	ledger, err := readLedger(ctx, config{postgres: dsn}, settleflow.Test)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for seq, c := range bySeq {
-		if c != 1 {
-			t.Errorf("sequence %d Settled %d times on chain", seq, c)
-		}
-	}
-	for id := range events {
-		if _, ok := wfs[id]; !ok {
-			t.Errorf("Settled event for %s, which is not a workflow of this test", id)
-		}
-	}
-	for id, w := range wfs {
-		evs := events[id]
-		if len(evs) != 1 {
-			t.Errorf("workflow %s: %d Settled events on chain, want 1", id, len(evs))
-			continue
-		}
-		ev := evs[0]
-		want, _ := settlement.BaseUnits(w.Quoted.Amount, decimals)
-		switch {
-		case ev.Amount.Cmp(want) != 0:
-			t.Errorf("workflow %s charged %s base units on chain, quoted %d (%s base units)", id, ev.Amount, w.Quoted.Amount, want)
-		case ev.Sequence.Uint64() != seqs[id]:
-			t.Errorf("workflow %s settled under sequence %s on chain; its sequence is %d", id, ev.Sequence, seqs[id])
-		case ev.CustomerRef != settlement.CustomerRef(w.CustomerID):
-			t.Errorf("workflow %s settled for another customer than %s", id, w.CustomerID)
-		case w.Settlement == nil || common.HexToHash(w.Settlement.TxHash) != ev.Raw.TxHash:
-			t.Errorf("workflow %s: settlement %+v, the chain's event is in %s", id, w.Settlement, ev.Raw.TxHash)
-		}
-	}
-
-	// The operator's settle transactions, block by block.
 	head, err := client.BlockNumber(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep, err := settlement.Reconcile(ctx, client, ledger.records, settlement.ReconcileOptions{Contract: contract, Decimals: decimals,
+		FromBlock: deployed.Uint64(), ToBlock: head, Accounts: ledger.accounts, State: client,
+		RefOf: func(id string) [32]byte { return settlement.CustomerRef(secret, settleflow.Test, id) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Discrepancies) > 0 || rep.OnChain != len(wfs) || rep.Declined != 0 {
+		t.Errorf("reconcile: %d debits on chain for %d workflows, %d declined; discrepancies: %+v", rep.OnChain, len(wfs), rep.Declined, rep.Discrepancies)
+	}
+	var sum int64
+	for id, w := range wfs {
+		sum += w.Quoted.Amount
+		if w.Settlement == nil || seqs[id] == 0 {
+			t.Errorf("workflow %s: settlement %+v, sequence %d", id, w.Settlement, seqs[id])
+		}
+	}
+	info, err := settlement.Inspect(ctx, client, contract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owed, _ := settlement.BaseUnits(sum, decimals); info.PayeeOwed.Cmp(owed) != 0 || rep.TotalOnChain != sum {
+		t.Errorf("the payee is owed %s base units and %d cents were debited; the workflows were quoted %d cents", info.PayeeOwed, rep.TotalOnChain, sum)
+	}
+	alreadyID := sabi.GetABI().Events["AlreadySettled"].ID
+	logs, err := client.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: deployed, Addresses: []common.Address{contract}, Topics: [][]common.Hash{{alreadyID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	already := len(logs)
+
+	// The operator's settle transactions, block by block.
 	chainID, err := client.ChainID(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -1052,8 +1042,8 @@ func checkChain(t *testing.T, ctx context.Context, rpcURL string, opKey []byte, 
 			}
 		}
 	}
-	t.Logf("chain: %d Settled events, %d AlreadySettled (charges submitted again, skipped at no charge), %d settle transactions mined, %d sent",
-		len(logs)-already, already, mined, len(sent))
+	t.Logf("chain: %d debits, %d AlreadySettled (charges submitted again, skipped at no charge), %d settle transactions mined, %d sent",
+		rep.OnChain, already, mined, len(sent))
 }
 
 // The per-minute limit of one key holds across three instances on one

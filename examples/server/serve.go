@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -431,13 +432,17 @@ func (l chainFlags) chainConfig(env string) (*settlement.ChainConfig, error) {
 		}
 		return nil, nil
 	}
-	if l.chainID == 0 || !common.IsHexAddress(l.contract) || (l.keyFile == "" && l.keystore == "") {
-		return nil, fmt.Errorf("%s settlement needs -%s-chain-id, -%s-contract and -%s-key-file or -%s-keystore", env, env, env, env, env)
+	if l.chainID == 0 || !common.IsHexAddress(l.contract) || (l.keyFile == "" && l.keystore == "") || l.secretFile == "" {
+		return nil, fmt.Errorf("%s settlement needs -%s-chain-id, -%s-contract, -%s-customer-ref-secret-file and -%s-key-file or -%s-keystore", env, env, env, env, env, env)
+	}
+	secret, err := readSecretFile(l.secretFile)
+	if err != nil {
+		return nil, fmt.Errorf("-%s-customer-ref-secret-file: %w", env, err)
 	}
 	cc := &settlement.ChainConfig{
 		RPCURL: l.rpc, ChainID: l.chainID, Contract: common.HexToAddress(l.contract),
 		KeyFile: l.keyFile, KeystoreFile: l.keystore, KeystorePasswordFile: l.keystorePassFile,
-		Confirmations: l.confirmations,
+		Confirmations: l.confirmations, CustomerRefSecret: secret, FaucetKeyFile: l.faucetKeyFile,
 	}
 	for flagName, v := range map[string]struct {
 		s   string
@@ -452,6 +457,20 @@ func (l chainFlags) chainConfig(env string) (*settlement.ChainConfig, error) {
 		*v.dst = common.HexToAddress(v.s)
 	}
 	return cc, nil
+}
+
+// readSecretFile reads a customer reference secret: hex, at least
+// settlement.MinCustomerRefSecret bytes.
+func readSecretFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := hex.DecodeString(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "0x")))
+	if err != nil || len(secret) < settlement.MinCustomerRefSecret {
+		return nil, fmt.Errorf("%s does not hold a hex secret of at least %d bytes", path, settlement.MinCustomerRefSecret)
+	}
+	return secret, nil
 }
 
 // stableWorkerID is the engine's lease owner, kept in the data directory: a

@@ -53,6 +53,26 @@ func (s *Store) GetAccount(ctx context.Context, env settleflow.Environment, cust
 	return a, nil
 }
 
+// ListAccounts returns every account of env, by reference, for
+// reconciliation (`chain reconcile`, `chain status`): it reads the whole
+// table, so it is not for request paths.
+func (s *Store) ListAccounts(ctx context.Context, env settleflow.Environment) ([]*settleflow.Account, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+accountColumns+` FROM settleflow_accounts WHERE livemode = ? ORDER BY ref`, env.Livemode())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*settleflow.Account
+	for rows.Next() {
+		a, err := scanAccount(rows, env)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // MarkFaucet implements settleflow.Store.
 func (s *Store) MarkFaucet(ctx context.Context, env settleflow.Environment, customerID, ref string, at time.Time) (bool, error) {
 	var mine bool
