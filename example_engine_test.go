@@ -51,7 +51,9 @@ func Example() {
 		Store: store, Settler: chain, Products: products,
 		Notifier: settleflow.NotifierFunc(func(_ context.Context, evs []settleflow.Event) error {
 			for _, ev := range evs {
-				events <- ev
+				if ev.Type == settleflow.EventWorkflowCompleted { // (also: customer.funded, from the test faucet)
+					events <- ev
+				}
 			}
 			return nil
 		}),

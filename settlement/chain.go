@@ -113,6 +113,9 @@ type chain struct {
 	nonceOK   bool
 	head      uint64
 	finalized uint64
+	// fundedUntil is the block a faucet deposit sent is confirmed at:
+	// until then the chain is busy (the simulated chain keeps mining).
+	fundedUntil uint64
 
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -294,7 +297,7 @@ func (c *chain) poke() {
 func (c *chain) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.queue) > 0 || len(c.rqueue) > 0 || len(c.txs) > 0
+	return len(c.queue) > 0 || len(c.rqueue) > 0 || len(c.txs) > 0 || c.head < c.fundedUntil
 }
 
 // ref is a customer's reference in this environment's contract.

@@ -285,6 +285,9 @@ func (c *chain) fund(ctx context.Context, customerID string, cents int64) (strin
 		}
 		err = c.b.SendTransaction(ctx, tx)
 		if err == nil || isAlreadyKnown(err) {
+			c.mu.Lock()
+			c.fundedUntil = max(c.fundedUntil, head.Number.Uint64()+max(c.cfg.Confirmations, 1)+1)
+			c.mu.Unlock()
 			c.poke()
 			return tx.Hash().Hex(), nil
 		}
