@@ -91,12 +91,21 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(func() { store.Close() })
 	products := settleflow.NewProducts()
+	hold := make(chan struct{})
 	if err := settleflow.Register(products, settleflow.Product[ticket]{
 		Name: "ticket-triage", Description: "Triage.", PricingSummary: "2.00 USD per ticket",
 		Price:    settleflow.Price{TargetMargin: 3000, MinimumCharge: 50},
 		Estimate: func(t ticket) (int64, error) { return 200 + 50*int64(t.Attachments), nil },
-		// Only an env with funds starts its engine and executes.
-		Execute: func(context.Context, ticket) (settleflow.Execution, error) {
+		// Only an env with funds starts its engine and executes. Ticket
+		// "T-hold" runs until the test ends: its workflow stays Running.
+		Execute: func(ctx context.Context, t ticket) (settleflow.Execution, error) {
+			if t.TicketID == "T-hold" {
+				select {
+				case <-hold:
+				case <-ctx.Done():
+				}
+				return settleflow.Execution{}, errors.New("held until the test ended")
+			}
 			return settleflow.Execution{ActualCost: 150, Result: map[string]any{"queue": "billing"}}, nil
 		},
 	}); err != nil {
@@ -117,6 +126,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Stop(context.Background()) })
+	t.Cleanup(func() { close(hold) })
 	if o.funds != nil {
 		if err := engine.Start(ctx); err != nil {
 			t.Fatal(err)

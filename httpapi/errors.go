@@ -69,8 +69,12 @@ func toError(err error) *Error {
 	case errors.As(err, &funds):
 		return insufficientFunds(funds)
 	case errors.As(err, &refundable):
+		if refundable.Refundable <= 0 {
+			return invalid(settleflow.CodeAmountExceedsRefundable, "amount",
+				"Nothing is left to refund of this workflow's charge: its refunds that are not Failed (pending ones included) add up to the charge.")
+		}
 		return invalid(settleflow.CodeAmountExceedsRefundable, "amount",
-			fmt.Sprintf("amount %d exceeds what is left to refund of this workflow's charge: %d (the charge less its refunds, pending ones included).",
+			fmt.Sprintf("amount %d exceeds what is left to refund of this workflow's charge: %d (the charge less its refunds that are not Failed, pending ones included).",
 				refundable.Asked, refundable.Refundable))
 	case errors.Is(err, settleflow.ErrRefundsNotSupported):
 		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: settleflow.CodeRefundsNotSupported,
