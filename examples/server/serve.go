@@ -155,6 +155,7 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	engine, err := settleflow.New(settleflow.Options{
 		Store: store, Settler: chain, Notifier: hooks, Products: products, Logger: log.Named("engine"),
 		WorkerID: workerID, Workers: c.workers, ExecutionTimeout: c.executionTimeout, SettlementLease: lease,
+		TestFaucet: testFaucet(c.testFaucet),
 	})
 	if err != nil {
 		return err
@@ -326,6 +327,15 @@ func shutdownServers(servers []*http.Server, grace time.Duration, log *zap.Logge
 		}()
 	}
 	wg.Wait()
+}
+
+// testFaucet is Options.TestFaucet for the -test-faucet flag: the flag's 0
+// (off) is the engine's negative amount (its 0 means the default).
+func testFaucet(flagValue int64) int64 {
+	if flagValue == 0 {
+		return -1
+	}
+	return flagValue
 }
 
 // authFailureWindows is the per-address budget of failed authentications;
