@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -29,23 +28,10 @@ var eventListParams = map[string]bool{"type": true, "workflowId": true, "created
 // listEvents answers GET /v1/events: the environment's events, newest first,
 // in the envelope their webhook deliveries carry.
 func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "", "The query string is malformed."))
+	q, apiErr := listQuery(r, eventListParams)
+	if apiErr != nil {
+		writeError(w, r, apiErr)
 		return
-	}
-	for name, vs := range q {
-		switch {
-		case !eventListParams[name]:
-			writeError(w, r, invalid(settleflow.CodeParameterUnknown, name, "Received unknown parameter: "+name))
-			return
-		case len(vs) > 1:
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" may be given once"))
-			return
-		case vs[0] == "":
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" must not be empty"))
-			return
-		}
 	}
 	p := settleflow.EventListParams{
 		Environment:   principalFrom(r.Context()).Environment,

@@ -195,6 +195,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := ids.New(ids.Request, start)
 	w.Header().Set("Request-Id", reqID)
+	// Every answer is JSON; no browser may take it for anything else.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	ctx := context.WithValue(r.Context(), requestIDKey, reqID)
 	// authed fills it in below, on a request the deferred log does not see.
 	logged := &logInfo{}
@@ -257,6 +259,13 @@ func (h *handler) routes() *http.ServeMux {
 	})
 	m.HandleFunc("/v1/workflows/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchWorkflow(w, r, r.PathValue("id")) }))
 	m.HandleFunc("/v1/workflows/{id}/cancel", post(func(w http.ResponseWriter, r *http.Request) { h.cancelWorkflow(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/workflows/{id}/refunds", post(func(w http.ResponseWriter, r *http.Request) { h.createRefund(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/refunds", get(h.listRefunds))
+	m.HandleFunc("/v1/refunds/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchRefund(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/customers/{customerId}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchCustomer(w, r, r.PathValue("customerId")) }))
+	m.HandleFunc("/v1/test_helpers/customers/{customerId}/fund", post(func(w http.ResponseWriter, r *http.Request) {
+		h.fundTestCustomer(w, r, r.PathValue("customerId"))
+	}))
 	m.HandleFunc("/v1/quotes", post(h.createQuote))
 	m.HandleFunc("/v1/events", get(h.listEvents))
 	m.HandleFunc("/v1/events/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchEvent(w, r, r.PathValue("id")) }))

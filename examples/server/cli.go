@@ -34,6 +34,8 @@ type subcommand struct {
 type group struct {
 	name    string
 	summary string
+	// detail, optional, is printed under the summary in the group's usage.
+	detail string
 	// open prepares what the subcommands share (a database handle); the
 	// returned func releases it.
 	open func(ctx context.Context, c config) (*cmdContext, func(), error)
@@ -51,7 +53,9 @@ type cmdContext struct {
 }
 
 // groups are the commands with subcommands, in the order usage lists them.
-func groups() []*group { return []*group{keysGroup(), webhooksGroup(), dashboardGroup(), chainGroup()} }
+func groups() []*group {
+	return []*group{keysGroup(), webhooksGroup(), dashboardGroup(), chainGroup(), customersGroup(), refundsGroup()}
+}
 
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool {
@@ -77,7 +81,11 @@ func wantsHelp(args []string) bool {
 }
 
 func (g *group) usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: server [global flags] %s COMMAND [flags]\n\n%s\n\nCommands:\n", g.name, g.summary)
+	fmt.Fprintf(w, "usage: server [global flags] %s COMMAND [flags]\n\n%s\n", g.name, g.summary)
+	if g.detail != "" {
+		fmt.Fprintf(w, "\n%s\n", wrap(g.detail, 80))
+	}
+	fmt.Fprint(w, "\nCommands:\n")
 	for _, s := range g.subs {
 		fmt.Fprintf(w, "  %-44s %s\n", strings.TrimSpace(s.name+" "+s.args), s.summary)
 	}
@@ -221,4 +229,22 @@ func versionText() string {
 func isUsage(err error) bool {
 	var ue usageError
 	return errors.As(err, &ue)
+}
+
+// wrap breaks s into lines of at most width characters, between words.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len([]rune(w)) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len([]rune(w))
+	}
+	return b.String()
 }

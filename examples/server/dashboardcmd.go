@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 
 	"github.com/settleflow/settleflow/dashboard"
 	"github.com/settleflow/settleflow/storage"
@@ -26,14 +25,7 @@ func dashboardGroup() *group {
 			name:    "link",
 			summary: "Print a one-time sign-in link (one use, within 15 minutes) for the server's -public-https, else -https, address.",
 			run: func(ctx context.Context, x *cmdContext) error {
-				addr := x.c.publicHTTPS
-				if addr == "" {
-					addr = x.c.httpsAddr
-					if host, port, err := net.SplitHostPort(addr); err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
-						addr = net.JoinHostPort("localhost", port)
-					}
-				}
-				link, err := dashboard.SignInLink(ctx, x.shared.(*storage.DB), "https://"+addr, "")
+				link, err := dashboard.SignInLink(ctx, x.shared.(*storage.DB), "https://"+publicAddr(x.c), "")
 				if err != nil {
 					return err
 				}

@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/webhook"
 	"go.uber.org/zap"
@@ -76,6 +77,9 @@ type config struct {
 	postgres string
 	// explorers are the dashboard's block explorer URL prefixes.
 	testExplorer, liveExplorer string
+	// testFaucet is what the test faucet deposits for a test customer's
+	// first workflow, in minor units; 0 turns the faucet off.
+	testFaucet int64
 }
 
 // chainFlags configure one environment's chain: all of -ENV-rpc,
@@ -153,6 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		func(v string) (err error) { c.webhookRetry, err = parseRetrySchedule(v); return err })
 	fs.StringVar(&c.testExplorer, "test-explorer", "", "block explorer `URL` prefix the dashboard links test transactions to (the hash is appended), e.g. https://sepolia.etherscan.io/tx/")
 	fs.StringVar(&c.liveExplorer, "live-explorer", "", "block explorer `URL` prefix for live transactions, e.g. https://etherscan.io/tx/")
+	fs.Int64Var(&c.testFaucet, "test-faucet", settleflow.DefaultTestFaucet, "what the test faucet deposits for a test customer seen for the first time, in minor `units` (100000 is 1,000.00); 0 turns it off. cus_insufficient_funds is never funded")
 	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")
 	c.live.register(fs, "live", "mainnet")
 	c.test.register(fs, "test", "testnet")
@@ -177,6 +182,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if c.executionTimeout <= 0 {
 		return usageError{errors.New("-execution-timeout must be positive")}
+	}
+	if c.testFaucet < 0 || c.testFaucet > settleflow.MaxAmount {
+		return usageError{fmt.Errorf("-test-faucet %d: want 0 (off) to %d minor units", c.testFaucet, settleflow.MaxAmount)}
 	}
 	if c.timeouts.shutdown == 0 {
 		c.timeouts.shutdown = c.timeouts.request + 5*time.Second

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/apikey"
+	"github.com/settleflow/settleflow/httpapi"
+	"github.com/settleflow/settleflow/internal/fundstest"
+	"github.com/settleflow/settleflow/ratelimit"
+	"github.com/settleflow/settleflow/storage/sqlite"
+)
+
+// fundedAPI serves the real HTTP API over an engine whose settler charges
+// customer balances (the fundstest double: the reference server's own
+// settler does not yet), so that the customers and refunds commands can be
+// run end to end. It returns the API's URL, a file holding its certificate,
+// a test and a live key, and the engine.
+func fundedAPI(t *testing.T) (url, caFile, testKey, liveKey string, engine *settleflow.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "api.db"), sqlite.OpenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	products, err := demoProducts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := fundstest.New()
+	chain.Live = true
+	engine, err = settleflow.New(settleflow.Options{Store: store, Settler: chain, Products: products,
+		Notifier:     settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil }),
+		PollInterval: 10 * time.Millisecond, SettlementPollInterval: 10 * time.Millisecond, FundsPollInterval: 10 * time.Millisecond,
+		TestFaucet: testFaucet(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { engine.Stop(context.Background()) })
+	keys, err := openKeys(ctx, store.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { keys.Close() })
+	_, testKey, err = keys.Create(ctx, apikey.CreateParams{Environment: settleflow.Test, Name: "cli", Plan: apikey.Pro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, liveKey, err = keys.Create(ctx, apikey.CreateParams{Environment: settleflow.Live, Name: "cli", Plan: apikey.Pro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.Options{Engine: engine, Keys: httpapi.APIKeys(keys), Limiter: ratelimit.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(h)
+	t.Cleanup(srv.Close)
+	caFile = filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL, caFile, testKey, liveKey, engine
+}
+
+// customers show and fund, refunds create and list, through a running API:
+// text and JSON, the key from -key or $SETTLEFLOW_API_KEY, and every
+// refusal (exit 2 for usage, 1 with one sentence for the API's errors).
+func TestMoneyCommands(t *testing.T) {
+	url, ca, key, live, engine := fundedAPI(t)
+	dir := t.TempDir()
+	api := []string{"-api-url", url, "-ca", ca}
+	cmd := func(args ...string) (string, string, int) {
+		t.Helper()
+		return runCmd(t, dir, append(args, api...)...)
+	}
+
+	out, errOut, code := cmd("customers", "show", "cus_cli", "-key", key)
+	if code != 0 || !regexp.MustCompile(`(?m)^available\s+0\.00 usd$`).MatchString(out) || !strings.Contains(out, "customer ref") ||
+		!strings.Contains(out, "cus_cli (test)") {
+		t.Fatalf("customers show: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Setenv(apiKeyEnv, key)
+	out, errOut, code = cmd("customers", "fund", "cus_cli", "-amount", "123456")
+	if code != 0 || !strings.Contains(out, "deposited 1234.56 usd for cus_cli from the test faucet") ||
+		!regexp.MustCompile(`(?m)^on chain\s+1234\.56 usd$`).MatchString(out) {
+		t.Fatalf("customers fund: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = cmd("customers", "show", "cus_cli", "--json")
+	var cus settleflow.Customer
+	if err := json.Unmarshal([]byte(out), &cus); err != nil || code != 0 || cus.Balance.Available != 123456 || cus.Deposit == nil {
+		t.Fatalf("customers show --json: exit %d %v\n%s", code, err, out)
+	}
+
+	wf, _, err := engine.Create(context.Background(), settleflow.CreateParams{Environment: settleflow.Test, Product: "ticket-triage",
+		CustomerID: "cus_cli", Payload: json.RawMessage(`{"ticketId":"T-1","subject":"Refund","attachments":0}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for wf.Status != settleflow.Settled {
+		if time.Now().After(deadline) || wf.Status.Terminal() {
+			t.Fatalf("workflow %s %+v", wf.Status, wf.Failure)
+		}
+		time.Sleep(20 * time.Millisecond)
+		if wf, err = engine.Fetch(context.Background(), settleflow.Test, wf.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code = cmd("refunds", "create", wf.ID, "-amount", "100", "-reason", "late answer", "-idempotency-key", "cli-1")
+	first := regexp.MustCompile(`^refund (re_\w{26}) of ` + wf.ID + `: 1\.00 usd, Pending\n$`).FindStringSubmatch(out)
+	if code != 0 || first == nil {
+		t.Fatalf("refunds create: exit %d %q %s", code, out, errOut)
+	}
+	if out, _, code := cmd("refunds", "create", wf.ID, "-amount", "100", "-reason", "late answer", "-idempotency-key", "cli-1"); code != 0 || !strings.Contains(out, first[1]) {
+		t.Fatalf("refunds create again with the key: exit %d %q", code, out)
+	}
+	out, _, code = cmd("refunds", "create", wf.ID, "--json")
+	var rest settleflow.Refund
+	if err := json.Unmarshal([]byte(out), &rest); err != nil || code != 0 || rest.Amount != wf.Quoted.Amount-100 {
+		t.Fatalf("refunds create (the rest) --json: exit %d %v %q", code, err, out)
+	}
+	out, _, code = cmd("refunds", "list", "-workflow", wf.ID)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") ||
+		!strings.HasPrefix(lines[1], rest.ID) || !strings.HasPrefix(lines[2], first[1]) || !strings.Contains(lines[2], "late answer") {
+		t.Fatalf("refunds list: exit %d\n%s", code, out)
+	}
+	if out, _, code := cmd("refunds", "list", "-limit", "1", "--json"); code != 0 || strings.Count(out, `"object": "refund"`) != 1 {
+		t.Fatalf("refunds list -limit 1 --json: exit %d\n%s", code, out)
+	}
+	if out, _, code := cmd("refunds", "list", "-status", "Failed", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Fatalf("refunds list -status Failed --json: exit %d %q", code, out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"customers", "fund", "cus_cli"}, 2, "customers fund needs -amount N"},
+		{[]string{"customers", "fund", "cus_cli", "-amount", "-5"}, 2, "customers fund needs -amount N"},
+		{[]string{"customers", "fund", "cus_cli", "-amount", "1.5"}, 2, "invalid value"},
+		{[]string{"customers", "fund", "cus_cli", "-amount", "5", "-key", live}, 1, "test_mode_only"},
+		{[]string{"customers", "show"}, 2, "customers show takes CUSTOMER_ID"},
+		{[]string{"customers", "show", "123"}, 1, "parameter_invalid (param customerId)"},
+		{[]string{"refunds", "create", wf.ID, "-amount", "1"}, 1, "amount_exceeds_refundable"},
+		{[]string{"refunds", "create", wf.ID, "-amount", "-1"}, 2, "want a positive amount"},
+		{[]string{"refunds", "create", "wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S"}, 1, "resource_missing"},
+		{[]string{"refunds", "create"}, 2, "refunds create takes WORKFLOW_ID"},
+		{[]string{"refunds", "list", "-status", "done"}, 2, `--status "done"`},
+		{[]string{"refunds", "list", "-limit", "0"}, 2, "--limit 0"},
+		{[]string{"refunds", "list", "-workflow", "nope"}, 1, "parameter_invalid (param workflowId)"},
+		{[]string{"customers", "show", "cus_cli", "-key", "sk_test_" + strings.Repeat("A", 40)}, 1, "api_key_invalid"},
+	} {
+		_, errOut, code := cmd(c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 && c.code == 1 {
+			t.Errorf("server %s: exit %d, stderr %q; want exit %d and %q", strings.Join(c.args, " "), code, errOut, c.code, c.want)
+		}
+	}
+	// No key anywhere: a usage error, before anything is sent.
+	t.Setenv(apiKeyEnv, "")
+	if _, errOut, code := cmd("customers", "show", "cus_cli"); code != 2 || !strings.Contains(errOut, "no API key: pass -key sk_test_… or set $"+apiKeyEnv) {
+		t.Fatalf("no key: exit %d %q", code, errOut)
+	}
+	// No server there: exit 1, one sentence pointing at -api-url.
+	_, errOut, code = runCmd(t, dir, "customers", "show", "cus_cli", "-key", key, "-api-url", "https://127.0.0.1:1")
+	if code != 1 || !strings.Contains(errOut, "is the server running at https://127.0.0.1:1? -api-url says where") {
+		t.Fatalf("no server: exit %d %q", code, errOut)
+	}
+}
+
+// Against the reference server itself, with the defaults: the URL is
+// given (the test server listens on a random port), the certificate is the
+// data directory's. Its settler does not charge customer balances yet
+// (NEEDS THE REAL CHAIN: settlement.Funds), so a customer has no deposit
+// instructions and refunds and funding are refused with
+// refunds_not_supported; once it does, the test says so and stops.
+func TestMoneyCommandsAgainstTheServer(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	api := []string{"-api-url", "https://" + s.https, "-key", s.firstKey}
+	out, errOut, code := runCmd(t, dir, append([]string{"customers", "show", "cus_cli"}, api...)...)
+	if code != 0 {
+		t.Fatalf("customers show: exit %d %s", code, errOut)
+	}
+	if !strings.Contains(out, "none: this environment's charges are not paid from customer balances") {
+		t.Skipf("the reference server charges customer balances now: extend this test with its funds\n%s", out)
+	}
+	for _, args := range [][]string{
+		{"customers", "fund", "cus_cli", "-amount", "100"},
+		{"refunds", "create", "wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S"},
+	} {
+		if _, errOut, code := runCmd(t, dir, append(args, api...)...); code != 1 || !strings.Contains(errOut, "refunds_not_supported") {
+			t.Errorf("server %s: exit %d %q", strings.Join(args, " "), code, errOut)
+		}
+	}
+	if out, _, code := runCmd(t, dir, append([]string{"refunds", "list", "--json"}, api...)...); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("refunds list: exit %d %q", code, out)
+	}
+}
+
+// The API URL defaults to the server's public address; -test-faucet 0 is
+// the engine's "off", and a negative one is refused.
+func TestMoneyCommandDefaults(t *testing.T) {
+	for _, c := range []struct {
+		c    config
+		want string
+	}{
+		{config{httpsAddr: "127.0.0.1:8443"}, "127.0.0.1:8443"},
+		{config{httpsAddr: "0.0.0.0:8443"}, "localhost:8443"},
+		{config{httpsAddr: ":8443"}, "localhost:8443"},
+		{config{httpsAddr: "[::]:8443"}, "localhost:8443"},
+		{config{httpsAddr: "0.0.0.0:8443", publicHTTPS: "api.example.com"}, "api.example.com"},
+	} {
+		if got := publicAddr(c.c); got != c.want {
+			t.Errorf("publicAddr(%+v) = %q, want %q", c.c, got, c.want)
+		}
+	}
+	if testFaucet(0) >= 0 || testFaucet(100_000) != 100_000 {
+		t.Fatalf("testFaucet: 0 → %d, 100000 → %d", testFaucet(0), testFaucet(100_000))
+	}
+	if _, errOut, code := runCmd(t, t.TempDir(), "-test-faucet", "-1", "keys", "list"); code != 2 || !strings.Contains(errOut, "-test-faucet -1") {
+		t.Fatalf("-test-faucet -1: exit %d %q", code, errOut)
+	}
+	out, _, code := runCmd(t, t.TempDir(), "customers", "-h")
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), settleflow.TestCustomerInsufficientFunds+", which is never funded in test mode") {
+		t.Fatalf("customers -h: exit %d\n%s", code, out)
+	}
+}
