@@ -255,7 +255,7 @@ func (h *Handler) readRefund(w http.ResponseWriter, r *http.Request, s *session,
 	case rq.form.Key == "" || len(rq.form.Key) > 255:
 		return bad(http.StatusBadRequest, "This refund form is incomplete (its idempotency key is missing); nothing was refunded. Reload the page and try again.")
 	case !utf8.ValidString(rq.form.Reason) || utf8.RuneCountInString(rq.form.Reason) > 500:
-		return bad(http.StatusBadRequest, "The reason must be at most 500 characters.")
+		return bad(http.StatusBadRequest, "The reason must be at most 500 characters. Nothing was refunded.")
 	}
 	if amountCents {
 		rq.amount, err = parseMinor(rq.form.Amount)
