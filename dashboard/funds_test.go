@@ -24,7 +24,7 @@ type fundsSettler struct {
 	mu      sync.Mutex
 	head    uint64
 	events  []settleflow.FundsEvent
-	charged map[string]int64  // workflow id → amount
+	charged map[string]int64 // workflow id → amount
 	refunds map[string]int64 // refund id → amount
 }
 
@@ -35,7 +35,7 @@ func newFundsSettler() *fundsSettler {
 	return &fundsSettler{charged: map[string]int64{}, refunds: map[string]int64{}}
 }
 
-func (s *fundsSettler) Configured(settleflow.Environment) bool    { return true }
+func (s *fundsSettler) Configured(settleflow.Environment) bool { return true }
 func (s *fundsSettler) Funded(env settleflow.Environment) bool { return env == settleflow.Test }
 
 func (s *fundsSettler) CustomerRef(env settleflow.Environment, customerID string) (string, error) {

@@ -224,7 +224,7 @@ func TestRefundReviewedAndConfirmed(t *testing.T) {
 	if !strings.Contains(body, "Refund "+id+" of $0.50 to cus_alice recorded") {
 		t.Errorf("no notice of the refund")
 	}
-	if !regexp.MustCompile(`data-refund="` + id + `">\s*<td><code>` + id + `</code></td><td class="num">\$0\.50</td>`).MatchString(body) ||
+	if !regexp.MustCompile(`data-refund="`+id+`">\s*<td><code>`+id+`</code></td><td class="num">\$0\.50</td>`).MatchString(body) ||
 		!strings.Contains(body, "duplicate ticket") {
 		t.Fatalf("the workflow page does not list the refund:\n%s", body)
 	}
