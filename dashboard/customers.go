@@ -45,23 +45,24 @@ type customersData struct {
 // balances. The Store keeps no list of accounts to page through, so the
 // list is of customers seen lately, not of every customer.
 func (h *Handler) customersPage(w http.ResponseWriter, r *http.Request, s *session) {
-	p := page{Title: "Customers", Nav: "customers"}
-	status := http.StatusOK
 	q := strings.TrimSpace(r.URL.Query().Get("id"))
-	if q != "" {
-		_, err := h.opts.Engine.Customer(r.Context(), s.env, q)
-		var inv *settleflow.InvalidError
-		switch {
-		case errors.As(err, &inv):
-			p.Error, status = "No such customer id: "+inv.Message+".", http.StatusBadRequest
-		case err != nil:
-			h.fail(w, r, err)
-			return
-		default:
-			h.redirect(w, r, "customers/"+url.PathEscape(q))
-			return
-		}
+	if q == "" {
+		h.customersPageWith(w, r, s, q, http.StatusOK, page{})
+		return
 	}
+	_, err := h.opts.Engine.Customer(r.Context(), s.env, q)
+	var inv *settleflow.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		h.customersPageWith(w, r, s, q, http.StatusBadRequest, page{Error: "No such customer id: " + inv.Message + "."})
+	case err != nil:
+		h.fail(w, r, err)
+	default:
+		h.redirect(w, r, "customers/"+url.PathEscape(q))
+	}
+}
+
+func (h *Handler) customersPageWith(w http.ResponseWriter, r *http.Request, s *session, q string, status int, p page) {
 	d := customersData{Query: q}
 	pg, err := h.opts.Engine.List(r.Context(), settleflow.ListParams{Environment: s.env, Limit: recentWorkflows})
 	if err != nil {
@@ -96,7 +97,7 @@ func (h *Handler) customersPage(w http.ResponseWriter, r *http.Request, s *sessi
 		d.Recent[i].Balance = c.Balance
 		d.Funded = d.Funded || c.Deposit != nil
 	}
-	p.Data = d
+	p.Title, p.Nav, p.Data = "Customers", "customers", d
 	h.render(w, r, status, "customers", p)
 }
 
@@ -115,8 +116,7 @@ func (h *Handler) customerPage(w http.ResponseWriter, r *http.Request, s *sessio
 	var inv *settleflow.InvalidError
 	switch {
 	case errors.As(err, &inv):
-		h.render(w, r, http.StatusBadRequest, "customers", page{Title: "Customers", Nav: "customers",
-			Error: "No such customer id: " + inv.Message + ".", Data: customersData{Query: id}})
+		h.customersPageWith(w, r, s, id, http.StatusBadRequest, page{Error: "No such customer id: " + inv.Message + "."})
 		return
 	case err != nil:
 		h.fail(w, r, err)
