@@ -25,8 +25,9 @@ const chromiumPath = "/usr/bin/chromium"
 // repository, signs in to its dashboard with the link it prints at first
 // start and drives every page in headless Chromium (testdata/browser): keys
 // created, used, rotated and revoked; an endpoint registered, a real
-// delivery and its resend; a Settled workflow's transaction; the live
-// switch. A screenshot of each page lands in -browser-out.
+// delivery and its resend; a Settled workflow's transaction and its
+// customer; the live switch. A screenshot of each page lands in
+// -browser-out.
 func TestDashboardInChromium(t *testing.T) {
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium; .ci/run does)")
@@ -128,7 +129,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Errorf("the receiver got %v; want one event twice (delivered, then resent from the dashboard)", deliveries)
 	}
 	for _, name := range []string{"signin", "overview", "keys-created", "keys-rotated", "webhooks-added", "webhooks-delivered",
-		"delivery", "delivery-resent", "workflows", "workflow", "overview-settled", "overview-live", "webhooks-live"} {
+		"delivery", "delivery-resent", "workflows", "workflow", "customer", "customers", "overview-settled", "overview-live", "webhooks-live"} {
 		if fi, err := os.Stat(filepath.Join(out, name+".png")); err != nil || fi.Size() == 0 {
 			t.Errorf("no screenshot %s.png: %v", name, err)
 		}

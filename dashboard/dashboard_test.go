@@ -74,6 +74,13 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with the engine's options tweaked (another
+// settler, faster polls) before it is built.
+func newFixtureWith(t *testing.T, tweak func(*settleflow.Options)) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "dash.db"), sqlite.OpenOptions{Synchronous: sqlite.SyncNormal})
 	if err != nil {
@@ -104,11 +111,16 @@ func newFixture(t *testing.T) *fixture {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: nullSettler{}, Products: ps,
-		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })})
+	eo := settleflow.Options{Store: store, Settler: nullSettler{}, Products: ps,
+		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })}
+	if tweak != nil {
+		tweak(&eo)
+	}
+	engine, err := settleflow.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { engine.Stop(context.Background()) })
 	clock := &testClock{}
 	h, err := New(ctx, Options{Engine: engine, Keys: keys, Webhooks: hooks, DB: store.DB(), Clock: clock, Logger: zaptest.NewLogger(t)})
 	if err != nil {

@@ -35,10 +35,15 @@ type page struct {
 }
 
 var funcs = template.FuncMap{
-	"money": func(m settleflow.Money) string {
-		return fmt.Sprintf("%s %d.%02d", strings.ToUpper(m.Currency), m.Amount/100, m.Amount%100)
+	"money": func(m settleflow.Money) string { return formatMoney(m.Amount, m.Currency) },
+	"cents": formatCents,
+	"mon": func(a int64, currency string) settleflow.Money {
+		return settleflow.Money{Amount: a, Currency: currency}
 	},
-	"cents": func(c int64) string { return fmt.Sprintf("%d.%02d", c/100, c%100) },
+	// amount is minor units of the engine's currency, with it: "USD 12.50".
+	"amount": func(c int64) string { return formatMoney(c, settleflow.Currency) },
+	// price is minor units as a sentence says them: "$12.50".
+	"price": func(c int64, currency string) string { return formatPrice(c, currency) },
 	"bps": func(b settleflow.BasisPoints) string {
 		return fmt.Sprintf("%.2f%%", float64(b)/100)
 	},
@@ -107,6 +112,10 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST "+p+"keys/{id}/revoke", h.authed(h.revokeKey))
 	m.HandleFunc("GET "+p+"workflows", h.authed(h.workflowsPage))
 	m.HandleFunc("GET "+p+"workflows/{id}", h.authed(h.workflowPage))
+	m.HandleFunc("POST "+p+"workflows/{id}/refund", h.authed(h.reviewRefund))
+	m.HandleFunc("POST "+p+"workflows/{id}/refund/confirm", h.authed(h.confirmRefund))
+	m.HandleFunc("GET "+p+"customers", h.authed(h.customersPage))
+	m.HandleFunc("GET "+p+"customers/{id}", h.authed(h.customerPage))
 	m.HandleFunc("GET "+p+"webhooks", h.authed(h.webhooksPage))
 	m.HandleFunc("POST "+p+"webhooks", h.authed(h.addEndpoint))
 	m.HandleFunc("POST "+p+"webhooks/{id}/{action}", h.authed(h.endpointAction))
@@ -418,6 +427,7 @@ type workflowData struct {
 	Events     []settleflow.Event
 	Deliveries map[string][]deliveryView // by event id
 	Explorer   string
+	refundView
 }
 
 func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -426,12 +436,29 @@ func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *sessio
 		h.render(w, r, http.StatusNotFound, "message", page{Title: "Not found", Nav: "workflows", Error: "There is no such workflow in " + string(s.env) + " mode."})
 		return
 	}
+	v, err := h.refundViewOf(r.Context(), s.env, wf)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	form, err := newRefundForm(v.Left)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.workflowPageWith(w, r, s, wf, v, form, http.StatusOK, page{Notice: h.refundNotice(r.Context(), s.env, wf, r.URL.Query())})
+}
+
+// workflowPageWith renders wf's page with its refunds v and the refund
+// form as given (an error re-renders what the operator typed).
+func (h *Handler) workflowPageWith(w http.ResponseWriter, r *http.Request, s *session, wf *settleflow.Workflow, v refundView, form refundForm, status int, p page) {
 	evs, err := h.opts.Engine.ListEvents(r.Context(), settleflow.EventListParams{Environment: s.env, WorkflowID: wf.ID, Limit: 100})
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	d := workflowData{W: wf, Events: evs.Data, Deliveries: map[string][]deliveryView{}}
+	v.Form = form
+	d := workflowData{W: wf, Events: evs.Data, Deliveries: map[string][]deliveryView{}, refundView: v}
 	if x := h.opts.Explorers[s.env]; x != "" && wf.Settlement != nil {
 		d.Explorer = x + wf.Settlement.TxHash
 	}
@@ -450,7 +477,8 @@ func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *sessio
 			d.Deliveries[ev.ID] = append(d.Deliveries[ev.ID], deliveryView{dl, as})
 		}
 	}
-	h.render(w, r, http.StatusOK, "workflow", page{Title: wf.ID, Nav: "workflows", Data: d})
+	p.Title, p.Nav, p.Data = wf.ID, "workflows", d
+	h.render(w, r, status, "workflow", p)
 }
 
 // Webhooks.

@@ -126,6 +126,17 @@ try {
   assert.match((await page.textContent('#tx')).trim(), /^0x[0-9a-f]{64}$/);
   assert.match((await page.textContent('#cost')).trim(), /^[1-9][0-9]* gas, [0-9.]+ in/);
   await shot('workflow');
+
+  step('its customer: balance and deposit instructions');
+  await page.click('#customer');
+  await page.waitForURL(D + 'customers/cus_browser');
+  assert.equal((await page.textContent('h1')).trim(), 'cus_browser');
+  assert.match((await page.textContent('#available')).trim(), /^USD -?[0-9]+\.[0-9]{2}/);
+  assert.ok((await page.locator(`#customer-workflows a[href$="/workflows/${wfID}"]`).count()) === 1);
+  await shot('customer');
+  await page.goto(D + 'customers');
+  assert.ok((await page.locator('tr[data-customer="cus_browser"]').count()) === 1);
+  await shot('customers');
   await page.goto(D);
   assert.match(await rowText('#margins tbody'), /ticket-triage 1 30\.00%/);
   await shot('overview-settled');

@@ -1,0 +1,60 @@
+package dashboard
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/settleflow/settleflow"
+)
+
+// TestRefundInChromium drives the Customers page and a refund in headless
+// Chromium (testdata/browser/refund.mjs) against a dashboard whose engine
+// charges test customers' balances (fundsSettler: the reference server's
+// settler does not yet): the customers listed with their balances, a
+// customer never seen looked up (zeros, deposit instructions), a refund of
+// a Settled workflow reviewed, confirmed and succeeded, the balance grown
+// by it, and a refund of too much refused. A screenshot of each step lands
+// in -browser-out.
+func TestRefundInChromium(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
+		t.Skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium; .ci/run does)")
+	}
+	if _, err := os.Stat("testdata/browser/node_modules/playwright-core"); err != nil {
+		t.Skip("needs playwright-core: run npm ci in dashboard/testdata/browser (.ci/run does)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on the PATH")
+	}
+	out := filepath.Join(t.TempDir(), "screenshots")
+	if fl := flag.Lookup("browser-out"); fl != nil && fl.Value.String() != "" {
+		out = fl.Value.String()
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := newFundedFixture(t)
+	wf := f.settled(settleflow.Test, "cus_browser", "B")
+	link, err := f.h.SignInLink(context.Background(), f.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, "refund.mjs")
+	cmd.Dir = "testdata/browser"
+	cmd.Env = append(os.Environ(), "BASE="+f.srv.URL, "LINK="+link, "WF="+wf.ID, "CUSTOMER=cus_browser",
+		"OUT="+out, "CHROMIUM=/usr/bin/chromium")
+	b, err := cmd.CombinedOutput()
+	t.Logf("browser:\n%s", b)
+	if err != nil {
+		t.Fatalf("the browser run failed: %v", err)
+	}
+	for _, name := range []string{"customers", "customer-new", "refund-review", "workflow-refunded", "customer-refunded", "refund-too-much"} {
+		if fi, err := os.Stat(filepath.Join(out, name+".png")); err != nil || fi.Size() == 0 {
+			t.Errorf("no screenshot %s.png: %v", name, err)
+		}
+	}
+}
