@@ -45,8 +45,10 @@ from ._errors import (
     ConflictError,
     Headers,
     IdempotencyError,
+    InsufficientFundsError,
     InvalidRequestError,
     NotFoundError,
+    PaymentError,
     PermissionDeniedError,
     RateLimitError,
     invalid_argument,
@@ -437,6 +439,7 @@ class Transport:
         etype: Optional[str] = None
         code: Optional[str] = None
         param: Optional[str] = None
+        fields: Dict[str, Any] = {}
         request_id = resp.headers.get("request-id")
         message = ""
         try:
@@ -469,6 +472,23 @@ class Transport:
             if wait is None:
                 wait = self.rate_limit_reset_in(resp.headers)
             return RateLimitError(message, retry_after=wait, **kwargs)
+        if status == 402:
+            if code != "insufficient_funds":
+                return PaymentError(message, **kwargs)
+
+            # The amounts of the 402 body, when they have the types the API documents.
+            def integer(name: str) -> Optional[int]:
+                v = fields.get(name)
+                return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+            def string(name: str) -> Optional[str]:
+                v = fields.get(name)
+                return self.redact(v) if isinstance(v, str) else None
+
+            return InsufficientFundsError(
+                message, available=integer("available"), amount=integer("amount"),
+                currency=string("currency"), customer_id=string("customerId"), **kwargs,
+            )
         cls: type = APIError
         if status == 401:
             cls = AuthenticationError
