@@ -89,6 +89,9 @@ const (
 	// configured (HTTP 403); also the failure code of a charge of an
 	// environment the settler has no chain for.
 	CodeLivemodeNotConfigured ErrorCode = "livemode_not_configured"
+	// CodeTestModeOnly: a test helper (POST /v1/test_helpers/…) was called
+	// with a live key (HTTP 403); live customers are funded on chain.
+	CodeTestModeOnly ErrorCode = "test_mode_only"
 	// CodeIdempotencyKeyReused: the Idempotency-Key was used with other
 	// parameters (HTTP 409).
 	CodeIdempotencyKeyReused ErrorCode = "idempotency_key_reused"

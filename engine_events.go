@@ -3,6 +3,7 @@ package settleflow
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/settleflow/settleflow/internal/ids"
 )
@@ -30,7 +31,7 @@ func (e *Engine) ListEvents(ctx context.Context, p EventListParams) (*EventPage,
 	}
 	switch {
 	case p.Type != "" && !p.Type.Valid():
-		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "type", Message: "type must be one of workflow.completed, workflow.failed, workflow.canceled"}
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "type", Message: "type must be one of " + eventTypeNames()}
 	case p.WorkflowID != "" && !ids.Valid(ids.Workflow, p.WorkflowID):
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "workflowId", Message: "workflowId must be a workflow id (wf_…)"}
 	case !p.CreatedAfter.IsZero() && p.CreatedAfter.Unix() < 0:
@@ -62,4 +63,13 @@ func (e *Engine) FetchEvent(ctx context.Context, env Environment, id string) (*E
 		return nil, ErrNotFound
 	}
 	return e.store.GetEvent(ctx, env, id)
+}
+
+// eventTypeNames lists EventTypes for a message: "a, b, c".
+func eventTypeNames() string {
+	names := make([]string, len(EventTypes))
+	for i, t := range EventTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
 }

@@ -140,6 +140,14 @@ func (e *Engine) FundTestCustomer(ctx context.Context, customerID string, amount
 	if err != nil {
 		return nil, fmt.Errorf("settleflow: customer reference: %w", err)
 	}
+	// Mark the account funded by the faucet: it names the account with the
+	// customer id (so the deposit is announced by customer.funded, even
+	// for a customer never seen), and the automatic faucet of a first
+	// create then leaves it alone.
+	if _, err := e.store.MarkFaucet(ctx, Test, customerID, ref, e.now()); err != nil {
+		return nil, err
+	}
+	e.funds0.faucetSeen.Store(customerID, struct{}{})
 	before, err := e.store.GetAccount(ctx, Test, customerID, ref)
 	if err != nil {
 		return nil, err

@@ -463,3 +463,25 @@ func TestFundsRefundsNeedAFundedSettler(t *testing.T) {
 		t.Fatalf("customer without funds: %+v %v", c, err)
 	}
 }
+
+// FundTestCustomer deposits for a customer never seen, announces the deposit
+// (customer.funded) and counts as the faucet's funding: the customer's first
+// create is not funded again.
+func TestFundsFundTestCustomerAnnouncesTheDeposit(t *testing.T) {
+	ctx := context.Background()
+	f, ls := newFundedFixture(t, func(o *settleflow.Options) { o.TestFaucet = 1000 })
+	c, err := f.engine.FundTestCustomer(ctx, "cus_helper", 500)
+	if err != nil || c.Balance.Available != 500 {
+		t.Fatalf("FundTestCustomer: %+v %v", c, err)
+	}
+	evs, err := f.engine.ListEvents(ctx, settleflow.EventListParams{Environment: settleflow.Test, Type: settleflow.EventCustomerFunded})
+	if err != nil || len(evs.Data) != 1 || evs.Data[0].Data.CustomerID != "cus_helper" || evs.Data[0].Data.Deposit.Amount.Amount != 500 {
+		t.Fatalf("customer.funded events: %+v %v", evs, err)
+	}
+	if _, err := createFor(ctx, f.engine, "cus_helper", "T-1"); err != nil {
+		t.Fatal(err)
+	}
+	if ls.faucets != 1 {
+		t.Fatalf("faucet deposits %d, want 1: the helper's", ls.faucets)
+	}
+}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/httpapi"
+	"github.com/settleflow/settleflow/internal/fundstest"
 	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/storage/bunstore"
 	"github.com/settleflow/settleflow/storage/sqlite"
@@ -69,7 +70,12 @@ type env struct {
 }
 
 type envOptions struct {
-	live    bool
+	live bool
+	// funds, when set, is the engine's settler (one that charges customer
+	// balances), and the engine is started so that workflows settle;
+	// faucet is then Options.TestFaucet (0: off).
+	funds   *fundstest.Settler
+	faucet  int64
 	timeout time.Duration
 	auth    httpapi.Authenticator
 	limiter ratelimit.Limiter
@@ -85,22 +91,47 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(func() { store.Close() })
 	products := settleflow.NewProducts()
+	hold := make(chan struct{})
 	if err := settleflow.Register(products, settleflow.Product[ticket]{
 		Name: "ticket-triage", Description: "Triage.", PricingSummary: "2.00 USD per ticket",
 		Price:    settleflow.Price{TargetMargin: 3000, MinimumCharge: 50},
 		Estimate: func(t ticket) (int64, error) { return 200 + 50*int64(t.Attachments), nil },
-		Execute: func(context.Context, ticket) (settleflow.Execution, error) {
-			return settleflow.Execution{}, errors.New("not started in these tests")
+		// Only an env with funds starts its engine and executes. Ticket
+		// "T-hold" runs until the test ends: its workflow stays Running.
+		Execute: func(ctx context.Context, t ticket) (settleflow.Execution, error) {
+			if t.TicketID == "T-hold" {
+				select {
+				case <-hold:
+				case <-ctx.Done():
+				}
+				return settleflow.Execution{}, errors.New("held until the test ended")
+			}
+			return settleflow.Execution{ActualCost: 150, Result: map[string]any{"queue": "billing"}}, nil
 		},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: idleSettler{}, Products: products,
-		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })})
+	eo := settleflow.Options{Store: store, Settler: idleSettler{}, Products: products,
+		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })}
+	if o.funds != nil {
+		eo.Settler = o.funds
+		eo.PollInterval, eo.SettlementPollInterval, eo.FundsPollInterval = 10*time.Millisecond, 10*time.Millisecond, 10*time.Millisecond
+		eo.TestFaucet, eo.FaucetWait = o.faucet, 10*time.Second
+		if o.faucet == 0 {
+			eo.TestFaucet = -1
+		}
+	}
+	engine, err := settleflow.New(eo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Stop(context.Background()) })
+	t.Cleanup(func() { close(hold) })
+	if o.funds != nil {
+		if err := engine.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	keys := newTestKeys(t, store)
 	auth := o.auth
 	if auth == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/settleflow/settleflow"
@@ -21,6 +22,14 @@ type Error struct {
 	Message   string               `json:"message"`
 	Param     string               `json:"param,omitempty"`
 	RequestID string               `json:"requestId"`
+	// Available, Amount, Currency and CustomerID are set on a 402
+	// insufficient_funds only: the customer's available balance as the
+	// admission saw it (it may be negative), the quote it could not cover,
+	// both in minor units of Currency, and the customer.
+	Available  *int64 `json:"available,omitempty"`
+	Amount     *int64 `json:"amount,omitempty"`
+	Currency   string `json:"currency,omitempty"`
+	CustomerID string `json:"customerId,omitempty"`
 	// allow is the Allow header of a 405.
 	allow string
 	// retryAfter is the Retry-After header of a 429, in seconds.
@@ -34,6 +43,7 @@ const (
 	TypeInvalidRequest = "invalid_request_error"
 	TypeAuthentication = "authentication_error"
 	TypePermission     = "permission_error"
+	TypePayment        = "payment_error"
 	TypeIdempotency    = "idempotency_error"
 	TypeRateLimit      = "rate_limit_error"
 	TypeAPI            = "api_error"
@@ -49,11 +59,29 @@ func toError(err error) *Error {
 	var apiErr *Error
 	var inv *settleflow.InvalidError
 	var stateErr *settleflow.StateError
+	var funds *settleflow.InsufficientFundsError
+	var refundable *settleflow.RefundableError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
 	case errors.As(err, &inv):
 		return invalid(inv.Code, inv.Param, inv.Message)
+	case errors.As(err, &funds):
+		return insufficientFunds(funds)
+	case errors.As(err, &refundable):
+		if refundable.Refundable <= 0 {
+			return invalid(settleflow.CodeAmountExceedsRefundable, "amount",
+				"Nothing is left to refund of this workflow's charge: its refunds that are not Failed (pending ones included) add up to the charge.")
+		}
+		return invalid(settleflow.CodeAmountExceedsRefundable, "amount",
+			fmt.Sprintf("amount %d exceeds what is left to refund of this workflow's charge: %d (the charge less its refunds that are not Failed, pending ones included).",
+				refundable.Asked, refundable.Refundable))
+	case errors.Is(err, settleflow.ErrRefundsNotSupported):
+		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: settleflow.CodeRefundsNotSupported,
+			Message: "Customer funds are not enabled in this environment: its charges are not paid from customer balances, so there is no balance to refund to or fund."}
+	case errors.As(err, &stateErr) && stateErr.Op == "refund":
+		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: settleflow.CodeWorkflowNotSettled,
+			Message: "This workflow is " + string(stateErr.Status) + "; only a Settled workflow can be refunded."}
 	case errors.Is(err, settleflow.ErrNotFound):
 		return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: "No such workflow."}
 	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
@@ -72,6 +100,16 @@ func toError(err error) *Error {
 	default:
 		return internalError()
 	}
+}
+
+// insufficientFunds is the 402 of a create the customer's balance cannot
+// cover, with the amounts in the error object.
+func insufficientFunds(e *settleflow.InsufficientFundsError) *Error {
+	available, amount := e.Balance.Available, e.Quoted.Amount
+	return &Error{Status: http.StatusPaymentRequired, Type: TypePayment, Code: settleflow.CodeInsufficientFunds,
+		Message: fmt.Sprintf("Insufficient funds: customer %s has %d %s available (minor units), and this workflow is quoted %d. Deposit to the customer's balance (GET /v1/customers/%s says where), or wait for its unfinished workflows to settle or fail.",
+			e.CustomerID, available, e.Quoted.Currency, amount, e.CustomerID),
+		Available: &available, Amount: &amount, Currency: e.Quoted.Currency, CustomerID: e.CustomerID}
 }
 
 func internalError() *Error {

@@ -257,6 +257,13 @@ func (h *handler) routes() *http.ServeMux {
 	})
 	m.HandleFunc("/v1/workflows/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchWorkflow(w, r, r.PathValue("id")) }))
 	m.HandleFunc("/v1/workflows/{id}/cancel", post(func(w http.ResponseWriter, r *http.Request) { h.cancelWorkflow(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/workflows/{id}/refunds", post(func(w http.ResponseWriter, r *http.Request) { h.createRefund(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/refunds", get(h.listRefunds))
+	m.HandleFunc("/v1/refunds/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchRefund(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/customers/{customerId}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchCustomer(w, r, r.PathValue("customerId")) }))
+	m.HandleFunc("/v1/test_helpers/customers/{customerId}/fund", post(func(w http.ResponseWriter, r *http.Request) {
+		h.fundTestCustomer(w, r, r.PathValue("customerId"))
+	}))
 	m.HandleFunc("/v1/quotes", post(h.createQuote))
 	m.HandleFunc("/v1/events", get(h.listEvents))
 	m.HandleFunc("/v1/events/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchEvent(w, r, r.PathValue("id")) }))
