@@ -133,7 +133,7 @@ export interface Balance {
 }
 
 /** Where to deposit for a customer: the settlement contract and the customer's key in it. */
-export interface DepositInstructions {
+export interface DepositInfo {
   chainId: number;
   network: string;
   /** The settlement contract's address (0x…). */
@@ -152,7 +152,7 @@ export interface Customer {
   livemode: boolean;
   balance: Balance;
   /** Where to deposit; null where charges are not paid from customer balances. */
-  deposit: DepositInstructions | null;
+  deposit: DepositInfo | null;
 }
 
 /** A product of the catalogue, with its payload's JSON Schema. */
@@ -216,7 +216,7 @@ export interface Deposit {
 }
 
 /** The data of a customer.funded event: the confirmed deposit and the balance after it. */
-export interface CustomerFundedEventData {
+export interface CustomerEventData {
   customerId: string;
   deposit: Deposit;
   balance: Balance;
@@ -248,7 +248,7 @@ export type WorkflowEvent<R extends object = JsonObject> =
 export type RefundEvent = TypedEvent<'refund.succeeded', RefundEventData> | TypedEvent<'refund.failed', RefundEventData>;
 
 /** customer.funded: a deposit for the customer is confirmed on chain and available. */
-export type CustomerFundedEvent = TypedEvent<'customer.funded', CustomerFundedEventData>;
+export type CustomerFundedEvent = TypedEvent<'customer.funded', CustomerEventData>;
 
 /**
  * An event: the body of a webhook delivery, also readable through events.list

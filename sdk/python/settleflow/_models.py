@@ -40,7 +40,7 @@ __all__ = [
     "Refund",
     "Customer",
     "Balance",
-    "DepositInstructions",
+    "DepositInfo",
     "Deposit",
     "Page",
     "WORKFLOW_STATUSES",
@@ -411,7 +411,7 @@ class Balance:
 
 
 @dataclasses.dataclass(frozen=True)
-class DepositInstructions:
+class DepositInfo:
     """Where to deposit for a customer: the settlement contract on ``network`` and the customer's key in it."""
 
     chain_id: int
@@ -424,7 +424,7 @@ class DepositInstructions:
     customer_ref: str
 
     @classmethod
-    def from_wire(cls, d: Mapping[str, Any], path: str) -> DepositInstructions:
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> DepositInfo:
         return cls(
             chain_id=_int(d, "chainId", path),
             network=_str(d, "network", path),
@@ -446,7 +446,7 @@ class Customer:
     object: str
     livemode: bool
     balance: Balance
-    deposit: Optional[DepositInstructions]
+    deposit: Optional[DepositInfo]
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -456,7 +456,7 @@ class Customer:
             object=_str(d, "object", path),
             livemode=_bool(d, "livemode", path),
             balance=Balance.from_wire(_obj(d, "balance", path), f"{path}.balance"),
-            deposit=_opt(d, "deposit", path, DepositInstructions.from_wire, may_be_absent=True),
+            deposit=_opt(d, "deposit", path, DepositInfo.from_wire, may_be_absent=True),
             raw=plain(dict(d)),
         )
 

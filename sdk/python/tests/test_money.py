@@ -16,7 +16,7 @@ from settleflow import (
     Balance,
     ConflictError,
     Customer,
-    DepositInstructions,
+    DepositInfo,
     InsufficientFundsError,
     InvalidRequestError,
     Money,
@@ -78,7 +78,7 @@ class TestModels(unittest.TestCase):
     def test_customer(self) -> None:
         c = Customer.from_wire(CUSTOMER_JSON)
         self.assertEqual(c.balance, Balance(on_chain=100000, reserved=358, pending_withdrawal=0, available=99642, currency="usd"))
-        self.assertEqual(c.deposit, DepositInstructions(chain_id=84532, network="base-sepolia", contract="0x" + "c" * 40,
+        self.assertEqual(c.deposit, DepositInfo(chain_id=84532, network="base-sepolia", contract="0x" + "c" * 40,
                                                         token="0x" + "d" * 40, customer_ref="0x" + "a" * 64))
         self.assertEqual(c.raw, CUSTOMER_JSON)
         unfunded = Customer.from_wire({**CUSTOMER_JSON, "deposit": None})
