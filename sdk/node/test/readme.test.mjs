@@ -108,7 +108,7 @@ test('the README customer funds and refunds example runs, on a server that charg
   const { result } = run(file, { SETTLEFLOW_API_KEY: server.apiKey });
   const code = await result.exited;
   assert.equal(code, 0, result.stderr + result.stdout);
-  assert.match(result.stdout, /^402 insufficient_funds -?\d+ 358 usd cus_insufficient_funds$/m);
+  assert.match(result.stdout, /^402 insufficient_funds -?\d+ 286 usd cus_insufficient_funds$/m);
   assert.match(result.stdout, /^re_\w{26} Pending 100$/m);
   assert.match(result.stdout, /^(Pending|Succeeded) \{ amount: \d+, currency: 'usd' \}$/m);
 });

@@ -72,7 +72,7 @@ class TestReadme(unittest.TestCase):
             self.skipTest(why)
         # The first example (its settled wf) and then the money example, as a reader runs them.
         out = self.run_blocks(blocks()[0] + "\n" + money[0])
-        self.assertRegex(out, r"402 insufficient_funds -?\d+ 358 usd cus_insufficient_funds")
+        self.assertRegex(out, r"402 insufficient_funds -?\d+ 286 usd cus_insufficient_funds")
         self.assertRegex(out, r"re_\w{26} Pending 100")
         self.assertRegex(out, r"rest: \d+")
         self.assertRegex(out, r"(Pending|Succeeded) Money\(amount=\d+, currency='usd'\)")
