@@ -105,7 +105,7 @@ export interface Refund {
   /** As given at creation; empty if none. */
   reason: string;
   status: RefundStatus;
-  /** Set once the refund is confirmed on chain, else null. */
+  /** The refund's transaction once there is one (it may be set while Pending), else null. */
   settlement: Settlement | null;
   /** Set when status is Failed, else null. */
   failure: Failure | null;

@@ -343,8 +343,9 @@ class Refund:
     """A refund of part or all of a Settled workflow's charge, back to its customer's balance.
 
     ``amount`` is what is given back, in minor units of ``currency``;
-    ``status`` is one of :data:`REFUND_STATUSES`; ``settlement`` is set once
-    the chain confirmed it, ``failure`` when it Failed (nothing was given back).
+    ``status`` is one of :data:`REFUND_STATUSES`; ``settlement`` is the
+    refund's transaction once there is one (it may be set while Pending),
+    ``failure`` why it Failed (nothing was given back).
     """
 
     id: str
