@@ -183,7 +183,7 @@ func (e *AuthError) Error() string { return "apikey: " + e.Message }
 // errors.As with an *[AuthError] to get the code and message.
 var (
 	// ErrMissing: no Authorization header, or an empty one.
-	ErrMissing = &AuthError{settleflow.CodeAPIKeyMissing, "No API key provided. Send it in the header Authorization: Bearer <API key>."}
+	ErrMissing = &AuthError{settleflow.CodeAPIKeyMissing, "No API key provided. Send it in the header Authorization: Bearer sk_test_… (or sk_live_…)."}
 	// ErrMalformed: not "Bearer <token>", or a token that is not sk_live_ or
 	// sk_test_ followed by 32 to 128 base62 characters.
 	ErrMalformed = &AuthError{settleflow.CodeAPIKeyMalformed, "Malformed API key. Send Authorization: Bearer sk_live_… or sk_test_…."}

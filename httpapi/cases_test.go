@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -419,18 +420,76 @@ func (f authFunc) Authenticate(ctx context.Context, h string) (httpapi.Principal
 
 var _ ratelimit.Limiter
 
-// A 401 names its scheme (WWW-Authenticate), and its message reads as
-// written: "<API key>", not "\u003cAPI key\u003e".
-func TestUnauthorizedReadsAsWritten(t *testing.T) {
+// A 401 names its scheme (WWW-Authenticate) and says how to send a key.
+func TestUnauthorizedNamesTheScheme(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	r := e.do("GET", "/v1/workflows", "", "")
 	if r.status != 401 || r.header.Get("WWW-Authenticate") != `Bearer realm="settleflow"` {
 		t.Fatalf("missing key: %d, WWW-Authenticate %q", r.status, r.header.Get("WWW-Authenticate"))
 	}
-	if !strings.Contains(string(r.body), "Bearer <API key>") || strings.Contains(string(r.body), `\u003c`) {
-		t.Fatalf("missing key: body %s; want the message as written", r.body)
+	if msg := r.errorObject(t)["message"].(string); !strings.Contains(msg, "Authorization: Bearer sk_test_…") {
+		t.Fatalf("missing key: message %q", msg)
 	}
 	if r := e.do("GET", "/v1/workflows", e.keys.create(t, settleflow.Test, "starter"), ""); r.header.Get("WWW-Authenticate") != "" {
 		t.Fatalf("WWW-Authenticate on a %d", r.status)
+	}
+}
+
+// What a client sent comes back in error messages with <, > and & escaped
+// (\u003c, \u003e, \u0026), so that no client showing a message as HTML
+// runs it; decoded, the message reads as sent.
+func TestErrorsEscapeHTML(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	key := e.keys.create(t, settleflow.Test, "starter")
+	for _, c := range []struct{ method, path, body, echo string }{
+		{"POST", "/v1/workflows", `{"product":"<img src=x onerror=alert(1)>","customerId":"cus_1","payload":{}}`, "<img src=x onerror=alert(1)>"},
+		{"POST", "/v1/quotes", `{"product":"ticket-triage","customerId":"cus_1","payload":{"<b>":1}}`, "<b>"},
+		{"GET", "/v1/workflows?%3Cscript%3E=1", "", "<script>"},
+		{"GET", "/v1/nope/%3Cscript%3E&amp;", "", "<script>&amp;"},
+	} {
+		r := e.do(c.method, c.path, key, c.body)
+		if r.status < 400 {
+			t.Fatalf("%s %s: %d", c.method, c.path, r.status)
+		}
+		for _, raw := range []string{"<", ">", "&"} {
+			if strings.Contains(string(r.body), raw) {
+				t.Errorf("%s %s: %q unescaped in %s", c.method, c.path, raw, r.body)
+			}
+		}
+		eo := r.errorObject(t)
+		if m, p := eo["message"].(string), eo["param"]; !strings.Contains(m, c.echo) && p != c.echo && p != "payload."+c.echo {
+			t.Errorf("%s %s: the decoded error %v does not quote %q", c.method, c.path, eo, c.echo)
+		}
+	}
+}
+
+// Every answer of the API carries X-Content-Type-Options: nosniff: success
+// and error, authenticated or not, the OpenAPI document, unknown paths and
+// methods, and errors written by WriteError outside the handler.
+func TestEveryAnswerIsNosniff(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	key := e.keys.create(t, settleflow.Test, "starter")
+	for _, c := range []struct{ method, path, key, body string }{
+		{"GET", "/v1/products", key, ""},
+		{"POST", "/v1/workflows", key, body1},
+		{"POST", "/v1/workflows", key, `{"product":`},
+		{"GET", "/v1/workflows", "", ""},
+		{"GET", "/v1/workflows/wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S", key, ""},
+		{"GET", "/v1/customers/cus_1", key, ""},
+		{"GET", "/v1/refunds", key, ""},
+		{"DELETE", "/v1/workflows", key, ""},
+		{"GET", "/v1/nope", key, ""},
+		{"GET", "/v1/openapi.json", "", ""},
+		{"HEAD", "/v1/products", key, ""},
+	} {
+		r := e.do(c.method, c.path, c.key, c.body)
+		if got := r.header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s → %d: X-Content-Type-Options %q", c.method, c.path, r.status, got)
+		}
+	}
+	rec := httptest.NewRecorder()
+	httpapi.WriteError(rec, httptest.NewRequest("GET", "/", nil), &httpapi.Error{Status: 308, Type: httpapi.TypeInvalidRequest, Code: settleflow.CodeHTTPSRequired, Message: "Use HTTPS"})
+	if rec.Header().Get("X-Content-Type-Options") != "nosniff" || rec.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("WriteError: %v", rec.Header())
 	}
 }

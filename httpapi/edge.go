@@ -116,6 +116,7 @@ func (h *handler) bodyTimeout() *Error {
 // guard) whose errors must look like the API's own. A request that already
 // has an id (one passing through the API's handler) keeps it.
 func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if requestIDFrom(r.Context()) == "" {
 		id := w.Header().Get("Request-Id")
 		if id == "" {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,24 +128,12 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		// RFC 9110 §11.6.1: a 401 names the scheme it wants.
 		w.Header().Set("WWW-Authenticate", `Bearer realm="settleflow"`)
 	}
-	// Not json.Marshal: it escapes <, > and & as \u003c and the like, which
-	// clients show as such ("Bearer \u003cAPI key\u003e"). (Other answers
-	// keep json.Marshal's bytes: an event read back must equal the delivered
-	// one byte for byte.)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(struct {
+	// json.Marshal escapes <, > and & (as \u003c and the like): an error
+	// message quotes what the client sent ({"product": "<img src=x>"}), and
+	// escaped, no client that shows it as HTML can run it.
+	writeJSON(w, e.Status, struct {
 		Error *Error `json:"error"`
-	}{e}); err != nil {
-		writeJSON(w, e.Status, struct {
-			Error *Error `json:"error"`
-		}{e})
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Status)
-	w.Write(buf.Bytes())
+	}{e})
 }
 
 // writeJSON answers v as JSON. A workflow is written by its own encoder

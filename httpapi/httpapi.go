@@ -195,6 +195,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqID := ids.New(ids.Request, start)
 	w.Header().Set("Request-Id", reqID)
+	// Every answer is JSON; no browser may take it for anything else.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	ctx := context.WithValue(r.Context(), requestIDKey, reqID)
 	// authed fills it in below, on a request the deferred log does not see.
 	logged := &logInfo{}

@@ -248,6 +248,21 @@ func TestEdgeRedirectEnvelope(t *testing.T) {
 		t.Fatalf("308 body: %s", raw)
 	}
 	checkEnvelope(t, "308", resp.Header, map[string]any{"error": e}, "https_required")
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Fatalf("308 without X-Content-Type-Options: nosniff: %v", resp.Header)
+	}
+}
+
+// Every answer of the HTTPS listener is nosniff, whoever writes it.
+func TestEdgeNosniffEverywhere(t *testing.T) {
+	h := withHealth(&health{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for _, p := range []string{"/", "/v1/anything", "/dashboard/"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
+		if rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: %v", p, rec.Header())
+		}
+	}
 }
 
 // waitOffMinuteEdge keeps a test counting in a minute window away from the

@@ -118,11 +118,14 @@ func (h *health) handler(ready bool) http.Handler {
 }
 
 // withHealth serves GET (and HEAD) /healthz and /readyz, and passes every
-// other request to api untouched (no mux in front of the API: its own
-// routing answers every other path, unclean ones included).
+// other request to api untouched but for X-Content-Type-Options: nosniff,
+// which every answer carries (no mux in front of the API: its own routing
+// answers every other path, unclean ones included).
 func withHealth(h *health, api http.Handler) http.Handler {
 	live, ready := h.handler(false), h.handler(true)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every answer of the HTTPS listener declares its type for good.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			switch r.URL.Path {
 			case "/healthz":

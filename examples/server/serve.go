@@ -408,18 +408,35 @@ func methodLabel(r *http.Request) string {
 // routeLabel is the API route pattern the path matches, else "other".
 func routeLabel(r *http.Request) string {
 	switch p := r.URL.Path; {
-	case p == "/v1/workflows", p == "/v1/quotes", p == "/v1/products", p == "/v1/events", p == "/v1/openapi.json":
+	case p == "/v1/workflows", p == "/v1/quotes", p == "/v1/products", p == "/v1/events", p == "/v1/refunds", p == "/v1/openapi.json":
 		return p
-	case strings.HasPrefix(p, "/v1/workflows/") && strings.HasSuffix(p, "/cancel") && strings.Count(p, "/") == 4:
+	case oneSegment(p, "/v1/workflows/", "/cancel"):
 		return "/v1/workflows/{id}/cancel"
-	case strings.HasPrefix(p, "/v1/events/") && len(p) > len("/v1/events/") && !strings.Contains(p[len("/v1/events/"):], "/"):
+	case oneSegment(p, "/v1/workflows/", "/refunds"):
+		return "/v1/workflows/{id}/refunds"
+	case oneSegment(p, "/v1/test_helpers/customers/", "/fund"):
+		return "/v1/test_helpers/customers/{customerId}/fund"
+	case oneSegment(p, "/v1/events/", ""):
 		return "/v1/events/{id}"
-	case strings.HasPrefix(p, "/v1/workflows/") && len(p) > len("/v1/workflows/") && !strings.Contains(p[len("/v1/workflows/"):], "/"):
+	case oneSegment(p, "/v1/workflows/", ""):
 		return "/v1/workflows/{id}"
-	case strings.HasPrefix(p, "/v1/products/") && len(p) > len("/v1/products/") && !strings.Contains(p[len("/v1/products/"):], "/"):
+	case oneSegment(p, "/v1/products/", ""):
 		return "/v1/products/{name}"
+	case oneSegment(p, "/v1/refunds/", ""):
+		return "/v1/refunds/{id}"
+	case oneSegment(p, "/v1/customers/", ""):
+		return "/v1/customers/{customerId}"
 	}
 	return "other"
+}
+
+// oneSegment reports whether p is prefix, one non-empty path segment, then
+// suffix.
+func oneSegment(p, prefix, suffix string) bool {
+	if !strings.HasPrefix(p, prefix) || !strings.HasSuffix(p, suffix) || len(p) <= len(prefix)+len(suffix) {
+		return false
+	}
+	return !strings.Contains(p[len(prefix):len(p)-len(suffix)], "/")
 }
 
 // chainConfig is the environment's chain configuration, nil if its flags
