@@ -235,12 +235,15 @@ export class TestHelpers extends Resource {
   /**
    * POST /v1/test_helpers/customers/{customerId}/fund (fundTestCustomer): a
    * test key's faucet deposits amount (minor units) for the customer and
-   * answers, once the deposit is applied, with the customer.
+   * answers, once the deposit is applied, with the customer. Every call
+   * deposits (the server does not store its Idempotency-Key), so it is not
+   * retried unless options.maxRetries says so.
    */
   async fundCustomer(customerId, amount, opts = {}) {
     const path = '/v1/test_helpers/customers/' + checkId('customerId', customerId) + '/fund';
     if (!Number.isSafeInteger(amount)) throw new TypeError('amount must be an integer number of minor units (500 is 5.00 USD)');
-    return this._request({ method: 'POST', path, body: { amount } }, opts);
+    const o = checkParams('options', opts);
+    return this._request({ method: 'POST', path, body: { amount } }, { ...o, maxRetries: o.maxRetries ?? 0 });
   }
 }
 

@@ -446,9 +446,11 @@ export interface TestHelpers {
   /**
    * POST /v1/test_helpers/customers/{customerId}/fund (test keys only): the
    * test faucet deposits amount (minor units) for the customer; answered with
-   * the customer once the deposit is applied.
+   * the customer once the deposit is applied. Not idempotent (every call
+   * deposits), so not retried unless options.maxRetries says so. A live key
+   * is a PermissionError (test_mode_only).
    */
-  fundCustomer(customerId: string, amount: number, options?: PostRequestOptions): Promise<WithResponse<Customer>>;
+  fundCustomer(customerId: string, amount: number, options?: RequestOptions): Promise<WithResponse<Customer>>;
 }
 
 export declare class Settleflow {

@@ -70,6 +70,7 @@ const refund = (n, extra = {}) => ({
   ...extra,
 });
 const apiError = (status, error) => ({ status, body: { error: { requestId: 'req_fake', ...error } } });
+const rejection = (p) => p.then(() => assert.fail('no error'), (e) => e);
 
 test('OPERATIONS names the money methods, and each is a function of the client', () => {
   for (const [op, name] of Object.entries({
@@ -100,17 +101,15 @@ test('customers.fetch: GET /v1/customers/{id}, the id path-escaped', async () =>
   await assert.rejects(client.customers.fetch(42), /customerId must be a non-empty string/);
 });
 
-test('testHelpers.fundCustomer: POST {"amount"} with an Idempotency-Key; amount checked', async () => {
+test('testHelpers.fundCustomer: POST {"amount"}; amount checked', async () => {
   reset(() => ({ status: 200, body: CUSTOMER }));
   const c = await client.testHelpers.fundCustomer('cus_123', 50_000);
   assert.equal(c.balance.available, 99642);
-  await client.testHelpers.fundCustomer('cus_123', 1, { idempotencyKey: 'fund-7' });
+  await client.testHelpers.fundCustomer('cus_123', 1, { timeout: 60_000 });
   assert.deepEqual(seen.map((r) => [r.method, r.url, r.body]), [
     ['POST', '/v1/test_helpers/customers/cus_123/fund', { amount: 50_000 }],
     ['POST', '/v1/test_helpers/customers/cus_123/fund', { amount: 1 }],
   ]);
-  assert.match(seen[0].headers['idempotency-key'], /^[0-9a-f-]{36}$/);
-  assert.equal(seen[1].headers['idempotency-key'], 'fund-7');
   for (const bad of ['500', 1.5, NaN, undefined, 2 ** 53]) {
     await assert.rejects(client.testHelpers.fundCustomer('cus_123', bad), /amount must be an integer number of minor units/, String(bad));
   }
@@ -137,6 +136,22 @@ test('refunds.create: POST /v1/workflows/{id}/refunds with the params as body; {
   await assert.rejects(client.refunds.create('', {}), /workflowId/);
   await assert.rejects(client.refunds.create('wf_x', {}, { idempotencyKey: 'a\nb' }), /idempotencyKey/);
   assert.equal(seen.length, 2);
+});
+
+test('testHelpers.fundCustomer is not retried (every call deposits) unless maxRetries says so', async () => {
+  const retrying = new Settleflow({ apiKey: key, baseUrl: client.baseUrl, maxRetries: 2 });
+  try {
+    reset(() => apiError(500, { type: 'api_error', code: 'internal_error', message: 'x' }));
+    const e = await rejection(retrying.testHelpers.fundCustomer('cus_123', 500));
+    assert.equal(e.status, 500);
+    assert.equal(seen.length, 1, 'one deposit asked for, not three');
+    let n = 0;
+    reset(() => (++n === 1 ? apiError(503, { type: 'api_error', code: 'service_unavailable', message: 'x' }) : { status: 200, body: CUSTOMER }));
+    await retrying.testHelpers.fundCustomer('cus_123', 500, { maxRetries: 1 });
+    assert.equal(seen.length, 2);
+  } finally {
+    retrying.close();
+  }
 });
 
 test('refunds.create retries a 503 with the same Idempotency-Key and body', async () => {

@@ -423,13 +423,18 @@ class TestHelpers:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    def fund_customer(self, customer_id: str, amount: int, *, idempotency_key: Optional[str] = None) -> Customer:
+    def fund_customer(self, customer_id: str, amount: int) -> Customer:
         """The test faucet deposits ``amount`` (minor units) for ``customer_id``;
-        answered, once the deposit is applied, with the customer and its new balance."""
+        answered, once the deposit is applied, with the customer and its new balance.
+
+        Every call deposits (the server keeps no idempotency key for it), so the
+        client does not retry it: an error may mean the deposit was made or not;
+        ``customers.fetch`` tells. A live key raises :class:`PermissionDeniedError`
+        (``test_mode_only``).
+        """
         path = "/v1/test_helpers/customers/" + _segment(customer_id, "customer_id") + "/fund"
-        _idempotency_key(idempotency_key)
         body = {"amount": _amount(amount)}
-        resp = self._t.request("POST", path, body=body, idempotency_key=idempotency_key)
+        resp = self._t.request("POST", path, body=body, max_retries=0)
         return _decode(resp, lambda x: Customer.from_wire(_object(x)))
 
 

@@ -166,13 +166,23 @@ class TestRequests(FakeCase):
         f = self.fake((200, {}, CUSTOMER_JSON))
         c = self.client(f)
         self.assertEqual(c.test_helpers.fund_customer("cus_123", 50_000).balance.on_chain, 100000)
-        c.test_helpers.fund_customer("cus_123", 1, idempotency_key="fund-7")
+        c.test_helpers.fund_customer("cus_123", 1)
         self.assertEqual([(s.method, s.path, json.loads(s.body)) for s in f.seen], [
             ("POST", "/v1/test_helpers/customers/cus_123/fund", {"amount": 50000}),
             ("POST", "/v1/test_helpers/customers/cus_123/fund", {"amount": 1}),
         ])
-        self.assertRegex(f.seen[0].headers["idempotency-key"], r"^[0-9a-f-]{36}$")
-        self.assertEqual(f.seen[1].headers["idempotency-key"], "fund-7")
+
+    def test_fund_customer_is_not_retried(self) -> None:
+        # Every call deposits: a retry after a lost answer would deposit twice.
+        f = self.fake((500, {}, error_json("api_error", "internal_error", "x")), (200, {}, CUSTOMER_JSON))
+        c = self.client(f, max_retries=3)
+        with self.assertRaises(APIError) as cm:
+            c.test_helpers.fund_customer("cus_123", 500)
+        self.assertEqual((cm.exception.status, cm.exception.attempts), (500, 1))
+        self.assertEqual(len(f.seen), 1)
+        g = self.fake((503, {}, error_json("api_error", "service_unavailable", "x")), (200, {}, CUSTOMER_JSON))
+        self.assertEqual(self.client(g, max_retries=1).customers.fetch("cus_123").id, "cus_123")
+        self.assertEqual(len(g.seen), 2)
 
     def test_refunds_create(self) -> None:
         f = self.fake((201, {}, refund_json(reason="duplicate")), (201, {}, refund_json(2, amount=258)))
@@ -305,7 +315,6 @@ class TestArguments(FakeCase):
         self.refused(f, "id", lambda: c.refunds.fetch(""))
         for bad in ("", "x" * 256, "a\r\nb", "clé"):
             self.refused(f, "idempotency_key", lambda: c.refunds.create(WF, idempotency_key=bad))
-            self.refused(f, "idempotency_key", lambda: c.test_helpers.fund_customer("cus_1", 5, idempotency_key=bad))
 
     def test_operations_table(self) -> None:
         ops: Dict[str, Optional[str]] = {k: v[0] for k, v in settleflow.OPERATIONS.items()}
