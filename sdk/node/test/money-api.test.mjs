@@ -21,6 +21,7 @@ import {
   InvalidRequestError,
   ConflictError,
   NotFoundError,
+  PermissionError,
 } from '../src/index.js';
 import { startServer } from '../test-support/server.mjs';
 
@@ -88,8 +89,24 @@ describe('any server with the routes', () => {
       assert.match(c.deposit.customerRef, /^0x[0-9a-f]{64}$/);
     }
     const bad = await rejection(client.customers.fetch('not-a-customer'));
-    assert.ok(bad instanceof InvalidRequestError, String(bad));
-    assert.equal(bad.status, bad instanceof NotFoundError ? 404 : 400);
+    assert.ok(bad instanceof InvalidRequestError && !(bad instanceof NotFoundError), String(bad));
+    assert.equal(bad.status, 400);
+    assert.equal(bad.code, 'parameter_invalid');
+    assert.equal(bad.param, 'customerId');
+  });
+
+  test('the test faucet with a live key is a PermissionError', async (t) => {
+    if (needs(t, 'routes')) return;
+    const live = new Settleflow({ apiKey: await server.addKey(['--name', 'live'], 'live'), baseUrl: server.baseUrl, ca: server.ca });
+    try {
+      const e = await rejection(live.testHelpers.fundCustomer(customer(), 500));
+      assert.ok(e instanceof PermissionError, String(e));
+      assert.equal(e.status, 403);
+      // test_mode_only; a server without live settlement refuses the live key before (livemode_not_configured).
+      assert.ok(['test_mode_only', 'livemode_not_configured'].includes(e.code), e.code);
+    } finally {
+      live.close();
+    }
   });
 
   test('refunds.list and refunds.fetch: an empty list, a 404, and bad parameters named', async (t) => {

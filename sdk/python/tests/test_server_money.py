@@ -26,6 +26,7 @@ from settleflow import (
     InvalidRequestError,
     NotFoundError,
     PaymentError,
+    PermissionDeniedError,
     Refund,
     Settleflow,
 )
@@ -107,7 +108,18 @@ class TestAnyServer(MoneyCase):
             self.assertRegex(cus.deposit.customer_ref, r"^0x[0-9a-f]{64}$")
         with self.assertRaises(InvalidRequestError) as cm:
             self.c.customers.fetch("not-a-customer")
-        self.assertIn(cm.exception.status, (400, 404))
+        e = cm.exception
+        self.assertEqual((e.status, e.code, e.param), (400, "parameter_invalid", "customerId"))
+
+    def test_faucet_with_a_live_key(self) -> None:
+        self.need(funds=False)
+        live = harness.client(harness.server().live_key)
+        self.addCleanup(live.close)
+        with self.assertRaises(PermissionDeniedError) as cm:
+            live.test_helpers.fund_customer(harness.unique("cus_live"), 500)
+        # test_mode_only; a server without live settlement refuses the live key before (livemode_not_configured).
+        self.assertEqual(cm.exception.status, 403)
+        self.assertIn(cm.exception.code, ("test_mode_only", "livemode_not_configured"))
 
     def test_refund_list_and_fetch(self) -> None:
         self.need(funds=False)
