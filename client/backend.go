@@ -45,6 +45,8 @@ type request struct {
 	body any
 	// idempotencyKey is the caller's; a POST without one gets a fresh one.
 	idempotencyKey string
+	// noRetry sends the request once: it is not idempotent on the server.
+	noRetry bool
 }
 
 // result describes how a call went, error or not.
@@ -106,7 +108,7 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 			callErr = b.apiError(resp, body)
 			retryable = retryableStatus(resp.StatusCode)
 		}
-		if !retryable || attempt >= b.maxRetries {
+		if !retryable || attempt >= b.maxRetries || r.noRetry {
 			return res, callErr
 		}
 		wait, ok := b.retryWait(attempt, resp)
@@ -194,20 +196,39 @@ func (b *backend) apiError(resp *http.Response, body []byte) error {
 			Message   string               `json:"message"`
 			Param     string               `json:"param"`
 			RequestID string               `json:"requestId"`
+			// A 402's amounts.
+			Available  *int64 `json:"available"`
+			Amount     *int64 `json:"amount"`
+			Currency   string `json:"currency"`
+			CustomerID string `json:"customerId"`
 		} `json:"error"`
 	}
+	var pay *paymentDetails
 	if json.Unmarshal(body, &env) == nil && env.Error != nil {
 		x := env.Error
 		e.Type, e.Code, e.Message, e.Param = x.Type, x.Code, x.Message, x.Param
 		if x.RequestID != "" {
 			e.RequestID = x.RequestID
 		}
+		if x.Available != nil || x.Amount != nil {
+			pay = &paymentDetails{Currency: x.Currency, CustomerID: x.CustomerID}
+			if x.Available != nil {
+				pay.Available = *x.Available
+			}
+			if x.Amount != nil {
+				pay.Amount = *x.Amount
+			}
+		}
 	} else {
 		e.Message = "unexpected answer " + resp.Status
 	}
 	e.Message = b.key.scrub(e.Message)
 	e.Param = b.key.scrub(e.Param)
-	return categorize(e, time.Now())
+	err := categorize(e, time.Now())
+	if pe, ok := err.(*PaymentError); ok && pay != nil {
+		pe.Available, pe.Amount, pe.Currency, pe.CustomerID = pay.Available, pay.Amount, pay.Currency, pay.CustomerID
+	}
+	return err
 }
 
 // retryWait is how long to wait before retry number attempt (from 0): a

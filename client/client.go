@@ -54,6 +54,12 @@ type Client struct {
 	Products *ProductService
 	// Events reads the events that webhooks deliver.
 	Events *EventService
+	// Customers reads customers' funds.
+	Customers *CustomerService
+	// Refunds creates and reads refunds of settled charges.
+	Refunds *RefundService
+	// TestHelpers calls the test helpers (test keys only).
+	TestHelpers *TestHelperService
 
 	b *backend
 }
@@ -150,11 +156,14 @@ func New(apiKey string, opts ...Option) *Client {
 		b.hc, b.err = httpClient(cfg)
 	}
 	return &Client{
-		Workflows: &WorkflowService{b},
-		Quotes:    &QuoteService{b},
-		Products:  &ProductService{b},
-		Events:    &EventService{b},
-		b:         b,
+		Workflows:   &WorkflowService{b},
+		Quotes:      &QuoteService{b},
+		Products:    &ProductService{b},
+		Events:      &EventService{b},
+		Customers:   &CustomerService{b},
+		Refunds:     &RefundService{b},
+		TestHelpers: &TestHelperService{b},
+		b:           b,
 	}
 }
 

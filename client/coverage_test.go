@@ -16,16 +16,21 @@ import (
 // document has an operation missing here, or a method here is missing from
 // the client.
 var operations = map[string]struct{ service, method string }{
-	"createWorkflow": {"Workflows", "Create"},
-	"fetchWorkflow":  {"Workflows", "Fetch"},
-	"listWorkflows":  {"Workflows", "List"},
-	"cancelWorkflow": {"Workflows", "Cancel"},
-	"createQuote":    {"Quotes", "Create"},
-	"listProducts":   {"Products", "List"},
-	"fetchProduct":   {"Products", "Fetch"},
-	"listEvents":     {"Events", "List"},
-	"fetchEvent":     {"Events", "Fetch"},
-	"openAPI":        {"", "OpenAPI"},
+	"createWorkflow":   {"Workflows", "Create"},
+	"fetchWorkflow":    {"Workflows", "Fetch"},
+	"listWorkflows":    {"Workflows", "List"},
+	"cancelWorkflow":   {"Workflows", "Cancel"},
+	"createQuote":      {"Quotes", "Create"},
+	"listProducts":     {"Products", "List"},
+	"fetchProduct":     {"Products", "Fetch"},
+	"listEvents":       {"Events", "List"},
+	"fetchEvent":       {"Events", "Fetch"},
+	"fetchCustomer":    {"Customers", "Fetch"},
+	"createRefund":     {"Refunds", "Create"},
+	"fetchRefund":      {"Refunds", "Fetch"},
+	"listRefunds":      {"Refunds", "List"},
+	"fundTestCustomer": {"TestHelpers", "FundCustomer"},
+	"openAPI":          {"", "OpenAPI"},
 }
 
 func TestOperationCoverage(t *testing.T) {
@@ -93,5 +98,7 @@ var _ = []any{
 	(*client.WorkflowService).Cancel, (*client.WorkflowService).ListAutoPaging,
 	(*client.QuoteService).Create, (*client.ProductService).List, (*client.ProductService).Fetch,
 	(*client.EventService).List, (*client.EventService).Fetch, (*client.EventService).ListAutoPaging,
+	(*client.CustomerService).Fetch, (*client.RefundService).Create, (*client.RefundService).Fetch,
+	(*client.RefundService).List, (*client.RefundService).ListAutoPaging, (*client.TestHelperService).FundCustomer,
 	(*client.Client).OpenAPI,
 }

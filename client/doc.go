@@ -13,8 +13,11 @@
 // The client's services mirror the API's resources: [Client.Workflows]
 // (Create, Fetch, List, ListAutoPaging, Cancel), [Client.Quotes] (Create),
 // [Client.Products] (List, Fetch), [Client.Events] (List, Fetch,
-// ListAutoPaging) and [Client.OpenAPI]. Objects are the root package's wire
+// ListAutoPaging), [Client.Customers] (Fetch), [Client.Refunds] (Create,
+// Fetch, List, ListAutoPaging), [Client.TestHelpers] (FundCustomer, test
+// keys only) and [Client.OpenAPI]. Objects are the root package's wire
 // types, [settleflow.Workflow], [settleflow.Event], [settleflow.ProductInfo],
+// [settleflow.Customer], [settleflow.Refund],
 // with money as integer minor units ([settleflow.Money]) and margins as
 // basis points ([settleflow.BasisPoints]: 0.2875 on the wire is 2875). A
 // Workflow's fields that are not on the wire (Sequence, ActualCost,
@@ -38,6 +41,7 @@
 // An answer of the API that is an error is an [*APIError] (Status, Type,
 // Code, Param, Message, RequestID, Header), returned wrapped in its
 // category, which errors.As tells apart: [*AuthenticationError] (401),
+// [*PaymentError] (402 insufficient_funds, with the amounts),
 // [*PermissionError] (403), [*RateLimitError] (429, with RetryAfter),
 // [*IdempotencyError] (409 idempotency_key_reused), [*InvalidRequestError]
 // (other 4xx) and [*ServerError] (5xx). A request that got no answer is a
@@ -59,7 +63,9 @@
 // and the same one on each retry: a create whose answer was lost is
 // answered again by the server rather than executed twice, so a call makes
 // at most one workflow. (Unlike the Stripe clients this one retries 429s
-// too; the key makes it safe.)
+// too; the key makes it safe.) The one exception is
+// [TestHelperService.FundCustomer]: the server does not store its key, and
+// every call deposits, so it is sent once.
 //
 // # Security
 //

@@ -20,6 +20,7 @@ const (
 	ErrorTypeInvalidRequest ErrorType = "invalid_request_error"
 	ErrorTypeAuthentication ErrorType = "authentication_error"
 	ErrorTypePermission     ErrorType = "permission_error"
+	ErrorTypePayment        ErrorType = "payment_error"
 	ErrorTypeIdempotency    ErrorType = "idempotency_error"
 	ErrorTypeRateLimit      ErrorType = "rate_limit_error"
 	ErrorTypeAPI            ErrorType = "api_error"
@@ -34,7 +35,8 @@ const (
 //	}
 //
 // A call returns it wrapped in the type of its category, which errors.As
-// tells apart: [*AuthenticationError] (401), [*PermissionError] (403),
+// tells apart: [*AuthenticationError] (401), [*PaymentError] (402),
+// [*PermissionError] (403),
 // [*RateLimitError] (429), [*IdempotencyError] (409 idempotency_key_reused),
 // [*InvalidRequestError] (other 4xx) and [*ServerError] (5xx). An error of
 // a type this version does not know is a bare *APIError.
@@ -96,6 +98,33 @@ type PermissionError struct{ *APIError }
 
 // Unwrap returns the APIError.
 func (e *PermissionError) Unwrap() error { return e.APIError }
+
+// PaymentError is a 402 (type payment_error): with Code insufficient_funds,
+// the customer's available balance cannot cover the workflow's quote, and
+// nothing was created. Deposit to the customer (c.Customers.Fetch says
+// where; in test mode c.TestHelpers.FundCustomer), then create again with
+// the same IdempotencyKey.
+type PaymentError struct {
+	*APIError
+	// Available is the customer's available balance as the server's
+	// admission saw it, in minor units of Currency; it may be negative.
+	Available int64
+	// Amount is the quote the balance could not cover, in minor units.
+	Amount int64
+	// Currency of Available and Amount ("usd").
+	Currency string
+	// CustomerID is the customer.
+	CustomerID string
+}
+
+// Unwrap returns the APIError.
+func (e *PaymentError) Unwrap() error { return e.APIError }
+
+// paymentDetails are the amounts a 402 carries.
+type paymentDetails struct {
+	Available, Amount    int64
+	Currency, CustomerID string
+}
 
 // RateLimitError is a 429: a rate limit of the key (or of failed
 // authentications from the caller's address) is exceeded. The client retries
@@ -169,6 +198,8 @@ func categorize(e *APIError, now time.Time) error {
 		switch s := e.Status; {
 		case s == http.StatusUnauthorized:
 			t = ErrorTypeAuthentication
+		case s == http.StatusPaymentRequired:
+			t = ErrorTypePayment
 		case s == http.StatusForbidden:
 			t = ErrorTypePermission
 		case s == http.StatusTooManyRequests:
@@ -182,6 +213,8 @@ func categorize(e *APIError, now time.Time) error {
 	switch t {
 	case ErrorTypeAuthentication:
 		return &AuthenticationError{e}
+	case ErrorTypePayment:
+		return &PaymentError{APIError: e}
 	case ErrorTypePermission:
 		return &PermissionError{e}
 	case ErrorTypeRateLimit:

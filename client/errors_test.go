@@ -146,6 +146,8 @@ func TestErrorCategories(t *testing.T) {
 		category func(error) bool
 	}{
 		{401, "authentication_error", "", as[*client.AuthenticationError]},
+		{402, "payment_error", "", as[*client.PaymentError]},
+		{402, "", "payment needed", as[*client.PaymentError]},
 		{403, "permission_error", "", as[*client.PermissionError]},
 		{429, "rate_limit_error", "", as[*client.RateLimitError]},
 		{409, "idempotency_error", "", as[*client.IdempotencyError]},
