@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,15 @@ type vectorExpect struct {
 	QuotedAmount     int64  `json:"quotedAmount,omitempty"`
 	FailureCode      string `json:"failureCode,omitempty"`
 	FailureMessageIs string `json:"failureMessage,omitempty"`
+	// For refund.* events: the refund of data.refund.
+	RefundID     string `json:"refundId,omitempty"`
+	RefundAmount int64  `json:"refundAmount,omitempty"`
+	RefundStatus string `json:"refundStatus,omitempty"`
+	// For customer.funded: data.customerId, data.deposit.amount.amount and
+	// data.balance.available.
+	CustomerID       string `json:"customerId,omitempty"`
+	DepositAmount    int64  `json:"depositAmount,omitempty"`
+	BalanceAvailable int64  `json:"balanceAvailable,omitempty"`
 }
 
 func TestVectors(t *testing.T) {
@@ -101,6 +111,19 @@ func TestVectors(t *testing.T) {
 						t.Errorf("margin achieved %v, want %v", a, v.Expect.MarginAchieved)
 					case a != nil && int64(*a) != *v.Expect.MarginAchieved:
 						t.Errorf("margin achieved %d, want %d", *a, *v.Expect.MarginAchieved)
+					}
+					switch r := got.Data.Refund; {
+					case (r == nil) != (v.Expect.RefundID == ""):
+						t.Errorf("refund %+v, want %q", r, v.Expect.RefundID)
+					case r != nil && (r.ID != v.Expect.RefundID || r.Amount != v.Expect.RefundAmount || string(r.Status) != v.Expect.RefundStatus || r.WorkflowID != v.Expect.WorkflowID):
+						t.Errorf("refund %+v, want %s %d %s of %s", r, v.Expect.RefundID, v.Expect.RefundAmount, v.Expect.RefundStatus, v.Expect.WorkflowID)
+					}
+					if got.Data.CustomerID != v.Expect.CustomerID {
+						t.Errorf("customer %q, want %q", got.Data.CustomerID, v.Expect.CustomerID)
+					}
+					if v.Expect.CustomerID != "" && (got.Data.Deposit == nil || got.Data.Balance == nil ||
+						got.Data.Deposit.Amount.Amount != v.Expect.DepositAmount || got.Data.Balance.Available != v.Expect.BalanceAvailable) {
+						t.Errorf("deposit %+v, balance %+v, want %d and %d available", got.Data.Deposit, got.Data.Balance, v.Expect.DepositAmount, v.Expect.BalanceAvailable)
 					}
 				}
 			case "standard":
@@ -147,6 +170,22 @@ func writeVectors(t *testing.T) {
 		CreatedAt: at.UTC(), Data: settleflow.EventData{
 			WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1K", Status: "Failed", Quoted: settleflow.Money{Amount: 1250, Currency: "usd"},
 			Margin: settleflow.Margin{Target: 3000}, Failure: &settleflow.Failure{Code: settleflow.FailureExecutionFailed, Message: "ticket \"T-42\" — not found ✓"}}})
+	// The events of customer funds and refunds: their data has other fields
+	// than a workflow's, and every verifier returns them too.
+	refunded := func(id, typ string, st settleflow.RefundStatus, amount int64, s *settleflow.Settlement, f *settleflow.Failure) []byte {
+		return mustJSON(settleflow.Event{ID: id, Object: "event", Type: settleflow.EventType(typ), CreatedAt: at.UTC(), Data: settleflow.EventData{
+			WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J", Refund: &settleflow.Refund{ID: "re_01KAQ0Q5CD6G1Q2W3E4R5T6Y7V", Object: "refund",
+				WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J", Amount: amount, Currency: "usd", Reason: "duplicate — «ticket»", Status: st,
+				Settlement: s, Failure: f, CreatedAt: at.Add(-time.Minute).UTC(), UpdatedAt: at.UTC()}}})
+	}
+	refundSucceeded := refunded("evt_01KAQ0Q5EF6G1Q2W3E4R5T6Y7W", "refund.succeeded", settleflow.RefundSucceeded, 100,
+		&settleflow.Settlement{ChainID: 84532, Network: "base-sepolia", TxHash: "0x" + strings.Repeat("ab", 32), BlockNumber: 4242, Confirmations: 3}, nil)
+	refundFailed := refunded("evt_01KAQ0Q5GH6G1Q2W3E4R5T6Y7X", "refund.failed", settleflow.RefundFailed, 258, nil,
+		&settleflow.Failure{Code: settleflow.FailureSettlementReverted, Message: "the refund transaction reverted"})
+	customerFunded := mustJSON(settleflow.Event{ID: "evt_01KAQ0Q5JK6G1Q2W3E4R5T6Y7Y", Object: "event", Type: settleflow.EventCustomerFunded,
+		CreatedAt: at.UTC(), Data: settleflow.EventData{CustomerID: "cus_123",
+			Deposit: &settleflow.DepositEvent{Amount: settleflow.Money{Amount: 50000, Currency: "usd"}, TxHash: "0x" + strings.Repeat("cd", 32), BlockNumber: 4243},
+			Balance: &settleflow.Balance{OnChain: 150000, Reserved: 358, PendingWithdrawal: 0, Available: 149642, Currency: "usd"}}})
 	achieved := int64(2875)
 	okCompleted := vectorExpect{OK: true, EventID: "evt_01KAQ0Q3K9V6G1Q2W3E4R5T6Y7", Type: "workflow.completed", WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J", MarginAchieved: &achieved, QuotedAmount: 358}
 	fail := func(r Reason) vectorExpect { return vectorExpect{Reason: r} }
@@ -175,6 +214,16 @@ func writeVectors(t *testing.T) {
 		{Name: "valid", Scheme: "service", Secret: secret, Now: now, Body: string(completed), Headers: svc(at, completed, secret), Expect: okCompleted},
 		{Name: "valid failed event with non-ASCII message", Scheme: "service", Secret: secret, Now: now, Body: string(failed), Headers: svc(at, failed, secret),
 			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q4AB6G1Q2W3E4R5T6Y7U", Type: "workflow.failed", WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1K", QuotedAmount: 1250}},
+		{Name: "valid refund.succeeded event", Scheme: "service", Secret: secret, Now: now, Body: string(refundSucceeded), Headers: svc(at, refundSucceeded, secret),
+			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5EF6G1Q2W3E4R5T6Y7W", Type: "refund.succeeded", WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J",
+				RefundID: "re_01KAQ0Q5CD6G1Q2W3E4R5T6Y7V", RefundAmount: 100, RefundStatus: "Succeeded"}},
+		{Name: "valid refund.failed event", Scheme: "service", Secret: secret, Now: now, Body: string(refundFailed), Headers: svc(at, refundFailed, secret),
+			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5GH6G1Q2W3E4R5T6Y7X", Type: "refund.failed", WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J",
+				RefundID: "re_01KAQ0Q5CD6G1Q2W3E4R5T6Y7V", RefundAmount: 258, RefundStatus: "Failed"}},
+		{Name: "valid customer.funded event", Scheme: "service", Secret: secret, Now: now, Body: string(customerFunded), Headers: svc(at, customerFunded, secret),
+			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5JK6G1Q2W3E4R5T6Y7Y", Type: "customer.funded", CustomerID: "cus_123", DepositAmount: 50000, BalanceAvailable: 149642}},
+		{Name: "standard: valid customer.funded event", Scheme: "standard", Secret: secret, Now: now, Body: string(customerFunded),
+			Headers: std("evt_01KAQ0Q5JK6G1Q2W3E4R5T6Y7Y", at, customerFunded, secret), Expect: vectorExpect{OK: true}},
 		{Name: "tampered body", Scheme: "service", Secret: secret, Now: now, Body: string(tampered), Headers: svc(at, completed, secret), Expect: fail(ReasonNoMatchingSignature)},
 		{Name: "body re-serialized (whitespace added)", Scheme: "service", Secret: secret, Now: now, Body: string(reformatted), Headers: svc(at, completed, secret), Expect: fail(ReasonNoMatchingSignature)},
 		{Name: "wrong secret", Scheme: "service", Secret: other, Now: now, Body: string(completed), Headers: svc(at, completed, secret), Expect: fail(ReasonNoMatchingSignature)},
@@ -225,7 +274,9 @@ func writeVectors(t *testing.T) {
 			"scheme \"standard\": verify the Standard Webhooks headers (webhook-signature: space-separated v1,<base64 HMAC-SHA256(key, id + \".\" + t + \".\" + body)>). " +
 			"The key is the base64 decoding of the secret after \"whsec_\". expect.ok says whether it verifies; if not, expect.reason names why " +
 			"(missing_header, malformed_header, no_v1_signature, timestamp_outside_tolerance, no_matching_signature, invalid_payload). " +
-			"marginAchieved is in basis points (0.2875 on the wire is 2875). Regenerate with: go test ./webhook -run TestVectors -update-vectors",
+			"marginAchieved is in basis points (0.2875 on the wire is 2875). quotedAmount and marginAchieved are a workflow.* event's; " +
+			"refundId, refundAmount and refundStatus are data.refund's of a refund.* event; customerId, depositAmount and balanceAvailable " +
+			"are data.customerId, data.deposit.amount.amount and data.balance.available of a customer.funded event. Regenerate with: go test ./webhook -run TestVectors -update-vectors",
 		SignatureHeader: DefaultSignatureHeader,
 		Tolerance:       int64(DefaultTolerance / time.Second),
 		Vectors:         fs,

@@ -191,6 +191,62 @@ export class Events extends Resource {
   }
 }
 
+export class Customers extends Resource {
+  /** GET /v1/customers/{customerId} (fetchCustomer): the customer's balance and where to deposit for it. */
+  async fetch(customerId, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/customers/' + checkId('customerId', customerId) }, opts);
+  }
+}
+
+export class Refunds extends Resource {
+  /**
+   * POST /v1/workflows/{workflowId}/refunds (createRefund): gives back part
+   * (params.amount, in minor units) or, without an amount, all that is left of
+   * a Settled workflow's charge. The refund is Pending until the chain
+   * confirms it.
+   */
+  async create(workflowId, params, opts = {}) {
+    const path = '/v1/workflows/' + checkId('workflowId', workflowId) + '/refunds';
+    const body = checkParams('params', params);
+    if (Object.hasOwn(body, 'idempotencyKey')) {
+      throw new TypeError('idempotencyKey is a request option, not a refund parameter: refunds.create(workflowId, { amount }, { idempotencyKey })');
+    }
+    return this._request({ method: 'POST', path, body }, opts);
+  }
+
+  /** GET /v1/refunds/{id} (fetchRefund). */
+  async fetch(id, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/refunds/' + checkId('id', id) }, opts);
+  }
+
+  /** GET /v1/refunds (listRefunds): one page, newest first. */
+  async list(params, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/refunds', query: checkParams('params', params) }, opts);
+  }
+
+  /** Every refund matching params, across pages, as an async iterator. */
+  listAutoPaging(params, opts = {}) {
+    const p = { ...checkParams('params', params) };
+    return new AutoPager((q) => this.list(q, opts), p);
+  }
+}
+
+export class TestHelpers extends Resource {
+  /**
+   * POST /v1/test_helpers/customers/{customerId}/fund (fundTestCustomer): a
+   * test key's faucet deposits amount (minor units) for the customer and
+   * answers, once the deposit is applied, with the customer. Every call
+   * deposits (the server does not store its Idempotency-Key), so it is not
+   * retried unless options.maxRetries says so.
+   */
+  async fundCustomer(customerId, amount, opts = {}) {
+    const path = '/v1/test_helpers/customers/' + checkId('customerId', customerId) + '/fund';
+    if (!Number.isSafeInteger(amount)) throw new TypeError('amount must be an integer number of minor units (500 is 5.00 USD)');
+    const o = checkParams('options', opts);
+    return this._request({ method: 'POST', path, body: { amount } }, { ...o, maxRetries: o.maxRetries ?? 0 });
+  }
+}
+
 export class Settleflow {
   /** The webhook helpers; they need no client. */
   static webhooks = webhooks;
@@ -253,6 +309,9 @@ export class Settleflow {
     this.quotes = new Quotes(request);
     this.products = new Products(request);
     this.events = new Events(request);
+    this.customers = new Customers(request);
+    this.refunds = new Refunds(request);
+    this.testHelpers = new TestHelpers(request);
     this.webhooks = webhooks;
   }
 

@@ -29,7 +29,7 @@ export class APIError extends SettleflowError {
 /** 400 and other invalid_request_error answers; `param` names the parameter at fault. */
 export class InvalidRequestError extends APIError {}
 
-/** 404 resource_missing: no such workflow, product or event. */
+/** 404 resource_missing: no such workflow, refund, product or event. */
 export class NotFoundError extends InvalidRequestError {}
 
 /** 401: the API key is missing, malformed, unknown, revoked or expired. */
@@ -38,11 +38,39 @@ export class AuthenticationError extends APIError {}
 /** 403: the key may not do this (livemode_not_configured). */
 export class PermissionError extends APIError {}
 
-/** 409: the request conflicts with the resource's state (a cancel of a workflow that is no longer Pending; `code` names its status). */
+/**
+ * 409: the request conflicts with the resource's state: a cancel of a workflow
+ * that is no longer Pending (`code` names its status: workflow_running, …), a
+ * refund of a workflow that is not Settled (workflow_not_settled), a refund or
+ * test funding where charges are not paid from customer balances
+ * (refunds_not_supported).
+ */
 export class ConflictError extends APIError {}
 
 /** 409 idempotency_key_reused: the Idempotency-Key was used with another body. */
 export class IdempotencyError extends ConflictError {}
+
+/**
+ * 402 payment_error: the customer cannot pay for what was asked. `code` says
+ * why; insufficient_funds is an InsufficientFundsError.
+ */
+export class PaymentError extends APIError {}
+
+/**
+ * 402 insufficient_funds: the customer's available balance does not cover the
+ * quote; nothing was created. `available` is the customer's available balance
+ * and `amount` the quote, both in minor units of `currency`; `customerId` is
+ * the customer. Each is undefined if the answer did not carry it.
+ */
+export class InsufficientFundsError extends PaymentError {
+  constructor(message, fields = {}) {
+    super(message, fields);
+    this.available = fields.available;
+    this.amount = fields.amount;
+    this.currency = fields.currency;
+    this.customerId = fields.customerId;
+  }
+}
 
 /** 429: a rate limit is exceeded. `retryAfter` is in seconds (Retry-After, else the time to X-RateLimit-Reset), or null. */
 export class RateLimitError extends APIError {

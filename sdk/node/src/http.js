@@ -11,8 +11,10 @@ import {
   ConflictError,
   ConnectionError,
   IdempotencyError,
+  InsufficientFundsError,
   InvalidRequestError,
   NotFoundError,
+  PaymentError,
   PermissionError,
   RateLimitError,
   TimeoutError,
@@ -67,8 +69,9 @@ export function retryDelay(status, headers, attempt, { nowMs = Date.now(), rando
   return wait > MAX_RETRY_AFTER ? null : wait;
 }
 
-function errorClass(status, type) {
+function errorClass(status, type, code) {
   if (status === 401) return AuthenticationError;
+  if (status === 402) return code === 'insufficient_funds' ? InsufficientFundsError : PaymentError;
   if (status === 403) return PermissionError;
   if (status === 404) return NotFoundError;
   if (status === 409) return type === 'idempotency_error' ? IdempotencyError : ConflictError;
@@ -217,7 +220,7 @@ export class Transport {
         message += ` (redirected to ${res.headers.location}; use the https:// base URL)`;
       }
     }
-    const Cls = errorClass(status, type);
+    const Cls = errorClass(status, type, code);
     const fields = {
       status,
       type: this.redact(type),
@@ -226,6 +229,14 @@ export class Transport {
       requestId: this.redact(requestId),
       headers: this.#headers(res.headers),
     };
+    if (Cls === InsufficientFundsError) {
+      // The amounts of the 402 body, when they have the types the API documents.
+      const int = (v) => (Number.isSafeInteger(v) ? v : undefined);
+      fields.available = int(e.available);
+      fields.amount = int(e.amount);
+      fields.currency = this.redact(str(e.currency));
+      fields.customerId = this.redact(str(e.customerId));
+    }
     if (Cls === RateLimitError) {
       let wait = parseRetryAfter(res.headers['retry-after']);
       if (wait === null) wait = parseRateLimitReset(res.headers['x-ratelimit-reset']);

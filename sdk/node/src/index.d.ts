@@ -70,6 +70,8 @@ export interface Workflow<P extends object = JsonObject, R extends object = Json
   settlement: Settlement | null;
   /** Set when status is Failed, else null. */
   failure: Failure | null;
+  /** The sum of the workflow's Succeeded refunds (amount 0 when none). */
+  refunded: Money;
   /** RFC 3339 timestamps. */
   createdAt: string;
   updatedAt: string;
@@ -85,6 +87,73 @@ export interface List<T, U extends string = string> {
 }
 
 export type WorkflowList<P extends object = JsonObject, R extends object = JsonObject> = List<Workflow<P, R>, '/v1/workflows'>;
+
+/** The states of a refund: Pending until the chain confirms it (Succeeded) or refuses it for good (Failed: nothing was given back). */
+export type RefundStatus = 'Pending' | 'Succeeded' | 'Failed';
+
+/** A refund of part or all of a Settled workflow's charge, back to its customer's balance. */
+export interface Refund {
+  /** re_ followed by 26 characters. */
+  id: string;
+  object: 'refund';
+  livemode: boolean;
+  /** The refunded workflow (wf_…). */
+  workflowId: string;
+  /** What is given back, in minor units of currency (at least 1). */
+  amount: number;
+  currency: Currency;
+  /** As given at creation; empty if none. */
+  reason: string;
+  status: RefundStatus;
+  /** The refund's transaction once there is one (it may be set while Pending), else null. */
+  settlement: Settlement | null;
+  /** Set when status is Failed, else null. */
+  failure: Failure | null;
+  /** RFC 3339 timestamps. */
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type RefundList = List<Refund, '/v1/refunds'>;
+
+/**
+ * A customer's funds, in minor units: available = onChain − reserved −
+ * pendingWithdrawal is what new workflows may reserve (negative when charges
+ * admitted before a withdrawal request exceed what it left).
+ */
+export interface Balance {
+  /** Deposits less withdrawals less charges plus refunds, as confirmed on chain. */
+  onChain: number;
+  /** The quotes of the customer's workflows not yet Settled, Failed or Canceled. */
+  reserved: number;
+  /** Balance under withdrawal notice. */
+  pendingWithdrawal: number;
+  available: number;
+  currency: Currency;
+}
+
+/** Where to deposit for a customer: the settlement contract and the customer's key in it. */
+export interface DepositInfo {
+  chainId: number;
+  network: string;
+  /** The settlement contract's address (0x…). */
+  contract: string;
+  /** The token deposited (0x…). */
+  token: string;
+  /** The customer's key in the contract: 0x and 64 hex digits. */
+  customerRef: string;
+}
+
+/** A customer's prepaid funds in the key's environment. */
+export interface Customer {
+  /** cus_…, as given at workflow creation. */
+  id: string;
+  object: 'customer';
+  livemode: boolean;
+  balance: Balance;
+  /** Where to deposit; null where charges are not paid from customer balances. */
+  deposit: DepositInfo | null;
+}
 
 /** A product of the catalogue, with its payload's JSON Schema. */
 export interface Product {
@@ -113,8 +182,12 @@ export interface Quote<P extends object = JsonObject> {
   margin: { target: number };
 }
 
-export type EventType = 'workflow.completed' | 'workflow.failed' | 'workflow.canceled';
+export type WorkflowEventType = 'workflow.completed' | 'workflow.failed' | 'workflow.canceled';
+export type RefundEventType = 'refund.succeeded' | 'refund.failed';
+export type CustomerEventType = 'customer.funded';
+export type EventType = WorkflowEventType | RefundEventType | CustomerEventType;
 
+/** The data of a workflow.* event: the workflow's outcome. */
 export interface EventData<R extends object = JsonObject> {
   workflowId: string;
   status: WorkflowStatus;
@@ -127,12 +200,34 @@ export interface EventData<R extends object = JsonObject> {
   failure?: Failure | undefined;
 }
 
-/** An event: the body of a webhook delivery, also readable through events.list and events.fetch. */
-export interface Event<R extends object = JsonObject> {
+export type WorkflowEventData<R extends object = JsonObject> = EventData<R>;
+
+/** The data of a refund.* event: the refund as it ended. */
+export interface RefundEventData {
+  workflowId: string;
+  refund: Refund;
+}
+
+/** The deposit a customer.funded event reports. */
+export interface Deposit {
+  amount: Money;
+  txHash: string;
+  blockNumber: number;
+}
+
+/** The data of a customer.funded event: the confirmed deposit and the balance after it. */
+export interface CustomerEventData {
+  customerId: string;
+  deposit: Deposit;
+  balance: Balance;
+}
+
+/** An event of one type T, whose data is D. */
+export interface TypedEvent<T extends EventType, D> {
   /** evt_ followed by 26 characters; also the webhook-id header of its deliveries. */
   id: string;
   object: 'event';
-  type: EventType;
+  type: T;
   livemode: boolean;
   /**
    * RFC 3339. The server always sends it; webhooks.construct and verifyStandard
@@ -140,8 +235,27 @@ export interface Event<R extends object = JsonObject> {
    * do, so check before use. Dedupe and order on id, not on createdAt.
    */
   createdAt?: string | null | undefined;
-  data: EventData<R>;
+  data: D;
 }
+
+/** workflow.completed (the workflow is Settled), workflow.failed or workflow.canceled. */
+export type WorkflowEvent<R extends object = JsonObject> =
+  | TypedEvent<'workflow.completed', EventData<R>>
+  | TypedEvent<'workflow.failed', EventData<R>>
+  | TypedEvent<'workflow.canceled', EventData<R>>;
+
+/** refund.succeeded (confirmed on chain) or refund.failed (nothing was given back). */
+export type RefundEvent = TypedEvent<'refund.succeeded', RefundEventData> | TypedEvent<'refund.failed', RefundEventData>;
+
+/** customer.funded: a deposit for the customer is confirmed on chain and available. */
+export type CustomerFundedEvent = TypedEvent<'customer.funded', CustomerEventData>;
+
+/**
+ * An event: the body of a webhook delivery, also readable through events.list
+ * and events.fetch. Its type tells its data apart:
+ * `if (event.type === 'refund.succeeded') console.log(event.data.refund.amount)`.
+ */
+export type Event<R extends object = JsonObject> = WorkflowEvent<R> | RefundEvent | CustomerFundedEvent;
 
 export type EventList = List<Event, '/v1/events'>;
 
@@ -194,6 +308,21 @@ export type WorkflowListParams = {
   limit?: number | undefined;
   customerId?: string | undefined;
   product?: string | undefined;
+} & PageCursor;
+
+/** refunds.create's body: without amount, all that is left to refund of the charge. */
+export interface RefundCreateParams {
+  /** Minor units, at least 1 and at most what is left to refund (else amount_exceeds_refundable). */
+  amount?: number | undefined;
+  /** At most 500 characters, kept on the refund. */
+  reason?: string | undefined;
+}
+
+export type RefundListParams = {
+  workflowId?: string | undefined;
+  status?: RefundStatus | undefined;
+  /** 1–100, default 10. */
+  limit?: number | undefined;
 } & PageCursor;
 
 export type EventListParams = {
@@ -292,6 +421,38 @@ export interface Events {
   fetch(id: string, options?: RequestOptions): Promise<WithResponse<Event>>;
 }
 
+export interface Customers {
+  /** GET /v1/customers/{customerId}: the customer's balance and where to deposit for it. */
+  fetch(customerId: string, options?: RequestOptions): Promise<WithResponse<Customer>>;
+}
+
+export interface Refunds {
+  /**
+   * POST /v1/workflows/{workflowId}/refunds: refunds part (amount) or the rest
+   * of a Settled workflow's charge; answered Pending. A workflow that is not
+   * Settled is a ConflictError (workflow_not_settled); more than is left to
+   * refund an InvalidRequestError (amount_exceeds_refundable, param amount).
+   */
+  create(workflowId: string, params?: RefundCreateParams, options?: PostRequestOptions): Promise<WithResponse<Refund>>;
+  /** GET /v1/refunds/{id}. */
+  fetch(id: string, options?: RequestOptions): Promise<WithResponse<Refund>>;
+  /** GET /v1/refunds: one page, newest first. */
+  list(params?: RefundListParams, options?: RequestOptions): Promise<WithResponse<RefundList>>;
+  /** Every refund matching params, across pages. */
+  listAutoPaging(params?: RefundListParams, options?: RequestOptions): AutoPager<Refund>;
+}
+
+export interface TestHelpers {
+  /**
+   * POST /v1/test_helpers/customers/{customerId}/fund (test keys only): the
+   * test faucet deposits amount (minor units) for the customer; answered with
+   * the customer once the deposit is applied. Not idempotent (every call
+   * deposits), so not retried unless options.maxRetries says so. A live key
+   * is a PermissionError (test_mode_only).
+   */
+  fundCustomer(customerId: string, amount: number, options?: RequestOptions): Promise<WithResponse<Customer>>;
+}
+
 export declare class Settleflow {
   constructor(options?: SettleflowOptions);
   /** The webhook helpers (they need no client). */
@@ -304,6 +465,9 @@ export declare class Settleflow {
   readonly quotes: Quotes;
   readonly products: Products;
   readonly events: Events;
+  readonly customers: Customers;
+  readonly refunds: Refunds;
+  readonly testHelpers: TestHelpers;
   readonly webhooks: Webhooks;
   /** GET /v1/openapi.json: the served OpenAPI 3.1 document. */
   openAPI(options?: RequestOptions): Promise<WithResponse<OpenAPIDocument>>;
@@ -329,6 +493,11 @@ export type OperationId =
   | 'fetchProduct'
   | 'listEvents'
   | 'fetchEvent'
+  | 'fetchCustomer'
+  | 'createRefund'
+  | 'fetchRefund'
+  | 'listRefunds'
+  | 'fundTestCustomer'
   | 'openAPI';
 
 /** Every operationId of the served OpenAPI document and the client method (a dotted path on the client) that calls it. */
@@ -395,6 +564,7 @@ export type ErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'permission_error'
+  | 'payment_error'
   | 'idempotency_error'
   | 'rate_limit_error'
   | 'api_error';
@@ -433,10 +603,35 @@ export declare class NotFoundError extends InvalidRequestError {}
 export declare class AuthenticationError extends APIError {}
 /** 403: livemode_not_configured. */
 export declare class PermissionError extends APIError {}
-/** 409: the request conflicts with the resource's state (code names it: workflow_running, workflow_settled, …). */
+/**
+ * 409: the request conflicts with the resource's state (code names it:
+ * workflow_running, workflow_settled, … for a cancel; workflow_not_settled,
+ * refunds_not_supported for a refund).
+ */
 export declare class ConflictError extends APIError {}
 /** 409 idempotency_key_reused: the Idempotency-Key was used with another body. */
 export declare class IdempotencyError extends ConflictError {}
+
+/** 402 payment_error: the customer cannot pay; code says why. */
+export declare class PaymentError extends APIError {}
+
+export interface InsufficientFundsFields extends APIErrorFields {
+  available?: number | undefined;
+  amount?: number | undefined;
+  currency?: string | undefined;
+  customerId?: string | undefined;
+}
+
+/** 402 insufficient_funds: the customer's available balance does not cover the quote; nothing was created. */
+export declare class InsufficientFundsError extends PaymentError {
+  constructor(message: string, fields?: InsufficientFundsFields);
+  /** The customer's available balance, in minor units. */
+  readonly available: number | undefined;
+  /** What the request needed (the quote), in minor units. */
+  readonly amount: number | undefined;
+  readonly currency: string | undefined;
+  readonly customerId: string | undefined;
+}
 
 /** 429: a rate limit is exceeded (after the client's retries). */
 export declare class RateLimitError extends APIError {

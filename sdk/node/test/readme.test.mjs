@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Settleflow, webhooks } from '../src/index.js';
+import { Settleflow, NotFoundError, webhooks } from '../src/index.js';
 import { startServer, SDK_DIR } from '../test-support/server.mjs';
 
 let server;
@@ -59,7 +59,7 @@ const localize = (code) => {
 };
 
 test('every js block of the README parses (the Express one cannot run here: express is not installed)', async () => {
-  assert.deepEqual(Object.keys(readme).sort(), ['errors', 'express', 'operations', 'quickstart', 'receiver']);
+  assert.deepEqual(Object.keys(readme).sort(), ['errors', 'express', 'money', 'operations', 'quickstart', 'receiver']);
   for (const [name, code] of Object.entries(readme)) {
     const file = path.join(dir, `check-${name}.mjs`);
     await writeFile(file, code);
@@ -83,6 +83,34 @@ test('the README quickstart, operations and errors examples run', async () => {
   assert.match(result.stdout, /\[ 'document-summary', 'image-moderation', 'ticket-triage' \]/);
   assert.match(result.stdout, /^400 parameter_missing payload payload is required$/m);
   assert.match(result.stdout, /\/v1\/workflows\/\{id\}\/cancel/);
+});
+
+test('the README customer funds and refunds example runs, on a server that charges customer balances', async (t) => {
+  assert.ok(readme.money);
+  const probe = new Settleflow({ apiKey: server.apiKey, baseUrl: server.baseUrl, ca: server.ca });
+  let why = null;
+  try {
+    if ((await probe.customers.fetch('cus_readme_probe')).deposit === null) {
+      why = 'the server does not charge customer balances (customer.deposit is null): it waits on the funded settlement contract';
+    }
+  } catch (e) {
+    if (!(e instanceof NotFoundError)) throw e;
+    why = 'the server does not serve GET /v1/customers/{id} (it comes with the money-http branch)';
+  } finally {
+    probe.close();
+  }
+  if (why) {
+    if (process.env.SETTLEFLOW_TEST_FUNDS === 'require') assert.fail(why);
+    return t.skip(why);
+  }
+  const file = path.join(dir, 'money.mjs');
+  await writeFile(file, localize(readme.quickstart + readme.money));
+  const { result } = run(file, { SETTLEFLOW_API_KEY: server.apiKey });
+  const code = await result.exited;
+  assert.equal(code, 0, result.stderr + result.stdout);
+  assert.match(result.stdout, /^402 insufficient_funds -?\d+ 286 usd cus_insufficient_funds$/m);
+  assert.match(result.stdout, /^re_\w{26} Pending 100$/m);
+  assert.match(result.stdout, /^(Pending|Succeeded) \{ amount: \d+, currency: 'usd' \}$/m);
 });
 
 test('the README node:http receiver verifies a real delivery and refuses a forged one', async () => {

@@ -12,6 +12,9 @@ import Default, {
   ConnectionError,
   TimeoutError,
   InvalidRequestError,
+  ConflictError,
+  PaymentError,
+  InsufficientFundsError,
   webhooks,
   OPERATIONS,
   type Workflow,
@@ -20,6 +23,11 @@ import Default, {
   type Product,
   type SignatureVerificationReason,
   type WorkflowListParams,
+  type EventType,
+  type Refund,
+  type RefundStatus,
+  type Customer,
+  type RefundListParams,
 } from 'settleflow';
 
 const client = new Settleflow({
@@ -73,6 +81,7 @@ async function flows(): Promise<void> {
   }
   if (fetched.failure) console.log(fetched.failure.code, fetched.failure.message);
   const created: string = fetched.createdAt;
+  const refundedSoFar: number = fetched.refunded.amount;
 
   const page = await client.workflows.list({ status: 'Settled', limit: 5, customerId: 'cus_123', product: 'ticket-triage' });
   const more: boolean = page.hasMore;
@@ -108,9 +117,28 @@ async function flows(): Promise<void> {
 
   const events = await client.events.list({ type: 'workflow.completed', workflowId: id, createdAfter: new Date(), limit: 10 });
   for await (const ev of client.events.listAutoPaging({ type: 'workflow.failed' })) {
-    const ty: 'workflow.completed' | 'workflow.failed' | 'workflow.canceled' = ev.type;
-    void ty;
+    const ty: EventType = ev.type;
+    // data depends on the type: narrow on it first.
+    // @ts-expect-error a customer.funded event has no workflowId
+    const anyWf: string = ev.data.workflowId;
+    if (ev.type === 'workflow.failed' || ev.type === 'workflow.completed' || ev.type === 'workflow.canceled') {
+      const q: number = ev.data.quoted.amount;
+      void q;
+    } else if (ev.type === 'refund.succeeded' || ev.type === 'refund.failed') {
+      const r: Refund = ev.data.refund;
+      const wfOfRefund: string = ev.data.workflowId;
+      void r, wfOfRefund;
+    } else {
+      const funded: 'customer.funded' = ev.type;
+      const dep: number = ev.data.deposit.amount.amount;
+      const avail: number = ev.data.balance.available;
+      const tx: string = ev.data.deposit.txHash;
+      void funded, dep, avail, tx;
+    }
+    void ty, anyWf;
   }
+  await client.events.list({ type: 'refund.succeeded' });
+  await client.events.list({ type: 'customer.funded' });
   const ev: Event = await client.events.fetch('evt_x');
   // @ts-expect-error no such event type
   await client.events.list({ type: 'workflow.settled' });
@@ -124,7 +152,84 @@ async function flows(): Promise<void> {
   // @ts-expect-error a GET takes no idempotency key
   await client.products.list({ idempotencyKey: 'k' });
   client.close();
-  void [amount, currency, achieved, status, subject, requestId, replayed, bad, n, created, more, first, ten, c, q, p, schema, example, events, ev, version, ops];
+  void [amount, currency, achieved, status, subject, requestId, replayed, bad, n, created, refundedSoFar, more, first, ten, c, q, p, schema, example, events, ev, version, ops];
+}
+
+async function money(): Promise<void> {
+  const customer: Customer = await client.customers.fetch('cus_123');
+  const available: number = customer.balance.available;
+  const onChain: number = customer.balance.onChain;
+  const reserved: number = customer.balance.reserved;
+  const pending: number = customer.balance.pendingWithdrawal;
+  const ref: string | undefined = customer.deposit?.customerRef;
+  const contract: string | undefined = customer.deposit?.contract;
+  // @ts-expect-error deposit is null where charges are not paid from balances
+  const chain: number = customer.deposit.chainId;
+  // @ts-expect-error a customer id is a string
+  await client.customers.fetch(123);
+
+  const funded = await client.testHelpers.fundCustomer('cus_123', 50_000, { timeout: 60_000, maxRetries: 0 });
+  // @ts-expect-error not idempotent: the server stores no key for it
+  await client.testHelpers.fundCustomer('cus_123', 1, { idempotencyKey: 'fund-1' });
+  const after: number = funded.balance.available;
+  // @ts-expect-error the amount is an integer of minor units, not a string
+  await client.testHelpers.fundCustomer('cus_123', '500');
+  // @ts-expect-error the amount is required
+  await client.testHelpers.fundCustomer('cus_123');
+
+  const partial = await client.refunds.create('wf_x', { amount: 100, reason: 'duplicate charge' }, { idempotencyKey: 'refund-1' });
+  const rest = await client.refunds.create('wf_x');
+  await client.refunds.create('wf_x', {});
+  const rid: string = partial.id;
+  const ramount: number = partial.amount;
+  const rcur: 'usd' = partial.currency;
+  const rstatus: RefundStatus = rest.status;
+  const rreplayed: boolean = partial.lastResponse.idempotentReplayed;
+  if (rest.settlement) {
+    const tx: string = rest.settlement.txHash;
+    void tx;
+  }
+  const rfail: string | undefined = rest.failure?.code;
+  // @ts-expect-error the status is Pending, Succeeded or Failed
+  const rbad: RefundStatus = 'Settled';
+  // @ts-expect-error the wire is camelCase and amount a number
+  await client.refunds.create('wf_x', { amount: '1' });
+  // @ts-expect-error the idempotency key is an option, not a parameter
+  await client.refunds.create('wf_x', { idempotencyKey: 'k' });
+  const again: Refund = await client.refunds.fetch(rid);
+  const page = await client.refunds.list({ workflowId: 'wf_x', status: 'Succeeded', limit: 10 });
+  const rmore: boolean = page.hasMore;
+  const url: '/v1/refunds' = page.url;
+  const rparams: RefundListParams = { startingAfter: rid };
+  for await (const r of client.refunds.listAutoPaging({ workflowId: 'wf_x' })) {
+    const a: number = r.amount;
+    void a;
+  }
+  const some: Refund[] = await client.refunds.listAutoPaging(rparams).toArray({ limit: 5 });
+  // @ts-expect-error not both cursors
+  await client.refunds.list({ startingAfter: 're_x', endingBefore: 're_y' });
+  // @ts-expect-error no such refund status
+  await client.refunds.list({ status: 'Pending ' });
+
+  try {
+    await client.workflows.create({ product: 'ticket-triage', customerId: 'cus_insufficient_funds', payload: {} });
+  } catch (e) {
+    if (e instanceof InsufficientFundsError) {
+      const av: number | undefined = e.available;
+      const need: number | undefined = e.amount;
+      const cur: string | undefined = e.currency;
+      const who: string | undefined = e.customerId;
+      const st: number | undefined = e.status;
+      void av, need, cur, who, st;
+    } else if (e instanceof PaymentError) {
+      const code: string | undefined = e.code;
+      void code;
+    } else if (e instanceof ConflictError && e.code === 'workflow_not_settled') {
+      console.log(e.message);
+    }
+  }
+  const pe: PaymentError = new InsufficientFundsError('m', { status: 402, available: 0, amount: 358, currency: 'usd', customerId: 'cus_x' });
+  void [available, onChain, reserved, pending, ref, contract, chain, after, ramount, rcur, rstatus, rreplayed, rfail, rbad, again, rmore, url, some, pe];
 }
 
 async function errors(): Promise<void> {
@@ -187,4 +292,4 @@ http.createServer((req, res) => {
 webhooks.construct({ id: 'evt_x' }, 't=1,v1=00', secret);
 const header: string = Settleflow.webhooks.generateTestHeader('{}', secret, { timestamp: 1795478400 });
 const reasonConst: 'body_not_raw' = SignatureVerificationError.BODY_NOT_RAW;
-void [flows, errors, header, reasonConst];
+void [flows, errors, money, header, reasonConst];

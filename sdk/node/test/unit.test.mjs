@@ -130,11 +130,12 @@ test('call options are checked before anything is sent', async () => {
 
 test('the error classes form one hierarchy', () => {
   const { SettleflowError, APIError } = sdk;
-  for (const name of ['InvalidRequestError', 'NotFoundError', 'AuthenticationError', 'PermissionError', 'ConflictError', 'IdempotencyError', 'RateLimitError']) {
+  for (const name of ['InvalidRequestError', 'NotFoundError', 'AuthenticationError', 'PermissionError', 'PaymentError', 'InsufficientFundsError', 'ConflictError', 'IdempotencyError', 'RateLimitError']) {
     const e = new sdk[name]('m', { status: 400 });
     assert.ok(e instanceof APIError && e instanceof SettleflowError && e instanceof Error, name);
     assert.equal(e.name, name);
   }
+  assert.ok(new sdk.InsufficientFundsError('i') instanceof sdk.PaymentError);
   assert.ok(new sdk.TimeoutError('t') instanceof sdk.ConnectionError);
   assert.ok(new sdk.ConnectionError('c') instanceof SettleflowError);
   const s = new sdk.SignatureVerificationError('no_matching_signature');

@@ -16,6 +16,9 @@ test('the vector file has both schemes and every reason', () => {
   for (const r of ['missing_header', 'malformed_header', 'no_v1_signature', 'timestamp_outside_tolerance', 'no_matching_signature', 'invalid_payload']) {
     assert.ok(reasons.has(r), r);
   }
+  // A verified event of each kind of data: workflow, refund, customer.
+  const types = new Set(file.vectors.filter((v) => v.expect.ok && v.expect.type).map((v) => v.expect.type));
+  for (const t of ['workflow.completed', 'workflow.failed', 'refund.succeeded', 'refund.failed', 'customer.funded']) assert.ok(types.has(t), t);
 });
 
 function check(v, body) {
@@ -27,12 +30,22 @@ function check(v, body) {
   if (v.expect.ok) {
     const ev = run();
     if (v.scheme === 'service') {
-      assert.equal(ev.id, v.expect.eventId);
-      assert.equal(ev.type, v.expect.type);
-      assert.equal(ev.data.workflowId, v.expect.workflowId);
-      assert.equal(ev.data.quoted.amount, v.expect.quotedAmount);
-      if ('marginAchieved' in v.expect) assert.equal(Math.round(ev.data.margin.achieved * 10000), v.expect.marginAchieved);
-      else assert.equal(ev.data.margin.achieved, null);
+      const e = v.expect;
+      assert.equal(ev.id, e.eventId);
+      assert.equal(ev.type, e.type);
+      assert.equal(ev.data.workflowId, e.workflowId);
+      if (ev.type.startsWith('refund.')) {
+        const r = ev.data.refund;
+        assert.deepEqual([r.id, r.amount, r.status, r.workflowId, r.currency], [e.refundId, e.refundAmount, e.refundStatus, e.workflowId, 'usd']);
+      } else if (ev.type === 'customer.funded') {
+        assert.equal(ev.data.customerId, e.customerId);
+        assert.equal(ev.data.deposit.amount.amount, e.depositAmount);
+        assert.equal(ev.data.balance.available, e.balanceAvailable);
+      } else {
+        assert.equal(ev.data.quoted.amount, e.quotedAmount);
+        if ('marginAchieved' in e) assert.equal(Math.round(ev.data.margin.achieved * 10000), e.marginAchieved);
+        else assert.equal(ev.data.margin.achieved, null);
+      }
     } else {
       assert.equal(typeof ev.id, 'string');
     }

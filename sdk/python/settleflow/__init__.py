@@ -11,7 +11,18 @@ Standard library only; Python 3.9 or newer.
 
 from __future__ import annotations
 
-from ._client import DEFAULT_BASE_URL, OPERATIONS, Events, Products, Quotes, Settleflow, Workflows
+from ._client import (
+    DEFAULT_BASE_URL,
+    OPERATIONS,
+    Customers,
+    Events,
+    Products,
+    Quotes,
+    Refunds,
+    Settleflow,
+    TestHelpers,
+    Workflows,
+)
 from ._errors import (
     APIConnectionError,
     APIError,
@@ -21,8 +32,10 @@ from ._errors import (
     ConflictError,
     Headers,
     IdempotencyError,
+    InsufficientFundsError,
     InvalidRequestError,
     NotFoundError,
+    PaymentError,
     PermissionDeniedError,
     RateLimitError,
     SettleflowError,
@@ -30,7 +43,12 @@ from ._errors import (
 )
 from ._models import (
     EVENT_TYPES,
+    REFUND_STATUSES,
     WORKFLOW_STATUSES,
+    Balance,
+    Customer,
+    Deposit,
+    DepositInfo,
     Event,
     EventData,
     Failure,
@@ -40,6 +58,7 @@ from ._models import (
     Product,
     Quote,
     QuoteMargin,
+    Refund,
     Settlement,
     Workflow,
 )
@@ -52,6 +71,9 @@ __all__ = [
     "Quotes",
     "Products",
     "Events",
+    "Customers",
+    "Refunds",
+    "TestHelpers",
     "Webhooks",
     "webhooks",
     "OPERATIONS",
@@ -63,6 +85,8 @@ __all__ = [
     "InvalidRequestError",
     "AuthenticationError",
     "PermissionDeniedError",
+    "PaymentError",
+    "InsufficientFundsError",
     "NotFoundError",
     "ConflictError",
     "IdempotencyError",
@@ -82,8 +106,14 @@ __all__ = [
     "Product",
     "Event",
     "EventData",
+    "Refund",
+    "Customer",
+    "Balance",
+    "DepositInfo",
+    "Deposit",
     "Page",
     "WORKFLOW_STATUSES",
+    "REFUND_STATUSES",
     "EVENT_TYPES",
     "__version__",
 ]

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from ._errors import APIError, ConfigurationError, ConflictError, invalid_argument
 from ._http import Query, Response, Transport, Secret
-from ._models import DecodeError, Event, Page, Product, Quote, Workflow, format_time, plain
+from ._models import DecodeError, Customer, Event, Page, Product, Quote, Refund, Workflow, format_time, plain
 from ._webhooks import Webhooks, webhooks
 
 __all__ = ["Settleflow", "OPERATIONS", "DEFAULT_BASE_URL"]
@@ -31,6 +31,11 @@ OPERATIONS: Dict[str, Tuple[str, str, str]] = {
     "fetchProduct": ("products.fetch", "GET", "/v1/products/{name}"),
     "listEvents": ("events.list", "GET", "/v1/events"),
     "fetchEvent": ("events.fetch", "GET", "/v1/events/{id}"),
+    "fetchCustomer": ("customers.fetch", "GET", "/v1/customers/{customerId}"),
+    "createRefund": ("refunds.create", "POST", "/v1/workflows/{id}/refunds"),
+    "fetchRefund": ("refunds.fetch", "GET", "/v1/refunds/{id}"),
+    "listRefunds": ("refunds.list", "GET", "/v1/refunds"),
+    "fundTestCustomer": ("test_helpers.fund_customer", "POST", "/v1/test_helpers/customers/{customerId}/fund"),
     "openAPI": ("openapi", "GET", "/v1/openapi.json"),
 }
 
@@ -78,6 +83,25 @@ def _payload(payload: Mapping[str, Any]) -> Dict[str, Any]:
     return dict(cast(Mapping[str, Any], payload))
 
 
+def _idempotency_key(key: Optional[str]) -> Optional[str]:
+    if key is not None and not (
+        isinstance(key, str)
+        and 0 < len(key) <= 255
+        and all(0x20 <= ord(c) <= 0x7E for c in key)
+        and key.strip()
+    ):
+        raise invalid_argument("idempotency_key", "idempotency_key must be 1 to 255 printable ASCII characters")
+    return key
+
+
+def _amount(amount: Any, *, optional: bool = False) -> Optional[int]:
+    if amount is None and optional:
+        return None
+    if isinstance(amount, bool) or not isinstance(amount, int):
+        raise invalid_argument("amount", f"amount must be an int of minor units (500 is 5.00 USD), not {_kind(amount)}")
+    return amount
+
+
 def _auto_page(
     fetch: Callable[[Optional[str], Optional[str]], Page[Any]], starting_after: Optional[str], ending_before: Optional[str]
 ) -> Iterator[Any]:
@@ -119,13 +143,7 @@ class Workflows:
         returns the first workflow instead of making another. Without one, the
         client generates a key for this call and reuses it on each retry.
         """
-        if idempotency_key is not None and not (
-            isinstance(idempotency_key, str)
-            and 0 < len(idempotency_key) <= 255
-            and all(0x20 <= ord(c) <= 0x7E for c in idempotency_key)
-            and idempotency_key.strip()
-        ):
-            raise invalid_argument("idempotency_key", "idempotency_key must be 1 to 255 printable ASCII characters")
+        _idempotency_key(idempotency_key)
         body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
         resp = self._t.request("POST", "/v1/workflows", body=body, idempotency_key=idempotency_key)
         return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
@@ -298,6 +316,128 @@ class Events:
         return _auto_page(fetch, starting_after, ending_before)
 
 
+class Customers:
+    """``client.customers``: a customer's prepaid balance and where to deposit for it."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def fetch(self, customer_id: str) -> Customer:
+        """The customer ``customer_id`` (``cus_…``) in the key's environment: its
+        ``balance`` (``available`` is what new workflows may reserve) and
+        ``deposit``, where to deposit for it (None where charges are not paid
+        from customer balances). A customer never seen has a zero balance."""
+        resp = self._t.request("GET", "/v1/customers/" + _segment(customer_id, "customer_id"))
+        return _decode(resp, lambda x: Customer.from_wire(_object(x)))
+
+
+class Refunds:
+    """``client.refunds``: give back part or all of a Settled workflow's charge."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create(
+        self,
+        workflow_id: str,
+        *,
+        amount: Optional[int] = None,
+        reason: Optional[str] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> Refund:
+        """Refunds ``amount`` (minor units) of the Settled workflow ``workflow_id``,
+        or without ``amount`` all that is left to refund of its charge; ``reason``
+        (at most 500 characters) is kept on the refund.
+
+        Answered at once with status ``Pending``; the refund is Succeeded once the
+        chain confirms it. A workflow that is not Settled raises
+        :class:`ConflictError` (``workflow_not_settled``); more than is left to
+        refund, pending refunds included, raises :class:`InvalidRequestError`
+        (``amount_exceeds_refundable``, ``param`` ``amount``). ``idempotency_key``
+        works as for ``workflows.create``: without one, the client generates a
+        key and reuses it on each retry, so a retry never refunds twice.
+        """
+        path = "/v1/workflows/" + _segment(workflow_id, "workflow_id") + "/refunds"
+        _idempotency_key(idempotency_key)
+        body: Dict[str, Any] = {}
+        if amount is not None:
+            body["amount"] = _amount(amount)
+        if reason is not None:
+            if not isinstance(reason, str):
+                raise invalid_argument("reason", f"reason must be a str, not {_kind(reason)}")
+            body["reason"] = reason
+        resp = self._t.request("POST", path, body=body, idempotency_key=idempotency_key)
+        return _decode(resp, lambda x: Refund.from_wire(_object(x)))
+
+    def fetch(self, id: str) -> Refund:
+        """The refund ``id`` (``re_…``); :class:`NotFoundError` if there is none."""
+        resp = self._t.request("GET", "/v1/refunds/" + _segment(id, "id"))
+        return _decode(resp, lambda x: Refund.from_wire(_object(x)))
+
+    def list(
+        self,
+        *,
+        workflow_id: Optional[str] = None,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        starting_after: Optional[str] = None,
+        ending_before: Optional[str] = None,
+    ) -> Page[Refund]:
+        """One page of refunds, newest first (``limit`` 1–100, default 10), of one
+        workflow if ``workflow_id`` is given; ``status`` is one of
+        :data:`REFUND_STATUSES`. The cursors work as for ``workflows.list``."""
+        query: Query = {
+            "workflowId": workflow_id,
+            "status": status,
+            "limit": limit,
+            "startingAfter": starting_after,
+            "endingBefore": ending_before,
+        }
+        resp = self._t.request("GET", "/v1/refunds", query=query)
+        return _decode(resp, lambda x: Page[Refund].from_wire(_object(x), Refund.from_wire))
+
+    def list_auto_paging(
+        self,
+        *,
+        workflow_id: Optional[str] = None,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        starting_after: Optional[str] = None,
+        ending_before: Optional[str] = None,
+    ) -> Iterator[Refund]:
+        """Every refund matching the filters, page after page (see ``Workflows.list_auto_paging``)."""
+
+        def fetch(after: Optional[str], before: Optional[str]) -> Page[Refund]:
+            return self.list(
+                workflow_id=workflow_id, status=status, limit=limit, starting_after=after, ending_before=before,
+            )
+
+        return _auto_page(fetch, starting_after, ending_before)
+
+
+class TestHelpers:
+    """``client.test_helpers``: helpers that exist only for test keys (``sk_test_…``)."""
+
+    __test__ = False  # not a test case, whatever a test runner makes of the name
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def fund_customer(self, customer_id: str, amount: int) -> Customer:
+        """The test faucet deposits ``amount`` (minor units) for ``customer_id``;
+        answered, once the deposit is applied, with the customer and its new balance.
+
+        Every call deposits (the server keeps no idempotency key for it), so the
+        client does not retry it: an error may mean the deposit was made or not;
+        ``customers.fetch`` tells. A live key raises :class:`PermissionDeniedError`
+        (``test_mode_only``).
+        """
+        path = "/v1/test_helpers/customers/" + _segment(customer_id, "customer_id") + "/fund"
+        body = {"amount": _amount(amount)}
+        resp = self._t.request("POST", path, body=body, max_retries=0)
+        return _decode(resp, lambda x: Customer.from_wire(_object(x)))
+
+
 class Settleflow:
     """A settleflow API client.
 
@@ -352,6 +492,10 @@ class Settleflow:
         self.quotes = Quotes(self._transport)
         self.products = Products(self._transport)
         self.events = Events(self._transport)
+        self.customers = Customers(self._transport)
+        self.refunds = Refunds(self._transport)
+        #: Helpers for test keys only (``fund_customer``).
+        self.test_helpers = TestHelpers(self._transport)
         #: Webhook verification (needs no API key; also ``settleflow.webhooks``).
         self.webhooks: Webhooks = webhooks
 

@@ -15,6 +15,8 @@ __all__ = [
     "InvalidRequestError",
     "AuthenticationError",
     "PermissionDeniedError",
+    "PaymentError",
+    "InsufficientFundsError",
     "NotFoundError",
     "ConflictError",
     "IdempotencyError",
@@ -150,13 +152,54 @@ class PermissionDeniedError(APIError):
     """403: the key may not do this (for example ``livemode_not_configured``)."""
 
 
+class PaymentError(APIError):
+    """402 ``payment_error``: the customer cannot pay for what was asked; ``code``
+    says why (``insufficient_funds`` is an :class:`InsufficientFundsError`)."""
+
+
+class InsufficientFundsError(PaymentError):
+    """402 ``insufficient_funds``: the customer's available balance does not
+    cover the quote; nothing was created.
+
+    ``available`` is the customer's available balance and ``amount`` what the
+    request needed (the quote), both integers of minor units of ``currency``;
+    ``customer_id`` is the customer. Each is None if the answer did not carry it.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        available: Optional[int] = None,
+        amount: Optional[int] = None,
+        currency: Optional[str] = None,
+        customer_id: Optional[str] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.available = available
+        self.amount = amount
+        self.currency = currency
+        self.customer_id = customer_id
+
+    def __repr__(self) -> str:
+        return (
+            f"InsufficientFundsError(status={self.status!r}, code={self.code!r}, available={self.available!r}, "
+            f"amount={self.amount!r}, currency={self.currency!r}, customer_id={self.customer_id!r}, "
+            f"message={self.message!r}, request_id={self.request_id!r})"
+        )
+
+
 class NotFoundError(InvalidRequestError):
-    """404 ``resource_missing``: no such workflow, product or event."""
+    """404 ``resource_missing``: no such workflow, refund, product or event."""
 
 
 class ConflictError(APIError):
-    """409: the request conflicts with the resource's state (for example a
-    cancel of a workflow that is no longer Pending: ``code`` names its status)."""
+    """409: the request conflicts with the resource's state: a cancel of a
+    workflow that is no longer Pending (``code`` names its status:
+    ``workflow_running``, …), a refund of a workflow that is not Settled
+    (``workflow_not_settled``), a refund or test funding where charges are not
+    paid from customer balances (``refunds_not_supported``)."""
 
 
 class IdempotencyError(ConflictError):

@@ -45,8 +45,10 @@ from ._errors import (
     ConflictError,
     Headers,
     IdempotencyError,
+    InsufficientFundsError,
     InvalidRequestError,
     NotFoundError,
+    PaymentError,
     PermissionDeniedError,
     RateLimitError,
     invalid_argument,
@@ -251,8 +253,11 @@ class Transport:
         body: Optional[Any] = None,
         idempotency_key: Optional[str] = None,
         authenticate: bool = True,
+        max_retries: Optional[int] = None,
     ) -> Response:
-        """Sends the request, retrying as the module docstring says; returns a 2xx response or raises."""
+        """Sends the request, retrying as the module docstring says (at most
+        ``max_retries`` times, default the client's); returns a 2xx response or raises."""
+        retries = self.max_retries if max_retries is None else max_retries
         target = self.prefix + path
         if query:
             pairs = [(k, str(v)) for k, v in query.items() if v is not None]
@@ -274,11 +279,11 @@ class Transport:
                     fresh_retry_used = True
                     logger.debug("settleflow: %s %s: reused connection failed (%s); retrying on a new one", method, path, outcome.error)
                     continue
-                if outcome.retryable and attempt < self.max_retries:
+                if outcome.retryable and attempt < retries:
                     delay = self._backoff(attempt)
                     logger.info(
                         "settleflow: %s %s failed (%s); retry %d of %d in %.2fs",
-                        method, path, outcome.error, attempt + 1, self.max_retries, delay,
+                        method, path, outcome.error, attempt + 1, retries, delay,
                     )
                     self._sleep(delay)
                     attempt += 1
@@ -296,13 +301,13 @@ class Transport:
                 return resp
             err = self._error(resp)
             err.attempts = attempt + 1
-            if resp.status in RETRYABLE_STATUSES and attempt < self.max_retries:
+            if resp.status in RETRYABLE_STATUSES and attempt < retries:
                 delay_or_none = self._retry_delay(resp, attempt)
                 if delay_or_none is not None:
                     logger.info(
                         "settleflow: %s %s answered %d (%s); retry %d of %d in %.2fs",
                         method, path, resp.status, err.request_id or "no request id",
-                        attempt + 1, self.max_retries, delay_or_none,
+                        attempt + 1, retries, delay_or_none,
                     )
                     self._sleep(delay_or_none)
                     attempt += 1
@@ -437,6 +442,7 @@ class Transport:
         etype: Optional[str] = None
         code: Optional[str] = None
         param: Optional[str] = None
+        fields: Dict[str, Any] = {}
         request_id = resp.headers.get("request-id")
         message = ""
         try:
@@ -469,6 +475,23 @@ class Transport:
             if wait is None:
                 wait = self.rate_limit_reset_in(resp.headers)
             return RateLimitError(message, retry_after=wait, **kwargs)
+        if status == 402:
+            if code != "insufficient_funds":
+                return PaymentError(message, **kwargs)
+
+            # The amounts of the 402 body, when they have the types the API documents.
+            def integer(name: str) -> Optional[int]:
+                v = fields.get(name)
+                return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+            def string(name: str) -> Optional[str]:
+                v = fields.get(name)
+                return self.redact(v) if isinstance(v, str) else None
+
+            return InsufficientFundsError(
+                message, available=integer("available"), amount=integer("amount"),
+                currency=string("currency"), customer_id=string("customerId"), **kwargs,
+            )
         cls: type = APIError
         if status == 401:
             cls = AuthenticationError

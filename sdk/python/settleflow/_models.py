@@ -37,15 +37,32 @@ __all__ = [
     "Product",
     "Event",
     "EventData",
+    "Refund",
+    "Customer",
+    "Balance",
+    "DepositInfo",
+    "Deposit",
     "Page",
     "WORKFLOW_STATUSES",
+    "REFUND_STATUSES",
     "EVENT_TYPES",
 ]
 
 #: Every workflow status, in the order a workflow goes through them.
 WORKFLOW_STATUSES = ("Pending", "Running", "Settling", "Settled", "Failed", "Canceled")
+#: Every refund status: Pending until the chain confirms it (Succeeded) or refuses it for good (Failed).
+REFUND_STATUSES = ("Pending", "Succeeded", "Failed")
 #: Every event type.
-EVENT_TYPES = ("workflow.completed", "workflow.failed", "workflow.canceled")
+EVENT_TYPES = (
+    "workflow.completed",
+    "workflow.failed",
+    "workflow.canceled",
+    "refund.succeeded",
+    "refund.failed",
+    "customer.funded",
+)
+_WORKFLOW_EVENTS = frozenset(t for t in EVENT_TYPES if t.startswith("workflow."))
+_REFUND_EVENTS = frozenset(t for t in EVENT_TYPES if t.startswith("refund."))
 
 T = TypeVar("T")
 
@@ -75,6 +92,11 @@ def _int(d: Mapping[str, Any], key: str, path: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise DecodeError(f"{path}.{key} is not an integer")
     return v
+
+
+def _opt_str(d: Mapping[str, Any], key: str, path: str) -> Optional[str]:
+    """A string that may be absent or null (None then)."""
+    return None if d.get(key) is None else _str(d, key, path)
 
 
 def _bool(d: Mapping[str, Any], key: str, path: str) -> bool:
@@ -286,11 +308,16 @@ class Workflow:
     failure: Optional[Failure]
     created_at: _dt.datetime
     updated_at: _dt.datetime
+    #: The sum of the workflow's Succeeded refunds (amount 0 when none, and
+    #: from a server that predates refunds).
+    refunded: Money = Money(amount=0, currency="usd")
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
     def from_wire(cls, d: Mapping[str, Any], path: str = "workflow") -> Workflow:
         result = _opt_obj(d, "result", path)
+        quoted = Money.from_wire(_obj(d, "quoted", path), f"{path}.quoted")
+        refunded = _opt(d, "refunded", path, Money.from_wire, may_be_absent=True)
         return cls(
             id=_str(d, "id", path),
             object=_str(d, "object", path),
@@ -298,7 +325,7 @@ class Workflow:
             product=_str(d, "product", path),
             customer_id=_str(d, "customerId", path),
             payload=plain(_obj(d, "payload", path)),
-            quoted=Money.from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
+            quoted=quoted,
             margin=Margin.from_wire(_obj(d, "margin", path), f"{path}.margin"),
             status=_str(d, "status", path),
             result=None if result is None else plain(result),
@@ -306,7 +333,149 @@ class Workflow:
             failure=_opt(d, "failure", path, Failure.from_wire),
             created_at=_time(d, "createdAt", path),
             updated_at=_time(d, "updatedAt", path),
+            refunded=refunded if refunded is not None else Money(amount=0, currency=quoted.currency),
             raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Refund:
+    """A refund of part or all of a Settled workflow's charge, back to its customer's balance.
+
+    ``amount`` is what is given back, in minor units of ``currency``;
+    ``status`` is one of :data:`REFUND_STATUSES`; ``settlement`` is the
+    refund's transaction once there is one (it may be set while Pending),
+    ``failure`` why it Failed (nothing was given back).
+    """
+
+    id: str
+    object: str
+    livemode: bool
+    workflow_id: str
+    amount: int
+    currency: str
+    #: As given at creation; "" if none.
+    reason: str
+    status: str
+    settlement: Optional[Settlement]
+    failure: Optional[Failure]
+    created_at: _dt.datetime
+    updated_at: _dt.datetime
+    raw: Dict[str, Any] = _raw_field()
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "refund") -> Refund:
+        return cls(
+            id=_str(d, "id", path),
+            object=_str(d, "object", path),
+            livemode=_bool(d, "livemode", path),
+            workflow_id=_str(d, "workflowId", path),
+            amount=_int(d, "amount", path),
+            currency=_str(d, "currency", path),
+            reason=_opt_str(d, "reason", path) or "",
+            status=_str(d, "status", path),
+            settlement=_opt(d, "settlement", path, Settlement.from_wire, may_be_absent=True),
+            failure=_opt(d, "failure", path, Failure.from_wire, may_be_absent=True),
+            created_at=_time(d, "createdAt", path),
+            updated_at=_time(d, "updatedAt", path),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Balance:
+    """A customer's funds in minor units of ``currency``.
+
+    ``available = on_chain - reserved - pending_withdrawal`` is what new
+    workflows may reserve; it is negative when charges admitted before a
+    withdrawal request exceed what the request left.
+    """
+
+    #: Deposits less withdrawals less charges plus refunds, as confirmed on chain.
+    on_chain: int
+    #: The quotes of the customer's workflows not yet Settled, Failed or Canceled.
+    reserved: int
+    #: Balance under withdrawal notice.
+    pending_withdrawal: int
+    available: int
+    currency: str
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Balance:
+        return cls(
+            on_chain=_int(d, "onChain", path),
+            reserved=_int(d, "reserved", path),
+            pending_withdrawal=_int(d, "pendingWithdrawal", path),
+            available=_int(d, "available", path),
+            currency=_str(d, "currency", path),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class DepositInfo:
+    """Where to deposit for a customer: the settlement contract on ``network`` and the customer's key in it."""
+
+    chain_id: int
+    network: str
+    #: The settlement contract's address (``0x…``).
+    contract: str
+    #: The token deposited (``0x…``).
+    token: str
+    #: The customer's key in the contract: ``0x`` and 64 hex digits.
+    customer_ref: str
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> DepositInfo:
+        return cls(
+            chain_id=_int(d, "chainId", path),
+            network=_str(d, "network", path),
+            contract=_str(d, "contract", path),
+            token=_str(d, "token", path),
+            customer_ref=_str(d, "customerRef", path),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Customer:
+    """A customer's prepaid funds in the key's environment.
+
+    ``deposit`` says where to deposit for the customer; it is None where
+    charges are not paid from customer balances.
+    """
+
+    id: str
+    object: str
+    livemode: bool
+    balance: Balance
+    deposit: Optional[DepositInfo]
+    raw: Dict[str, Any] = _raw_field()
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "customer") -> Customer:
+        return cls(
+            id=_str(d, "id", path),
+            object=_str(d, "object", path),
+            livemode=_bool(d, "livemode", path),
+            balance=Balance.from_wire(_obj(d, "balance", path), f"{path}.balance"),
+            deposit=_opt(d, "deposit", path, DepositInfo.from_wire, may_be_absent=True),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Deposit:
+    """The confirmed deposit a ``customer.funded`` event reports."""
+
+    amount: Money
+    tx_hash: str
+    block_number: int
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Deposit:
+        return cls(
+            amount=Money.from_wire(_obj(d, "amount", path), f"{path}.amount"),
+            tx_hash=_str(d, "txHash", path),
+            block_number=_int(d, "blockNumber", path),
         )
 
 
@@ -369,41 +538,70 @@ class Product:
 
 @dataclasses.dataclass(frozen=True)
 class EventData:
-    """The workflow an event is about, as it was when the event was written.
+    """The ``data`` of an event; which fields are set depends on the event's type.
 
-    ``settlement`` is set on ``workflow.completed``, ``failure`` on
-    ``workflow.failed``; each is None otherwise.
+    * ``workflow.*``: the workflow as it was when the event was written:
+      ``workflow_id``, ``status``, ``quoted``, ``margin``, and ``result``,
+      ``settlement`` (on ``workflow.completed``) or ``failure`` (on
+      ``workflow.failed``).
+    * ``refund.succeeded`` and ``refund.failed``: ``workflow_id`` and ``refund``.
+    * ``customer.funded``: ``customer_id``, ``deposit`` (the confirmed deposit)
+      and ``balance`` (the customer's balance after it).
+
+    The others are None. ``raw`` is the whole ``data`` object as sent.
     """
 
-    workflow_id: str
-    status: str
-    quoted: Money
-    margin: Margin
+    workflow_id: Optional[str]
+    status: Optional[str]
+    quoted: Optional[Money]
+    margin: Optional[Margin]
     result: Optional[Dict[str, Any]]
     settlement: Optional[Settlement]
     failure: Optional[Failure]
+    refund: Optional[Refund] = None
+    customer_id: Optional[str] = None
+    deposit: Optional[Deposit] = None
+    balance: Optional[Balance] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
-    def from_wire(cls, d: Mapping[str, Any], path: str = "event.data") -> EventData:
+    def from_wire(cls, d: Mapping[str, Any], path: str = "event.data", type: Optional[str] = None) -> EventData:
+        """Decodes the data of an event of ``type``: the fields that type
+        carries are required, any other is read if present (so an event type
+        newer than this library still decodes)."""
+        wf = type in _WORKFLOW_EVENTS
+        rf = type in _REFUND_EVENTS
+        cf = type == "customer.funded"
+
+        def obj(key: str, required: bool, build: Callable[[Mapping[str, Any], str], T]) -> Optional[T]:
+            if required:
+                return build(_obj(d, key, path), f"{path}.{key}")
+            return _opt(d, key, path, build, may_be_absent=True)
+
         result = _opt_obj(d, "result", path, may_be_absent=True)
         return cls(
-            workflow_id=_str(d, "workflowId", path),
-            status=_str(d, "status", path),
-            quoted=Money.from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
-            margin=Margin.from_wire(_obj(d, "margin", path), f"{path}.margin"),
+            workflow_id=_str(d, "workflowId", path) if wf or rf else _opt_str(d, "workflowId", path),
+            status=_str(d, "status", path) if wf else _opt_str(d, "status", path),
+            quoted=obj("quoted", wf, Money.from_wire),
+            margin=obj("margin", wf, Margin.from_wire),
             result=None if result is None else plain(result),
             settlement=_opt(d, "settlement", path, Settlement.from_wire, may_be_absent=True),
             failure=_opt(d, "failure", path, Failure.from_wire, may_be_absent=True),
+            refund=obj("refund", rf, Refund.from_wire),
+            customer_id=_str(d, "customerId", path) if cf else _opt_str(d, "customerId", path),
+            deposit=obj("deposit", cf, Deposit.from_wire),
+            balance=obj("balance", cf, Balance.from_wire),
             raw=plain(dict(d)),
         )
 
 
 @dataclasses.dataclass(frozen=True)
 class Event:
-    """An event: ``workflow.completed`` (the workflow is Settled), ``workflow.failed``
-    or ``workflow.canceled``; the body of a webhook delivery, or read back with
-    ``events.fetch``/``events.list``."""
+    """An event: the body of a webhook delivery, or read back with
+    ``events.fetch``/``events.list``. ``type`` is one of :data:`EVENT_TYPES`:
+    ``workflow.completed`` (the workflow is Settled), ``workflow.failed``,
+    ``workflow.canceled``, ``refund.succeeded``, ``refund.failed`` or
+    ``customer.funded``; it says which fields of ``data`` are set."""
 
     id: str
     object: str
@@ -418,13 +616,14 @@ class Event:
 
     @classmethod
     def from_wire(cls, d: Mapping[str, Any], path: str = "event") -> Event:
+        type = _str(d, "type", path)
         return cls(
             id=_str(d, "id", path),
             object=_str(d, "object", path),
-            type=_str(d, "type", path),
+            type=type,
             livemode=_bool(d, "livemode", path),
             created_at=_opt_time(d, "createdAt", path),
-            data=EventData.from_wire(_obj(d, "data", path), f"{path}.data"),
+            data=EventData.from_wire(_obj(d, "data", path), f"{path}.data", type),
             raw=plain(dict(d)),
         )
 

@@ -23,6 +23,14 @@ PRODUCT_JSON = {
     "object": "product", "name": "ticket-triage", "description": "d", "targetMargin": 0.3,
     "minimumCharge": {"amount": 50, "currency": "usd"}, "pricingSummary": "s", "payloadSchema": {}, "example": None,
 }
+CUSTOMER_JSON = {
+    "object": "customer", "id": "cus_1", "livemode": False,
+    "balance": {"onChain": 0, "reserved": 0, "pendingWithdrawal": 0, "available": 0, "currency": "usd"}, "deposit": None,
+}
+REFUND_JSON = {
+    "object": "refund", "id": "re_1", "livemode": False, "workflowId": "wf_1", "amount": 1, "currency": "usd", "reason": "",
+    "status": "Pending", "settlement": None, "failure": None, "createdAt": "2026-11-24T00:00:00Z", "updatedAt": "2026-11-24T00:00:00Z",
+}
 QUOTE_JSON = {
     "object": "quote", "livemode": False, "product": "ticket-triage", "customerId": "cus_1", "payload": {},
     "quoted": {"amount": 1, "currency": "usd"}, "margin": {"target": 0.3},
@@ -44,6 +52,11 @@ CALLS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any], str, Any]] = {
     "fetchProduct": (("ticket-triage",), {}, "/v1/products/ticket-triage", PRODUCT_JSON),
     "listEvents": ((), {}, "/v1/events", page("/v1/events", EVENT_JSON)),
     "fetchEvent": (("evt_1",), {}, "/v1/events/evt_1", EVENT_JSON),
+    "fetchCustomer": (("cus_1",), {}, "/v1/customers/cus_1", CUSTOMER_JSON),
+    "createRefund": (("wf_1",), dict(amount=1), "/v1/workflows/wf_1/refunds", REFUND_JSON),
+    "fetchRefund": (("re_1",), {}, "/v1/refunds/re_1", REFUND_JSON),
+    "listRefunds": ((), dict(workflow_id="wf_1"), "/v1/refunds", page("/v1/refunds", REFUND_JSON)),
+    "fundTestCustomer": (("cus_1", 500), {}, "/v1/test_helpers/customers/cus_1/fund", CUSTOMER_JSON),
     "openAPI": ((), {}, "/v1/openapi.json", {"openapi": "3.1.0"}),
 }
 

@@ -25,6 +25,11 @@ def blocks() -> List[str]:
         return re.findall(r"```python\n(.*?)```", f.read(), re.S)
 
 
+def is_money(block: str) -> bool:
+    """The customer funds and refunds example: it needs a server that charges customer balances."""
+    return "test_helpers.fund_customer" in block
+
+
 class TestReadme(unittest.TestCase):
     def env(self, **extra: str) -> dict:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SETTLEFLOW_")}
@@ -32,23 +37,45 @@ class TestReadme(unittest.TestCase):
         env.update(extra)
         return env
 
-    def test_client_examples(self) -> None:
+    def run_blocks(self, code: str) -> str:
         srv = harness.server()
-        code = "\n".join(b for b in blocks() if "serve_forever" not in b)
-        self.assertIn("list_auto_paging", code)
         code = code.replace("https://127.0.0.1:8443", srv.base_url).replace('"settleflow-data/tls/cert.pem"', repr(srv.ca))
         with tempfile.TemporaryDirectory() as tmp:
             r = subprocess.run(
                 [sys.executable, "-X", "dev", "-W", "error", "-c", code],
-                env=self.env(SETTLEFLOW_API_KEY=srv.key), cwd=tmp, capture_output=True, text=True, timeout=120,
+                env=self.env(SETTLEFLOW_API_KEY=srv.key), cwd=tmp, capture_output=True, text=True, timeout=180,
             )
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        out = r.stdout
+        return r.stdout
+
+    def test_client_examples(self) -> None:
+        code = "\n".join(b for b in blocks() if "serve_forever" not in b and not is_money(b))
+        self.assertIn("list_auto_paging", code)
+        out = self.run_blocks(code)
         self.assertRegex(out, r"wf_\w+ Pending 358 usd")
         self.assertRegex(out, r"Settled 0.3 0.\d+ 0x[0-9a-f]+")
         self.assertIn("400 parameter_invalid customerId", out)
         self.assertIn("payload payload must be a dict (the product's input, a JSON object), not a list", out)
         self.assertRegex(out, r"(Canceled|too late: workflow_\w+)")
+
+    def test_money_example(self) -> None:
+        money = [b for b in blocks() if is_money(b)]
+        self.assertEqual(len(money), 1)
+        compile(money[0], "README money example", "exec")
+        from .test_server_money import NO_FUNDS, NO_ROUTES, REQUIRE, capabilities
+
+        routes, funded = capabilities()
+        if not funded:
+            why = NO_ROUTES if not routes else NO_FUNDS
+            if REQUIRE:
+                self.fail(why)
+            self.skipTest(why)
+        # The first example (its settled wf) and then the money example, as a reader runs them.
+        out = self.run_blocks(blocks()[0] + "\n" + money[0])
+        self.assertRegex(out, r"402 insufficient_funds -?\d+ 286 usd cus_insufficient_funds")
+        self.assertRegex(out, r"re_\w{26} Pending 100")
+        self.assertRegex(out, r"rest: \d+")
+        self.assertRegex(out, r"(Pending|Succeeded) Money\(amount=\d+, currency='usd'\)")
 
     def test_webhook_receiver(self) -> None:
         code = next(b for b in blocks() if "serve_forever" in b)

@@ -28,6 +28,8 @@ class TestVectors(unittest.TestCase):
         self.assertGreaterEqual(len(vectors), 20)
         schemes = {v["scheme"] for v in vectors}
         self.assertEqual(schemes, {"service", "standard"})
+        # A verified event of every type the API sends.
+        self.assertEqual({v["expect"].get("type") for v in vectors if v["expect"]["ok"]} - {None}, set(settleflow.EVENT_TYPES) - {"workflow.canceled"})
         for v in vectors:
             with self.subTest(v["name"]):
                 self._check(v, header_name, tolerance)
@@ -53,7 +55,25 @@ class TestVectors(unittest.TestCase):
                 continue
             self.assertEqual(event.id, expect["eventId"])
             self.assertEqual(event.type, expect["type"])
-            self.assertEqual(event.data.workflow_id, expect["workflowId"])
+            self.assertEqual(event.data.workflow_id, expect.get("workflowId"))
+            wire = json.loads(v["body"])
+            self.assertEqual(event.data.raw, wire["data"])
+            if event.type.startswith("refund."):
+                refund = event.data.refund
+                assert refund is not None
+                self.assertEqual((refund.id, refund.amount, refund.status, refund.workflow_id),
+                                 (expect["refundId"], expect["refundAmount"], expect["refundStatus"], expect["workflowId"]))
+                self.assertEqual(refund.reason, wire["data"]["refund"]["reason"])
+                self.assertEqual(refund.settlement is None, wire["data"]["refund"]["settlement"] is None)
+                self.assertIsNone(event.data.quoted)
+                continue
+            if event.type == "customer.funded":
+                self.assertEqual(event.data.customer_id, expect["customerId"])
+                self.assertEqual(event.data.deposit.amount.amount, expect["depositAmount"])  # type: ignore[union-attr]
+                self.assertEqual(event.data.balance.available, expect["balanceAvailable"])  # type: ignore[union-attr]
+                self.assertIsNone(event.data.refund)
+                continue
+            assert event.data.quoted is not None and event.data.margin is not None
             self.assertEqual(event.data.quoted.amount, expect["quotedAmount"])
             if "marginAchieved" in expect:
                 self.assertIsInstance(event.data.margin.achieved, Decimal)
@@ -61,7 +81,6 @@ class TestVectors(unittest.TestCase):
                 self.assertEqual(event.data.margin.achieved * 10000, expect["marginAchieved"])
             else:
                 self.assertIsNone(event.data.margin.achieved)
-            wire = json.loads(v["body"])
             self.assertEqual(event.raw["data"]["workflowId"], wire["data"]["workflowId"])
             if wire["data"].get("failure"):
                 self.assertEqual(event.data.failure.code, wire["data"]["failure"]["code"])  # type: ignore[union-attr]
