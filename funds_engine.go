@@ -86,6 +86,16 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 		return err
 	}
 	if !mine {
+		// Another request (here or in another engine) is funding it, or
+		// did: wait for its deposit as it does, so that concurrent first
+		// creates are not refused while the deposit confirms.
+		if a, err := e.store.GetAccount(ctx, Test, customerID, ref); err == nil && a.Deposited > 0 {
+			e.funds0.faucetSeen.Store(customerID, struct{}{})
+			return nil
+		}
+		if err := e.awaitDeposit(ctx, customerID, ref, 1, "the test faucet's deposit"); err != nil {
+			return err
+		}
 		e.funds0.faucetSeen.Store(customerID, struct{}{})
 		return nil
 	}
@@ -93,9 +103,12 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 	if err != nil {
 		return err
 	}
-	e.funds0.faucetSeen.Store(customerID, struct{}{})
 	e.log.Info("test faucet deposit sent", zap.String("customer", customerID), zap.Int64("amount", e.opts.TestFaucet), zap.String("tx", tx))
-	return e.awaitDeposit(ctx, customerID, ref, 1, tx)
+	if err := e.awaitDeposit(ctx, customerID, ref, 1, tx); err != nil {
+		return err
+	}
+	e.funds0.faucetSeen.Store(customerID, struct{}{})
+	return nil
 }
 
 // awaitDeposit follows the test chain until the customer's deposits reach

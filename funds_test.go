@@ -35,6 +35,9 @@ type ledgerSettler struct {
 	faucets  int
 	// faucetOff makes Faucet fail.
 	faucetOff bool
+	// faucetDelay is how long a faucet deposit takes to reach the chain's
+	// confirmed blocks.
+	faucetDelay time.Duration
 }
 
 func newLedgerSettler(t *testing.T) *ledgerSettler {
@@ -103,7 +106,12 @@ func (s *ledgerSettler) Faucet(_ context.Context, env settleflow.Environment, cu
 	s.faucets++
 	s.mu.Unlock()
 	ref, _ := s.CustomerRef(env, customerID)
-	s.block(settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: ref, Amount: amount, Owner: "0xfaucet"})
+	ev := settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: ref, Amount: amount, Owner: "0xfaucet"}
+	if s.faucetDelay > 0 {
+		time.AfterFunc(s.faucetDelay, func() { s.block(ev) })
+	} else {
+		s.block(ev)
+	}
 	return "0xfaucet", nil
 }
 
@@ -323,6 +331,38 @@ func TestFundsFaucetFundsANewTestCustomerOnce(t *testing.T) {
 	}
 	if ls.faucets != 1 {
 		t.Fatalf("faucets %d", ls.faucets)
+	}
+}
+
+// Concurrent first creates of a new test customer, while the faucet's
+// deposit is still confirming: one faucet deposit, and every create waits
+// for it and is admitted (none refused with 402 meanwhile).
+func TestFundsFaucetConcurrentFirstCreates(t *testing.T) {
+	ctx := context.Background()
+	f, ls := newFundedFixture(t, func(o *settleflow.Options) { o.TestFaucet = 10_000 })
+	ls.mu.Lock()
+	ls.faucetDelay = 300 * time.Millisecond
+	ls.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := createFor(ctx, f.engine, "cus_burst", fmt.Sprintf("T-burst-%d", i)); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a concurrent first create: %v", err)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.faucets != 1 {
+		t.Errorf("faucet deposits %d, want 1", ls.faucets)
 	}
 }
 
