@@ -237,21 +237,58 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, 
 	accounts := make(map[key]*settleflow.Account, len(keys))
 	lock := ""
 	if s.postgres {
-		lock = " FOR UPDATE"
+		// Rows locked in ref order (the order of the scan): two
+		// transactions admitting for the same customers cannot deadlock.
+		lock = " ORDER BY ref FOR UPDATE"
 	}
-	for _, k := range keys {
+	// One read per environment of the batch's accounts.
+	for _, live := range []bool{false, true} {
+		var args []any
+		args = append(args, live)
+		for _, k := range keys {
+			if k.live == live {
+				args = append(args, k.ref)
+			}
+		}
+		if len(args) == 1 {
+			continue
+		}
 		env := settleflow.Test
-		if k.live {
+		if live {
 			env = settleflow.Live
 		}
-		a, err := scanAccount(s.txRow(ctx, tx, `SELECT `+accountColumns+` FROM settleflow_accounts WHERE livemode = ? AND ref = ?`+lock, k.live, k.ref), env)
-		if errors.Is(err, sql.ErrNoRows) {
-			a, err = &settleflow.Account{Environment: env, Ref: k.ref}, nil
-		}
+		st, err := s.stmt(ctx, `SELECT `+accountColumns+` FROM settleflow_accounts WHERE livemode = ? AND ref IN (`+
+			strings.TrimSuffix(strings.Repeat("?, ", len(args)-1), ", ")+`)`+lock)
 		if err != nil {
 			return fmt.Errorf("bunstore: admission: %w", err)
 		}
-		accounts[k] = a
+		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		if err != nil {
+			return fmt.Errorf("bunstore: admission: %w", err)
+		}
+		for rows.Next() {
+			a, err := scanAccount(rows, env)
+			if err != nil {
+				rows.Close()
+				return fmt.Errorf("bunstore: admission: %w", err)
+			}
+			accounts[key{live, a.Ref}] = a
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("bunstore: admission: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("bunstore: admission: %w", err)
+		}
+	}
+	for _, k := range keys {
+		if accounts[k] == nil {
+			env := settleflow.Test
+			if k.live {
+				env = settleflow.Live
+			}
+			accounts[k] = &settleflow.Account{Environment: env, Ref: k.ref}
+		}
 	}
 	added := map[key]int64{}
 	for i, in := range ins {
@@ -274,22 +311,29 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, 
 		added[k] += w.Quoted.Amount
 		w.Reserved, w.AccountRef = w.Quoted.Amount, in.Ref
 	}
+	// One update of every account that reserved something.
+	var rows []string
+	var args []any
 	for _, k := range keys {
 		if added[k] == 0 {
 			continue
 		}
-		if _, err := s.exec(ctx, tx, `UPDATE settleflow_accounts SET reserved = reserved + ?,
-			customer_id = coalesce(customer_id, ?), updated_at = ? WHERE livemode = ? AND ref = ?`,
-			added[k], accounts[k].CustomerID, micros(time.Now()), k.live, k.ref); err != nil {
-			return fmt.Errorf("bunstore: reservation: %w", err)
-		}
+		rows = append(rows, `SELECT CAST(? AS BOOLEAN) AS livemode, CAST(? AS TEXT) AS ref, CAST(? AS BIGINT) AS amount, CAST(? AS TEXT) AS customer_id`)
+		args = append(args, k.live, k.ref, added[k], accounts[k].CustomerID)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	args = append([]any{micros(time.Now())}, args...)
+	if _, err := s.exec(ctx, tx, `UPDATE settleflow_accounts SET reserved = settleflow_accounts.reserved + d.amount,
+			customer_id = coalesce(settleflow_accounts.customer_id, d.customer_id), updated_at = ?
+		FROM (`+strings.Join(rows, " UNION ALL ")+`) AS d
+		WHERE settleflow_accounts.livemode = d.livemode AND settleflow_accounts.ref = d.ref`, args...); err != nil {
+		return fmt.Errorf("bunstore: reservation: %w", err)
 	}
 	return nil
 }
 
-// ledgerSQL gives back the reservations of the workflows ids that ended and
-// adds the charges of those Settled (SQLite: on Postgres the update
-// statement does it, pgUpdateWorkflowsSQL).
 func ledgerSQL(n int) string {
 	return `UPDATE settleflow_accounts SET reserved = settleflow_accounts.reserved - d.reserved,
 		charged = settleflow_accounts.charged + d.charged, updated_at = d.at
