@@ -58,3 +58,18 @@ func BenchmarkEndToEnd(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkEndToEndFunded is BenchmarkEndToEnd with every charge paid from
+// its customer's balance (100 funded customers): admission in the insert,
+// the ledger moved when each workflow ends.
+func BenchmarkEndToEndFunded(b *testing.B) {
+	e, err := benchmark.OpenSQLiteEngine(filepath.Join(b.TempDir(), "engine.db"), "", benchmark.EngineOptions{Workers: 512, Funded: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	b.ResetTimer()
+	if err := benchmark.EndToEnd(context.Background(), e, b.N, 64); err != nil {
+		b.Fatal(err)
+	}
+}
