@@ -21,12 +21,11 @@ import (
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
 
-// The reference server's settler does not charge customer balances until
-// the settlement package implements settleflow.Funds, so customer funds and
-// refunds are tested here against the real HTTP handler (httpapi) and
-// engine, with the fundstest double as the settler: everything but the
-// chain. TestRealServerCustomerFunds runs the same calls against the
-// reference server once it charges balances, and skips until then.
+// Customer funds and refunds are tested here against the real HTTP handler
+// (httpapi) and engine with the fundstest double as the settler: everything
+// but the chain, settled at once, with a live environment to refuse the test
+// helper in. TestRealServerCustomerFunds runs the same calls against the
+// reference server, whose embedded test chain charges customer balances.
 
 // fundsAPI is an API over an engine whose settler charges customer
 // balances; testKey and liveKey are keys of each environment.
