@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,12 +21,11 @@ import (
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
 
-// The reference server's settler does not charge customer balances until
-// the settlement package implements settleflow.Funds, so customer funds and
-// refunds are tested here against the real HTTP handler (httpapi) and
-// engine, with the fundstest double as the settler: everything but the
-// chain. TestRealServerCustomerFunds runs the same calls against the
-// reference server once it charges balances, and skips until then.
+// Customer funds and refunds are tested here against the real HTTP handler
+// (httpapi) and engine with the fundstest double as the settler: everything
+// but the chain, settled at once, with a live environment to refuse the test
+// helper in. TestRealServerCustomerFunds runs the same calls against the
+// reference server, whose embedded test chain charges customer balances.
 
 // fundsAPI is an API over an engine whose settler charges customer
 // balances; testKey and liveKey are keys of each environment.
@@ -331,47 +331,50 @@ func waitTerminalFunds(t *testing.T, c *client.Client, id string) *settleflow.Wo
 	}
 }
 
-// The same calls against the reference server, which needs the settlement
-// package's Funds (customer balances on chain): until the shipped settler
-// charges customer balances, the server answers a customer without deposit
-// instructions, and this test checks only that, and that refunds and the
-// test helper say refunds_not_supported.
+// The same calls against the reference server, whose embedded test chain
+// charges customer balances: a new test customer has deposit instructions
+// and a zero balance; the faucet funds it (the server's default,
+// settleflow.DefaultTestFaucet) on its first create; the balance moves by
+// exactly the charge, a refund and a deposit of the test helper; and
+// cus_insufficient_funds is refused with a *PaymentError.
 func TestRealServerCustomerFunds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := newClient(t)
 	customer := uniqueCustomer(t)
+	balance := func() settleflow.Balance {
+		t.Helper()
+		cus, err := c.Customers.Fetch(ctx, customer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cus.Balance
+	}
 	cus, err := c.Customers.Fetch(ctx, customer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cus.Deposit == nil {
-		if cus.Balance.OnChain != 0 || cus.Balance.Available != 0 || cus.Balance.Currency != "usd" {
-			t.Fatalf("customer without funds: %+v", cus)
-		}
-		wf, err := c.Workflows.Create(ctx, ticketParams(customer))
-		if err != nil {
-			t.Fatal(err)
-		}
-		wf = waitTerminal(t, c, wf.ID)
-		var inv *client.InvalidRequestError
-		if _, err := c.Refunds.Create(ctx, wf.ID, nil); !errors.As(err, &inv) || inv.Code != settleflow.CodeRefundsNotSupported {
-			t.Fatalf("refund without funds: %v", err)
-		}
-		if _, err := c.TestHelpers.FundCustomer(ctx, customer, 100); !errors.As(err, &inv) || inv.Code != settleflow.CodeRefundsNotSupported {
-			t.Fatalf("FundCustomer without funds: %v", err)
-		}
-		t.Skip("NEEDS THE REAL CHAIN: the reference server's settler does not charge customer balances yet (settlement.Funds); checked only that funds are off")
+		t.Fatalf("the reference server's customer has no deposit instructions: its settler does not charge customer balances (%+v)", cus)
 	}
-	// With the shipped settler's Funds: the faucet funds a new test
-	// customer on its first create.
+	if cus.ID != customer || cus.Livemode || cus.Balance != (settleflow.Balance{Currency: "usd"}) || cus.Deposit.ChainID != 1337 ||
+		!regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`).MatchString(cus.Deposit.Contract) || !regexp.MustCompile(`^0x[0-9a-f]{64}$`).MatchString(cus.Deposit.CustomerRef) {
+		t.Fatalf("a customer never seen: %+v %+v", cus, cus.Deposit)
+	}
+	// The faucet funds a new test customer on its first create, and its
+	// charge is what it was quoted.
 	wf, err := c.Workflows.Create(ctx, ticketParams(customer))
 	if err != nil {
 		t.Fatal(err)
 	}
+	charge := wf.Quoted.Amount
 	wf = waitTerminal(t, c, wf.ID)
 	if wf.Status != settleflow.Settled {
 		t.Fatalf("workflow %s %+v", wf.Status, wf.Failure)
+	}
+	onChain := settleflow.DefaultTestFaucet - charge
+	if b := balance(); b != (settleflow.Balance{OnChain: onChain, Available: onChain, Currency: "usd"}) {
+		t.Fatalf("after the faucet and a charge of %d: %+v; want %d", charge, b, onChain)
 	}
 	rf, err := c.Refunds.Create(ctx, wf.ID, &client.RefundCreateParams{Amount: 1, Reason: "test"})
 	if err != nil {
@@ -384,14 +387,21 @@ func TestRealServerCustomerFunds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rf.Status != settleflow.RefundSucceeded {
+	if rf.Status != settleflow.RefundSucceeded || rf.Amount != 1 || rf.WorkflowID != wf.ID {
 		t.Fatalf("refund on chain: %+v", rf)
 	}
+	onChain++
+	if b := balance(); b != (settleflow.Balance{OnChain: onChain, Available: onChain, Currency: "usd"}) {
+		t.Fatalf("after a refund of 1: %+v; want %d", b, onChain)
+	}
 	var pay *client.PaymentError
-	if _, err := c.Workflows.Create(ctx, ticketParams(settleflow.TestCustomerInsufficientFunds)); !errors.As(err, &pay) || pay.Amount < 1 {
+	if _, err := c.Workflows.Create(ctx, ticketParams(settleflow.TestCustomerInsufficientFunds)); !errors.As(err, &pay) || pay.Amount < 1 ||
+		pay.Available >= pay.Amount || pay.CustomerID != settleflow.TestCustomerInsufficientFunds || pay.Code != settleflow.CodeInsufficientFunds {
 		t.Fatalf("402 from the reference server: %v", err)
 	}
-	if cus, err := c.TestHelpers.FundCustomer(ctx, customer, 500); err != nil || cus.Balance.OnChain < 500 {
-		t.Fatalf("FundCustomer on the reference server: %+v %v", cus, err)
+	onChain += 500
+	if cus, err := c.TestHelpers.FundCustomer(ctx, customer, 500); err != nil ||
+		cus.Balance != (settleflow.Balance{OnChain: onChain, Available: onChain, Currency: "usd"}) {
+		t.Fatalf("FundCustomer on the reference server: %+v %v; want %d", cus, err, onChain)
 	}
 }

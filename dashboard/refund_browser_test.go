@@ -13,9 +13,10 @@ import (
 
 // TestRefundInChromium drives the Customers page and a refund in headless
 // Chromium (testdata/browser/refund.mjs) against a dashboard whose engine
-// charges test customers' balances (fundsSettler: the reference server's
-// settler does not yet): the customers listed with their balances, a
-// customer never seen looked up (zeros, deposit instructions), a refund of
+// charges test customers' balances (fundsSettler, an in-memory chain, so
+// the dashboard is tested without the settlement package): the customers
+// listed with their balances, a customer never seen looked up (zeros, how
+// to deposit and who can withdraw), a refund of
 // a Settled workflow reviewed, confirmed and succeeded, the balance grown
 // by it, and a refund of too much refused. A screenshot of each step lands
 // in -browser-out.

@@ -88,7 +88,13 @@ func TestCustomersPage(t *testing.T) {
 		t.Errorf("customer page: %d amounts of 998.66, want 2 (available and on chain: 1000.00 from the faucet less the charge of 1.34)", n)
 	}
 	for _, want := range []string{`id="reserved">USD 0.00`, "31337", "dashboard-testnet", "0x5e771e0000000000000000000000000000000001",
-		"0x70ce000000000000000000000000000000000002", "receiveWithAuthorization", "approve", `href="/dashboard/workflows/` + wf.ID + `"`} {
+		"0x70ce000000000000000000000000000000000002", `href="/dashboard/workflows/` + wf.ID + `"`,
+		// How to deposit and withdraw, in the contract's own terms.
+		"<code>approve(contract, amount)</code>", "<code>deposit(bytes32 ref, address owner, uint256 amount)</code>",
+		"<code>ReceiveWithAuthorization</code>", "<code>keccak256(abi.encode(ref, owner, salt))</code>",
+		"<code>depositWithAuthorization(bytes32 ref, address owner, address from, uint256 amount, uint256 validAfter, uint256 validBefore, bytes32 salt, uint8 v, bytes32 r, bytes32 s)</code>",
+		"must be whole cents", "a multiple of 10,000", "The first deposit for a customer names its <code>owner</code>",
+		"the only address that can withdraw", "<code>requestWithdrawal(ref, amount)</code>", "<code>withdraw(ref)</code>", "24 h"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("customer page lacks %q", want)
 		}

@@ -1,7 +1,10 @@
 // Package sdk_test runs the Node.js and Python client libraries' own test
 // suites from `go test ./...`, so that the README's one test command (and
 // CI) covers all three clients. Each suite builds the reference server from
-// this repository and runs against it on loopback.
+// this repository and runs against it on loopback. That server charges
+// customer balances (its embedded test chain), so the suites run with
+// SETTLEFLOW_TEST_FUNDS=require unless the environment sets it otherwise:
+// a test of customer funds or refunds that would skip fails instead.
 package sdk_test
 
 import (
@@ -13,6 +16,10 @@ import (
 	"time"
 )
 
+// fundsEnv, "require", makes the suites fail where a test of customer funds
+// would skip for a server that does not charge customer balances.
+const fundsEnv = "SETTLEFLOW_TEST_FUNDS"
+
 func run(t *testing.T, dir string, timeout time.Duration, name string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -20,6 +27,9 @@ func run(t *testing.T, dir string, timeout time.Duration, name string, args ...s
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	if _, set := os.LookupEnv(fundsEnv); !set {
+		cmd.Env = append(cmd.Env, fundsEnv+"=require")
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %v in %s: %v\n%s", name, args, dir, err, out)

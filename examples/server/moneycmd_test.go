@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -21,9 +22,9 @@ import (
 )
 
 // fundedAPI serves the real HTTP API over an engine whose settler charges
-// customer balances (the fundstest double: the reference server's own
-// settler does not yet), so that the customers and refunds commands can be
-// run end to end. It returns the API's URL, a file holding its certificate,
+// customer balances (the fundstest double, which settles at once and lets
+// the live environment be funded too), so that the customers and refunds
+// commands, and their refusals, can be run end to end quickly. It returns the API's URL, a file holding its certificate,
 // a test and a live key, and the engine.
 func fundedAPI(t *testing.T) (url, caFile, testKey, liveKey string, engine *settleflow.Engine) {
 	t.Helper()
@@ -183,33 +184,127 @@ func TestMoneyCommands(t *testing.T) {
 	}
 }
 
-// Against the reference server itself, with the defaults: the URL is
-// given (the test server listens on a random port), the certificate is the
-// data directory's. Its settler does not charge customer balances yet
-// (NEEDS THE REAL CHAIN: settlement.Funds), so a customer has no deposit
-// instructions and refunds and funding are refused with
-// refunds_not_supported; once it does, the test says so and stops.
+// Against the reference server itself, whose embedded test chain charges
+// customer balances: the URL is given (the test server listens on a random
+// port), the certificate is the data directory's. A customer funded with
+// customers fund (which marks it funded, so the faucet adds nothing on its
+// first workflow) pays for a workflow created over HTTPS, gets part of the
+// charge back, then the rest, and can get no more; its balance moves by
+// exactly each amount, as customers show reports it.
 func TestMoneyCommandsAgainstTheServer(t *testing.T) {
 	dir := t.TempDir()
 	s := startServer(t, dir)
 	api := []string{"-api-url", "https://" + s.https, "-key", s.firstKey}
-	out, errOut, code := runCmd(t, dir, append([]string{"customers", "show", "cus_cli"}, api...)...)
-	if code != 0 {
-		t.Fatalf("customers show: exit %d %s", code, errOut)
+	cmd := func(args ...string) (string, string, int) {
+		t.Helper()
+		return runCmd(t, dir, append(args, api...)...)
 	}
-	if !strings.Contains(out, "none: this environment's charges are not paid from customer balances") {
-		t.Skipf("the reference server charges customer balances now: extend this test with its funds\n%s", out)
+	balance := func() settleflow.Balance {
+		t.Helper()
+		out, errOut, code := cmd("customers", "show", "cus_cli", "--json")
+		var cus settleflow.Customer
+		if err := json.Unmarshal([]byte(out), &cus); err != nil || code != 0 || cus.ID != "cus_cli" || cus.Livemode || cus.Deposit == nil {
+			t.Fatalf("customers show --json: exit %d %v\n%s%s", code, err, out, errOut)
+		}
+		return cus.Balance
 	}
-	for _, args := range [][]string{
-		{"customers", "fund", "cus_cli", "-amount", "100"},
-		{"refunds", "create", "wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S"},
-	} {
-		if _, errOut, code := runCmd(t, dir, append(args, api...)...); code != 1 || !strings.Contains(errOut, "refunds_not_supported") {
-			t.Errorf("server %s: exit %d %q", strings.Join(args, " "), code, errOut)
+	// waitBalance polls until the balance is want (refunds settle on chain
+	// in the background).
+	waitBalance := func(what string, want settleflow.Balance) {
+		t.Helper()
+		deadline := time.Now().Add(time.Minute)
+		for got := balance(); got != want; got = balance() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: balance %+v; want %+v", what, got, want)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	if out, _, code := runCmd(t, dir, append([]string{"refunds", "list", "--json"}, api...)...); code != 0 || strings.TrimSpace(out) != "[]" {
-		t.Errorf("refunds list: exit %d %q", code, out)
+
+	out, errOut, code := cmd("customers", "show", "cus_cli")
+	if code != 0 || !regexp.MustCompile(`(?m)^available\s+0\.00 usd$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^deposit to\s+contract 0x[0-9a-fA-F]{40} on chain 1337 \(simulated\)$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^customer ref\s+0x[0-9a-f]{64}$`).MatchString(out) {
+		t.Fatalf("customers show: exit %d\n%s%s", code, out, errOut)
+	}
+
+	const funded = 5_000
+	out, errOut, code = cmd("customers", "fund", "cus_cli", "-amount", fmt.Sprint(funded))
+	if code != 0 || !strings.Contains(out, "deposited 50.00 usd for cus_cli from the test faucet") ||
+		!regexp.MustCompile(`(?m)^on chain\s+50\.00 usd$`).MatchString(out) || !regexp.MustCompile(`(?m)^available\s+50\.00 usd$`).MatchString(out) {
+		t.Fatalf("customers fund: exit %d\n%s%s", code, out, errOut)
+	}
+	if b := balance(); b != (settleflow.Balance{OnChain: funded, Available: funded, Currency: "usd"}) {
+		t.Fatalf("after customers fund: %+v", b)
+	}
+
+	// A workflow over HTTPS: its quote is reserved at once, and charged
+	// when it settles.
+	status, _, wf := s.do("POST", "/v1/workflows", s.firstKey, `{"product":"ticket-triage","customerId":"cus_cli","payload":{"ticketId":"T-1","subject":"Refund please","attachments":2}}`)
+	if status != 201 {
+		t.Fatalf("create: %d %v", status, wf)
+	}
+	id := wf["id"].(string)
+	quoted, _ := wf["quoted"].(map[string]any)
+	charge := int64(quoted["amount"].(float64))
+	if charge <= 100 || charge >= funded {
+		t.Fatalf("create: quoted %v; want more than 1.00 and less than the deposit", quoted)
+	}
+	if b := balance(); b.Available != funded-charge || b.OnChain-b.Reserved != funded-charge {
+		t.Fatalf("after create: %+v; want %d available", b, funded-charge)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, _, got := s.do("GET", "/v1/workflows/"+id, s.firstKey, "")
+		if got["status"] == "Settled" {
+			break
+		}
+		if got["status"] == "Failed" || got["status"] == "Canceled" || time.Now().After(deadline) {
+			t.Fatalf("workflow ended %v", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if b := balance(); b != (settleflow.Balance{OnChain: funded - charge, Available: funded - charge, Currency: "usd"}) {
+		t.Fatalf("after the workflow settled: %+v; want %d on chain and available", b, funded-charge)
+	}
+
+	// Part of the charge back, then the rest.
+	out, errOut, code = cmd("refunds", "create", id, "-amount", "100", "-reason", "late answer", "-idempotency-key", "cli-1")
+	first := regexp.MustCompile(`^refund (re_\w{26}) of ` + id + `: 1\.00 usd, Pending\n$`).FindStringSubmatch(out)
+	if code != 0 || first == nil {
+		t.Fatalf("refunds create -amount 100: exit %d %q %s", code, out, errOut)
+	}
+	waitBalance("after the refund of 1.00", settleflow.Balance{OnChain: funded - charge + 100, Available: funded - charge + 100, Currency: "usd"})
+	out, errOut, code = cmd("refunds", "create", id, "--json")
+	var rest settleflow.Refund
+	if err := json.Unmarshal([]byte(out), &rest); err != nil || code != 0 || rest.Amount != charge-100 || rest.WorkflowID != id {
+		t.Fatalf("refunds create (the rest) --json: exit %d %v %q %s", code, err, out, errOut)
+	}
+	waitBalance("after the refund of the rest", settleflow.Balance{OnChain: funded, Available: funded, Currency: "usd"})
+
+	out, _, code = cmd("refunds", "list", "-workflow", id)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") ||
+		!regexp.MustCompile(`^`+rest.ID+`\s+`+id+`\s+`+regexp.QuoteMeta(money(charge-100, "usd"))+`\s+Succeeded\s`).MatchString(lines[1]) ||
+		!regexp.MustCompile(`^`+first[1]+`\s+`+id+`\s+1\.00 usd\s+Succeeded\s.*late answer$`).MatchString(lines[2]) {
+		t.Fatalf("refunds list -workflow: exit %d\n%s", code, out)
+	}
+	if out, _, code := cmd("refunds", "list", "-status", "Succeeded", "--json"); code != 0 || strings.Count(out, `"object": "refund"`) != 2 {
+		t.Fatalf("refunds list -status Succeeded --json: exit %d\n%s", code, out)
+	}
+
+	// Nothing is left to refund: one sentence on stderr, exit 1, and the
+	// balance is as it was.
+	out, errOut, code = cmd("refunds", "create", id, "-amount", "1")
+	if code != 1 || out != "" || !strings.Contains(errOut, "amount_exceeds_refundable") || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		t.Fatalf("a third refunds create: exit %d, stdout %q, stderr %q; want exit 1 and amount_exceeds_refundable", code, out, errOut)
+	}
+	if b := balance(); b != (settleflow.Balance{OnChain: funded, Available: funded, Currency: "usd"}) {
+		t.Fatalf("after the refused refund: %+v", b)
+	}
+	_, _, got := s.do("GET", "/v1/workflows/"+id, s.firstKey, "")
+	if refunded, _ := got["refunded"].(map[string]any); refunded["amount"] != float64(charge) {
+		t.Fatalf("GET /v1/workflows/%s: refunded %v; want %d", id, got["refunded"], charge)
 	}
 }
 

@@ -65,7 +65,8 @@ try {
   assert.match(await text('#customer-ref'), /^0x[0-9a-f]{64}$/);
   assert.match(await text('#contract'), /^0x[0-9a-f]{40}$/);
   assert.match(await text('#deposit'), /chain id 31337/);
-  assert.match(await page.locator('ol.howto').innerText(), /receiveWithAuthorization/);
+  assert.match(await page.locator('ol.howto').innerText(), /deposit\(bytes32 ref, address owner, uint256 amount\)[\s\S]*depositWithAuthorization\(/);
+  assert.match(await text('#owner-rule'), /the only address that can withdraw/);
   await shot('customer-new');
 
   step('from the customer to its Settled workflow');

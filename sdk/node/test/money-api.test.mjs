@@ -64,8 +64,8 @@ function needs(t, what) {
   if (!missing) return false;
   const why =
     !routes
-      ? 'the server does not serve the customer and refund routes (they come with the money-http branch)'
-      : 'the server does not charge customer balances (customer.deposit is null): it waits on the funded settlement contract';
+      ? 'the server does not serve the customer and refund routes'
+      : 'the server does not charge customer balances (customer.deposit is null), as the reference server built from this repository does';
   if (REQUIRE) assert.fail(why);
   t.skip(why);
   return true;

@@ -91,11 +91,11 @@ test('the README customer funds and refunds example runs, on a server that charg
   let why = null;
   try {
     if ((await probe.customers.fetch('cus_readme_probe')).deposit === null) {
-      why = 'the server does not charge customer balances (customer.deposit is null): it waits on the funded settlement contract';
+      why = 'the server does not charge customer balances (customer.deposit is null), as the reference server built from this repository does';
     }
   } catch (e) {
     if (!(e instanceof NotFoundError)) throw e;
-    why = 'the server does not serve GET /v1/customers/{id} (it comes with the money-http branch)';
+    why = 'the server does not serve GET /v1/customers/{id}';
   } finally {
     probe.close();
   }

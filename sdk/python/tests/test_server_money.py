@@ -37,8 +37,8 @@ T = TypeVar("T")
 TRIAGE = {"ticketId": "T-42", "subject": "Refund for invoice 7", "attachments": 1}
 OPS = ("fetchCustomer", "createRefund", "fetchRefund", "listRefunds", "fundTestCustomer")
 REQUIRE = os.environ.get("SETTLEFLOW_TEST_FUNDS") == "require"
-NO_ROUTES = "the server does not serve the customer and refund routes (they come with the money-http branch)"
-NO_FUNDS = "the server does not charge customer balances (customer.deposit is None): it waits on the funded settlement contract"
+NO_ROUTES = "the server does not serve the customer and refund routes"
+NO_FUNDS = "the server does not charge customer balances (customer.deposit is None), as the reference server built from this repository does"
 
 _capabilities: Optional[Tuple[bool, bool]] = None
 
