@@ -136,6 +136,12 @@ type Store interface {
 	// refunds lie beyond it in the direction of travel.
 	ListRefunds(ctx context.Context, q RefundQuery) ([]*Refund, bool, error)
 
+	// Margins sums p.Environment's Settled workflows created in p's range,
+	// grouped by p.GroupBy, in one query: per group the workflows counted
+	// and the sums of their charges (quoted amounts), refunded amounts and
+	// actual costs, ordered by key, at most limit groups.
+	Margins(ctx context.Context, p MarginsParams, limit int) ([]MarginTotals, error)
+
 	// ClaimRefunds leases up to c.Limit Pending refunds due at c.Now,
 	// earliest due first, until c.LeaseUntil.
 	ClaimRefunds(ctx context.Context, c Claim) ([]*Refund, error)

@@ -49,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"FundsAdmission", testFundsAdmission},
 		{"FundsLedger", testFundsLedger},
 		{"Refunds", testRefunds},
+		{"Margins", testMargins},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,144 @@
+package settleflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Margin reports: what an environment's Settled workflows charged, what
+// they cost and the margin achieved, grouped by product, customer or day,
+// computed by the Store in one query.
+
+// MarginGroupBy is what a margins report groups workflows by. The names
+// are part of the wire contract.
+type MarginGroupBy string
+
+// The groupings of a margins report.
+const (
+	MarginsByProduct  MarginGroupBy = "product"
+	MarginsByCustomer MarginGroupBy = "customer"
+	// MarginsByDay groups by the UTC day a workflow was created
+	// (YYYY-MM-DD).
+	MarginsByDay MarginGroupBy = "day"
+)
+
+// Valid reports whether g is a grouping.
+func (g MarginGroupBy) Valid() bool {
+	return g == MarginsByProduct || g == MarginsByCustomer || g == MarginsByDay
+}
+
+// MaxMarginRows is the most groups a margins report returns; a report
+// that would hold more is an error asking for a narrower date range.
+const MaxMarginRows = 1000
+
+// MarginsParams asks for a margins report.
+type MarginsParams struct {
+	Environment Environment
+	// GroupBy is required.
+	GroupBy MarginGroupBy
+	// CreatedAfter and CreatedBefore bound the workflows' creation time
+	// (after: inclusive, before: exclusive); zero is unbounded.
+	CreatedAfter, CreatedBefore time.Time
+}
+
+// MarginRow is one group of a margins report: the group's Settled
+// workflows. Every amount is in minor units of the report's currency.
+type MarginRow struct {
+	// Key is the product's name, the customer's id or the day
+	// (YYYY-MM-DD, UTC).
+	Key string `json:"key"`
+	// Workflows counts the group's Settled workflows.
+	Workflows int64 `json:"workflows"`
+	// Charged is what they charged; Refunded what was given back of it.
+	Charged  Money `json:"charged"`
+	Refunded Money `json:"refunded"`
+	// Cost is their actual cost.
+	Cost Money `json:"cost"`
+	// Margin is the margin achieved on what was kept:
+	// (charged − refunded − cost) / (charged − refunded), rounded toward
+	// zero to a basis point; nil when nothing was kept.
+	Margin *BasisPoints `json:"margin"`
+}
+
+// MarginTotals is one group's sums as a Store computes them.
+type MarginTotals struct {
+	Key                              string
+	Workflows                        int64
+	Charged, Refunded, Cost          int64
+}
+
+// MarginReport is a margins report: the wire object of GET /v1/margins.
+type MarginReport struct {
+	Object        string        `json:"object"`
+	Livemode      bool          `json:"livemode"`
+	GroupBy       MarginGroupBy `json:"groupBy"`
+	CreatedAfter  *time.Time    `json:"createdAfter"`
+	CreatedBefore *time.Time    `json:"createdBefore"`
+	Currency      string        `json:"currency"`
+	// Data are the groups, by key.
+	Data []MarginRow `json:"data"`
+	// Total sums every group.
+	Total MarginRow `json:"total"`
+}
+
+// marginOf is (kept − cost) / kept in basis points, toward zero; nil if
+// nothing was kept.
+func marginOf(kept, cost int64) *BasisPoints {
+	if kept <= 0 {
+		return nil
+	}
+	m := BasisPoints((kept - cost) * 10000 / kept)
+	return &m
+}
+
+func (t MarginTotals) row() MarginRow {
+	return MarginRow{Key: t.Key, Workflows: t.Workflows, Charged: Money{Amount: t.Charged, Currency: Currency},
+		Refunded: Money{Amount: t.Refunded, Currency: Currency}, Cost: Money{Amount: t.Cost, Currency: Currency},
+		Margin: marginOf(t.Charged-t.Refunded, t.Cost)}
+}
+
+// Margins reports env's Settled workflows grouped by product, customer or
+// day, with what they charged, what was refunded, what they cost and the
+// margin achieved, summed in the Store (not by loading the workflows).
+//
+// Errors: an *InvalidError naming groupBy (missing or unknown),
+// createdBefore (not after createdAfter), or createdAfter (a range with
+// more than MaxMarginRows groups).
+func (e *Engine) Margins(ctx context.Context, p MarginsParams) (*MarginReport, error) {
+	switch {
+	case p.GroupBy == "":
+		return nil, &InvalidError{Code: CodeParameterMissing, Param: "groupBy", Message: "groupBy is required: product, customer or day"}
+	case !p.GroupBy.Valid():
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "groupBy", Message: fmt.Sprintf("groupBy %q is not one of product, customer, day", p.GroupBy)}
+	case !p.CreatedAfter.IsZero() && !p.CreatedBefore.IsZero() && !p.CreatedBefore.After(p.CreatedAfter):
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "createdBefore", Message: "createdBefore must be after createdAfter"}
+	}
+	totals, err := e.store.Margins(ctx, p, MaxMarginRows+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(totals) > MaxMarginRows {
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "createdAfter",
+			Message: fmt.Sprintf("the report would hold more than %d groups: narrow it with createdAfter and createdBefore", MaxMarginRows)}
+	}
+	rep := &MarginReport{Object: "margin_report", Livemode: p.Environment == Live, GroupBy: p.GroupBy, Currency: Currency, Data: make([]MarginRow, len(totals))}
+	if !p.CreatedAfter.IsZero() {
+		t := p.CreatedAfter.UTC()
+		rep.CreatedAfter = &t
+	}
+	if !p.CreatedBefore.IsZero() {
+		t := p.CreatedBefore.UTC()
+		rep.CreatedBefore = &t
+	}
+	var sum MarginTotals
+	for i, t := range totals {
+		rep.Data[i] = t.row()
+		sum.Workflows += t.Workflows
+		sum.Charged += t.Charged
+		sum.Refunded += t.Refunded
+		sum.Cost += t.Cost
+	}
+	rep.Total = sum.row()
+	return rep, nil
+}
