@@ -63,9 +63,9 @@ type MarginRow struct {
 
 // MarginTotals is one group's sums as a Store computes them.
 type MarginTotals struct {
-	Key                              string
-	Workflows                        int64
-	Charged, Refunded, Cost          int64
+	Key                     string
+	Workflows               int64
+	Charged, Refunded, Cost int64
 }
 
 // MarginReport is a margins report: the wire object of GET /v1/margins.

@@ -30,8 +30,8 @@ func testMargins(t *testing.T, s settleflow.Store) {
 		{settleflow.Test, day1, "cus_a", "triage", 1000, 600, settleflow.Settled},
 		{settleflow.Test, day1, "cus_b", "triage", 500, 100, settleflow.Settled},
 		{settleflow.Test, day2, "cus_a", "ocr", 2000, 2500, settleflow.Settled}, // a loss
-		{settleflow.Test, day2, "cus_a", "ocr", 900, 0, settleflow.Failed},     // not counted
-		{settleflow.Live, day2, "cus_a", "ocr", 7000, 1, settleflow.Settled},   // another environment
+		{settleflow.Test, day2, "cus_a", "ocr", 900, 0, settleflow.Failed},      // not counted
+		{settleflow.Live, day2, "cus_a", "ocr", 7000, 1, settleflow.Settled},    // another environment
 	}
 	var ws []*settleflow.Workflow
 	var finals []settleflow.Status
