@@ -54,6 +54,7 @@ func TestMargins(t *testing.T) {
 	}{
 		{settleflow.MarginsParams{Environment: settleflow.Test}, "groupBy"},
 		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: "week"}, "groupBy"},
+		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: "day", Product: "no-such-product"}, "product"},
 		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: "day", CreatedAfter: time.Now(), CreatedBefore: time.Now().Add(-time.Hour)}, "createdBefore"},
 	} {
 		var inv *settleflow.InvalidError

@@ -32,10 +32,16 @@ func (s *Store) Margins(ctx context.Context, p settleflow.MarginsParams, limit i
 	if !p.CreatedBefore.IsZero() {
 		before = micros(p.CreatedBefore)
 	}
+	args := []any{p.Environment.Livemode(), after, before}
+	product := ""
+	if p.Product != "" {
+		product = " AND product = ?"
+		args = append(args, p.Product)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT `+key+` AS k, count(*), coalesce(sum(quoted_amount), 0), coalesce(sum(refunded), 0), coalesce(sum(actual_cost), 0)
 		FROM settleflow_workflows
-		WHERE livemode = ? AND status = 'Settled' AND created_at >= ? AND created_at < ?
-		GROUP BY k ORDER BY k LIMIT ?`, p.Environment.Livemode(), after, before, limit)
+		WHERE livemode = ? AND status = 'Settled' AND created_at >= ? AND created_at < ?`+product+`
+		GROUP BY k ORDER BY k LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: margins: %w", err)
 	}

@@ -90,6 +90,7 @@ func testMargins(t *testing.T, s settleflow.Store) {
 		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: settleflow.MarginsByDay, CreatedAfter: day2}, 10, "[{2026-11-21 1 2000 0 2500}]"},
 		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: settleflow.MarginsByDay, CreatedBefore: day2}, 10, "[{2026-11-20 2 1500 0 700}]"},
 		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: settleflow.MarginsByProduct}, 1, "[{ocr 1 2000 0 2500}]"},
+		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: settleflow.MarginsByDay, Product: "triage"}, 10, "[{2026-11-20 2 1500 0 700}]"},
 		{settleflow.MarginsParams{Environment: settleflow.Test, GroupBy: settleflow.MarginsByProduct, CreatedAfter: day2.Add(time.Hour)}, 10, "[]"},
 	} {
 		if g := got(c.p, c.limit); g != c.want {
