@@ -72,6 +72,13 @@ type Options struct {
 	// FaucetWait bounds how long a test customer's first Create waits for
 	// the faucet's deposit to be confirmed. Default 30 s.
 	FaucetWait time.Duration
+	// FaucetTakeover is how long a test customer's faucet, begun by a
+	// request (here or in another engine) that has deposited nothing
+	// since, holds off the others before one of them funds the customer
+	// instead: the first one's process may have died before sending its
+	// deposit. Default 10 s; a chain slower than that to confirm a deposit
+	// may fund a customer twice (test money only).
+	FaucetTakeover time.Duration
 	// FundsPollInterval is how often deposits and withdrawals are followed
 	// on chain. Default 2 s.
 	FundsPollInterval time.Duration
@@ -185,6 +192,7 @@ func New(opts Options) (*Engine, error) {
 	setDefault(&opts.NotifyTimeout, 30*time.Second)
 	setDefault(&opts.TestFaucet, DefaultTestFaucet)
 	setDefault(&opts.FaucetWait, 30*time.Second)
+	setDefault(&opts.FaucetTakeover, 10*time.Second)
 	setDefault(&opts.FundsPollInterval, 2*time.Second)
 	setDefault(&opts.Retry.Base, time.Second)
 	setDefault(&opts.Retry.Max, 10*time.Minute)

@@ -81,23 +81,40 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 	if _, seen := e.funds0.faucetSeen.Load(customerID); seen {
 		return nil
 	}
-	mine, err := e.store.MarkFaucet(ctx, Test, customerID, ref, e.now())
+	now := e.now()
+	mine, err := e.store.MarkFaucet(ctx, Test, customerID, ref, now, time.Time{})
 	if err != nil {
 		return err
 	}
 	if !mine {
 		// Another request (here or in another engine) is funding it, or
-		// did: wait for its deposit as it does, so that concurrent first
-		// creates are not refused while the deposit confirms.
-		if a, err := e.store.GetAccount(ctx, Test, customerID, ref); err == nil && a.Deposited > 0 {
-			e.funds0.faucetSeen.Store(customerID, struct{}{})
-			return nil
+		// did: wait for its deposit, so that concurrent first creates are
+		// not refused while it confirms; take over if its mark grows stale
+		// with nothing deposited (its process died before sending).
+		wait, cancel := context.WithTimeout(ctx, e.opts.FaucetWait)
+		defer cancel()
+		for !mine {
+			if a, err := e.store.GetAccount(wait, Test, customerID, ref); err == nil && a.Deposited > 0 {
+				e.funds0.faucetSeen.Store(customerID, struct{}{})
+				return nil
+			}
+			if err := e.SyncFunds(wait, Test); err != nil && wait.Err() == nil {
+				e.log.Warn("following test deposits failed", zap.Error(err))
+			}
+			now := e.now()
+			if mine, err = e.store.MarkFaucet(wait, Test, customerID, ref, now, now.Add(-e.opts.FaucetTakeover)); err != nil && wait.Err() == nil {
+				return err
+			}
+			if mine {
+				e.log.Warn("test faucet: taking over a faucet that deposited nothing", zap.String("customer", customerID))
+				break
+			}
+			select {
+			case <-wait.Done():
+				return fmt.Errorf("settleflow: the test faucet's deposit for %s was not confirmed within %s", customerID, e.opts.FaucetWait)
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
-		if err := e.awaitDeposit(ctx, customerID, ref, 1, "the test faucet's deposit"); err != nil {
-			return err
-		}
-		e.funds0.faucetSeen.Store(customerID, struct{}{})
-		return nil
 	}
 	tx, err := f.Faucet(ctx, Test, customerID, e.opts.TestFaucet)
 	if err != nil {
@@ -157,7 +174,7 @@ func (e *Engine) FundTestCustomer(ctx context.Context, customerID string, amount
 	// customer id (so the deposit is announced by customer.funded, even
 	// for a customer never seen), and the automatic faucet of a first
 	// create then leaves it alone.
-	if _, err := e.store.MarkFaucet(ctx, Test, customerID, ref, e.now()); err != nil {
+	if _, err := e.store.MarkFaucet(ctx, Test, customerID, ref, e.now(), time.Time{}); err != nil {
 		return nil, err
 	}
 	e.funds0.faucetSeen.Store(customerID, struct{}{})

@@ -366,6 +366,30 @@ func TestFundsFaucetConcurrentFirstCreates(t *testing.T) {
 	}
 }
 
+// A faucet begun by a process that died before sending its deposit (its
+// mark, nothing deposited) is taken over once the mark is older than
+// Options.FaucetTakeover: the customer's create is admitted, funded once.
+func TestFundsFaucetTakesOverADeadOne(t *testing.T) {
+	ctx := context.Background()
+	f, ls := newFundedFixture(t, func(o *settleflow.Options) { o.TestFaucet = 1000; o.FaucetTakeover = 300 * time.Millisecond })
+	ref, _ := ls.CustomerRef(settleflow.Test, "cus_dead")
+	if mine, err := f.store.MarkFaucet(ctx, settleflow.Test, "cus_dead", ref, time.Now(), time.Time{}); !mine || err != nil {
+		t.Fatalf("the dead process's mark: %v %v", mine, err)
+	}
+	start := time.Now()
+	if _, err := createFor(ctx, f.engine, "cus_dead", "T-dead"); err != nil {
+		t.Fatalf("a create after a dead faucet: %v", err)
+	}
+	if took := time.Since(start); took < 300*time.Millisecond {
+		t.Errorf("took over after %s, before the mark was stale", took)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.faucets != 1 {
+		t.Errorf("faucet deposits %d, want 1", ls.faucets)
+	}
+}
+
 func TestFundsPendingWithdrawalIsNotAvailable(t *testing.T) {
 	ctx := context.Background()
 	f, ls := newFundedFixture(t, nil)

@@ -103,8 +103,11 @@ type Store interface {
 	// MarkFaucet records, once per account, that the test faucet funds it:
 	// it sets the account's FaucetAt to at (creating the account, with
 	// CustomerID, if needed) and reports true if and only if FaucetAt was
-	// zero. Of concurrent callers for one account exactly one gets true.
-	MarkFaucet(ctx context.Context, env Environment, customerID, ref string, at time.Time) (bool, error)
+	// zero, or was before staleBefore while nothing was ever deposited
+	// (an earlier faucet that never arrived: its process died before
+	// sending it, or it was lost). A zero staleBefore never takes over. Of
+	// concurrent callers for one account exactly one gets true.
+	MarkFaucet(ctx context.Context, env Environment, customerID, ref string, at, staleBefore time.Time) (bool, error)
 
 	// FundsCursor returns how far env's balance changes on chain are
 	// applied (the zero cursor if never).

@@ -40,15 +40,19 @@ func TestChainKindGuardThroughFlags(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte("b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	secretFile := filepath.Join(t.TempDir(), "customer-ref.secret")
+	if err := os.WriteFile(secretFile, []byte("5f0e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	const contract = "0x1111111111111111111111111111111111111111"
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"mainnet for test", []string{"-test-rpc", rpcReporting(t, 1), "-test-chain-id", "1", "-test-contract", contract, "-test-key-file", keyFile}, "mainnet"},
-		{"testnet for live", []string{"-live-rpc", rpcReporting(t, 11155111), "-live-chain-id", "11155111", "-live-contract", contract, "-live-key-file", keyFile}, "testnet"},
-		{"another chain", []string{"-test-rpc", rpcReporting(t, 84532), "-test-chain-id", "11155111", "-test-contract", contract, "-test-key-file", keyFile}, "node is on chain id 84532, configured 11155111"},
+		{"mainnet for test", []string{"-test-rpc", rpcReporting(t, 1), "-test-chain-id", "1", "-test-contract", contract, "-test-key-file", keyFile, "-test-customer-ref-secret-file", secretFile}, "mainnet"},
+		{"testnet for live", []string{"-live-rpc", rpcReporting(t, 11155111), "-live-chain-id", "11155111", "-live-contract", contract, "-live-key-file", keyFile, "-live-customer-ref-secret-file", secretFile}, "testnet"},
+		{"another chain", []string{"-test-rpc", rpcReporting(t, 84532), "-test-chain-id", "11155111", "-test-contract", contract, "-test-key-file", keyFile, "-test-customer-ref-secret-file", secretFile}, "node is on chain id 84532, configured 11155111"},
 		{"incomplete", []string{"-test-rpc", "http://127.0.0.1:1", "-test-contract", contract}, "-test-chain-id"},
 	} {
 		var out syncBuffer

@@ -230,8 +230,19 @@ func TestReferenceServerEndToEnd(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	select {
-	case ev := <-events:
+	// The faucet's customer.funded comes first; then the workflow's.
+	var ev settleflow.Event
+	for ev.Type != settleflow.EventWorkflowCompleted {
+		select {
+		case ev = <-events:
+			if ev.Type == settleflow.EventCustomerFunded && ev.Data.CustomerID != wf["customerId"] {
+				t.Fatalf("customer.funded for another customer: %+v", ev)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no workflow.completed webhook within 30 s")
+		}
+	}
+	{
 		if ev.Type != settleflow.EventWorkflowCompleted || ev.Data.WorkflowID != id || ev.Data.Margin.Achieved == nil {
 			t.Fatalf("event: %+v", ev)
 		}
@@ -247,8 +258,6 @@ func TestReferenceServerEndToEnd(t *testing.T) {
 		if status != 200 || !bytes.Contains(listed, delivered) {
 			t.Fatalf("GET /v1/events?workflowId=%s: %d %s", id, status, listed)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no webhook arrived")
 	}
 	// Live is not configured: 403.
 	liveKey := strings.Fields(cli(t, dir, "keys", "create", "--env", "live", "--name", "live"))[1]

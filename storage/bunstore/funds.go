@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -74,7 +75,11 @@ func (s *Store) ListAccounts(ctx context.Context, env settleflow.Environment) ([
 }
 
 // MarkFaucet implements settleflow.Store.
-func (s *Store) MarkFaucet(ctx context.Context, env settleflow.Environment, customerID, ref string, at time.Time) (bool, error) {
+func (s *Store) MarkFaucet(ctx context.Context, env settleflow.Environment, customerID, ref string, at, staleBefore time.Time) (bool, error) {
+	stale := int64(math.MinInt64)
+	if !staleBefore.IsZero() {
+		stale = micros(staleBefore)
+	}
 	var mine bool
 	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		mine = false
@@ -82,8 +87,8 @@ func (s *Store) MarkFaucet(ctx context.Context, env settleflow.Environment, cust
 			VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (livemode, ref) DO UPDATE SET faucet_at = excluded.faucet_at,
 				customer_id = coalesce(settleflow_accounts.customer_id, excluded.customer_id), updated_at = excluded.updated_at
-			WHERE settleflow_accounts.faucet_at IS NULL`,
-			env.Livemode(), ref, customerID, micros(at), micros(at))
+			WHERE settleflow_accounts.faucet_at IS NULL OR (settleflow_accounts.faucet_at < ? AND settleflow_accounts.deposited = 0)`,
+			env.Livemode(), ref, customerID, micros(at), micros(at), stale)
 		if err != nil {
 			return err
 		}
@@ -130,6 +135,22 @@ func (s *Store) ApplyFunds(ctx context.Context, b settleflow.FundsBatch) (bool, 
 			return err // moved by another engine: nothing applied
 		}
 		at := micros(b.UpdatedAt)
+		if s.postgres {
+			// Lock the batch's accounts in ref order, as admission and the
+			// ledger do, before changing them in chain order: transactions
+			// taking the same accounts in different orders deadlock.
+			refs := make([]string, 0, len(b.Events))
+			for _, ev := range b.Events {
+				refs = append(refs, ev.Ref)
+			}
+			slices.Sort(refs)
+			for _, ref := range slices.Compact(refs) {
+				if _, err := s.exec(ctx, tx, `INSERT INTO settleflow_accounts (livemode, ref, updated_at) VALUES (?, ?, ?)
+					ON CONFLICT (livemode, ref) DO UPDATE SET updated_at = settleflow_accounts.updated_at`, live, ref, at); err != nil {
+					return fmt.Errorf("bunstore: funds: locking accounts: %w", err)
+				}
+			}
+		}
 		for _, ev := range b.Events {
 			if ev.Amount < 0 {
 				return fmt.Errorf("bunstore: funds event %s in %s: negative amount", ev.Kind, ev.TxHash)

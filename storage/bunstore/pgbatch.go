@@ -187,6 +187,14 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 		FROM v
 		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.expected AND w.lease_owner = v.owner
 		RETURNING w.id, w.sequence, w.livemode, w.account_ref, w.reserved, w.status, w.quoted_amount, w.updated_at),
+	l AS (
+		-- The accounts the batch moves, locked in ref order (as admission
+		-- and deposits lock them), before any is changed: transactions
+		-- taking the same accounts in different orders deadlock.
+		SELECT acc.ref FROM settleflow_accounts acc
+		WHERE (acc.livemode, acc.ref) IN (SELECT u.livemode, u.account_ref FROM u
+			WHERE u.reserved > 0 AND u.status IN ('Settled', 'Failed', 'Canceled'))
+		ORDER BY acc.livemode, acc.ref FOR UPDATE),
 	a AS (
 		-- A workflow that ends gives its reservation back to its customer's
 		-- account; one that is Settled adds its charge (see ledgerSQL).
@@ -195,8 +203,8 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 		FROM (SELECT u.livemode, u.account_ref, sum(u.reserved) AS reserved,
 				sum(CASE WHEN u.status = 'Settled' THEN u.quoted_amount ELSE 0 END) AS charged, max(u.updated_at) AS at
 			FROM u WHERE u.reserved > 0 AND u.status IN ('Settled', 'Failed', 'Canceled')
-			GROUP BY u.livemode, u.account_ref) d
-		WHERE acc.livemode = d.livemode AND acc.ref = d.account_ref),
+			GROUP BY u.livemode, u.account_ref) d, (SELECT count(*) AS locked FROM l) lk
+		WHERE acc.livemode = d.livemode AND acc.ref = d.account_ref AND lk.locked >= 0),
 	e AS (
 		INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
 		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::bigint[], ?::bigint[], ?::text[])

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/settleflow/settleflow"
@@ -235,6 +236,12 @@ func (s *Store) ClaimRefunds(ctx context.Context, c settleflow.Claim) ([]*settle
 	return out, err
 }
 
+// refundAccount is an account refunds credit.
+type refundAccount struct {
+	live bool
+	ref  string
+}
+
 // UpdateRefunds implements settleflow.Store.
 func (s *Store) UpdateRefunds(ctx context.Context, us []settleflow.RefundUpdate) ([]bool, error) {
 	applied := make([]bool, len(us))
@@ -242,6 +249,11 @@ func (s *Store) UpdateRefunds(ctx context.Context, us []settleflow.RefundUpdate)
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		clear(applied)
 		touched = touched[:0]
+		// What each account gets back, applied last, in ref order (as
+		// admission and the ledger lock accounts): no deadlock.
+		credits := map[refundAccount]int64{}
+		var creditOrder []refundAccount
+		var creditAt int64
 		for i, u := range us {
 			if !u.Status.Valid() {
 				return fmt.Errorf("bunstore: refund %s: status %q", u.ID, u.Status)
@@ -273,10 +285,12 @@ func (s *Store) UpdateRefunds(ctx context.Context, us []settleflow.RefundUpdate)
 					return fmt.Errorf("bunstore: refund %s: workflow %s: %w", u.ID, workflowID, err)
 				}
 				if accountRef != nil {
-					if _, err := s.exec(ctx, tx, `UPDATE settleflow_accounts SET refunded = refunded + ?, updated_at = ? WHERE livemode = ? AND ref = ?`,
-						amount, micros(u.UpdatedAt), live, *accountRef); err != nil {
-						return fmt.Errorf("bunstore: refund %s: account: %w", u.ID, err)
+					k := refundAccount{live, *accountRef}
+					if _, ok := credits[k]; !ok {
+						creditOrder = append(creditOrder, k)
 					}
+					credits[k] += amount
+					creditAt = max(creditAt, micros(u.UpdatedAt))
 				}
 				touched = append(touched, workflowID)
 			}
@@ -284,6 +298,21 @@ func (s *Store) UpdateRefunds(ctx context.Context, us []settleflow.RefundUpdate)
 				if err := s.insertSubjectEvent(ctx, tx, u.Event, &workflowID, u.ID); err != nil {
 					return err
 				}
+			}
+		}
+		slices.SortFunc(creditOrder, func(a, b refundAccount) int {
+			if a.live != b.live {
+				if a.live {
+					return 1
+				}
+				return -1
+			}
+			return strings.Compare(a.ref, b.ref)
+		})
+		for _, k := range creditOrder {
+			if _, err := s.exec(ctx, tx, `UPDATE settleflow_accounts SET refunded = refunded + ?, updated_at = ? WHERE livemode = ? AND ref = ?`,
+				credits[k], creditAt, k.live, k.ref); err != nil {
+				return fmt.Errorf("bunstore: refunds: account %s: %w", k.ref, err)
 			}
 		}
 		return nil

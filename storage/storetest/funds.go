@@ -164,10 +164,24 @@ func testFundsLedger(t *testing.T, s settleflow.Store) {
 		t.Fatalf("after a withdrawal %+v", a)
 	}
 	// MarkFaucet: once.
-	first, err1 := s.MarkFaucet(ctx, settleflow.Test, "cus_l", "0xl", base)
-	second, err2 := s.MarkFaucet(ctx, settleflow.Test, "cus_l", "0xl", base)
+	first, err1 := s.MarkFaucet(ctx, settleflow.Test, "cus_l", "0xl", base, time.Time{})
+	second, err2 := s.MarkFaucet(ctx, settleflow.Test, "cus_l", "0xl", base, base.Add(time.Hour))
 	if !first || second || err1 != nil || err2 != nil {
-		t.Fatalf("MarkFaucet %v %v (%v %v)", first, second, err1, err2)
+		t.Fatalf("MarkFaucet %v %v (%v %v): once, and never taken over once deposited", first, second, err1, err2)
+	}
+	// A mark with nothing deposited is taken over once stale, by one
+	// caller, and not before.
+	if ok, err := s.MarkFaucet(ctx, settleflow.Test, "cus_s", "0xs", base, time.Time{}); !ok || err != nil {
+		t.Fatalf("first mark: %v %v", ok, err)
+	}
+	if ok, _ := s.MarkFaucet(ctx, settleflow.Test, "cus_s", "0xs", base.Add(time.Second), base); ok {
+		t.Fatal("a fresh mark was taken over")
+	}
+	if ok, _ := s.MarkFaucet(ctx, settleflow.Test, "cus_s", "0xs", base.Add(time.Hour), base.Add(time.Minute)); !ok {
+		t.Fatal("a stale mark with nothing deposited was not taken over")
+	}
+	if ok, _ := s.MarkFaucet(ctx, settleflow.Test, "cus_s", "0xs", base.Add(time.Hour), base.Add(time.Minute)); ok {
+		t.Fatal("a mark taken over twice")
 	}
 }
 
