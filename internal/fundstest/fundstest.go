@@ -164,9 +164,9 @@ func (s *Settler) Faucet(_ context.Context, env settleflow.Environment, customer
 }
 
 // Submit debits each charge not seen before from its customer's balance,
-// or declines it when the balance cannot cover it; in an environment that
-// is not funded it confirms the charge without a balance. Charges Hold
-// reports are left pending.
+// or declines it when the balance cannot cover it; with LiveUnfunded it
+// confirms a live charge without a balance. Charges Hold reports are left
+// pending.
 func (s *Settler) Submit(_ context.Context, cs []settleflow.Charge) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,7 +176,7 @@ func (s *Settler) Submit(_ context.Context, cs []settleflow.Charge) error {
 		}
 		ref, _ := s.CustomerRef(c.Environment, c.CustomerID)
 		s.head++
-		if !s.Funded(c.Environment) {
+		if c.Environment == settleflow.Live && s.LiveUnfunded {
 			s.charges[c.WorkflowID] = charge{c: c, block: s.head}
 			continue
 		}
