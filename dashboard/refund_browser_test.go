@@ -6,14 +6,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/fundstest"
 )
 
 // TestRefundInChromium drives the Customers page and a refund in headless
 // Chromium (testdata/browser/refund.mjs) against a dashboard whose engine
-// charges test customers' balances (fundsSettler, an in-memory chain, so
+// charges test customers' balances (fundstest, an in-memory chain, so
 // the dashboard is tested without the settlement package): the customers
 // listed with their balances, a customer never seen looked up (zeros, how
 // to deposit and who can withdraw), a refund of
@@ -47,6 +49,7 @@ func TestRefundInChromium(t *testing.T) {
 	cmd := exec.Command(node, "refund.mjs")
 	cmd.Dir = "testdata/browser"
 	cmd.Env = append(os.Environ(), "BASE="+f.srv.URL, "LINK="+link, "WF="+wf.ID, "CUSTOMER=cus_browser",
+		"CHAIN_ID="+strconv.Itoa(fundstest.ChainID),
 		"OUT="+out, "CHROMIUM=/usr/bin/chromium")
 	b, err := cmd.CombinedOutput()
 	t.Logf("browser:\n%s", b)

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/fundstest"
 )
 
 var (
@@ -87,8 +89,8 @@ func TestCustomersPage(t *testing.T) {
 	if n := strings.Count(body, "USD 998.66"); n != 2 {
 		t.Errorf("customer page: %d amounts of 998.66, want 2 (available and on chain: 1000.00 from the faucet less the charge of 1.34)", n)
 	}
-	for _, want := range []string{`id="reserved">USD 0.00`, "31337", "dashboard-testnet", "0x5e771e0000000000000000000000000000000001",
-		"0x70ce000000000000000000000000000000000002", `href="/dashboard/workflows/` + wf.ID + `"`,
+	for _, want := range []string{`id="reserved">USD 0.00`, strconv.Itoa(fundstest.ChainID), fundstest.Network, fundstest.Contract,
+		fundstest.Token, `href="/dashboard/workflows/` + wf.ID + `"`,
 		// How to deposit and withdraw, in the contract's own terms.
 		"<code>approve(contract, amount)</code>", "<code>deposit(bytes32 ref, address owner, uint256 amount)</code>",
 		"<code>ReceiveWithAuthorization</code>", "<code>keccak256(abi.encode(ref, owner, salt))</code>",
@@ -164,8 +166,8 @@ func TestRefundCSRFRefused(t *testing.T) {
 		}
 	}
 	time.Sleep(100 * time.Millisecond) // a refund would have been submitted by now
-	if rs := f.refunds(settleflow.Test, wf.ID); len(rs) != 0 || fs.refunded() != 0 {
-		t.Fatalf("a refused form made %d refunds (%d on chain)", len(rs), fs.refunded())
+	if rs := f.refunds(settleflow.Test, wf.ID); len(rs) != 0 || fs.Refunds() != 0 {
+		t.Fatalf("a refused form made %d refunds (%d on chain)", len(rs), fs.Refunds())
 	}
 }
 
@@ -257,8 +259,8 @@ func TestRefundReviewedAndConfirmed(t *testing.T) {
 	if !strings.Contains(body, `id="refunded">USD 0.50`) || !strings.Contains(body, `rstatus r-Succeeded">Succeeded`) {
 		t.Errorf("the page does not show the refund Succeeded and 0.50 refunded:\n%s", body)
 	}
-	if fs.refunded() != 1 {
-		t.Errorf("%d refunds on chain, want 1", fs.refunded())
+	if fs.Refunds() != 1 {
+		t.Errorf("%d refunds on chain, want 1", fs.Refunds())
 	}
 	// The rest, with the default amount: then nothing is left.
 	key = keyRE.FindStringSubmatch(body)
@@ -354,7 +356,7 @@ func TestRefundRefused(t *testing.T) {
 		t.Fatal("a live refund was made")
 	}
 	time.Sleep(100 * time.Millisecond)
-	if n := fs.refunded(); n > 1 {
+	if n := fs.Refunds(); n > 1 {
 		t.Fatalf("%d refunds on chain, want at most the one good one", n)
 	}
 }

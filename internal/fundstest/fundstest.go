@@ -23,6 +23,16 @@ type Settler struct {
 	// Live makes the live environment configured and funded too; by
 	// default only test is.
 	Live bool
+	// LiveUnfunded makes the live environment configured but not funded
+	// (it overrides Live): live charges are confirmed without touching any
+	// balance, as by a settler that does not charge balances, and the
+	// engine refuses refunds there.
+	LiveUnfunded bool
+	// Hold, when set, keeps the charges of the customers it reports
+	// pending: Submit leaves them undebited and Status reports them
+	// SettlementPending, so their workflows stay Settling. Set it before
+	// the engine starts.
+	Hold func(customerID string) bool
 
 	mu       sync.Mutex
 	head     uint64
@@ -60,13 +70,16 @@ const (
 	Token    = "0x5e771e0000000000000000000000000000000002"
 )
 
-// Configured reports test, and live when Live is set.
+// Configured reports test, and live when Live or LiveUnfunded is set.
 func (s *Settler) Configured(env settleflow.Environment) bool {
-	return env == settleflow.Test || (env == settleflow.Live && s.Live)
+	return env == settleflow.Test || (env == settleflow.Live && (s.Live || s.LiveUnfunded))
 }
 
-// Funded is Configured: every configured environment is paid from balances.
-func (s *Settler) Funded(env settleflow.Environment) bool { return s.Configured(env) }
+// Funded reports test, and live when Live is set and LiveUnfunded is not:
+// those environments are paid from balances.
+func (s *Settler) Funded(env settleflow.Environment) bool {
+	return env == settleflow.Test || (env == settleflow.Live && s.Live && !s.LiveUnfunded)
+}
 
 // CustomerRef derives the reference from the environment and the id.
 func (s *Settler) CustomerRef(env settleflow.Environment, customerID string) (string, error) {
@@ -103,6 +116,13 @@ func (s *Settler) Balance(env settleflow.Environment, customerID string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.balance[ref]
+}
+
+// Refunds counts the refunds applied.
+func (s *Settler) Refunds() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.refunds)
 }
 
 // Faucets counts the Faucet calls that deposited.
@@ -144,16 +164,22 @@ func (s *Settler) Faucet(_ context.Context, env settleflow.Environment, customer
 }
 
 // Submit debits each charge not seen before from its customer's balance,
-// or declines it when the balance cannot cover it.
+// or declines it when the balance cannot cover it; with LiveUnfunded it
+// confirms a live charge without a balance. Charges Hold reports are left
+// pending.
 func (s *Settler) Submit(_ context.Context, cs []settleflow.Charge) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range cs {
-		if _, done := s.charges[c.WorkflowID]; done {
+		if _, done := s.charges[c.WorkflowID]; done || s.held(c) {
 			continue
 		}
 		ref, _ := s.CustomerRef(c.Environment, c.CustomerID)
 		s.head++
+		if c.Environment == settleflow.Live && s.LiveUnfunded {
+			s.charges[c.WorkflowID] = charge{c: c, block: s.head}
+			continue
+		}
 		if s.balance[ref] < c.Amount {
 			s.charges[c.WorkflowID] = charge{c: c, declined: true, block: s.head}
 			continue
@@ -165,7 +191,7 @@ func (s *Settler) Submit(_ context.Context, cs []settleflow.Charge) error {
 }
 
 // Status reports each charge confirmed, declined (Failed,
-// insufficient_funds) or unknown.
+// insufficient_funds), held (Pending) or unknown.
 func (s *Settler) Status(_ context.Context, cs []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,6 +200,8 @@ func (s *Settler) Status(_ context.Context, cs []settleflow.Charge) ([]settleflo
 		out[i].WorkflowID = c.WorkflowID
 		ch, ok := s.charges[c.WorkflowID]
 		switch {
+		case !ok && s.held(c):
+			out[i].State = settleflow.SettlementPending
 		case !ok:
 		case ch.declined:
 			out[i].State = settleflow.SettlementFailed
@@ -185,6 +213,8 @@ func (s *Settler) Status(_ context.Context, cs []settleflow.Charge) ([]settleflo
 	}
 	return out, nil
 }
+
+func (s *Settler) held(c settleflow.Charge) bool { return s.Hold != nil && s.Hold(c.CustomerID) }
 
 func (s *Settler) settlement(block uint64) *settleflow.Settlement {
 	return &settleflow.Settlement{ChainID: ChainID, Network: Network, TxHash: blockHash(block), BlockNumber: block, Confirmations: s.head - block + 1}
