@@ -138,7 +138,8 @@ func (h *Handler) marginsPage(w http.ResponseWriter, r *http.Request, s *session
 	p := page{Title: "Margins", Nav: "margins"}
 	d := marginsData{From: from, To: to}
 	if msg != "" {
-		d.Invalid, p.Error, p.Data = true, msg, d
+		d.Invalid = true
+		p.Error, p.Data = msg, d
 		h.render(w, r, http.StatusBadRequest, "margins", p)
 		return
 	}
@@ -148,7 +149,8 @@ func (h *Handler) marginsPage(w http.ResponseWriter, r *http.Request, s *session
 	var inv *settleflow.InvalidError
 	switch {
 	case errors.As(err, &inv):
-		d.Invalid, p.Error, p.Data = true, inv.Message, d
+		d.Invalid = true
+		p.Error, p.Data = inv.Message, d
 		h.render(w, r, http.StatusBadRequest, "margins", p)
 		return
 	case err != nil:
