@@ -65,10 +65,15 @@ type marginChart struct {
 	Left, Right, Top, Bottom string
 	MidX, MidY               string // for the axis titles
 	XLabelY, XTitleY         string
-	Label                    string // the SVG's accessible name
-	YTicks                   []chartTick
-	XTicks                   []chartTick
-	Series                   []chartSeries
+	// Loss is set when the y axis goes below 0 %: the area under the 0 %
+	// line, from ZeroY, LossH high, is shaded.
+	Loss         bool
+	ZeroY, LossH string
+	PlotW        string
+	Label        string // the SVG's accessible name
+	YTicks       []chartTick
+	XTicks       []chartTick
+	Series       []chartSeries
 }
 
 // chartTick is a gridline with its label: horizontal (Pos is y; BP its
@@ -241,7 +246,8 @@ func drawMargins(first time.Time, n int, series []chartSeries, days [][]settlefl
 		return plotL + (plotR-plotL)*float64(i)/float64(n-1)
 	}
 	c := &marginChart{W: chartW, H: chartH, Left: num(plotL), Right: num(plotR), Top: num(plotT), Bottom: num(plotB),
-		MidX: num((plotL + plotR) / 2), MidY: num(-(plotT + plotB) / 2), XLabelY: num(plotB + 18), XTitleY: num(plotB + 44)}
+		MidX: num((plotL + plotR) / 2), MidY: num(-(plotT + plotB) / 2), XLabelY: num(plotB + 18), XTitleY: num(plotB + 44),
+		Loss: lo < 0, ZeroY: num(y(0)), LossH: num(plotB - y(0)), PlotW: num(plotR - plotL)}
 	for v := lo; v <= hi; v += step {
 		c.YTicks = append(c.YTicks, chartTick{Pos: num(y(v)), Label: percent(v), BP: v, Zero: v == 0})
 	}

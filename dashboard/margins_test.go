@@ -274,7 +274,7 @@ func TestMarginsPage(t *testing.T) {
 		`<p class="hint" id="margins-idle">Nothing Settled in this range for idle.</p>`,
 		`<tr data-product="item"><td>item</td><td class="num">3</td><td class="num">USD 4.02</td><td class="num">USD 0.00</td><td class="num">USD 2.40</td><td class="num">40.29%</td><td class="num">25.00%</td></tr>`,
 		`<tr data-product="lossy"><td>lossy</td><td class="num">3</td><td class="num">USD 3.75</td><td class="num">USD 0.25</td><td class="num">USD 4.50</td><td class="num">-28.57%</td><td class="num">20.00%</td></tr>`,
-		`<tr id="margins-total"><th>Total</th><td class="num">6</td><td class="num">USD 7.77</td><td class="num">USD 0.25</td><td class="num">USD 6.90</td><td class="num">8.24%</td>`,
+		`<tr id="margins-total"><td><b>Total</b></td><td class="num">6</td><td class="num">USD 7.77</td><td class="num">USD 0.25</td><td class="num">USD 6.90</td><td class="num">8.24%</td>`,
 		">Margin (%)</text>", ">Day (UTC, month-day)</text>", ">0%</text>",
 	} {
 		if !strings.Contains(body, want) {
