@@ -126,11 +126,11 @@ func marginsRange(from, to string, today time.Time) (first, last time.Time, msg 
 		}
 		first = t
 	}
-	switch days := int(last.Sub(first)/(24*time.Hour)) + 1; {
-	case days < 1:
+	switch {
+	case last.Before(first):
 		return first, last, "The start date must not be after the end date."
-	case days > marginsMaxDays:
-		return first, last, fmt.Sprintf("The range holds %d days; it can hold at most %d: narrow it.", days, marginsMaxDays)
+	case last.Sub(first) >= marginsMaxDays*24*time.Hour:
+		return first, last, fmt.Sprintf("The range holds more than %d days: narrow it.", marginsMaxDays)
 	}
 	return first, last, ""
 }

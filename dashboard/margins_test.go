@@ -336,7 +336,8 @@ func TestMarginsPageBadRange(t *testing.T) {
 		"from=yesterday":                    `The start date &#34;yesterday&#34; is not a date: write it as YYYY-MM-DD`,
 		"to=2024-02-30":                     `The end date &#34;2024-02-30&#34; is not a date`,
 		"from=2024-03-02&to=2024-03-01":     "The start date must not be after the end date.",
-		"from=2023-01-01&to=2024-01-02":     "The range holds 367 days; it can hold at most 366: narrow it.",
+		"from=2023-01-01&to=2024-01-02":     "The range holds more than 366 days: narrow it.",
+		"from=0001-01-01&to=9999-12-31":     "The range holds more than 366 days: narrow it.",
 		"from=%3Cscript%3Ealert(1)%3C/x%3E": `The start date &#34;&lt;script&gt;alert(1)&lt;/x&gt;&#34; is not a date`,
 	} {
 		r := m.do("GET", "/dashboard/margins?"+q, nil)
