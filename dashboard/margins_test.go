@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/fundstest"
 )
 
 // dayClock is the margins fixture's engine clock: real time shifted so
@@ -55,7 +56,9 @@ func newMarginsFixture(t *testing.T) *marginsFixture {
 	t.Helper()
 	clock := &dayClock{}
 	f := newFixtureWith(t, func(o *settleflow.Options) {
-		o.Settler = newFundsSettler()
+		fs := fundstest.New()
+		fs.LiveUnfunded = true
+		o.Settler = fs
 		o.Clock = clock
 		o.PollInterval = 20 * time.Millisecond
 		o.SettlementPollInterval = 20 * time.Millisecond
