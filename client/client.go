@@ -58,6 +58,8 @@ type Client struct {
 	Customers *CustomerService
 	// Refunds creates and reads refunds of settled charges.
 	Refunds *RefundService
+	// Margins reports the margins of settled workflows.
+	Margins *MarginService
 	// TestHelpers calls the test helpers (test keys only).
 	TestHelpers *TestHelperService
 
@@ -162,6 +164,7 @@ func New(apiKey string, opts ...Option) *Client {
 		Events:      &EventService{b},
 		Customers:   &CustomerService{b},
 		Refunds:     &RefundService{b},
+		Margins:     &MarginService{b},
 		TestHelpers: &TestHelperService{b},
 		b:           b,
 	}

@@ -30,6 +30,7 @@ var operations = map[string]struct{ service, method string }{
 	"fetchRefund":      {"Refunds", "Fetch"},
 	"listRefunds":      {"Refunds", "List"},
 	"fundTestCustomer": {"TestHelpers", "FundCustomer"},
+	"reportMargins":    {"Margins", "Report"},
 	"openAPI":          {"", "OpenAPI"},
 }
 
@@ -100,5 +101,5 @@ var _ = []any{
 	(*client.EventService).List, (*client.EventService).Fetch, (*client.EventService).ListAutoPaging,
 	(*client.CustomerService).Fetch, (*client.RefundService).Create, (*client.RefundService).Fetch,
 	(*client.RefundService).List, (*client.RefundService).ListAutoPaging, (*client.TestHelperService).FundCustomer,
-	(*client.Client).OpenAPI,
+	(*client.MarginService).Report, (*client.Client).OpenAPI,
 }

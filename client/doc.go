@@ -14,10 +14,11 @@
 // (Create, Fetch, List, ListAutoPaging, Cancel), [Client.Quotes] (Create),
 // [Client.Products] (List, Fetch), [Client.Events] (List, Fetch,
 // ListAutoPaging), [Client.Customers] (Fetch), [Client.Refunds] (Create,
-// Fetch, List, ListAutoPaging), [Client.TestHelpers] (FundCustomer, test
-// keys only) and [Client.OpenAPI]. Objects are the root package's wire
-// types, [settleflow.Workflow], [settleflow.Event], [settleflow.ProductInfo],
-// [settleflow.Customer], [settleflow.Refund],
+// Fetch, List, ListAutoPaging), [Client.Margins] (Report),
+// [Client.TestHelpers] (FundCustomer, test keys only) and [Client.OpenAPI].
+// Objects are the root package's wire types, [settleflow.Workflow],
+// [settleflow.Event], [settleflow.ProductInfo], [settleflow.Customer],
+// [settleflow.Refund], [settleflow.MarginReport],
 // with money as integer minor units ([settleflow.Money]) and margins as
 // basis points ([settleflow.BasisPoints]: 0.2875 on the wire is 2875). A
 // Workflow's fields that are not on the wire (Sequence, ActualCost,

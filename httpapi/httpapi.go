@@ -271,6 +271,7 @@ func (h *handler) routes() *http.ServeMux {
 	m.HandleFunc("/v1/events/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchEvent(w, r, r.PathValue("id")) }))
 	m.HandleFunc("/v1/products", get(h.listProducts))
 	m.HandleFunc("/v1/products/{name}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchProduct(w, r, r.PathValue("name")) }))
+	m.HandleFunc("/v1/margins", get(h.margins))
 	m.HandleFunc("/", notFound)
 	return m
 }

@@ -231,6 +231,21 @@ export class Refunds extends Resource {
   }
 }
 
+export class Margins extends Resource {
+  /**
+   * GET /v1/margins (reportMargins): the margins report of the key's
+   * environment, its Settled workflows grouped by params.groupBy ('product',
+   * 'customer' or 'day', the UTC day of creation), optionally of one
+   * params.product and created in [params.createdAfter, params.createdBefore)
+   * (Dates or RFC 3339 strings). Each group and the total carry workflows,
+   * charged, refunded, cost and margin: (charged − refunded − cost) /
+   * (charged − refunded), null when nothing was kept.
+   */
+  async report(params, opts = {}) {
+    return this._request({ method: 'GET', path: '/v1/margins', query: checkParams('params', params) }, opts);
+  }
+}
+
 export class TestHelpers extends Resource {
   /**
    * POST /v1/test_helpers/customers/{customerId}/fund (fundTestCustomer): a
@@ -311,6 +326,7 @@ export class Settleflow {
     this.events = new Events(request);
     this.customers = new Customers(request);
     this.refunds = new Refunds(request);
+    this.margins = new Margins(request);
     this.testHelpers = new TestHelpers(request);
     this.webhooks = webhooks;
   }

@@ -116,6 +116,44 @@ export interface Refund {
 
 export type RefundList = List<Refund, '/v1/refunds'>;
 
+/** What a margins report groups Settled workflows by; day is the UTC day a workflow was created. */
+export type MarginGroupBy = 'product' | 'customer' | 'day';
+
+/** One group of a margins report (or its total): every amount in minor units of the report's currency. */
+export interface MarginRow {
+  /** The product's name, the customer's id or the day (YYYY-MM-DD, UTC); '' in the total. */
+  key: string;
+  /** How many Settled workflows the group counts. */
+  workflows: number;
+  charged: Money;
+  /** The sum of the workflows' Succeeded refunds. */
+  refunded: Money;
+  /** Their actual cost. */
+  cost: Money;
+  /**
+   * (charged − refunded − cost) / (charged − refunded), rounded toward zero to
+   * a basis point (four decimals); may be negative; null when nothing was kept.
+   */
+  margin: number | null;
+}
+
+/** GET /v1/margins: an environment's Settled workflows' charges, refunds, costs and margin, by group and in total. */
+export interface MarginReport {
+  object: 'margin_report';
+  livemode: boolean;
+  groupBy: MarginGroupBy;
+  /** The range asked for (RFC 3339, UTC); null when unbounded. */
+  createdAfter: string | null;
+  createdBefore: string | null;
+  /** The one product counted; '' for all. */
+  product: string;
+  currency: Currency;
+  /** The groups, by key; at most 1000. */
+  data: MarginRow[];
+  /** Every group summed, key ''. */
+  total: MarginRow;
+}
+
 /**
  * A customer's funds, in minor units: available = onChain − reserved −
  * pendingWithdrawal is what new workflows may reserve (negative when charges
@@ -334,6 +372,17 @@ export type EventListParams = {
   limit?: number | undefined;
 } & PageCursor;
 
+/** margins.report's parameters. */
+export interface MarginReportParams {
+  groupBy: MarginGroupBy;
+  /** Only workflows created at or after this time. */
+  createdAfter?: string | Date | undefined;
+  /** Only workflows created before this time (after createdAfter). */
+  createdBefore?: string | Date | undefined;
+  /** Only this product's workflows. */
+  product?: string | undefined;
+}
+
 /** An AbortSignal (from an AbortController). */
 export interface AbortSignalLike {
   readonly aborted: boolean;
@@ -442,6 +491,16 @@ export interface Refunds {
   listAutoPaging(params?: RefundListParams, options?: RequestOptions): AutoPager<Refund>;
 }
 
+export interface Margins {
+  /**
+   * GET /v1/margins: the margins report of the key's environment. An
+   * InvalidRequestError names groupBy (missing or unknown), product (not in the
+   * catalogue), createdBefore (not after createdAfter) or createdAfter (more
+   * than 1000 groups: narrow the range).
+   */
+  report(params: MarginReportParams, options?: RequestOptions): Promise<WithResponse<MarginReport>>;
+}
+
 export interface TestHelpers {
   /**
    * POST /v1/test_helpers/customers/{customerId}/fund (test keys only): the
@@ -467,6 +526,7 @@ export declare class Settleflow {
   readonly events: Events;
   readonly customers: Customers;
   readonly refunds: Refunds;
+  readonly margins: Margins;
   readonly testHelpers: TestHelpers;
   readonly webhooks: Webhooks;
   /** GET /v1/openapi.json: the served OpenAPI 3.1 document. */
@@ -498,6 +558,7 @@ export type OperationId =
   | 'fetchRefund'
   | 'listRefunds'
   | 'fundTestCustomer'
+  | 'reportMargins'
   | 'openAPI';
 
 /** Every operationId of the served OpenAPI document and the client method (a dotted path on the client) that calls it. */

@@ -35,5 +35,6 @@ export const OPERATIONS = Object.freeze({
   fetchRefund: 'refunds.fetch',
   listRefunds: 'refunds.list',
   fundTestCustomer: 'testHelpers.fundCustomer',
+  reportMargins: 'margins.report',
   openAPI: 'openAPI',
 });

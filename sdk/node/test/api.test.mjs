@@ -249,6 +249,49 @@ describe('quotes, products, events, openAPI', () => {
     assert.deepEqual(after.data.map((e) => e.id), [events[0].id]);
   });
 
+  test('margins.report: a Settled workflow in the group of its customer, of its product and of its UTC day; the refusals', async () => {
+    const { cus, wf } = early.main;
+    const settled = await waitFor(async () => {
+      const w = await client.workflows.fetch(wf.id);
+      return w.status === 'Settled' && w;
+    }, 'Settled');
+    const createdAfter = new Date(Date.parse(wf.createdAt) - 1000);
+    const rep = await client.margins.report({ groupBy: 'customer', createdAfter });
+    assert.equal(rep.object, 'margin_report');
+    assert.equal(rep.livemode, false);
+    assert.equal(rep.groupBy, 'customer');
+    assert.equal(Date.parse(rep.createdAfter), createdAfter.getTime());
+    assert.equal(rep.createdBefore, null);
+    assert.equal(rep.product, '');
+    assert.equal(rep.currency, 'usd');
+    assert.match(rep.lastResponse.requestId, /^req_/);
+    const row = rep.data.find((r) => r.key === cus);
+    assert.ok(row, `no group for ${cus}: ${JSON.stringify(rep.data.map((r) => r.key))}`);
+    assert.equal(row.workflows, 1);
+    assert.deepEqual(row.charged, settled.quoted);
+    assert.deepEqual(row.refunded, { amount: 0, currency: 'usd' });
+    assert.ok(Number.isInteger(row.cost.amount) && row.cost.amount >= 0);
+    // The report truncates to a basis point, the workflow's margin rounds: at most one apart.
+    assert.ok(Math.abs(row.margin - settled.margin.achieved) <= 0.0001 + 1e-9, `${row.margin} vs ${settled.margin.achieved}`);
+    assert.ok(rep.total.workflows >= 1 && rep.total.key === '');
+    const day = await client.margins.report({ groupBy: 'day', product: 'ticket-triage', createdAfter, createdBefore: new Date(Date.now() + 60_000) });
+    assert.ok(day.data.some((r) => r.key === settled.createdAt.slice(0, 10)), JSON.stringify(day.data));
+    assert.equal(day.product, 'ticket-triage');
+    for (const [params, code, param] of [
+      [undefined, 'parameter_missing', 'groupBy'],
+      [{ groupBy: 'week' }, 'parameter_invalid', 'groupBy'],
+      [{ groupBy: 'day', product: 'no-such-product' }, 'parameter_invalid', 'product'],
+      [{ groupBy: 'day', createdAfter: new Date(), createdBefore: createdAfter }, 'parameter_invalid', 'createdBefore'],
+      [{ groupBy: 'day', group_by: 'day' }, 'parameter_unknown', 'group_by'],
+    ]) {
+      const e = await client.margins.report(params).then(() => assert.fail('no error'), (x) => x);
+      assert.ok(e instanceof InvalidRequestError, String(e));
+      assert.equal(e.status, 400);
+      assert.equal(e.code, code);
+      assert.equal(e.param, param);
+    }
+  });
+
   test('every operationId of the served OpenAPI document has a client method', async () => {
     const doc = await client.openAPI();
     assert.equal(doc.openapi.slice(0, 3), '3.1');

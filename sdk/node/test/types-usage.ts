@@ -28,6 +28,9 @@ import Default, {
   type RefundStatus,
   type Customer,
   type RefundListParams,
+  type MarginReport,
+  type MarginRow,
+  type MarginReportParams,
 } from 'settleflow';
 
 const client = new Settleflow({
@@ -232,6 +235,29 @@ async function money(): Promise<void> {
   void [available, onChain, reserved, pending, ref, contract, chain, after, ramount, rcur, rstatus, rreplayed, rfail, rbad, again, rmore, url, some, pe];
 }
 
+async function margins(): Promise<void> {
+  const rep: MarginReport = await client.margins.report({ groupBy: 'day', createdAfter: new Date('2026-11-01T00:00:00Z'), createdBefore: '2026-12-01T00:00:00Z', product: 'ticket-triage' });
+  const byCustomer = await client.margins.report({ groupBy: 'customer' }, { timeout: 60_000 });
+  const rid: string | undefined = byCustomer.lastResponse.requestId;
+  const kind: 'product' | 'customer' | 'day' = rep.groupBy;
+  const from: string | null = rep.createdAfter;
+  for (const row of rep.data) {
+    const m: number | null = row.margin;
+    const kept: number = row.charged.amount - row.refunded.amount;
+    const cost: number = row.cost.amount;
+    void m, kept, cost;
+  }
+  const total: MarginRow = rep.total;
+  const params: MarginReportParams = { groupBy: 'product' };
+  // @ts-expect-error groupBy is required
+  await client.margins.report({ product: 'ticket-triage' });
+  // @ts-expect-error no such grouping
+  await client.margins.report({ groupBy: 'week' });
+  // @ts-expect-error the margin may be null (nothing kept)
+  const sure: number = rep.total.margin;
+  void [rid, kind, from, total, params, sure];
+}
+
 async function errors(): Promise<void> {
   try {
     await client.workflows.fetch('wf_x');
@@ -292,4 +318,4 @@ http.createServer((req, res) => {
 webhooks.construct({ id: 'evt_x' }, 't=1,v1=00', secret);
 const header: string = Settleflow.webhooks.generateTestHeader('{}', secret, { timestamp: 1795478400 });
 const reasonConst: 'body_not_raw' = SignatureVerificationError.BODY_NOT_RAW;
-void [flows, errors, money, header, reasonConst];
+void [flows, errors, money, margins, header, reasonConst];

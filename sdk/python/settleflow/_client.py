@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from ._errors import APIError, ConfigurationError, ConflictError, invalid_argument
 from ._http import Query, Response, Transport, Secret
-from ._models import DecodeError, Customer, Event, Page, Product, Quote, Refund, Workflow, format_time, plain
+from ._models import DecodeError, Customer, Event, MarginReport, Page, Product, Quote, Refund, Workflow, format_time, plain
 from ._webhooks import Webhooks, webhooks
 
 __all__ = ["Settleflow", "OPERATIONS", "DEFAULT_BASE_URL"]
@@ -36,6 +36,7 @@ OPERATIONS: Dict[str, Tuple[str, str, str]] = {
     "fetchRefund": ("refunds.fetch", "GET", "/v1/refunds/{id}"),
     "listRefunds": ("refunds.list", "GET", "/v1/refunds"),
     "fundTestCustomer": ("test_helpers.fund_customer", "POST", "/v1/test_helpers/customers/{customerId}/fund"),
+    "reportMargins": ("margins.report", "GET", "/v1/margins"),
     "openAPI": ("openapi", "GET", "/v1/openapi.json"),
 }
 
@@ -92,6 +93,16 @@ def _idempotency_key(key: Optional[str]) -> Optional[str]:
     ):
         raise invalid_argument("idempotency_key", "idempotency_key must be 1 to 255 printable ASCII characters")
     return key
+
+
+def _time_param(value: Optional[Union[_dt.datetime, str]], what: str) -> Optional[str]:
+    """An aware datetime as RFC 3339 in UTC; a string is sent as given (the server checks it)."""
+    if not isinstance(value, _dt.datetime):
+        return value
+    try:
+        return format_time(value)
+    except ValueError as e:
+        raise invalid_argument(what, f"{what}: {e}") from None
 
 
 def _amount(amount: Any, *, optional: bool = False) -> Optional[int]:
@@ -276,18 +287,10 @@ class Events:
         """One page of events, newest first. ``created_after`` (an aware datetime or an
         RFC 3339 string) keeps events created strictly after it, so a receiver that
         was down can catch up."""
-        after: Optional[str]
-        if isinstance(created_after, _dt.datetime):
-            try:
-                after = format_time(created_after)
-            except ValueError as e:
-                raise invalid_argument("created_after", f"created_after: {e}") from None
-        else:
-            after = created_after
         query: Query = {
             "type": type,
             "workflowId": workflow_id,
-            "createdAfter": after,
+            "createdAfter": _time_param(created_after, "created_after"),
             "startingAfter": starting_after,
             "endingBefore": ending_before,
             "limit": limit,
@@ -415,6 +418,44 @@ class Refunds:
         return _auto_page(fetch, starting_after, ending_before)
 
 
+class Margins:
+    """``client.margins``: what the Settled workflows charged, cost and kept."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def report(
+        self,
+        *,
+        group_by: str,
+        created_after: Optional[Union[_dt.datetime, str]] = None,
+        created_before: Optional[Union[_dt.datetime, str]] = None,
+        product: Optional[str] = None,
+    ) -> MarginReport:
+        """The margins report of the key's environment: its Settled workflows
+        grouped by ``group_by`` (``"product"``, ``"customer"`` or ``"day"``, the
+        UTC day of creation), only ``product``'s if given, created at or after
+        ``created_after`` and before ``created_before`` (aware datetimes or RFC
+        3339 strings). Each group and the total carry ``workflows``,
+        ``charged``, ``refunded``, ``cost`` and ``margin``, ``(charged -
+        refunded - cost) / (charged - refunded)``, None when nothing was kept.
+
+        The server answers :class:`InvalidRequestError` naming ``groupBy``
+        (unknown), ``product`` (not in its catalogue), ``createdBefore`` (not
+        after ``createdAfter``) or ``createdAfter`` (more than 1000 groups:
+        narrow the range)."""
+        if not isinstance(group_by, str) or not group_by:
+            raise invalid_argument("group_by", f"group_by must be one of 'product', 'customer', 'day', not {_kind(group_by)}")
+        query: Query = {
+            "groupBy": group_by,
+            "createdAfter": _time_param(created_after, "created_after"),
+            "createdBefore": _time_param(created_before, "created_before"),
+            "product": product,
+        }
+        resp = self._t.request("GET", "/v1/margins", query=query)
+        return _decode(resp, lambda x: MarginReport.from_wire(_object(x)))
+
+
 class TestHelpers:
     """``client.test_helpers``: helpers that exist only for test keys (``sk_test_…``)."""
 
@@ -494,6 +535,7 @@ class Settleflow:
         self.events = Events(self._transport)
         self.customers = Customers(self._transport)
         self.refunds = Refunds(self._transport)
+        self.margins = Margins(self._transport)
         #: Helpers for test keys only (``fund_customer``).
         self.test_helpers = TestHelpers(self._transport)
         #: Webhook verification (needs no API key; also ``settleflow.webhooks``).

@@ -43,6 +43,9 @@ __all__ = [
     "DepositInfo",
     "Deposit",
     "Page",
+    "MarginRow",
+    "MarginReport",
+    "MARGIN_GROUPINGS",
     "WORKFLOW_STATUSES",
     "REFUND_STATUSES",
     "EVENT_TYPES",
@@ -52,6 +55,8 @@ __all__ = [
 WORKFLOW_STATUSES = ("Pending", "Running", "Settling", "Settled", "Failed", "Canceled")
 #: Every refund status: Pending until the chain confirms it (Succeeded) or refuses it for good (Failed).
 REFUND_STATUSES = ("Pending", "Succeeded", "Failed")
+#: What a margins report groups Settled workflows by (``day``: the UTC day a workflow was created).
+MARGIN_GROUPINGS = ("product", "customer", "day")
 #: Every event type.
 EVENT_TYPES = (
     "workflow.completed",
@@ -624,6 +629,87 @@ class Event:
             livemode=_bool(d, "livemode", path),
             created_at=_opt_time(d, "createdAt", path),
             data=EventData.from_wire(_obj(d, "data", path), f"{path}.data", type),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class MarginRow:
+    """One group of a margins report, or its total: the group's Settled workflows.
+
+    ``key`` is the product's name, the customer's id or the day (``YYYY-MM-DD``,
+    UTC); ``""`` in the total. ``charged``, ``refunded`` (their Succeeded
+    refunds) and ``cost`` are in minor units. ``margin`` is
+    ``(charged - refunded - cost) / (charged - refunded)`` as a Decimal with at
+    most four decimals, rounded toward zero; None when nothing was kept.
+    """
+
+    key: str
+    workflows: int
+    charged: Money
+    refunded: Money
+    cost: Money
+    margin: Optional[Decimal]
+    raw: Dict[str, Any] = _raw_field()
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "margin_report.total") -> MarginRow:
+        return cls(
+            key=_str(d, "key", path),
+            workflows=_int(d, "workflows", path),
+            charged=Money.from_wire(_obj(d, "charged", path), f"{path}.charged"),
+            refunded=Money.from_wire(_obj(d, "refunded", path), f"{path}.refunded"),
+            cost=Money.from_wire(_obj(d, "cost", path), f"{path}.cost"),
+            margin=_opt_ratio(d, "margin", path),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class MarginReport:
+    """A margins report (``margins.report``): the Settled workflows of the key's
+    environment grouped by ``group_by`` (one of :data:`MARGIN_GROUPINGS`),
+    ``data`` ordered by key and ``total`` summing them. ``created_after`` and
+    ``created_before`` are the range asked for (None: unbounded); ``product``
+    the one product counted (``""``: all)."""
+
+    object: str
+    livemode: bool
+    group_by: str
+    created_after: Optional[_dt.datetime]
+    created_before: Optional[_dt.datetime]
+    product: str
+    currency: str
+    data: List[MarginRow]
+    total: MarginRow
+    raw: Dict[str, Any] = _raw_field()
+
+    def __iter__(self) -> Iterator[MarginRow]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "margin_report") -> MarginReport:
+        rows = _field(d, "data", path)
+        if not isinstance(rows, list):
+            raise DecodeError(f"{path}.data is not an array")
+        data: List[MarginRow] = []
+        for i, x in enumerate(cast(List[Any], rows)):
+            if not isinstance(x, dict):
+                raise DecodeError(f"{path}.data[{i}] is not an object")
+            data.append(MarginRow.from_wire(cast(Dict[str, Any], x), f"{path}.data[{i}]"))
+        return cls(
+            object=_str(d, "object", path),
+            livemode=_bool(d, "livemode", path),
+            group_by=_str(d, "groupBy", path),
+            created_after=_opt_time(d, "createdAfter", path),
+            created_before=_opt_time(d, "createdBefore", path),
+            product=_opt_str(d, "product", path) or "",
+            currency=_str(d, "currency", path),
+            data=data,
+            total=MarginRow.from_wire(_obj(d, "total", path), f"{path}.total"),
             raw=plain(dict(d)),
         )
 

@@ -31,6 +31,12 @@ REFUND_JSON = {
     "object": "refund", "id": "re_1", "livemode": False, "workflowId": "wf_1", "amount": 1, "currency": "usd", "reason": "",
     "status": "Pending", "settlement": None, "failure": None, "createdAt": "2026-11-24T00:00:00Z", "updatedAt": "2026-11-24T00:00:00Z",
 }
+MARGIN_REPORT_JSON = {
+    "object": "margin_report", "livemode": False, "groupBy": "day", "createdAfter": None, "createdBefore": None, "product": "",
+    "currency": "usd", "data": [],
+    "total": {"key": "", "workflows": 0, "charged": {"amount": 0, "currency": "usd"}, "refunded": {"amount": 0, "currency": "usd"},
+              "cost": {"amount": 0, "currency": "usd"}, "margin": None},
+}
 QUOTE_JSON = {
     "object": "quote", "livemode": False, "product": "ticket-triage", "customerId": "cus_1", "payload": {},
     "quoted": {"amount": 1, "currency": "usd"}, "margin": {"target": 0.3},
@@ -57,6 +63,7 @@ CALLS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any], str, Any]] = {
     "fetchRefund": (("re_1",), {}, "/v1/refunds/re_1", REFUND_JSON),
     "listRefunds": ((), dict(workflow_id="wf_1"), "/v1/refunds", page("/v1/refunds", REFUND_JSON)),
     "fundTestCustomer": (("cus_1", 500), {}, "/v1/test_helpers/customers/cus_1/fund", CUSTOMER_JSON),
+    "reportMargins": ((), dict(group_by="day"), "/v1/margins", MARGIN_REPORT_JSON),
     "openAPI": ((), {}, "/v1/openapi.json", {"openapi": "3.1.0"}),
 }
 

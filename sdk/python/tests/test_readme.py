@@ -57,6 +57,8 @@ class TestReadme(unittest.TestCase):
         self.assertIn("400 parameter_invalid customerId", out)
         self.assertIn("payload payload must be a dict (the product's input, a JSON object), not a list", out)
         self.assertRegex(out, r"(Canceled|too late: workflow_\w+)")
+        self.assertRegex(out, r"(?m)^\d{4}-\d{2}-\d{2} [1-9]\d* \d+ \d+ \d+ (-?\d+(?:\.\d+)?|None)$")
+        self.assertRegex(out, r"(?m)^total margin: (-?\d+(?:\.\d+)?|None)$")
 
     def test_money_example(self) -> None:
         money = [b for b in blocks() if is_money(b)]

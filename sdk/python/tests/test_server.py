@@ -194,6 +194,44 @@ class TestWorkflows(ServerCase):
             c.events.fetch("evt_00000000000000000000000000")
 
 
+class TestMargins(ServerCase):
+    def test_report(self) -> None:
+        c = self.client()
+        customer = harness.unique("cus_margin")
+        wf = c.workflows.create(product="ticket-triage", customer_id=customer, payload=TRIAGE)
+        settled = wait_for_status(c, wf.id)
+        self.assertEqual(settled.status, "Settled")
+        after = wf.created_at - dt.timedelta(seconds=1)
+        rep = c.margins.report(group_by="customer", created_after=after)
+        self.assertEqual((rep.object, rep.livemode, rep.group_by, rep.product, rep.currency), ("margin_report", False, "customer", "", "usd"))
+        self.assertEqual(rep.created_after, after)
+        self.assertIsNone(rep.created_before)
+        rows = [r for r in rep if r.key == customer]
+        self.assertEqual(len(rows), 1, [r.key for r in rep])
+        row = rows[0]
+        self.assertEqual((row.workflows, row.charged, row.refunded.amount), (1, settled.quoted, 0))
+        self.assertGreaterEqual(row.cost.amount, 0)
+        # The report truncates to a basis point, the workflow's margin rounds: at most one apart.
+        assert row.margin is not None and settled.margin.achieved is not None
+        self.assertLessEqual(abs(row.margin - settled.margin.achieved), Decimal("0.0001"))
+        self.assertGreaterEqual(rep.total.workflows, 1)
+        self.assertEqual(rep.total.key, "")
+        day = c.margins.report(group_by="day", product="ticket-triage", created_after=after,
+                               created_before=(dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=1)).isoformat())
+        self.assertIn(settled.created_at.strftime("%Y-%m-%d"), [r.key for r in day])
+        self.assertEqual(day.product, "ticket-triage")
+        for kw, code, param in [
+            (dict(group_by="week"), "parameter_invalid", "groupBy"),
+            (dict(group_by="day", product="no-such-product"), "parameter_invalid", "product"),
+            (dict(group_by="day", created_after="yesterday"), "parameter_invalid", "createdAfter"),
+            (dict(group_by="day", created_after=dt.datetime.now(dt.timezone.utc), created_before=after), "parameter_invalid", "createdBefore"),
+        ]:
+            with self.subTest(**{k: str(v) for k, v in kw.items()}):
+                with self.assertRaises(InvalidRequestError) as cm:
+                    c.margins.report(**kw)  # type: ignore[arg-type]
+                self.assertEqual((cm.exception.status, cm.exception.code, cm.exception.param), (400, code, param))
+
+
 class TestErrors(ServerCase):
     def test_401(self) -> None:
         wrong = "sk_test_" + "W" * 40
