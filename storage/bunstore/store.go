@@ -126,22 +126,42 @@ func (s *Store) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sq
 	return s.write(ctx, fn, storage.WriteOptions{Committed: committed})
 }
 
-// write is writeTx with options; the write is always rerunnable.
+// write is writeTx with options; the write is always rerunnable. On
+// Postgres a transaction chosen as a deadlock's victim (40P01) or refused
+// for serialization (40001) did nothing: it runs again, at most three times.
 func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error, opts storage.WriteOptions) error {
 	fnDone := false
 	opts.Rerunnable = true
-	err := s.sdb.WriteWith(ctx, func(ctx context.Context, tx bun.Tx) error {
-		fnDone = false
-		if err := fn(ctx, tx.Tx); err != nil {
-			return err
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = s.sdb.WriteWith(ctx, func(ctx context.Context, tx bun.Tx) error {
+			fnDone = false
+			if err := fn(ctx, tx.Tx); err != nil {
+				return err
+			}
+			fnDone = true
+			return nil
+		}, opts)
+		if err == nil || !s.postgres || attempt == 3 || !retryableSQLState(err) || ctx.Err() != nil {
+			break
 		}
-		fnDone = true
-		return nil
-	}, opts)
+		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+	}
 	if err != nil && fnDone && s.recent != nil {
 		s.recent.clear()
 	}
 	return err
+}
+
+// retryableSQLState reports whether err is a Postgres deadlock (40P01) or
+// serialization failure (40001): the transaction was rolled back whole.
+func retryableSQLState(err error) bool {
+	var se interface{ Field(byte) string } // pgdriver.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Field('C')
+	return code == "40P01" || code == "40001"
 }
 
 // exec runs a prepared statement inside tx.
