@@ -678,7 +678,7 @@ func TestScaleOutOnGethDev(t *testing.T) {
 		checkChain(t, ctx, rpcURL, opKey, chainFlags, dsn, final, sentNonces)
 
 		out, errOut, code := runCmd(t, adminDir, append(append([]string{"-postgres", dsn}, chainFlags...), "chain", "reconcile", "--env", "test")...)
-		if code != 0 || !strings.Contains(out, "no discrepancy") || !strings.Contains(out, fmt.Sprintf("%d settlements", n)) {
+		if code != 0 || !strings.Contains(out, "no discrepancy") || !strings.Contains(out, fmt.Sprintf("%d charges", n)) {
 			t.Errorf("chain reconcile: exit %d\n%s%s", code, out, errOut)
 		}
 		t.Logf("%v: checked", time.Since(began).Round(time.Millisecond))
