@@ -14,9 +14,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/settleflow/settleflow/dashboard"
 )
 
-var browserOut = flag.String("browser-out", "", "directory for the browser test's screenshots (default: under the test's temporary directory)")
+// -browser-out, read by BrowserSetup (flag.Lookup).
+var _ = flag.String("browser-out", "", "directory for the browser test's screenshots (default: under the test's temporary directory)")
 
 // chromiumPath is Debian's Chromium, which .ci/run installs.
 const chromiumPath = "/usr/bin/chromium"
@@ -29,24 +32,8 @@ const chromiumPath = "/usr/bin/chromium"
 // customer; the live switch. A screenshot of each page lands in
 // -browser-out.
 func TestDashboardInChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium; .ci/run does)")
-	}
-	if _, err := os.Stat("testdata/browser/node_modules/playwright-core"); err != nil {
-		t.Skip("needs playwright-core: run npm ci in dashboard/testdata/browser (.ci/run does)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on the PATH")
-	}
+	node, out := dashboard.BrowserSetup(t)
 	tmp := t.TempDir()
-	out := *browserOut
-	if out == "" {
-		out = filepath.Join(tmp, "screenshots")
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
 
 	bin := filepath.Join(tmp, "server")
 	goTool := "go" // go test puts the go that runs it first on the PATH

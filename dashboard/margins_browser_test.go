@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,23 +18,7 @@ import (
 // test's artifact directory (go test -artifacts keeps them), or in
 // -browser-out when it is given.
 func TestMarginsInChromium(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium; .ci/run does)")
-	}
-	if _, err := os.Stat("testdata/browser/node_modules/playwright-core"); err != nil {
-		t.Skip("needs playwright-core: run npm ci in dashboard/testdata/browser (.ci/run does)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on the PATH")
-	}
-	out := t.ArtifactDir()
-	if fl := flag.Lookup("browser-out"); fl != nil && fl.Value.String() != "" {
-		out = fl.Value.String()
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	node, out := BrowserSetup(t)
 	m := newMarginsFixture(t)
 	link, err := m.h.SignInLink(context.Background(), m.srv.URL)
 	if err != nil {

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,23 +22,7 @@ import (
 // by it, and a refund of too much refused. A screenshot of each step lands
 // in -browser-out.
 func TestRefundInChromium(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/chromium"); err != nil {
-		t.Skip("needs Debian's chromium at /usr/bin/chromium (apt-get install chromium; .ci/run does)")
-	}
-	if _, err := os.Stat("testdata/browser/node_modules/playwright-core"); err != nil {
-		t.Skip("needs playwright-core: run npm ci in dashboard/testdata/browser (.ci/run does)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is not on the PATH")
-	}
-	out := filepath.Join(t.TempDir(), "screenshots")
-	if fl := flag.Lookup("browser-out"); fl != nil && fl.Value.String() != "" {
-		out = fl.Value.String()
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	node, out := BrowserSetup(t)
 	f, _ := newFundedFixture(t)
 	wf := f.settled(settleflow.Test, "cus_browser", "B")
 	link, err := f.h.SignInLink(context.Background(), f.srv.URL)
