@@ -104,6 +104,7 @@ type node struct {
 	typ      string
 	where    string   // the node's place in the tree ("" for the root, "criteria[1]")
 	path     string   // JSON Pointer into the result (leaves)
+	subject  string   // the path as reasons name it (describe(path))
 	tokens   []string // path, split and unescaped
 	value    any      // exact: the expected value (numbers as json.Number)
 	op       string
@@ -225,6 +226,7 @@ func (c *Criteria) check(w *wireNode, where string, depth int) (*node, error) {
 		}
 		n.path, n.tokens = *w.Path, toks
 	}
+	n.subject = describe(n.path)
 	switch w.Type {
 	case TypeAllOf, TypeAnyOf:
 		if len(w.Criteria) == 0 {

@@ -136,17 +136,17 @@ func (n *node) test(v any) (bool, string) {
 	switch n.typ {
 	case TypeExact:
 		if equal(v, n.value) {
-			return true, fmt.Sprintf("%s equals %s", describe(n.path), show(n.value))
+			return true, fmt.Sprintf("%s equals %s", n.subject, show(n.value))
 		}
-		return false, fmt.Sprintf("%s is %s, not %s", describe(n.path), show(v), show(n.value))
+		return false, fmt.Sprintf("%s is %s, not %s", n.subject, show(v), show(n.value))
 	case TypeNumericThreshold:
 		num, isNum := v.(json.Number)
 		if !isNum {
-			return false, fmt.Sprintf("%s is %s, not a number", describe(n.path), show(v))
+			return false, fmt.Sprintf("%s is %s, not a number", n.subject, show(v))
 		}
 		r, err := parseNumber(num)
 		if err != nil {
-			return false, fmt.Sprintf("%s: %v", describe(n.path), err)
+			return false, fmt.Sprintf("%s: %v", n.subject, err)
 		}
 		c := r.Cmp(n.num)
 		var ok bool
@@ -165,18 +165,18 @@ func (n *node) test(v any) (bool, string) {
 			ok = c != 0
 		}
 		if ok {
-			return true, fmt.Sprintf("%s is %s, %s %s", describe(n.path), clip(string(num)), n.op, clip(n.numText))
+			return true, fmt.Sprintf("%s is %s, %s %s", n.subject, clip(string(num)), n.op, clip(n.numText))
 		}
-		return false, fmt.Sprintf("%s is %s, not %s %s", describe(n.path), clip(string(num)), n.op, clip(n.numText))
+		return false, fmt.Sprintf("%s is %s, not %s %s", n.subject, clip(string(num)), n.op, clip(n.numText))
 	case TypeRegex:
 		s, isStr := v.(string)
 		if !isStr {
-			return false, fmt.Sprintf("%s is %s, not a string", describe(n.path), show(v))
+			return false, fmt.Sprintf("%s is %s, not a string", n.subject, show(v))
 		}
 		if n.re.MatchString(s) {
-			return true, fmt.Sprintf("%s matches %s", describe(n.path), clip(n.re.String()))
+			return true, fmt.Sprintf("%s matches %s", n.subject, clip(n.re.String()))
 		}
-		return false, fmt.Sprintf("%s does not match %s", describe(n.path), clip(n.re.String()))
+		return false, fmt.Sprintf("%s does not match %s", n.subject, clip(n.re.String()))
 	case TypeJSONSchema:
 		if err := n.schema.Validate(v); err != nil {
 			var ve *jsonschema.ValidationError
@@ -184,9 +184,9 @@ func (n *node) test(v any) (bool, string) {
 			if errors.As(err, &ve) {
 				msg = firstCause(ve)
 			}
-			return false, fmt.Sprintf("%s is not valid against the schema: %s", describe(n.path), clip(msg))
+			return false, fmt.Sprintf("%s is not valid against the schema: %s", n.subject, clip(msg))
 		}
-		return true, fmt.Sprintf("%s is valid against the schema", describe(n.path))
+		return true, fmt.Sprintf("%s is valid against the schema", n.subject)
 	}
 	return false, "unknown criterion"
 }
