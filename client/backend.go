@@ -11,8 +11,10 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/settleflow/settleflow"
@@ -92,7 +94,11 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 
 	for attempt := 0; ; attempt++ {
 		res.attempts++
-		resp, body, err := b.send(ctx, r.method, target, payload, key)
+		resp, body, writes, err := b.send(ctx, r.method, target, payload, key)
+		// net/http itself sends a request with an Idempotency-Key again
+		// when a reused connection fails under it: each write is an attempt
+		// (Cancel needs to know whether an earlier one may have landed).
+		res.attempts += max(writes-1, 0)
 		var callErr error
 		var retryable bool
 		switch {
@@ -131,8 +137,10 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 	}
 }
 
-// send makes one attempt and reads its whole answer within the timeout.
-func (b *backend) send(ctx context.Context, method, target string, payload []byte, idempotencyKey string) (*http.Response, []byte, error) {
+// send makes one attempt and reads its whole answer within the timeout. It
+// also returns how many times the request was written (more than once when
+// the transport retried it on a failed reused connection).
+func (b *backend) send(ctx context.Context, method, target string, payload []byte, idempotencyKey string) (*http.Response, []byte, int, error) {
 	if b.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.timeout)
@@ -142,9 +150,11 @@ func (b *backend) send(ctx context.Context, method, target string, payload []byt
 	if payload != nil {
 		body = bytes.NewReader(payload)
 	}
+	var writes atomic.Int32
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { writes.Add(1) }})
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+b.key.reveal())
 	req.Header.Set("User-Agent", b.userAgent)
@@ -157,15 +167,15 @@ func (b *backend) send(ctx context.Context, method, target string, payload []byt
 	}
 	resp, err := b.hc.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, int(writes.Load()), err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		// An answer cut short is as good as none: retry it.
-		return nil, nil, err
+		return nil, nil, int(writes.Load()), err
 	}
-	return resp, data, nil
+	return resp, data, int(writes.Load()), nil
 }
 
 // decode fills out from a 2xx answer.
