@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/settleflow/settleflow"
@@ -48,13 +47,9 @@ func (h *handler) listEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		p.CreatedAfter = t.UTC()
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "limit", "limit must be an integer between 1 and 100"))
-			return
-		}
-		p.Limit = n
+	if p.Limit, apiErr = pageLimit(q); apiErr != nil {
+		writeError(w, r, apiErr)
+		return
 	}
 	page, err := h.opts.Engine.ListEvents(r.Context(), p)
 	if err != nil {

@@ -184,13 +184,9 @@ func (h *handler) listRefunds(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Status = st
 	}
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > 100 {
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "limit", "limit must be an integer between 1 and 100"))
-			return
-		}
-		p.Limit = n
+	if p.Limit, apiErr = pageLimit(q); apiErr != nil {
+		writeError(w, r, apiErr)
+		return
 	}
 	page, err := h.opts.Engine.ListRefunds(r.Context(), p)
 	if err != nil {
@@ -202,6 +198,20 @@ func (h *handler) listRefunds(w http.ResponseWriter, r *http.Request) {
 		out.Data = []*settleflow.Refund{}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// pageLimit is a list's limit parameter: 0 when absent (the default),
+// else an integer from 1 to 100.
+func pageLimit(q url.Values) (int, *Error) {
+	v := q.Get("limit")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100 {
+		return 0, invalid(settleflow.CodeParameterInvalid, "limit", "limit must be an integer between 1 and 100")
+	}
+	return n, nil
 }
 
 // listQuery parses a list endpoint's query string: only the names in known,

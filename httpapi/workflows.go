@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/settleflow/settleflow"
 )
@@ -180,13 +179,10 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Status = st
 	}
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v[0])
-		if err != nil || n < 1 || n > 100 {
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "limit", "limit must be an integer between 1 and 100"))
-			return
-		}
-		p.Limit = n
+	var apiErr *Error
+	if p.Limit, apiErr = pageLimit(q); apiErr != nil {
+		writeError(w, r, apiErr)
+		return
 	}
 	for name, v := range map[string]string{"customerId": p.CustomerID, "product": p.Product, "startingAfter": p.StartingAfter, "endingBefore": p.EndingBefore} {
 		if _, given := q[name]; given && v == "" {
