@@ -74,11 +74,7 @@ func (s *EventService) List(ctx context.Context, params *EventListParams) (*Page
 }
 
 func (s *EventService) list(ctx context.Context, params *EventListParams, c cursors) (*Page[*settleflow.Event], error) {
-	page := new(Page[*settleflow.Event])
-	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/events", query: params.query(c)}, page); err != nil {
-		return nil, err
-	}
-	return page, nil
+	return getPage[*settleflow.Event](ctx, s.b, "/v1/events", params.query(c))
 }
 
 // ListAutoPaging iterates over every event params selects, as

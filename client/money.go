@@ -142,11 +142,7 @@ func (s *RefundService) List(ctx context.Context, params *RefundListParams) (*Pa
 }
 
 func (s *RefundService) list(ctx context.Context, params *RefundListParams, c cursors) (*Page[*settleflow.Refund], error) {
-	page := new(Page[*settleflow.Refund])
-	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/refunds", query: params.query(c)}, page); err != nil {
-		return nil, err
-	}
-	return page, nil
+	return getPage[*settleflow.Refund](ctx, s.b, "/v1/refunds", params.query(c))
 }
 
 // ListAutoPaging iterates over every refund params selects, as

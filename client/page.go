@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"iter"
+	"net/http"
+	"net/url"
 )
 
 // Page is one page of a list, newest first: the API's list object
@@ -62,4 +64,13 @@ func autoPage[T any](ctx context.Context, start cursors, fetch func(context.Cont
 			}
 		}
 	}
+}
+
+// getPage fetches one page of a list endpoint.
+func getPage[T any](ctx context.Context, b *backend, path string, q url.Values) (*Page[T], error) {
+	page := new(Page[T])
+	if _, err := b.do(ctx, request{method: http.MethodGet, path: path, query: q}, page); err != nil {
+		return nil, err
+	}
+	return page, nil
 }

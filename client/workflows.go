@@ -126,11 +126,7 @@ func (s *WorkflowService) List(ctx context.Context, params *WorkflowListParams) 
 }
 
 func (s *WorkflowService) list(ctx context.Context, params *WorkflowListParams, c cursors) (*Page[*settleflow.Workflow], error) {
-	page := new(Page[*settleflow.Workflow])
-	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/workflows", query: params.query(c)}, page); err != nil {
-		return nil, err
-	}
-	return page, nil
+	return getPage[*settleflow.Workflow](ctx, s.b, "/v1/workflows", params.query(c))
 }
 
 // ListAutoPaging iterates over every workflow params selects, fetching
