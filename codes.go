@@ -25,6 +25,9 @@ const (
 	CodeProductNotFound ErrorCode = "product_not_found"
 	// CodeQuoteOutOfRange: the payload prices outside what a charge may be.
 	CodeQuoteOutOfRange ErrorCode = "quote_out_of_range"
+	// CodeMarginBelowFloor: the quote's margin on the estimated cost is
+	// below the margin floor in force (param "marginFloor").
+	CodeMarginBelowFloor ErrorCode = "margin_below_floor"
 	// CodeBodyMissing: a request that needs a JSON body came without one.
 	CodeBodyMissing ErrorCode = "body_missing"
 	// CodeBodyInvalid: the body is not a JSON object, or has duplicate names,
@@ -126,6 +129,10 @@ const (
 	// FailurePayloadInvalid: the payload no longer decodes into the product's
 	// payload type (a product changed since the workflow was created).
 	FailurePayloadInvalid ErrorCode = "payload_invalid"
+	// FailureMarginFloorExceeded: the product's reported spend passed the
+	// budget its margin floor leaves at the price quoted; the engine stopped
+	// it. Nothing was charged; its cost is recorded.
+	FailureMarginFloorExceeded ErrorCode = "margin_floor_exceeded"
 )
 
 // Failure codes of the shipped settler (package settlement).

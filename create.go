@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/settleflow/settleflow/criteria"
 	"github.com/settleflow/settleflow/internal/ids"
 )
 
@@ -26,6 +27,12 @@ type CreateParams struct {
 	CustomerID  string
 	// Payload is the product's input: a JSON object.
 	Payload json.RawMessage
+	// SuccessCriteria, optional, is a criteria tree (see package criteria)
+	// that replaces the product's default for this workflow.
+	SuccessCriteria json.RawMessage
+	// MarginFloor, optional (0: none asked), raises the product's margin
+	// floor for this workflow; it may not lower it.
+	MarginFloor BasisPoints
 	// IdempotencyKey, optional (at most 255 characters): the same key with
 	// the same parameters within 24 h returns the first workflow, as created,
 	// instead of a new one; with other parameters it is an error.
@@ -49,10 +56,35 @@ func (p CreateParams) validate() error {
 	case p.Payload[0] != '{':
 		return &InvalidError{Code: CodeParameterInvalid, Param: "payload", Message: "payload must be a JSON object"}
 	}
+	if p.MarginFloor < 0 || p.MarginFloor >= 10000 {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "marginFloor", Message: "marginFloor must be at least 0 and below 1"}
+	}
 	if p.IdempotencyKey != "" {
 		return CheckIdempotencyKey(p.IdempotencyKey)
 	}
 	return nil
+}
+
+// parseCriteria checks a request's success criteria; nil when none were
+// given. Errors are *InvalidError naming the node at fault
+// ("successCriteria.criteria[1].pattern").
+func parseCriteria(raw json.RawMessage) (*criteria.Criteria, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	c, err := criteria.Parse(raw)
+	if err != nil {
+		param := "successCriteria"
+		var ce *criteria.Error
+		if errors.As(err, &ce) {
+			if ce.Param != "" {
+				param += "." + ce.Param
+			}
+			return nil, &InvalidError{Code: CodeParameterInvalid, Param: param, Message: param + ": " + ce.Message}
+		}
+		return nil, &InvalidError{Code: CodeParameterInvalid, Param: param, Message: err.Error()}
+	}
+	return c, nil
 }
 
 // CheckIdempotencyKey reports whether key can be an idempotency key: 1 to 255
@@ -72,9 +104,22 @@ var ErrIdempotencyKeyReused = errors.New("settleflow: idempotency key reused wit
 
 // QuoteResult is the price of a would-be workflow.
 type QuoteResult struct {
+	// Quoted is the price: the most the workflow can be charged.
 	Quoted        Money
 	EstimatedCost int64
 	TargetMargin  BasisPoints
+	// Pricing is the product's pricing model.
+	Pricing Pricing
+	// SuccessCriteria is the criteria tree in force (the request's, else
+	// the product's), or nil.
+	SuccessCriteria json.RawMessage
+	// MarginFloor is the floor in force, 0 if none; Budget is then the most
+	// the execution may spend and keep it (floor(quoted × (1 − floor))), 0
+	// without a floor.
+	MarginFloor BasisPoints
+	Budget      int64
+
+	criteria *criteria.Criteria
 }
 
 // Quote validates p and prices it without creating anything. Errors are
@@ -107,7 +152,29 @@ func (e *Engine) Quote(ctx context.Context, p CreateParams) (QuoteResult, error)
 	if err != nil {
 		return QuoteResult{}, &InvalidError{Code: CodeQuoteOutOfRange, Param: "payload", Message: err.Error()}
 	}
-	return QuoteResult{Quoted: Money{Amount: amount, Currency: Currency}, EstimatedCost: cost, TargetMargin: prod.price.TargetMargin}, nil
+	q := QuoteResult{Quoted: Money{Amount: amount, Currency: Currency}, EstimatedCost: cost, TargetMargin: prod.price.TargetMargin,
+		Pricing: prod.info.Pricing, SuccessCriteria: prod.info.SuccessCriteria, MarginFloor: prod.floor, criteria: prod.criteria}
+	c, err := parseCriteria(p.SuccessCriteria)
+	if err != nil {
+		return QuoteResult{}, err
+	}
+	if c != nil {
+		q.criteria = c
+		q.SuccessCriteria, _ = c.MarshalJSON()
+	}
+	if p.MarginFloor > 0 && p.MarginFloor < prod.floor {
+		return QuoteResult{}, &InvalidError{Code: CodeParameterInvalid, Param: "marginFloor",
+			Message: fmt.Sprintf("marginFloor %s is below the product's floor of %s: a request may raise the floor, never lower it", p.MarginFloor, prod.floor)}
+	}
+	q.MarginFloor = max(q.MarginFloor, p.MarginFloor)
+	if q.MarginFloor > 0 {
+		if m := MarginOnEstimate(amount, cost); m < q.MarginFloor {
+			return QuoteResult{}, &InvalidError{Code: CodeMarginBelowFloor, Param: "marginFloor",
+				Message: fmt.Sprintf("the quote of %d on an estimated cost of %d keeps a margin of %s, below the margin floor of %s", amount, cost, m, q.MarginFloor)}
+		}
+		q.Budget = Budget(amount, q.MarginFloor)
+	}
+	return q, nil
 }
 
 type createRequest struct {
@@ -151,16 +218,18 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		CustomerID: p.CustomerID,
 		Payload:    payload,
 		Quoted:     q.Quoted,
+		Pricing:    q.Pricing,
 		Margin:     Margin{Target: q.TargetMargin},
 		Refunded:   Money{Currency: Currency},
 		Status:     Pending,
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
+	wf.SetTerms(Terms{Pricing: q.Pricing, SuccessCriteria: q.SuccessCriteria, MarginFloor: q.MarginFloor})
 	req := &createRequest{ins: Insert{Workflow: wf}, done: make(chan createResult, 1)}
 	if p.IdempotencyKey != "" {
 		req.ins.IdempotencyKey = p.IdempotencyKey
-		req.ins.RequestHash = requestHash(p.Product, p.CustomerID, payload)
+		req.ins.RequestHash = requestHash(p.Product, p.CustomerID, payload, p.SuccessCriteria, p.MarginFloor)
 	}
 	if err := e.reserve(ctx, &req.ins, p.Environment); err != nil {
 		return nil, false, err
@@ -196,9 +265,19 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 	return wf, false, nil
 }
 
-func requestHash(product, customerID string, payload []byte) string {
+// requestHash identifies what a create asked for. Criteria and floor are
+// hashed only when given, so a key stored before they existed still
+// matches its replay.
+func requestHash(product, customerID string, payload, successCriteria []byte, floor BasisPoints) string {
 	h := sha256.New()
-	for _, part := range [][]byte{[]byte(product), []byte(customerID), payload} {
+	parts := [][]byte{[]byte(product), []byte(customerID), payload}
+	if c, err := compactJSON(successCriteria); err == nil && len(c) > 0 && string(c) != "null" {
+		parts = append(parts, []byte("successCriteria"), c)
+	}
+	if floor > 0 {
+		parts = append(parts, []byte("marginFloor"), []byte(floor.String()))
+	}
+	for _, part := range parts {
 		fmt.Fprintf(h, "%d:", len(part))
 		h.Write(part)
 	}

@@ -21,7 +21,14 @@ func (e *Engine) event(t EventType, w *Workflow, st Status, now time.Time, fill 
 			Quoted:     w.Quoted,
 			Margin:     w.Margin,
 			Result:     w.Result,
+			Charged:    w.Charged,
+			Cost:       w.Cost,
+			Outcome:    w.Outcome,
 		},
+	}
+	if w.Pricing.Model != "" {
+		pr := w.Pricing
+		ev.Data.Pricing = &pr
 	}
 	fill(&ev.Data)
 	return ev

@@ -25,16 +25,21 @@ const (
 	// EventCustomerFunded is emitted when a deposit for a customer is
 	// confirmed on chain and becomes available.
 	EventCustomerFunded EventType = "customer.funded"
+	// EventWorkflowMarginBelowFloor is emitted when a workflow finished
+	// executing having spent more than its margin floor's budget (its
+	// margin at the price quoted is below the floor): the product did not
+	// stop at its budget. The workflow goes on to be charged as usual.
+	EventWorkflowMarginBelowFloor EventType = "workflow.margin_below_floor"
 )
 
 // EventTypes lists every event type the engine emits.
 var EventTypes = []EventType{EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled,
-	EventRefundSucceeded, EventRefundFailed, EventCustomerFunded}
+	EventWorkflowMarginBelowFloor, EventRefundSucceeded, EventRefundFailed, EventCustomerFunded}
 
 // Valid reports whether t is one of EventTypes.
 func (t EventType) Valid() bool {
 	switch t {
-	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled,
+	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowMarginBelowFloor,
 		EventRefundSucceeded, EventRefundFailed, EventCustomerFunded:
 		return true
 	}
@@ -68,8 +73,8 @@ func (e *Event) Environment() Environment {
 }
 
 // EventData is the "data" object of an event. For workflow.* events it is the
-// workflow's outcome (WorkflowID, Status, Quoted, Margin and Result,
-// Settlement or Failure); for refund.* events it is {"workflowId", "refund"};
+// workflow's outcome (WorkflowID, Status, Quoted, Margin, Pricing, Charged,
+// Cost, Outcome and Result, Settlement or Failure); for refund.* events it is {"workflowId", "refund"};
 // for customer.funded it is {"customerId", "deposit", "balance"}. The fields
 // of the other kinds are left out of the JSON.
 type EventData struct {
@@ -80,6 +85,11 @@ type EventData struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	Settlement *Settlement     `json:"settlement,omitempty"`
 	Failure    *Failure        `json:"failure,omitempty"`
+	// Pricing, Charged, Cost and Outcome are the workflow's, when known.
+	Pricing *Pricing `json:"pricing,omitempty"`
+	Charged *Money   `json:"charged,omitempty"`
+	Cost    *Cost    `json:"cost,omitempty"`
+	Outcome *Outcome `json:"outcome,omitempty"`
 
 	// Refund is the refund of a refund.* event.
 	Refund *Refund `json:"-"`
@@ -105,6 +115,10 @@ type eventDataWorkflow struct {
 	Result     json.RawMessage `json:"result,omitempty"`
 	Settlement *Settlement     `json:"settlement,omitempty"`
 	Failure    *Failure        `json:"failure,omitempty"`
+	Pricing    *Pricing        `json:"pricing,omitempty"`
+	Charged    *Money          `json:"charged,omitempty"`
+	Cost       *Cost           `json:"cost,omitempty"`
+	Outcome    *Outcome        `json:"outcome,omitempty"`
 }
 
 type eventDataRefund struct {
@@ -127,7 +141,8 @@ func (d EventData) MarshalJSON() ([]byte, error) {
 	case d.CustomerID != "":
 		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Balance: d.Balance})
 	}
-	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure})
+	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure,
+		d.Pricing, d.Charged, d.Cost, d.Outcome})
 }
 
 // UnmarshalJSON reads any of the forms MarshalJSON writes.
@@ -144,7 +159,8 @@ func (d *EventData) UnmarshalJSON(p []byte) error {
 	}
 	w := all.eventDataWorkflow
 	*d = EventData{WorkflowID: w.WorkflowID, Status: w.Status, Quoted: w.Quoted, Margin: w.Margin, Result: w.Result,
-		Settlement: w.Settlement, Failure: w.Failure, Refund: all.Refund, CustomerID: all.CustomerID,
+		Settlement: w.Settlement, Failure: w.Failure, Pricing: w.Pricing, Charged: w.Charged, Cost: w.Cost, Outcome: w.Outcome,
+		Refund: all.Refund, CustomerID: all.CustomerID,
 		Deposit: all.Deposit, Balance: all.Balance}
 	return nil
 }

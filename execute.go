@@ -1,6 +1,7 @@
 package settleflow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow/criteria"
 )
 
 // claimLoop leases due workflows whenever a worker slot is free and hands
@@ -113,9 +116,10 @@ func WorkflowID(ctx context.Context) string {
 }
 
 type execResult struct {
-	wf   *Workflow
-	exec Execution
-	err  error
+	wf    *Workflow
+	exec  Execution
+	err   error
+	spent *spend // what the product reported spending as it ran
 }
 
 func (e *Engine) execute(ctx context.Context, rs *runState, w *Workflow) {
@@ -126,7 +130,14 @@ func (e *Engine) execute(ctx context.Context, rs *runState, w *Workflow) {
 		res.err = Permanent(&Failure{Code: FailureProductUnavailable, Message: fmt.Sprintf("product %q is not registered with this engine", w.Product)})
 	} else {
 		ectx, cancel := context.WithTimeout(context.WithValue(ctx, workflowIDKey{}, w.ID), e.opts.ExecutionTimeout)
+		ectx, cancelSpend := context.WithCancelCause(ectx)
+		res.spent = &spend{cancel: cancelSpend}
+		if w.MarginFloor != nil {
+			res.spent.enforce, res.spent.budget = true, Budget(w.Quoted.Amount, *w.MarginFloor)
+		}
+		ectx = context.WithValue(ectx, spendKey{}, res.spent)
 		res.exec, res.err = runProduct(ectx, prod, w.Payload)
+		cancelSpend(nil)
 		cancel()
 	}
 	rs.results <- res
@@ -163,21 +174,46 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 	for i, r := range batch {
 		w := r.wf
 		u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Running, UpdatedAt: now}
+		var (
+			reported []CostItem
+			exceeded bool
+			badItem  error
+		)
+		if r.spent != nil {
+			reported, exceeded, badItem = r.spent.reported()
+		}
 		switch {
-		case r.err == nil:
-			result, err := marshalResult(r.exec.Result)
-			if err == nil && (r.exec.ActualCost < 0 || r.exec.ActualCost > MaxAmount) {
-				err = fmt.Errorf("actual cost %d out of range [0, %d]", r.exec.ActualCost, MaxAmount)
+		case exceeded:
+			// The product's spend passed its budget: the engine canceled it,
+			// and whatever it returned, nothing is charged.
+			cost, _ := costOf(reported, 0) // each item was checked as reported
+			floor := BasisPoints(0)
+			if w.MarginFloor != nil {
+				floor = *w.MarginFloor
 			}
+			budget := Budget(w.Quoted.Amount, floor)
+			f := &Failure{Code: FailureMarginFloorExceeded, Message: fmt.Sprintf(
+				"the product reported spending %d, more than the budget of %d its margin floor of %s leaves at the quoted %d; it was stopped and nothing was charged",
+				cost.Amount, budget, floor, w.Quoted.Amount)}
+			u.ActualCost, u.Cost = &cost.Amount, cost
+			e.fail(&u, w, now, f)
+			u.Event.Data.Cost = cost
+		case r.err == nil && badItem != nil:
+			e.fail(&u, w, now, &Failure{Code: FailureExecutionFailed, Message: "product reported an unusable cost item: " + badItem.Error()})
+		case r.err == nil:
+			next, err := e.decide(w, r.exec, reported, now)
 			if err != nil {
 				e.fail(&u, w, now, &Failure{Code: FailureExecutionFailed, Message: "product reported an unusable result: " + err.Error()})
 				break
 			}
-			cost := r.exec.ActualCost
-			achieved := AchievedMargin(w.Quoted.Amount, cost)
 			u.Transition = Running.mustTo(Settling)
-			u.Result, u.ActualCost, u.Achieved = result, &cost, &achieved
+			u.Result, u.ActualCost, u.Achieved = next.Result, next.ActualCost, next.Margin.Achieved
+			u.Charged, u.Cost, u.Outcome = &next.Charged.Amount, next.Cost, next.Outcome
 			u.Attempts = 0
+			if w.MarginFloor != nil && next.Cost.Amount > Budget(w.Quoted.Amount, *w.MarginFloor) {
+				// The product did not stop at its budget: flag it.
+				u.Event = e.event(EventWorkflowMarginBelowFloor, next, Settling, now, func(*EventData) {})
+			}
 			if !settles {
 				// Another engine holds the SettlementLease: hand the charge
 				// to it through the Store, due now.
@@ -185,13 +221,13 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 				break
 			}
 			// Keep the lease: this worker submits the charge next, under
-			// the sequence the Store gives it in the same transaction.
+			// the sequence the Store gives it in the same transaction (a
+			// charge of 0 takes none: it never reaches the chain).
 			u.RunAt = now.Add(e.lease)
-			next := *w
-			next.Status, next.Result, next.ActualCost, next.UpdatedAt, next.Attempts = Settling, result, &cost, now, 0
-			next.Margin.Achieved = &achieved
-			u.Sequence = &next.Sequence
-			settling[i] = &next
+			if next.Charged.Amount > 0 {
+				u.Sequence = &next.Sequence
+			}
+			settling[i] = next
 		case ctx.Err() != nil && errors.Is(r.err, context.Canceled):
 			// Cut short by Stop: release for another worker, not a failure.
 			u.Release, u.RunAt, u.Attempts = true, now, w.Attempts
@@ -212,7 +248,7 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 	applied := e.update(ctx, rs, us)
 	for i := range batch {
 		if applied[i] && settling[i] != nil {
-			if settling[i].Sequence == 0 {
+			if settling[i].Sequence == 0 && settling[i].ChargeAmount() > 0 {
 				// A Store that broke its contract: never submit a charge
 				// without its number. The lease ends and the settle stage
 				// claims the workflow again (numbering it then).
@@ -279,6 +315,50 @@ func (e *Engine) handBack(ctx context.Context, evs []Event) {
 		return
 	}
 	signal(e.eventsWake)
+}
+
+// decide is what a workflow becomes once its product ran: its result, its
+// cost (items reported while it ran, then the execution's), the verdict of
+// its success criteria, and from these its charge and achieved margin. It
+// returns w as it is in Settling.
+func (e *Engine) decide(w *Workflow, ex Execution, reported []CostItem, now time.Time) (*Workflow, error) {
+	result, err := marshalResult(ex.Result)
+	if err != nil {
+		return nil, err
+	}
+	cost, err := costOf(append(reported, ex.CostItems...), ex.ActualCost)
+	if err != nil {
+		return nil, err
+	}
+	next := *w
+	next.Status, next.Result, next.UpdatedAt, next.Attempts = Settling, result, now, 0
+	next.Cost = cost
+	next.ActualCost = &cost.Amount
+	success := false
+	if c, err := e.criteriaOf(w); err != nil {
+		return nil, fmt.Errorf("success criteria: %w", err)
+	} else if c != nil {
+		next.Outcome = outcomeOf(c.Evaluate(result))
+		success = next.Outcome.Success
+	}
+	price := w.Pricing.Price(w.Margin.Target)
+	charged := price.Charge(w.Quoted.Amount, cost.Amount, success)
+	next.Charged = &Money{Amount: charged, Currency: w.Quoted.Currency}
+	achieved := AchievedMarginOf(w.Quoted.Amount, charged, cost.Amount)
+	next.Margin.Achieved = &achieved
+	return &next, nil
+}
+
+// criteriaOf returns the parsed success criteria of w: its product's,
+// already parsed, when they are the same tree, else parsed now.
+func (e *Engine) criteriaOf(w *Workflow) (*criteria.Criteria, error) {
+	if len(w.SuccessCriteria) == 0 || string(w.SuccessCriteria) == "null" {
+		return nil, nil
+	}
+	if p, ok := e.products.get(w.Product); ok && p.criteria != nil && bytes.Equal(p.info.SuccessCriteria, w.SuccessCriteria) {
+		return p.criteria, nil
+	}
+	return criteria.Parse(w.SuccessCriteria)
 }
 
 func marshalResult(v any) (json.RawMessage, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/settleflow/settleflow/criteria"
 	"github.com/settleflow/settleflow/internal/strictjson"
 )
 
@@ -26,6 +27,18 @@ type Product[P any] struct {
 	Name        string
 	Description string
 	Price       Price
+	// SuccessCriteria are the criteria the product's result is judged by
+	// unless a create passes its own: required for success_fee and hybrid
+	// pricing (they decide the charge), optional otherwise (the outcome is
+	// then recorded and changes nothing).
+	SuccessCriteria *criteria.Criteria
+	// MarginFloor, if above 0, is the least margin a workflow must keep at
+	// the price quoted, in basis points (0 < MarginFloor < 10000): a quote
+	// whose margin on the estimate is below it is refused
+	// (margin_below_floor), and an execution whose reported spend passes
+	// the budget it leaves is stopped (margin_floor_exceeded). A create may
+	// raise it, never lower it.
+	MarginFloor BasisPoints
 	// PricingSummary tells people how the cost is estimated, e.g.
 	// "2.00 USD per ticket plus 0.10 USD per attachment".
 	PricingSummary string
@@ -44,8 +57,14 @@ type Product[P any] struct {
 
 // Execution is what a product reports when it has run.
 type Execution struct {
-	// ActualCost is what the run cost, in minor units.
+	// ActualCost is what the run cost, in minor units. With cost items (here
+	// or reported through ReportSpend) it may be left 0; if set, it must
+	// equal their sum.
 	ActualCost int64
+	// CostItems break the cost down (model, tools, compute, human, other);
+	// they are added to the items reported through ReportSpend while the
+	// product ran.
+	CostItems []CostItem
 	// Result is the workflow's "result": anything that marshals to a JSON
 	// object, or nil.
 	Result any
@@ -58,6 +77,12 @@ type ProductInfo struct {
 	TargetMargin   BasisPoints `json:"targetMargin"`
 	MinimumCharge  Money       `json:"minimumCharge"`
 	PricingSummary string      `json:"pricingSummary"`
+	// Pricing is the product's pricing model.
+	Pricing Pricing `json:"pricing"`
+	// SuccessCriteria is the product's default criteria tree, or null.
+	SuccessCriteria json.RawMessage `json:"successCriteria"`
+	// MarginFloor is the product's margin floor, or null when it has none.
+	MarginFloor *BasisPoints `json:"marginFloor"`
 	// PayloadSchema is the JSON Schema (2020-12) of the payload, reflected
 	// from the product's Go type P: field names from the json tags, types,
 	// and what the fields' jsonschema tags state (required, bounds,
@@ -78,8 +103,10 @@ type Products struct {
 func NewProducts() *Products { return &Products{m: map[string]*product{}} }
 
 type product struct {
-	info  ProductInfo
-	price Price
+	info     ProductInfo
+	price    Price
+	criteria *criteria.Criteria // the default success criteria, or nil
+	floor    BasisPoints        // the margin floor, 0 if none
 	// estimate decodes and validates a payload and estimates its cost.
 	estimate func(payload json.RawMessage) (int64, error)
 	execute  func(ctx context.Context, payload json.RawMessage) (Execution, error)
@@ -98,6 +125,12 @@ func Register[P any](r *Products, p Product[P]) error {
 	}
 	if p.Estimate == nil || p.Execute == nil {
 		return fmt.Errorf("settleflow: product %s needs Estimate and Execute", p.Name)
+	}
+	if m := p.Price.model(); (m == PricingSuccessFee || m == PricingHybrid) && p.SuccessCriteria == nil {
+		return fmt.Errorf("settleflow: product %s: %s pricing needs SuccessCriteria (they decide the charge)", p.Name, m)
+	}
+	if p.MarginFloor < 0 || p.MarginFloor >= 10000 {
+		return fmt.Errorf("settleflow: product %s: margin floor %s must be at least 0 and below 1", p.Name, p.MarginFloor)
 	}
 	decode := func(raw json.RawMessage) (P, error) {
 		var v P
@@ -141,8 +174,11 @@ func Register[P any](r *Products, p Product[P]) error {
 			PricingSummary: p.PricingSummary,
 			PayloadSchema:  schema,
 			Example:        example,
+			Pricing:        PricingOf(p.Price),
 		},
-		price: p.Price,
+		price:    p.Price,
+		criteria: p.SuccessCriteria,
+		floor:    p.MarginFloor,
 		estimate: func(raw json.RawMessage) (int64, error) {
 			v, err := decode(raw)
 			if err != nil {
@@ -163,6 +199,13 @@ func Register[P any](r *Products, p Product[P]) error {
 			}
 			return p.Execute(ctx, v)
 		},
+	}
+	if p.SuccessCriteria != nil {
+		entry.info.SuccessCriteria, _ = p.SuccessCriteria.MarshalJSON()
+	}
+	if p.MarginFloor > 0 {
+		f := p.MarginFloor
+		entry.info.MarginFloor = &f
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

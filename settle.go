@@ -66,6 +66,17 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	us := make([]Update, len(batch))
 	done := make([]bool, len(batch))
 	decide := func(i int, u Update) { us[i], done[i] = u, true }
+	// A charge of 0 goes nowhere near the chain: the workflow is Settled
+	// at once, with no settlement.
+	for i, it := range batch {
+		if charges[i].Amount == 0 {
+			w := it.wf
+			u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true, RunAt: now,
+				Transition: Settling.mustTo(Settled)}
+			u.Event = e.event(EventWorkflowCompleted, w, Settled, now, func(*EventData) {})
+			decide(i, u)
+		}
+	}
 	open := func(keep func(i int) bool) []int {
 		var out []int
 		for i := range batch {
@@ -91,6 +102,10 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	}
 
 	asked := open(func(int) bool { return true })
+	if len(asked) == 0 {
+		e.update(ctx, rs, us)
+		return
+	}
 	sts, err := e.status(ctx, pick(charges, asked))
 	if err != nil {
 		for _, i := range asked {

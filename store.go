@@ -35,7 +35,9 @@ type Store interface {
 	// so it is claimed again if its owner vanishes; a claimed Pending workflow
 	// moves to Running in the same statement (claiming is starting it). A
 	// claimed Settling workflow without a Sequence gets the next Sequence of
-	// its environment in the same transaction (claiming it is settling it).
+	// its environment in the same transaction (claiming it is settling it),
+	// unless it is charged 0 (Workflow.Charged): nothing of it goes to the
+	// chain.
 	ClaimWorkflows(ctx context.Context, c Claim) ([]*Workflow, error)
 
 	// UpdateWorkflows applies us in one transaction. Each update applies only
@@ -141,7 +143,7 @@ type Store interface {
 
 	// Margins sums p.Environment's Settled workflows created in p's range,
 	// grouped by p.GroupBy, in one query: per group the workflows counted
-	// and the sums of their charges (quoted amounts), refunded amounts and
+	// and the sums of their charges (Workflow.ChargeAmount), refunded amounts and
 	// actual costs, ordered by key, at most limit groups.
 	Margins(ctx context.Context, p MarginsParams, limit int) ([]MarginTotals, error)
 
@@ -275,6 +277,11 @@ type Update struct {
 	// Fields set when non-nil.
 	Result     json.RawMessage
 	ActualCost *int64
+	// Charged, Cost (its items; ActualCost carries its amount) and Outcome
+	// are set with the move out of Running.
+	Charged    *int64
+	Cost       *Cost
+	Outcome    *Outcome
 	Achieved   *BasisPoints
 	Settlement *Settlement
 	Failure    *Failure
@@ -284,7 +291,8 @@ type Update struct {
 	// A workflow with a reservation (Workflow.Reserved > 0) that reaches a
 	// terminal status gives it back to its customer's account in the same
 	// transaction (Account.Reserved −= Workflow.Reserved); reaching Settled
-	// also adds its charge (the quoted amount) to Account.Charged.
+	// also adds its charge (Workflow.ChargeAmount: Charged, or the quoted
+	// amount when Charged was never set) to Account.Charged.
 	// CancelWorkflow does the same for Canceled.
 	//
 	// Sequence, if not nil, asks for the workflow's Sequence, for the
@@ -292,6 +300,9 @@ type Update struct {
 	// Settling. If it applies, a workflow without a Sequence gets the next
 	// one of its environment in the same transaction, and *Sequence is set
 	// to the workflow's Sequence (which is never changed once given).
+	// A workflow charged 0 is never numbered (it goes nowhere near the
+	// chain): the engine asks no Sequence for it, and ClaimWorkflows gives
+	// none to it.
 	// Sequences are given only here and in ClaimWorkflows, so in an
 	// environment they are dense and run in the order charges are first
 	// settled: failed and canceled workflows take none, and creating a

@@ -124,12 +124,32 @@ type Workflow struct {
 	Product    string          `json:"product"`
 	CustomerID string          `json:"customerId"`
 	Payload    json.RawMessage `json:"payload"`
-	Quoted     Money           `json:"quoted"`
-	Margin     Margin          `json:"margin"`
-	Status     Status          `json:"status"`
-	Result     json.RawMessage `json:"result"`
-	Settlement *Settlement     `json:"settlement"`
-	Failure    *Failure        `json:"failure"`
+	// Quoted is the price quoted at creation: the most that can be
+	// charged, and what the customer's balance reserves.
+	Quoted Money `json:"quoted"`
+	// Pricing is the pricing model the workflow was created under.
+	Pricing Pricing `json:"pricing"`
+	// SuccessCriteria is the criteria tree its outcome is judged by (the
+	// request's, else the product's), or null.
+	SuccessCriteria json.RawMessage `json:"successCriteria"`
+	// MarginFloor is the margin floor in force (the product's, or the
+	// request's if higher), or null when none.
+	MarginFloor *BasisPoints    `json:"marginFloor"`
+	Margin      Margin          `json:"margin"`
+	Status      Status          `json:"status"`
+	Result      json.RawMessage `json:"result"`
+	Settlement  *Settlement     `json:"settlement"`
+	Failure     *Failure        `json:"failure"`
+	// Charged is what the workflow is charged, decided once it ran (null
+	// before, and when it failed): at most Quoted, and 0 for an outcome
+	// that earns nothing.
+	Charged *Money `json:"charged"`
+	// Cost is what the execution cost, with its breakdown; null until
+	// executed.
+	Cost *Cost `json:"cost"`
+	// Outcome is the verdict of SuccessCriteria on the result; null when
+	// there are no criteria or nothing was evaluated.
+	Outcome *Outcome `json:"outcome"`
 	// Refunded is the sum of the workflow's Succeeded refunds.
 	Refunded  Money     `json:"refunded"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -163,14 +183,49 @@ func (w *Workflow) Environment() Environment {
 	return Test
 }
 
-// charge is the charge that settles w: always the quoted amount.
+// charge is the charge that settles w: its Charged amount (the quoted
+// amount for a workflow recorded before charges were decided).
 func (w *Workflow) charge() Charge {
 	return Charge{
 		WorkflowID:  w.ID,
 		Sequence:    w.Sequence,
 		Environment: w.Environment(),
 		CustomerID:  w.CustomerID,
-		Amount:      w.Quoted.Amount,
+		Amount:      w.ChargeAmount(),
 		Currency:    w.Quoted.Currency,
+	}
+}
+
+// ChargeAmount is what w is charged: Charged when decided, else the quoted
+// amount (workflows stored before charges were decided separately).
+func (w *Workflow) ChargeAmount() int64 {
+	if w.Charged != nil {
+		return w.Charged.Amount
+	}
+	return w.Quoted.Amount
+}
+
+// Terms returns w's pricing, success criteria and margin floor as one
+// value, for a Store to keep.
+func (w *Workflow) Terms() Terms {
+	t := Terms{Pricing: w.Pricing, SuccessCriteria: w.SuccessCriteria}
+	if w.MarginFloor != nil {
+		t.MarginFloor = *w.MarginFloor
+	}
+	return t
+}
+
+// SetTerms sets what Terms returns; the zero Terms (a workflow stored before
+// pricing models) is fixed pricing with neither criteria nor floor.
+func (w *Workflow) SetTerms(t Terms) {
+	w.Pricing = t.Pricing
+	if w.Pricing.Model == "" {
+		w.Pricing.Model = PricingFixed
+	}
+	w.SuccessCriteria = t.SuccessCriteria
+	w.MarginFloor = nil
+	if t.MarginFloor > 0 {
+		f := t.MarginFloor
+		w.MarginFloor = &f
 	}
 }

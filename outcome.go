@@ -1,0 +1,282 @@
+package settleflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/settleflow/settleflow/criteria"
+)
+
+// Pricing is a pricing model as the wire shows it, on every catalogue
+// entry, quote and workflow:
+//
+//	{"model": "fixed"}
+//	{"model": "capped", "markup": 0.2, "minimumCharge": {"amount": 50, "currency": "usd"}}
+//	{"model": "success_fee"}
+//	{"model": "hybrid", "baseShare": 0.3}
+//
+// A workflow keeps the pricing it was created under, whatever its product
+// becomes later.
+type Pricing struct {
+	Model PricingModel `json:"model"`
+	// Markup is capped pricing's markup on cost (0.2: cost + 20 %).
+	Markup *BasisPoints `json:"markup,omitempty"`
+	// MinimumCharge is the least capped pricing charges.
+	MinimumCharge *Money `json:"minimumCharge,omitempty"`
+	// BaseShare is the part of a hybrid quote charged whatever the outcome.
+	BaseShare *BasisPoints `json:"baseShare,omitempty"`
+}
+
+// PricingOf is p's wire form.
+func PricingOf(p Price) Pricing {
+	out := Pricing{Model: p.model()}
+	switch out.Model {
+	case PricingCapped:
+		m := p.Markup
+		out.Markup = &m
+		out.MinimumCharge = &Money{Amount: p.MinimumCharge, Currency: Currency}
+	case PricingHybrid:
+		s := p.BaseShare
+		out.BaseShare = &s
+	}
+	return out
+}
+
+// Price is the Price pr describes, with target as its target margin. The
+// zero Pricing (a workflow stored before pricing models) is fixed.
+func (pr Pricing) Price(target BasisPoints) Price {
+	p := Price{Model: pr.Model, TargetMargin: target}
+	if p.Model == "" {
+		p.Model = PricingFixed
+	}
+	if pr.Markup != nil {
+		p.Markup = *pr.Markup
+	}
+	if pr.MinimumCharge != nil {
+		p.MinimumCharge = pr.MinimumCharge.Amount
+	}
+	if pr.BaseShare != nil {
+		p.BaseShare = *pr.BaseShare
+	}
+	return p
+}
+
+// CostCategory is the layer a cost item belongs to. The names are part of
+// the wire contract.
+type CostCategory string
+
+// The cost categories.
+const (
+	CostModel   CostCategory = "model"
+	CostTools   CostCategory = "tools"
+	CostCompute CostCategory = "compute"
+	CostHuman   CostCategory = "human"
+	CostOther   CostCategory = "other"
+)
+
+// Valid reports whether c is one of the cost categories.
+func (c CostCategory) Valid() bool {
+	switch c {
+	case CostModel, CostTools, CostCompute, CostHuman, CostOther:
+		return true
+	}
+	return false
+}
+
+// CostItem is one line of a workflow's cost: what was spent in one
+// category at one provider.
+type CostItem struct {
+	Category CostCategory `json:"category"`
+	// Provider names who was paid ("openai", "ocr-service", "reviewer"),
+	// at most 64 bytes; may be empty.
+	Provider string `json:"provider"`
+	// Units is how much was used, in the provider's unit (tokens, calls,
+	// milliseconds); informational.
+	Units int64 `json:"units"`
+	// Amount is what it cost, in minor units of the workflow's currency.
+	Amount int64 `json:"amount"`
+}
+
+// Limits of cost items.
+const (
+	// MaxCostItems is the most cost items one workflow records.
+	MaxCostItems = 256
+	// MaxProviderLen bounds CostItem.Provider, in bytes.
+	MaxProviderLen = 64
+)
+
+func (it CostItem) check() error {
+	switch {
+	case !it.Category.Valid():
+		return fmt.Errorf("cost item category %q is not one of model, tools, compute, human, other", it.Category)
+	case len(it.Provider) > MaxProviderLen || !utf8.ValidString(it.Provider):
+		return fmt.Errorf("cost item provider must be valid UTF-8 of at most %d bytes", MaxProviderLen)
+	case it.Units < 0:
+		return fmt.Errorf("cost item units %d is negative", it.Units)
+	case it.Amount < 0 || it.Amount > MaxAmount:
+		return fmt.Errorf("cost item amount %d out of range [0, %d]", it.Amount, MaxAmount)
+	}
+	return nil
+}
+
+// Cost is what a workflow's execution cost: the sum of its items (or, for a
+// product that reports no items, the actual cost it reported, with no
+// items).
+type Cost struct {
+	Amount   int64      `json:"amount"`
+	Currency string     `json:"currency"`
+	Items    []CostItem `json:"items"`
+}
+
+// costOf sums items into a Cost; reported is Execution.ActualCost, which
+// must be 0 or the sum when there are items.
+func costOf(items []CostItem, reported int64) (*Cost, error) {
+	if len(items) > MaxCostItems {
+		return nil, fmt.Errorf("%d cost items, more than %d", len(items), MaxCostItems)
+	}
+	if len(items) == 0 {
+		if reported < 0 || reported > MaxAmount {
+			return nil, fmt.Errorf("actual cost %d out of range [0, %d]", reported, MaxAmount)
+		}
+		return &Cost{Amount: reported, Currency: Currency, Items: []CostItem{}}, nil
+	}
+	var sum int64
+	for _, it := range items {
+		if err := it.check(); err != nil {
+			return nil, err
+		}
+		sum += it.Amount // each ≤ 10^14, at most 256 of them: no overflow
+	}
+	if sum > MaxAmount {
+		return nil, fmt.Errorf("cost items sum to %d, more than %d", sum, MaxAmount)
+	}
+	if reported != 0 && reported != sum {
+		return nil, fmt.Errorf("actual cost %d differs from the sum of the cost items, %d (report one or the other, or both equal)", reported, sum)
+	}
+	return &Cost{Amount: sum, Currency: Currency, Items: items}, nil
+}
+
+// Outcome is the verdict of a workflow's success criteria on its result,
+// with each criterion's step.
+type Outcome struct {
+	Success bool          `json:"success"`
+	Trace   []OutcomeStep `json:"trace"`
+}
+
+// OutcomeStep is one criterion's verdict, in tree order (a combinator
+// before its children).
+type OutcomeStep struct {
+	// Node is the criterion's place in the tree ("" for the root,
+	// "criteria[1]").
+	Node string `json:"node"`
+	// Path is the JSON Pointer a leaf tested ("" for the whole result and
+	// for combinators).
+	Path    string `json:"path"`
+	Type    string `json:"type"`
+	Matched bool   `json:"matched"`
+	// Reason says why, for people.
+	Reason string `json:"reason"`
+}
+
+func outcomeOf(o criteria.Outcome) *Outcome {
+	out := &Outcome{Success: o.Success, Trace: make([]OutcomeStep, len(o.Trace))}
+	for i, s := range o.Trace {
+		out.Trace[i] = OutcomeStep{Node: s.Node, Path: s.Path, Type: s.Type, Matched: s.Matched, Reason: s.Reason}
+	}
+	return out
+}
+
+// ErrMarginFloorExceeded is what ReportSpend returns once a workflow's
+// reported spend passed its budget: the engine has canceled the execution's
+// context and fails the workflow with margin_floor_exceeded.
+var ErrMarginFloorExceeded = errors.New("settleflow: spend passed the budget of the margin floor")
+
+// spend is the running tally of what an execution reported spending.
+type spend struct {
+	budget  int64
+	enforce bool
+	cancel  context.CancelCauseFunc
+
+	mu       sync.Mutex
+	items    []CostItem
+	total    int64
+	exceeded bool
+	bad      error // the first unusable item reported
+}
+
+type spendKey struct{}
+
+// SpendBudget returns the most the workflow a product runs for may spend and
+// still meet its margin floor at the price quoted: floor(quoted × (1 −
+// floor)); ok is false when no margin floor applies (the product declares
+// none and the request asked for none), and spending is then not bounded.
+func SpendBudget(ctx context.Context) (budget int64, ok bool) {
+	s, _ := ctx.Value(spendKey{}).(*spend)
+	if s == nil || !s.enforce {
+		return 0, false
+	}
+	return s.budget, true
+}
+
+// ReportSpend records what a product spent as it goes: the items become
+// the workflow's cost (with those of Execution.CostItems). The moment the
+// reported spend passes the budget (see SpendBudget), the execution's
+// context is canceled and ReportSpend returns ErrMarginFloorExceeded; the
+// workflow then fails with margin_floor_exceeded, nothing charged, its cost
+// recorded, whatever Execute returns. An item that is not valid (an unknown
+// category, a negative amount) fails the workflow with execution_failed.
+// Outside an execution ReportSpend does nothing.
+func ReportSpend(ctx context.Context, items ...CostItem) error {
+	s, _ := ctx.Value(spendKey{}).(*spend)
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exceeded {
+		return ErrMarginFloorExceeded
+	}
+	for _, it := range items {
+		if err := it.check(); err != nil {
+			if s.bad == nil {
+				s.bad = err
+			}
+			return fmt.Errorf("settleflow: %w", err)
+		}
+		if len(s.items) >= MaxCostItems {
+			if s.bad == nil {
+				s.bad = fmt.Errorf("more than %d cost items", MaxCostItems)
+			}
+			return fmt.Errorf("settleflow: %w", s.bad)
+		}
+		s.items = append(s.items, it)
+		s.total = min(s.total+it.Amount, MaxAmount+1)
+	}
+	if s.enforce && s.total > s.budget {
+		s.exceeded = true
+		s.cancel(ErrMarginFloorExceeded)
+		return ErrMarginFloorExceeded
+	}
+	return nil
+}
+
+// reported returns a copy of what was reported and whether it passed the
+// budget.
+func (s *spend) reported() ([]CostItem, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]CostItem(nil), s.items...), s.exceeded, s.bad
+}
+
+// Terms are what a workflow was created under, beyond its quote: its
+// pricing, the success criteria its outcome is judged by, and its margin
+// floor. Stores keep them as one value (see MarshalTerms).
+type Terms struct {
+	Pricing         Pricing         `json:"pricing"`
+	SuccessCriteria json.RawMessage `json:"successCriteria,omitempty"`
+	MarginFloor     BasisPoints     `json:"marginFloor,omitempty"`
+}
