@@ -109,7 +109,7 @@ func TestPricingModelsChargeTheCustomer(t *testing.T) {
 	}{
 		{"fixed charges the quote", "p-fixed", met, outcomeQuote, nil},
 		{"capped charges cost plus markup", "p-capped", outcomeJob{Cost: 501, Items: true}, 602, nil}, // ceil(501 × 1.2)
-		{"capped stops at the cap", "p-capped", outcomeJob{Cost: 1300}, outcomeQuote, nil},           // 1560 > 1429
+		{"capped stops at the cap", "p-capped", outcomeJob{Cost: 1300}, outcomeQuote, nil},            // 1560 > 1429
 		{"capped charges at least the minimum", "p-capped", outcomeJob{Cost: 10}, 100, nil},
 		{"success fee met", "p-fee", met, outcomeQuote, ptr(true)},
 		{"success fee missed: nothing", "p-fee", missed, 0, ptr(false)},
