@@ -24,6 +24,8 @@ type outcomeJob struct {
 	// back in Execution, as items when Items is set.
 	Stream bool `json:"stream"`
 	Items  bool `json:"items"`
+	// Fail fails the run for good after reporting its spend.
+	Fail bool `json:"fail"`
 }
 
 // outcomeEstimate is every outcome product's estimate: its quote is
@@ -49,6 +51,9 @@ func outcomeProducts(t testing.TB) *settleflow.Products {
 				if err := settleflow.ReportSpend(ctx, settleflow.CostItem{Category: settleflow.CostModel, Provider: "llm", Units: 1000, Amount: p.Cost / 4}); err != nil {
 					return settleflow.Execution{}, err
 				}
+			}
+			if p.Fail {
+				return settleflow.Execution{}, settleflow.Permanent(errors.New("the model gave up"))
 			}
 			return settleflow.Execution{Result: result}, nil
 		case p.Items:
@@ -204,7 +209,7 @@ func waitAvailable(t *testing.T, f *fixture, customer string, want int64) {
 func TestMarginFloorHolds(t *testing.T) {
 	ctx := context.Background()
 	f, ls := newOutcomeFixture(t)
-	const deposit = 3 * outcomeQuote
+	const deposit = 4 * outcomeQuote
 	ls.deposit(t, "cus_m", deposit)
 	if err := f.engine.SyncFunds(ctx, settleflow.Test); err != nil {
 		t.Fatal(err)
@@ -226,10 +231,18 @@ func TestMarginFloorHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gaveUp, err := createJob(ctx, f.engine, "p-fixed", "cus_m", outcomeJob{Cost: 400, Stream: true, Fail: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := f.engine.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	done := f.waitTerminal(t, settleflow.Test, over.ID, flagged.ID, exact.ID)
+	done := f.waitTerminal(t, settleflow.Test, over.ID, flagged.ID, exact.ID, gaveUp.ID)
+	if w := done[gaveUp.ID]; w.Status != settleflow.Failed || w.Failure.Code != settleflow.FailureExecutionFailed ||
+		w.Charged != nil || w.Cost == nil || w.Cost.Amount != 400 || len(w.Cost.Items) != 4 {
+		t.Fatalf("a run that failed after spending: %s %+v charged %v cost %+v", w.Status, w.Failure, w.Charged, w.Cost)
+	}
 	w := done[over.ID]
 	if w.Status != settleflow.Failed || w.Failure == nil || w.Failure.Code != settleflow.FailureMarginFloorExceeded ||
 		w.Charged != nil || w.Cost == nil || w.Cost.Amount != 1500 || len(w.Cost.Items) != 3 || w.Settlement != nil {
@@ -241,7 +254,7 @@ func TestMarginFloorHolds(t *testing.T) {
 	if w := done[exact.ID]; w.Status != settleflow.Settled {
 		t.Fatalf("at the budget: %s %+v", w.Status, w.Failure)
 	}
-	by := f.waitEvents(t, 4)
+	by := f.waitEvents(t, 5)
 	types := func(id string) (out []settleflow.EventType) {
 		for _, ev := range by[id] {
 			out = append(out, ev.Type)
