@@ -297,9 +297,7 @@ func toRow(w *settleflow.Workflow) *workflowRow {
 		c := w.Charged.Amount
 		r.Charged = &c
 	}
-	if w.Cost != nil {
-		r.CostItems = jsonText(&w.Cost.Items)
-	}
+	r.CostItems = costItemsText(w.Cost)
 	if w.AccountRef != "" {
 		ref := w.AccountRef
 		r.AccountRef = &ref
@@ -380,9 +378,14 @@ func (r *workflowRow) workflow() (*settleflow.Workflow, error) {
 	return w, nil
 }
 
-// termsText is w's Terms as stored: JSON.
+// termsText is w's Terms as stored: JSON, or NULL for fixed pricing with
+// neither criteria nor floor (what NULL reads back as), the common case
+// that then costs no encoding.
 func termsText(w *settleflow.Workflow) *string {
 	t := w.Terms()
+	if (t.Pricing == settleflow.Pricing{Model: settleflow.PricingFixed}) && len(t.SuccessCriteria) == 0 && t.MarginFloor == 0 {
+		return nil
+	}
 	return jsonText(&t)
 }
 
@@ -1059,9 +1062,10 @@ var updatedColumns = []string{"status", "run_at", "lease_owner", "attempts", "up
 	"result", "actual_cost", "achieved_margin_bps", "settlement", "failure", "sequence",
 	"charged", "cost_items", "outcome"}
 
-// costItemsText is the cost items of c as stored, or nil to keep them.
+// costItemsText is the cost items of c as stored: NULL when there are
+// none (a cost without items reads back with an empty list).
 func costItemsText(c *settleflow.Cost) *string {
-	if c == nil {
+	if c == nil || len(c.Items) == 0 {
 		return nil
 	}
 	return jsonText(&c.Items)
