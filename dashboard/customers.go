@@ -145,7 +145,9 @@ type refundForm struct {
 type refundView struct {
 	Refunds []*settleflow.Refund
 	// Taken is the sum of the refunds that are not Failed (Pending ones
-	// included, as the Store counts them); Left = Quoted − Taken.
+	// included, as the Store counts them); Left = charge − Taken (the
+	// charge: Charged, else the quote of a workflow Settled before charges
+	// were decided apart).
 	Taken, Left int64
 	// Funded: the environment's charges are paid from customer balances,
 	// so refunds are possible there.
@@ -186,7 +188,7 @@ func (h *Handler) refundViewOf(ctx context.Context, env settleflow.Environment, 
 			v.Taken += rf.Amount
 		}
 	}
-	v.Left = max(wf.Quoted.Amount-v.Taken, 0)
+	v.Left = max(wf.ChargeAmount()-v.Taken, 0)
 	c, err := h.opts.Engine.Customer(ctx, env, wf.CustomerID)
 	var inv *settleflow.InvalidError
 	switch {
@@ -294,7 +296,7 @@ func notSettled(wf *settleflow.Workflow) string {
 
 func tooMuch(wf *settleflow.Workflow, asked, left int64) string {
 	return "A refund of " + formatPrice(asked, wf.Quoted.Currency) + " is more than is left to refund of " + wf.ID +
-		" (" + formatPrice(left, wf.Quoted.Currency) + " of its " + formatPrice(wf.Quoted.Amount, wf.Quoted.Currency) +
+		" (" + formatPrice(left, wf.Quoted.Currency) + " of its " + formatPrice(wf.ChargeAmount(), wf.Quoted.Currency) +
 		" charge, pending refunds counted). Nothing was refunded."
 }
 

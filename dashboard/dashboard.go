@@ -1,7 +1,8 @@
 // Package dashboard is settleflow's operator dashboard: server-rendered
 // pages (html/template, assets embedded with go:embed, one small script) to
-// manage API keys and webhook endpoints, follow workflows and their
-// deliveries, look up customers' balances and deposit instructions, refund
+// manage API keys and webhook endpoints, follow workflows (their pricing,
+// charge against the quote, cost by category and success criteria's trace)
+// and their deliveries, look up customers' balances and deposit instructions, refund
 // Settled workflows (reviewed, then confirmed under an idempotency key), and
 // see an overview of charges and margins, one environment (test or live) at
 // a time. The reference server serves it under

@@ -83,8 +83,8 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) {
 		if wf.Status == settleflow.Settled {
 			if ds := days[wf.CreatedAt.UTC().Format("2006-01-02")]; ds != nil {
 				ds.Settled++
-				ds.Volume += wf.Quoted.Amount
-				d.Total += wf.Quoted.Amount
+				ds.Volume += wf.ChargeAmount()
+				d.Total += wf.ChargeAmount()
 			}
 			d.Currency = strings.ToUpper(wf.Quoted.Currency)
 		}

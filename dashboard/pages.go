@@ -65,8 +65,10 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05 UTC")
 	},
-	"raw":    func(b []byte) string { return string(b) },
-	"redact": webhook.RedactURL,
+	"raw":     func(b []byte) string { return string(b) },
+	"units":   formatUnits,
+	"charged": chargedText,
+	"redact":  webhook.RedactURL,
 }
 
 func parsePages() (map[string]*template.Template, error) {
@@ -428,7 +430,22 @@ type workflowData struct {
 	Events     []settleflow.Event
 	Deliveries map[string][]deliveryView // by event id
 	Explorer   string
+	// Terms, Cost and Trace are the workflow's pricing, charge and budget,
+	// its cost by category (nil until executed) and its outcome's trace;
+	// FloorFailure says why a workflow stopped at its margin floor failed.
+	Terms        termsView
+	Cost         *costView
+	Trace        []traceStep
+	FloorFailure string
 	refundView
+}
+
+// newWorkflowData is wf's page without its deliveries or explorer link.
+func newWorkflowData(wf *settleflow.Workflow, evs []settleflow.Event, v refundView) workflowData {
+	d := workflowData{W: wf, Events: evs, Deliveries: map[string][]deliveryView{}, refundView: v, Terms: termsOf(wf), Trace: traceOf(wf.Outcome)}
+	d.Cost = costOf(wf, d.Terms)
+	d.FloorFailure = marginFloorFailure(wf, d.Terms)
+	return d
 }
 
 func (h *Handler) workflowPage(w http.ResponseWriter, r *http.Request, s *session) {
@@ -459,7 +476,7 @@ func (h *Handler) workflowPageWith(w http.ResponseWriter, r *http.Request, s *se
 		return
 	}
 	v.Form = form
-	d := workflowData{W: wf, Events: evs.Data, Deliveries: map[string][]deliveryView{}, refundView: v}
+	d := newWorkflowData(wf, evs.Data, v)
 	if x := h.opts.Explorers[s.env]; x != "" && wf.Settlement != nil {
 		d.Explorer = x + wf.Settlement.TxHash
 	}
