@@ -65,6 +65,36 @@ func randomWorkflow(r *rand.Rand) *Workflow {
 	if r.IntN(5) == 0 {
 		w.Result = nil
 	}
+	w.Pricing = Pricing{Model: PricingModel(randomString(r))}
+	if r.IntN(2) == 0 {
+		m, s := BasisPoints(r.Int64N(100001)), BasisPoints(r.Int64N(10000))
+		w.Pricing.Markup, w.Pricing.BaseShare = &m, &s
+		w.Pricing.MinimumCharge = &Money{Amount: r.Int64(), Currency: randomString(r)}
+	}
+	if r.IntN(2) == 0 {
+		w.SuccessCriteria = json.RawMessage(rawSamples[r.IntN(len(rawSamples))])
+	}
+	if r.IntN(2) == 0 {
+		f := BasisPoints(r.Int64N(10000))
+		w.MarginFloor = &f
+	}
+	if r.IntN(2) == 0 {
+		w.Charged = &Money{Amount: r.Int64N(1000), Currency: randomString(r)}
+		w.Cost = &Cost{Amount: r.Int64(), Currency: randomString(r)}
+		if r.IntN(3) > 0 {
+			w.Cost.Items = []CostItem{}
+			for n := r.IntN(4); n > 0; n-- {
+				w.Cost.Items = append(w.Cost.Items, CostItem{Category: CostCategory(randomString(r)), Provider: randomString(r), Units: r.Int64() - r.Int64(), Amount: r.Int64()})
+			}
+		}
+		w.Outcome = &Outcome{Success: r.IntN(2) == 0}
+		if r.IntN(3) > 0 {
+			w.Outcome.Trace = []OutcomeStep{}
+			for n := r.IntN(4); n > 0; n-- {
+				w.Outcome.Trace = append(w.Outcome.Trace, OutcomeStep{Node: randomString(r), Path: randomString(r), Type: randomString(r), Matched: r.IntN(2) == 0, Reason: randomString(r)})
+			}
+		}
+	}
 	if r.IntN(7) == 0 {
 		w.CreatedAt = time.Date(2026, 11, 21, 12, 0, 0, 0, time.FixedZone("x", 3600)) // a zone other than UTC
 	}
@@ -92,10 +122,11 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 
 func TestMarshalJSONRefusesWhatEncodingJSONRefuses(t *testing.T) {
 	for name, w := range map[string]*Workflow{
-		"invalid payload": {Payload: json.RawMessage(`{"a":`)},
-		"invalid result":  {Payload: json.RawMessage(`{}`), Result: json.RawMessage(`nope`)},
-		"empty payload":   {Payload: json.RawMessage{}},
-		"year 10000":      {CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"invalid payload":  {Payload: json.RawMessage(`{"a":`)},
+		"invalid result":   {Payload: json.RawMessage(`{}`), Result: json.RawMessage(`nope`)},
+		"invalid criteria": {Payload: json.RawMessage(`{}`), SuccessCriteria: json.RawMessage(`{"type":`)},
+		"empty payload":    {Payload: json.RawMessage{}},
+		"year 10000":       {CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
 		if _, err := json.Marshal((*plainWorkflow)(w)); err == nil {
 			t.Fatalf("%s: encoding/json accepted it; the case is wrong", name)
