@@ -260,3 +260,124 @@ func TestIdempotencyCoversTerms(t *testing.T) {
 		}
 	}
 }
+
+// Workflows of every pricing model run to the end, read back over HTTP:
+// what they are charged, their cost breakdown, outcome and achieved margin;
+// a charge of 0 is Settled with no settlement and nothing taken from the
+// customer; a spend past the floor's budget fails the workflow; a cost past
+// it at the end is flagged by workflow.margin_below_floor; the margins
+// report sums what was charged. Every answer is validated against the
+// OpenAPI document.
+func TestOutcomeRoundTrip(t *testing.T) {
+	e, fs := newFundsEnv(t, envOptions{register: registerOutcomeProducts})
+	key := e.keys.create(t, settleflow.Test, "pro")
+	e.deposit(fs, "cus_outcome", 100_000)
+	create := func(product string, j job) string {
+		t.Helper()
+		r := e.create(key, outcomeBody(t, product, j))
+		if r.status != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", product, r.status, r.body)
+		}
+		return r.json(t)["id"].(string)
+	}
+	type want struct {
+		status                    settleflow.Status
+		quoted                    int64
+		charged, cost, achieved   string
+		items                     string
+		success, settled, failure string
+	}
+	cases := []struct {
+		name, product string
+		job           job
+		want          want
+	}{
+		{"success fee met", "outcome-success", job{Estimate: 70, Status: "resolved", Items: []int64{20, 10}},
+			want{settleflow.Settled, 100, `{"amount":100,"currency":"usd"}`, `30`, `0.7`,
+				`[{"amount":20,"category":"tools","provider":"ocr","units":2},{"amount":10,"category":"tools","provider":"ocr","units":2}]`, `true`, "yes", `null`}},
+		{"success fee not met: a charge of 0", "outcome-success", job{Estimate: 70, Status: "open", Cost: 30},
+			want{settleflow.Settled, 100, `{"amount":0,"currency":"usd"}`, `30`, `-0.3`, `[]`, `false`, "no", `null`}},
+		{"capped: cost plus markup, rounded up", "outcome-capped", job{Estimate: 700, Cost: 333},
+			want{settleflow.Settled, 1000, `{"amount":400,"currency":"usd"}`, `333`, `0.1675`, `[]`, `null`, "yes", `null`}},
+		{"hybrid not met: the base, rounded up", "outcome-hybrid", job{Estimate: 699, Status: "open", Cost: 100},
+			want{settleflow.Settled, 999, `{"amount":300,"currency":"usd"}`, `100`, `0.6667`, `[]`, `false`, "yes", `null`}},
+		{"spend past the budget: stopped", "outcome-fixed", job{Estimate: 700, Status: "resolved", Spend: []int64{500, 400, 1}},
+			want{settleflow.Failed, 1000, `null`, `900`, `null`,
+				`[{"amount":500,"category":"model","provider":"llm","units":1000},{"amount":400,"category":"model","provider":"llm","units":1000}]`, `null`, "no", `"margin_floor_exceeded"`}},
+		{"cost past the budget at the end: charged, flagged", "outcome-fixed", job{Estimate: 700, Status: "resolved", Spend: []int64{300}, Items: []int64{550}},
+			want{settleflow.Settled, 1000, `{"amount":1000,"currency":"usd"}`, `850`, `0.15`,
+				`[{"amount":300,"category":"model","provider":"llm","units":1000},{"amount":550,"category":"tools","provider":"ocr","units":2}]`, `true`, "yes", `null`}},
+	}
+	ids := make([]string, len(cases))
+	for i, c := range cases {
+		ids[i] = create(c.product, c.job)
+	}
+	for i, c := range cases {
+		wf := e.waitWorkflow(key, ids[i], c.want.status)
+		cost, _ := wf["cost"].(map[string]any)
+		if cost == nil {
+			t.Fatalf("%s: no cost: %v", c.name, wf)
+		}
+		outcome, _ := wf["outcome"].(map[string]any)
+		var success any
+		if outcome != nil {
+			success = outcome["success"]
+		}
+		var failure any
+		if f, ok := wf["failure"].(map[string]any); ok {
+			failure = f["code"]
+		}
+		settled := "no"
+		if wf["settlement"] != nil {
+			settled = "yes"
+		}
+		got := want{settleflow.Status(wf["status"].(string)), int64(wf["quoted"].(map[string]any)["amount"].(float64)),
+			compact(t, wf["charged"]), compact(t, cost["amount"]), compact(t, wf["margin"].(map[string]any)["achieved"]),
+			compact(t, cost["items"]), compact(t, success), settled, compact(t, failure)}
+		if w := c.want; got != w {
+			t.Errorf("%s: workflow %v\n got %+v\nwant %+v", c.name, wf, got, w)
+		}
+		if outcome != nil && len(outcome["trace"].([]any)) != 1 {
+			t.Errorf("%s: trace %v", c.name, outcome["trace"])
+		}
+	}
+	// The charge of 0 never reached the chain: the customer paid for the
+	// others only (the Failed one nothing).
+	if got, want := fs.Balance(settleflow.Test, "cus_outcome"), int64(100_000-100-400-300-1000); got != want {
+		t.Errorf("balance %d, want %d", got, want)
+	}
+	r, evs := e.waitEvents(key, "workflow.margin_below_floor", 1)
+	if len(evs) != 1 || evs[0].Data.WorkflowID != ids[5] || evs[0].Data.Status != settleflow.Settling || evs[0].Data.Charged == nil ||
+		evs[0].Data.Charged.Amount != 1000 || evs[0].Data.Cost == nil || evs[0].Data.Cost.Amount != 850 {
+		t.Fatalf("workflow.margin_below_floor events: %s", r.body)
+	}
+	r, evs = e.waitEvents(key, "workflow.completed", 5)
+	var zero *settleflow.Event
+	for i := range evs {
+		if evs[i].Data.WorkflowID == ids[1] {
+			zero = &evs[i]
+		}
+	}
+	if zero == nil || zero.Data.Charged == nil || zero.Data.Charged.Amount != 0 || zero.Data.Settlement != nil || zero.Data.Pricing == nil ||
+		zero.Data.Pricing.Model != settleflow.PricingSuccessFee || zero.Data.Outcome == nil || zero.Data.Outcome.Success {
+		t.Fatalf("workflow.completed of the charge of 0: %s", r.body)
+	}
+	r, evs = e.waitEvents(key, "workflow.failed", 1)
+	if len(evs) != 1 || evs[0].Data.Failure == nil || evs[0].Data.Failure.Code != settleflow.FailureMarginFloorExceeded || evs[0].Data.Charged != nil {
+		t.Fatalf("workflow.failed: %s", r.body)
+	}
+	// The margins report counts what was charged: the success fee's two
+	// workflows charged 100 + 0 and cost 30 + 30.
+	m := e.do("GET", "/v1/margins?groupBy=product&product=outcome-success", key, "")
+	if m.status != http.StatusOK {
+		t.Fatalf("margins: %d %s", m.status, m.body)
+	}
+	row := m.json(t)["total"].(map[string]any)
+	if compact(t, []any{row["workflows"], row["charged"], row["cost"], row["margin"]}) != `[2,{"amount":100,"currency":"usd"},{"amount":60,"currency":"usd"},0.4]` {
+		t.Fatalf("margins: %s", m.body)
+	}
+	// A workflow charged 0 has nothing to refund.
+	if r := e.do("POST", "/v1/workflows/"+ids[1]+"/refunds", key, ""); r.status != http.StatusBadRequest || r.errorObject(t)["code"] != "amount_exceeds_refundable" {
+		t.Fatalf("refund of a charge of 0: %d %s", r.status, r.body)
+	}
+}
