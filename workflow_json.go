@@ -126,7 +126,7 @@ func (w *Workflow) MarshalJSON() ([]byte, error) {
 // checkJSON reports what encoding/json would refuse to encode: raw JSON that
 // is not valid, a time outside years 0–9999.
 func (w *Workflow) checkJSON() error {
-	for _, raw := range []json.RawMessage{w.Payload, w.SuccessCriteria, w.Result} {
+	for _, raw := range []json.RawMessage{w.Payload, w.Result, w.SuccessCriteria} {
 		if raw != nil && !json.Valid(raw) {
 			return errInvalidRawJSON
 		}
@@ -152,7 +152,7 @@ func appendMoney(b []byte, m Money) []byte {
 }
 
 // appendJSON writes p as encoding/json does.
-func (p Pricing) appendJSON(b []byte) []byte {
+func (p *Pricing) appendJSON(b []byte) []byte {
 	b = append(b, `{"model":`...)
 	b = appendJSONString(b, string(p.Model))
 	if p.Markup != nil {

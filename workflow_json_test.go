@@ -65,34 +65,29 @@ func randomWorkflow(r *rand.Rand) *Workflow {
 	if r.IntN(5) == 0 {
 		w.Result = nil
 	}
+	bp := func() *BasisPoints { b := BasisPoints(r.Int64N(20001) - 10000); return &b }
 	w.Pricing = Pricing{Model: PricingModel(randomString(r))}
 	if r.IntN(2) == 0 {
-		m, s := BasisPoints(r.Int64N(100001)), BasisPoints(r.Int64N(10000))
-		w.Pricing.Markup, w.Pricing.BaseShare = &m, &s
-		w.Pricing.MinimumCharge = &Money{Amount: r.Int64(), Currency: randomString(r)}
+		w.Pricing.Markup, w.Pricing.MinimumCharge = bp(), &Money{Amount: r.Int64(), Currency: randomString(r)}
+	}
+	if r.IntN(2) == 0 {
+		w.Pricing.BaseShare = bp()
 	}
 	if r.IntN(2) == 0 {
 		w.SuccessCriteria = json.RawMessage(rawSamples[r.IntN(len(rawSamples))])
+		w.MarginFloor = bp()
 	}
 	if r.IntN(2) == 0 {
-		f := BasisPoints(r.Int64N(10000))
-		w.MarginFloor = &f
-	}
-	if r.IntN(2) == 0 {
-		w.Charged = &Money{Amount: r.Int64N(1000), Currency: randomString(r)}
+		w.Charged = &Money{Amount: r.Int64(), Currency: randomString(r)}
 		w.Cost = &Cost{Amount: r.Int64(), Currency: randomString(r)}
-		if r.IntN(3) > 0 {
-			w.Cost.Items = []CostItem{}
-			for n := r.IntN(4); n > 0; n-- {
-				w.Cost.Items = append(w.Cost.Items, CostItem{Category: CostCategory(randomString(r)), Provider: randomString(r), Units: r.Int64() - r.Int64(), Amount: r.Int64()})
-			}
+		for range r.IntN(4) {
+			w.Cost.Items = append(w.Cost.Items, CostItem{Category: CostCategory(randomString(r)), Provider: randomString(r), Units: r.Int64(), Amount: r.Int64()})
 		}
+	}
+	if r.IntN(2) == 0 {
 		w.Outcome = &Outcome{Success: r.IntN(2) == 0}
-		if r.IntN(3) > 0 {
-			w.Outcome.Trace = []OutcomeStep{}
-			for n := r.IntN(4); n > 0; n-- {
-				w.Outcome.Trace = append(w.Outcome.Trace, OutcomeStep{Node: randomString(r), Path: randomString(r), Type: randomString(r), Matched: r.IntN(2) == 0, Reason: randomString(r)})
-			}
+		for range r.IntN(4) {
+			w.Outcome.Trace = append(w.Outcome.Trace, OutcomeStep{Node: randomString(r), Path: randomString(r), Type: randomString(r), Matched: r.IntN(2) == 0, Reason: randomString(r)})
 		}
 	}
 	if r.IntN(7) == 0 {
