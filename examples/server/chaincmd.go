@@ -229,7 +229,9 @@ func chainGroup() *group {
 				if n := len(rep.Discrepancies); n > 0 {
 					return fmt.Errorf("%d discrepancies between the chain and the database", n)
 				}
-				fmt.Fprintln(x.stdout, "  no discrepancy")
+				if !asJSON { // --json prints the report alone: one JSON document
+					fmt.Fprintln(x.stdout, "  no discrepancy")
+				}
 				return nil
 			},
 		}},
