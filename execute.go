@@ -243,6 +243,14 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 			e.log.Warn("execution failed; will retry", zap.String("workflow", w.ID), zap.Int("attempt", attempts), zap.Error(r.err))
 			u.Release, u.Attempts, u.RunAt = true, attempts, now.Add(e.opts.Retry.Backoff(attempts))
 		}
+		if u.Failure != nil && u.Cost == nil && len(reported) > 0 && badItem == nil {
+			// A failed run keeps what it reported spending (of its last
+			// attempt): nothing is charged, and the cost is on record.
+			if cost, err := costOf(reported, 0); err == nil {
+				u.ActualCost, u.Cost = &cost.Amount, cost
+				u.Event.Data.Cost = cost
+			}
+		}
 		us[i] = u
 	}
 	applied := e.update(ctx, rs, us)

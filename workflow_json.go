@@ -30,7 +30,17 @@ func (w *Workflow) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, w.Quoted.Amount, 10)
 	b = append(b, `,"currency":`...)
 	b = appendJSONString(b, w.Quoted.Currency)
-	b = append(b, `},"margin":{"target":`...)
+	b = append(b, `},"pricing":`...)
+	b = w.Pricing.appendJSON(b)
+	b = append(b, `,"successCriteria":`...)
+	b = appendRawJSON(b, w.SuccessCriteria)
+	b = append(b, `,"marginFloor":`...)
+	if w.MarginFloor == nil {
+		b = append(b, "null"...)
+	} else {
+		b = w.MarginFloor.appendJSON(b)
+	}
+	b = append(b, `,"margin":{"target":`...)
 	b = w.Margin.Target.appendJSON(b)
 	b = append(b, `,"achieved":`...)
 	if w.Margin.Achieved == nil {
@@ -76,6 +86,24 @@ func (w *Workflow) AppendJSON(b []byte) []byte {
 		b = appendJSONString(b, f.Message)
 		b = append(b, '}')
 	}
+	b = append(b, `,"charged":`...)
+	if c := w.Charged; c == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendMoney(b, *c)
+	}
+	b = append(b, `,"cost":`...)
+	if c := w.Cost; c == nil {
+		b = append(b, "null"...)
+	} else {
+		b = c.appendJSON(b)
+	}
+	b = append(b, `,"outcome":`...)
+	if o := w.Outcome; o == nil {
+		b = append(b, "null"...)
+	} else {
+		b = o.appendJSON(b)
+	}
 	b = append(b, `,"refunded":{"amount":`...)
 	b = strconv.AppendInt(b, w.Refunded.Amount, 10)
 	b = append(b, `,"currency":`...)
@@ -98,7 +126,7 @@ func (w *Workflow) MarshalJSON() ([]byte, error) {
 // checkJSON reports what encoding/json would refuse to encode: raw JSON that
 // is not valid, a time outside years 0–9999.
 func (w *Workflow) checkJSON() error {
-	for _, raw := range []json.RawMessage{w.Payload, w.Result} {
+	for _, raw := range []json.RawMessage{w.Payload, w.Result, w.SuccessCriteria} {
 		if raw != nil && !json.Valid(raw) {
 			return errInvalidRawJSON
 		}
@@ -113,6 +141,94 @@ func (w *Workflow) checkJSON() error {
 }
 
 var errInvalidRawJSON = errors.New("settleflow: workflow holds invalid raw JSON")
+
+// appendMoney writes m as encoding/json does.
+func appendMoney(b []byte, m Money) []byte {
+	b = append(b, `{"amount":`...)
+	b = strconv.AppendInt(b, m.Amount, 10)
+	b = append(b, `,"currency":`...)
+	b = appendJSONString(b, m.Currency)
+	return append(b, '}')
+}
+
+// appendJSON writes p as encoding/json does.
+func (p *Pricing) appendJSON(b []byte) []byte {
+	b = append(b, `{"model":`...)
+	b = appendJSONString(b, string(p.Model))
+	if p.Markup != nil {
+		b = append(b, `,"markup":`...)
+		b = p.Markup.appendJSON(b)
+	}
+	if p.MinimumCharge != nil {
+		b = append(b, `,"minimumCharge":`...)
+		b = appendMoney(b, *p.MinimumCharge)
+	}
+	if p.BaseShare != nil {
+		b = append(b, `,"baseShare":`...)
+		b = p.BaseShare.appendJSON(b)
+	}
+	return append(b, '}')
+}
+
+// appendJSON writes c as encoding/json does.
+func (c *Cost) appendJSON(b []byte) []byte {
+	b = append(b, `{"amount":`...)
+	b = strconv.AppendInt(b, c.Amount, 10)
+	b = append(b, `,"currency":`...)
+	b = appendJSONString(b, c.Currency)
+	b = append(b, `,"items":`...)
+	if c.Items == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, it := range c.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"category":`...)
+			b = appendJSONString(b, string(it.Category))
+			b = append(b, `,"provider":`...)
+			b = appendJSONString(b, it.Provider)
+			b = append(b, `,"units":`...)
+			b = strconv.AppendInt(b, it.Units, 10)
+			b = append(b, `,"amount":`...)
+			b = strconv.AppendInt(b, it.Amount, 10)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendJSON writes o as encoding/json does.
+func (o *Outcome) appendJSON(b []byte) []byte {
+	b = append(b, `{"success":`...)
+	b = strconv.AppendBool(b, o.Success)
+	b = append(b, `,"trace":`...)
+	if o.Trace == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, s := range o.Trace {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"node":`...)
+			b = appendJSONString(b, s.Node)
+			b = append(b, `,"path":`...)
+			b = appendJSONString(b, s.Path)
+			b = append(b, `,"type":`...)
+			b = appendJSONString(b, s.Type)
+			b = append(b, `,"matched":`...)
+			b = strconv.AppendBool(b, s.Matched)
+			b = append(b, `,"reason":`...)
+			b = appendJSONString(b, s.Reason)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
 
 // appendJSON writes b as encoding/json does through MarshalJSON.
 func (b BasisPoints) appendJSON(dst []byte) []byte {

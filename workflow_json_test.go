@@ -65,6 +65,31 @@ func randomWorkflow(r *rand.Rand) *Workflow {
 	if r.IntN(5) == 0 {
 		w.Result = nil
 	}
+	bp := func() *BasisPoints { b := BasisPoints(r.Int64N(20001) - 10000); return &b }
+	w.Pricing = Pricing{Model: PricingModel(randomString(r))}
+	if r.IntN(2) == 0 {
+		w.Pricing.Markup, w.Pricing.MinimumCharge = bp(), &Money{Amount: r.Int64(), Currency: randomString(r)}
+	}
+	if r.IntN(2) == 0 {
+		w.Pricing.BaseShare = bp()
+	}
+	if r.IntN(2) == 0 {
+		w.SuccessCriteria = json.RawMessage(rawSamples[r.IntN(len(rawSamples))])
+		w.MarginFloor = bp()
+	}
+	if r.IntN(2) == 0 {
+		w.Charged = &Money{Amount: r.Int64(), Currency: randomString(r)}
+		w.Cost = &Cost{Amount: r.Int64(), Currency: randomString(r)}
+		for range r.IntN(4) {
+			w.Cost.Items = append(w.Cost.Items, CostItem{Category: CostCategory(randomString(r)), Provider: randomString(r), Units: r.Int64(), Amount: r.Int64()})
+		}
+	}
+	if r.IntN(2) == 0 {
+		w.Outcome = &Outcome{Success: r.IntN(2) == 0}
+		for range r.IntN(4) {
+			w.Outcome.Trace = append(w.Outcome.Trace, OutcomeStep{Node: randomString(r), Path: randomString(r), Type: randomString(r), Matched: r.IntN(2) == 0, Reason: randomString(r)})
+		}
+	}
 	if r.IntN(7) == 0 {
 		w.CreatedAt = time.Date(2026, 11, 21, 12, 0, 0, 0, time.FixedZone("x", 3600)) // a zone other than UTC
 	}

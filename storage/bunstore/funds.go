@@ -359,7 +359,7 @@ func ledgerSQL(n int) string {
 	return `UPDATE settleflow_accounts SET reserved = settleflow_accounts.reserved - d.reserved,
 		charged = settleflow_accounts.charged + d.charged, updated_at = d.at
 	FROM (SELECT livemode, account_ref, sum(reserved) AS reserved,
-			sum(CASE WHEN status = 'Settled' THEN quoted_amount ELSE 0 END) AS charged, max(updated_at) AS at
+			sum(CASE WHEN status = 'Settled' THEN coalesce(charged, quoted_amount) ELSE 0 END) AS charged, max(updated_at) AS at
 		FROM settleflow_workflows
 		WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) AND reserved > 0
 			AND status IN ('Settled', 'Failed', 'Canceled')

@@ -38,7 +38,7 @@ func (s *Store) Margins(ctx context.Context, p settleflow.MarginsParams, limit i
 		product = " AND product = ?"
 		args = append(args, p.Product)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+key+` AS k, count(*), coalesce(sum(quoted_amount), 0), coalesce(sum(refunded), 0), coalesce(sum(actual_cost), 0)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+key+` AS k, count(*), coalesce(sum(coalesce(charged, quoted_amount)), 0), coalesce(sum(refunded), 0), coalesce(sum(actual_cost), 0)
 		FROM settleflow_workflows
 		WHERE livemode = ? AND status = 'Settled' AND created_at >= ? AND created_at < ?`+product+`
 		GROUP BY k ORDER BY k LIMIT ?`, append(args, limit)...)

@@ -106,13 +106,13 @@ func (a *pgArray) String() string {
 // when it is first to be settled); it returns how many rows it inserted.
 const pgInsertWorkflowsSQL = `WITH i AS (
 		INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, sequence)
+			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms, sequence)
 		SELECT v.id, ?::boolean, v.product, v.customer_id, v.payload, v.quoted_amount, v.currency,
-			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, v.reserved, v.account_ref, 0
+			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, v.reserved, v.account_ref, v.terms, 0
 		FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
-			?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])
+			?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])
 			AS v(id, product, customer_id, payload, quoted_amount, currency, target_margin_bps,
-				status, run_at, created_at, updated_at, reserved, account_ref)
+				status, run_at, created_at, updated_at, reserved, account_ref, terms)
 		RETURNING 1)
 	SELECT count(*) FROM i`
 
@@ -122,7 +122,7 @@ const pgInsertWorkflowsSQL = `WITH i AS (
 func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, insert []bool) ([]*settleflow.Workflow, error) {
 	var inserted []*settleflow.Workflow
 	for _, live := range []bool{false, true} {
-		var cols [13]pgArray
+		var cols [14]pgArray
 		var ws []*settleflow.Workflow
 		for i, in := range ins {
 			if !insert[i] || in.Workflow.Livemode != live {
@@ -179,14 +179,17 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 // by numberUpdated, or NULL); the second group is the events'.
 var pgUpdateWorkflowsSQL = `WITH v AS (
 		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::integer[],
-			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[])
+			?::bigint[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[],
+			?::bigint[], ?::text[], ?::text[])
 			AS v(id, expected, owner, status, run_at, lease_owner, attempts, updated_at,
-				result, actual_cost, achieved_margin_bps, settlement, failure, sequence)),
+				result, actual_cost, achieved_margin_bps, settlement, failure, sequence,
+				charged, cost_items, outcome)),
 	u AS (
 		UPDATE settleflow_workflows w SET ` + updateSetSQL("w", func(i int) string { return "v." + updatedColumns[i] }) + `
 		FROM v
 		WHERE w.id = ANY(?::text[]) AND w.id = v.id AND w.status = v.expected AND w.lease_owner = v.owner
-		RETURNING w.id, w.sequence, w.livemode, w.account_ref, w.reserved, w.status, w.quoted_amount, w.updated_at),
+		RETURNING w.id, w.sequence, w.livemode, w.account_ref, w.reserved, w.status,
+			coalesce(w.charged, w.quoted_amount) AS charge, w.updated_at),
 	l AS (
 		-- The accounts the batch moves, locked in ref order (as admission
 		-- and deposits lock them), before any is changed: transactions
@@ -201,7 +204,7 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 		UPDATE settleflow_accounts acc SET reserved = acc.reserved - d.reserved, charged = acc.charged + d.charged,
 			updated_at = d.at
 		FROM (SELECT u.livemode, u.account_ref, sum(u.reserved) AS reserved,
-				sum(CASE WHEN u.status = 'Settled' THEN u.quoted_amount ELSE 0 END) AS charged, max(u.updated_at) AS at
+				sum(CASE WHEN u.status = 'Settled' THEN u.charge ELSE 0 END) AS charged, max(u.updated_at) AS at
 			FROM u WHERE u.reserved > 0 AND u.status IN ('Settled', 'Failed', 'Canceled')
 			GROUP BY u.livemode, u.account_ref) d, (SELECT count(*) AS locked FROM l) lk
 		WHERE acc.livemode = d.livemode AND acc.ref = d.account_ref AND lk.locked >= 0),
@@ -215,7 +218,7 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 // pgUpdateArgs are the arguments of pgUpdateWorkflowsSQL for us, giving
 // the workflows numbers their sequences.
 func pgUpdateArgs(us []settleflow.Update, numbers map[string]int64) ([]any, error) {
-	var cols [14]pgArray
+	var cols [17]pgArray
 	var evs [8]pgArray
 	for _, u := range us {
 		status, owner, achieved := updateColumns(u)
@@ -237,6 +240,9 @@ func pgUpdateArgs(us []settleflow.Update, numbers map[string]int64) ([]any, erro
 		} else {
 			cols[13].null()
 		}
+		cols[14].nullInt(u.Charged)
+		cols[15].nullText(costItemsText(u.Cost))
+		cols[16].nullText(jsonText(u.Outcome))
 		if u.Event == nil {
 			continue
 		}
@@ -305,7 +311,7 @@ func markApplied(rows *sql.Rows, us []settleflow.Update, applied []bool) error {
 
 // appendInsertColumns appends w's inserted columns to the statement's
 // arrays, in the order of the insert's unnest.
-func appendInsertColumns(cols *[13]pgArray, w *settleflow.Workflow) {
+func appendInsertColumns(cols *[14]pgArray, w *settleflow.Workflow) {
 	r := toRow(w)
 	cols[0].text(r.ID)
 	cols[1].text(r.Product)
@@ -320,6 +326,7 @@ func appendInsertColumns(cols *[13]pgArray, w *settleflow.Workflow) {
 	cols[10].int(r.UpdatedAt)
 	cols[11].int(r.Reserved)
 	cols[12].nullText(r.AccountRef)
+	cols[13].nullText(r.Terms)
 }
 
 // pgUpdateChunk is updateChunk and the chunk's events in one statement,
@@ -361,7 +368,7 @@ func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update) (
 }
 
 // insertArgs are the arguments of pgInsertWorkflowsSQL.
-func insertArgs(live bool, cols *[13]pgArray) []any {
+func insertArgs(live bool, cols *[14]pgArray) []any {
 	args := []any{live}
 	for i := range cols {
 		args = append(args, cols[i].String())
@@ -375,7 +382,7 @@ func insertArgs(live bool, cols *[13]pgArray) []any {
 // waiting, while the stages' writes grow into groups).
 func (s *Store) pgInsertStatement(ctx context.Context, ins []settleflow.Insert) ([]settleflow.InsertResult, error) {
 	live := ins[0].Workflow.Livemode
-	var cols [13]pgArray
+	var cols [14]pgArray
 	for _, in := range ins {
 		in.Workflow.Sequence = 0
 		appendInsertColumns(&cols, in.Workflow)

@@ -84,7 +84,7 @@ func (s *Store) InsertRefund(ctx context.Context, in settleflow.RefundInsert) (s
 		// charge: what is left to refund is read and taken in one step.
 		var status, customer, currency string
 		var seq, quoted int64
-		err := s.txRow(ctx, tx, `SELECT status, customer_id, sequence, quoted_amount, currency FROM settleflow_workflows
+		err := s.txRow(ctx, tx, `SELECT status, customer_id, sequence, coalesce(charged, quoted_amount), currency FROM settleflow_workflows
 			WHERE id = ? AND livemode = ?`+lock, r.WorkflowID, r.Livemode).Scan(&status, &customer, &seq, &quoted, &currency)
 		if errors.Is(err, sql.ErrNoRows) {
 			return settleflow.ErrNotFound

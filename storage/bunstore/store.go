@@ -233,9 +233,16 @@ type workflowRow struct {
 	Reserved   int64   `bun:"reserved"`
 	Refunded   int64   `bun:"refunded"`
 	AccountRef *string `bun:"account_ref"`
+	// Terms is settleflow.Terms as JSON (NULL on rows older than pricing
+	// models: fixed); Charged NULL until decided (older rows: the quote);
+	// CostItems and Outcome JSON.
+	Terms     *string `bun:"terms"`
+	Charged   *int64  `bun:"charged"`
+	CostItems *string `bun:"cost_items"`
+	Outcome   *string `bun:"outcome"`
 }
 
-const workflowColumns = "id, livemode, product, customer_id, payload, quoted_amount, currency, target_margin_bps, achieved_margin_bps, actual_cost, status, result, settlement, failure, attempts, run_at, lease_owner, created_at, updated_at, sequence, reserved, refunded, account_ref"
+const workflowColumns = "id, livemode, product, customer_id, payload, quoted_amount, currency, target_margin_bps, achieved_margin_bps, actual_cost, status, result, settlement, failure, attempts, run_at, lease_owner, created_at, updated_at, sequence, reserved, refunded, account_ref, terms, charged, cost_items, outcome"
 
 func micros(t time.Time) int64 { return storage.Micros(t) }
 
@@ -283,7 +290,14 @@ func toRow(w *settleflow.Workflow) *workflowRow {
 		Sequence:        int64(w.Sequence),
 		Reserved:        w.Reserved,
 		Refunded:        w.Refunded.Amount,
+		Terms:           termsText(w),
+		Outcome:         jsonText(w.Outcome),
 	}
+	if w.Charged != nil {
+		c := w.Charged.Amount
+		r.Charged = &c
+	}
+	r.CostItems = costItemsText(w.Cost)
 	if w.AccountRef != "" {
 		ref := w.AccountRef
 		r.AccountRef = &ref
@@ -336,7 +350,43 @@ func (r *workflowRow) workflow() (*settleflow.Workflow, error) {
 			return nil, fmt.Errorf("bunstore: workflow %s: failure: %w", r.ID, err)
 		}
 	}
+	var terms settleflow.Terms
+	if r.Terms != nil {
+		if err := json.Unmarshal([]byte(*r.Terms), &terms); err != nil {
+			return nil, fmt.Errorf("bunstore: workflow %s: terms: %w", r.ID, err)
+		}
+	}
+	w.SetTerms(terms)
+	if r.Charged != nil {
+		w.Charged = &settleflow.Money{Amount: *r.Charged, Currency: r.Currency}
+	}
+	if r.ActualCost != nil {
+		// Rows older than cost items have their actual cost and no items.
+		w.Cost = &settleflow.Cost{Amount: *r.ActualCost, Currency: r.Currency, Items: []settleflow.CostItem{}}
+		if r.CostItems != nil {
+			if err := json.Unmarshal([]byte(*r.CostItems), &w.Cost.Items); err != nil {
+				return nil, fmt.Errorf("bunstore: workflow %s: cost items: %w", r.ID, err)
+			}
+		}
+	}
+	if r.Outcome != nil {
+		w.Outcome = new(settleflow.Outcome)
+		if err := json.Unmarshal([]byte(*r.Outcome), w.Outcome); err != nil {
+			return nil, fmt.Errorf("bunstore: workflow %s: outcome: %w", r.ID, err)
+		}
+	}
 	return w, nil
+}
+
+// termsText is w's Terms as stored: JSON, or NULL for fixed pricing with
+// neither criteria nor floor (what NULL reads back as), the common case
+// that then costs no encoding.
+func termsText(w *settleflow.Workflow) *string {
+	t := w.Terms()
+	if (t.Pricing == settleflow.Pricing{Model: settleflow.PricingFixed}) && len(t.SuccessCriteria) == 0 && t.MarginFloor == 0 {
+		return nil
+	}
+	return jsonText(&t)
 }
 
 func rowsToWorkflows(rows []workflowRow) ([]*settleflow.Workflow, error) {
@@ -415,7 +465,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			inserted = append(inserted, w)
 			r := toRow(w)
 			rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
-				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Reserved, r.AccountRef)
+				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Reserved, r.AccountRef, r.Terms)
 			n++
 			if in.IdempotencyKey != "" {
 				// The key row points at the workflow: write the workflow first.
@@ -471,7 +521,7 @@ func snapshot(w *settleflow.Workflow) *settleflow.Workflow {
 	return &out
 }
 
-// maxInsertRows bounds the rows of one multi-row INSERT (14 parameters
+// maxInsertRows bounds the rows of one multi-row INSERT (15 parameters
 // each, far below SQLite's limit of 32,766).
 const maxInsertRows = 64
 
@@ -481,9 +531,9 @@ const maxInsertRows = 64
 // A workflow is inserted without a sequence (0): it gets one when it is
 // first to be settled (settleflow.Update.Sequence).
 func insertWorkflowsSQL(n int) string {
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	return `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, sequence)
+		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms, sequence)
 		VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
@@ -561,7 +611,8 @@ func (s *Store) GetWorkflow(ctx context.Context, env settleflow.Environment, id 
 func (r *workflowRow) fields() []any {
 	return []any{&r.ID, &r.Livemode, &r.Product, &r.CustomerID, &r.Payload, &r.QuotedAmount, &r.Currency,
 		&r.TargetMarginBps, &r.AchievedMarginBps, &r.ActualCost, &r.Status, &r.Result, &r.Settlement, &r.Failure,
-		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt, &r.Sequence, &r.Reserved, &r.Refunded, &r.AccountRef}
+		&r.Attempts, &r.RunAt, &r.LeaseOwner, &r.CreatedAt, &r.UpdatedAt, &r.Sequence, &r.Reserved, &r.Refunded, &r.AccountRef,
+		&r.Terms, &r.Charged, &r.CostItems, &r.Outcome}
 }
 
 // scan reads the columns of workflowColumns, in order.
@@ -663,7 +714,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		// Claimed Settling workflows without a sequence are numbered now.
 		var ws []unnumbered
 		for _, w := range out {
-			if w.Status == settleflow.Settling && w.Sequence == 0 {
+			if w.Status == settleflow.Settling && w.Sequence == 0 && w.ChargeAmount() > 0 {
 				ws = append(ws, unnumbered{id: w.ID, livemode: w.Livemode})
 			}
 		}
@@ -702,7 +753,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 // owner, lease until.
 func pgClaimWorkflowsSQL(statuses string) string {
 	return `WITH c AS (
-		SELECT id, livemode, (status = 'Settling' AND sequence = 0) AS unnumbered FROM settleflow_workflows
+		SELECT id, livemode, (status = 'Settling' AND sequence = 0 AND coalesce(charged, 1) > 0) AS unnumbered FROM settleflow_workflows
 		WHERE status IN (` + statuses + `) AND run_at <= ?
 		ORDER BY run_at LIMIT ? FOR UPDATE SKIP LOCKED),
 	n AS (SELECT livemode, count(*) AS c FROM c WHERE unnumbered GROUP BY livemode),
@@ -967,7 +1018,8 @@ func (s *Store) updateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Upd
 		}
 		args = append(args, u.ID, string(u.Status), u.Owner,
 			string(status), micros(u.RunAt), owner, u.Attempts, micros(u.UpdatedAt),
-			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure), seq)
+			rawText(u.Result), u.ActualCost, achieved, jsonText(u.Settlement), jsonText(u.Failure), seq,
+			u.Charged, costItemsText(u.Cost), jsonText(u.Outcome))
 	}
 	st, err := s.stmt(ctx, updateWorkflowsSQL(len(us)))
 	if err != nil {
@@ -990,10 +1042,10 @@ const maxUpdateRows = 64
 // pgUpdateWorkflowsSQL); the VALUES columns are, in order: id, expected
 // status, owner, then updateSetSQL's values: new status, run_at, new lease
 // owner, attempts, updated_at, and the optional result, actual cost,
-// achieved margin, settlement, failure and sequence (NULL keeps the stored
-// value).
+// achieved margin, settlement, failure, sequence, charged, cost items and
+// outcome (NULL keeps the stored value).
 func updateWorkflowsSQL(n int) string {
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	return `UPDATE settleflow_workflows SET ` + updateSetSQL("settleflow_workflows", func(i int) string {
 		return "v.column" + strconv.Itoa(i+4)
 	}) + `
@@ -1007,7 +1059,17 @@ func updateWorkflowsSQL(n int) string {
 // its values; the first five are set, the others kept when the value is
 // NULL.
 var updatedColumns = []string{"status", "run_at", "lease_owner", "attempts", "updated_at",
-	"result", "actual_cost", "achieved_margin_bps", "settlement", "failure", "sequence"}
+	"result", "actual_cost", "achieved_margin_bps", "settlement", "failure", "sequence",
+	"charged", "cost_items", "outcome"}
+
+// costItemsText is the cost items of c as stored: NULL when there are
+// none (a cost without items reads back with an empty list).
+func costItemsText(c *settleflow.Cost) *string {
+	if c == nil || len(c.Items) == 0 {
+		return nil
+	}
+	return jsonText(&c.Items)
+}
 
 // updateSetSQL is the SET list of both forms of the batch update: table
 // names the updated table (or its alias), value(i) the new value of

@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"FundsLedger", testFundsLedger},
 		{"Refunds", testRefunds},
 		{"Margins", testMargins},
+		{"Outcome", testOutcome},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,6 +64,7 @@ var base = time.Date(2026, 11, 21, 10, 0, 0, 123456000, time.UTC)
 
 func newWorkflow(env settleflow.Environment, at time.Time, customer, product string) *settleflow.Workflow {
 	return &settleflow.Workflow{
+		Pricing:    settleflow.Pricing{Model: settleflow.PricingFixed},
 		ID:         ids.New(ids.Workflow, at),
 		Object:     "workflow",
 		Livemode:   env.Livemode(),
@@ -488,6 +490,7 @@ func testUpdate(t *testing.T, s settleflow.Store) {
 	applied, err = s.UpdateWorkflows(ctx, []settleflow.Update{{
 		ID: c.ID, Owner: "w2", Status: settleflow.Running, Transition: tr,
 		Result: json.RawMessage(`{"summary":"ok"}`), ActualCost: &cost, Achieved: &achieved,
+		Charged: &c.Quoted.Amount, Cost: &settleflow.Cost{Amount: cost, Currency: "usd", Items: []settleflow.CostItem{}},
 		RunAt: at.Add(time.Minute), UpdatedAt: at,
 	}})
 	if err != nil || !applied[0] {
@@ -514,6 +517,7 @@ func testUpdate(t *testing.T, s settleflow.Store) {
 	got := mustGet(t, s, settleflow.Test, c.ID)
 	want := *w
 	want.Status, want.Result, want.ActualCost, want.Settlement, want.UpdatedAt = settleflow.Settled, json.RawMessage(`{"summary":"ok"}`), &cost, settlement, at
+	want.Charged, want.Cost = &settleflow.Money{Amount: 1250, Currency: "usd"}, &settleflow.Cost{Amount: cost, Currency: "usd", Items: []settleflow.CostItem{}}
 	want.Margin.Achieved = &achieved
 	// Every update sets attempts; the last one reset them to 0.
 	equalWorkflow(t, got, &want)
