@@ -198,7 +198,9 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 			u.ActualCost, u.Cost = &cost.Amount, cost
 			e.fail(&u, w, now, f)
 			u.Event.Data.Cost = cost
-		case r.err == nil && badItem != nil:
+		case badItem != nil:
+			// Whatever the product made of ReportSpend's error: an unusable
+			// item will be reported again on a retry.
 			e.fail(&u, w, now, &Failure{Code: FailureExecutionFailed, Message: "product reported an unusable cost item: " + badItem.Error()})
 		case r.err == nil:
 			next, err := e.decide(w, r.exec, reported, now)

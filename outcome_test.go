@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ type outcomeJob struct {
 	Items  bool `json:"items"`
 	// Fail fails the run for good after reporting its spend.
 	Fail bool `json:"fail"`
+	// BadItem reports an item of an unknown category and returns the
+	// error ReportSpend gives.
+	BadItem bool `json:"badItem"`
 }
 
 // outcomeEstimate is every outcome product's estimate: its quote is
@@ -46,6 +50,9 @@ func outcomeProducts(t testing.TB) *settleflow.Products {
 	execute := func(ctx context.Context, p outcomeJob) (settleflow.Execution, error) {
 		result := map[string]any{"status": p.Status, "confidence": p.Confidence}
 		switch {
+		case p.BadItem:
+			err := settleflow.ReportSpend(ctx, settleflow.CostItem{Category: "snacks", Amount: 1})
+			return settleflow.Execution{}, err
 		case p.Stream:
 			for range 4 {
 				if err := settleflow.ReportSpend(ctx, settleflow.CostItem{Category: settleflow.CostModel, Provider: "llm", Units: 1000, Amount: p.Cost / 4}); err != nil {
@@ -385,4 +392,30 @@ func TestRegisterNeedsCriteriaForOutcomePricing(t *testing.T) {
 	} else if b, _ := json.Marshal(info.Pricing); string(b) != `{"model":"hybrid","baseShare":0.3}` {
 		t.Fatalf("pricing on the wire: %s", b)
 	}
+}
+
+// A cost item that is not valid fails the workflow at once (the product
+// passing ReportSpend's error on is not a transient error).
+func TestBadCostItemFailsTheWorkflow(t *testing.T) {
+	ctx := context.Background()
+	f, ls := newOutcomeFixture(t)
+	ls.deposit(t, "cus_b", outcomeQuote)
+	if err := f.engine.SyncFunds(ctx, settleflow.Test); err != nil {
+		t.Fatal(err)
+	}
+	wf, err := createJob(ctx, f.engine, "p-fixed", "cus_b", outcomeJob{BadItem: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := f.waitTerminal(t, settleflow.Test, wf.ID)[wf.ID]
+	if w.Status != settleflow.Failed || w.Failure.Code != settleflow.FailureExecutionFailed || w.Charged != nil {
+		t.Fatalf("%s %+v", w.Status, w.Failure)
+	}
+	if !strings.Contains(w.Failure.Message, "unusable cost item") {
+		t.Fatalf("failure message %q does not name the cost item", w.Failure.Message)
+	}
+	waitAvailable(t, f, "cus_b", outcomeQuote)
 }

@@ -117,10 +117,11 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 
 func TestMarshalJSONRefusesWhatEncodingJSONRefuses(t *testing.T) {
 	for name, w := range map[string]*Workflow{
-		"invalid payload": {Payload: json.RawMessage(`{"a":`)},
-		"invalid result":  {Payload: json.RawMessage(`{}`), Result: json.RawMessage(`nope`)},
-		"empty payload":   {Payload: json.RawMessage{}},
-		"year 10000":      {CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"invalid payload":  {Payload: json.RawMessage(`{"a":`)},
+		"invalid result":   {Payload: json.RawMessage(`{}`), Result: json.RawMessage(`nope`)},
+		"invalid criteria": {Payload: json.RawMessage(`{}`), SuccessCriteria: json.RawMessage(`{"type":`)},
+		"empty payload":    {Payload: json.RawMessage{}},
+		"year 10000":       {CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
 		if _, err := json.Marshal((*plainWorkflow)(w)); err == nil {
 			t.Fatalf("%s: encoding/json accepted it; the case is wrong", name)

@@ -24,6 +24,30 @@
 // Workflow's fields that are not on the wire (Sequence, ActualCost,
 // Attempts) stay zero.
 //
+// # Outcome pricing
+//
+// A product's pricing model ([settleflow.Pricing]: fixed, capped,
+// success_fee or hybrid) decides how much of the quote a workflow is
+// charged once it ran. [WorkflowCreateParams] and [QuoteCreateParams] take
+// optional SuccessCriteria, a criteria tree (see package
+// [github.com/settleflow/settleflow/criteria]) that replaces the product's
+// default, and MarginFloor, a least margin that may raise the product's:
+//
+//	floor := settleflow.BasisPoints(2500) // 0.25 on the wire
+//	wf, err := c.Workflows.Create(ctx, &client.WorkflowCreateParams{
+//		Product: "ticket-triage", CustomerID: "cus_123", Payload: payload,
+//		SuccessCriteria: json.RawMessage(`{"type": "exact", "path": "/queue", "value": "billing"}`),
+//		MarginFloor:     &floor,
+//	})
+//
+// A [Quote] shows the Pricing, SuccessCriteria and MarginFloor in force and
+// the Budget the floor leaves; a floor the quote does not keep is an
+// [*InvalidRequestError] with Code margin_below_floor. Once it ran, a
+// workflow has its Charged amount (at most Quoted; 0 for a success fee
+// whose criteria did not hold), its Cost with items by category, and the
+// criteria's Outcome with a trace of each criterion's verdict; an execution
+// that spent past its budget fails with margin_floor_exceeded.
+//
 // # Lists
 //
 // List returns one page, newest first ([Page]: Data, HasMore), paged with

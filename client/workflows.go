@@ -24,6 +24,32 @@ type WorkflowCreateParams struct {
 	// Payload is the product's input, a JSON object: a struct or map, or
 	// a json.RawMessage sent as it is. The server stores its keys as sent.
 	Payload any `json:"payload,omitempty"`
+	// SuccessCriteria, optional, is a criteria tree that replaces the
+	// product's default success criteria for this workflow: anything that
+	// marshals to the tree's JSON object, such as a map, a json.RawMessage
+	// or a *criteria.Criteria (package
+	// github.com/settleflow/settleflow/criteria). For example
+	//
+	//	json.RawMessage(`{"type": "all_of", "criteria": [
+	//		{"type": "exact", "path": "/status", "value": "resolved"},
+	//		{"type": "numeric_threshold", "path": "/confidence", "op": ">=", "value": 0.8}]}`)
+	//
+	// The workflow's result is judged by it once the product ran (its
+	// Outcome); under success_fee and hybrid pricing that verdict decides
+	// the charge, under fixed and capped pricing it is only recorded. A
+	// tree that does not parse is an *InvalidRequestError whose Param names
+	// the node at fault (successCriteria.criteria[1].op). nil sends none.
+	SuccessCriteria any `json:"successCriteria,omitempty"`
+	// MarginFloor, optional, is the least margin the workflow must keep at
+	// the price quoted, as basis points (2500 is sent as 0.25): it may raise
+	// the product's margin floor, never lower it (that is an
+	// *InvalidRequestError with Param marginFloor, Code parameter_invalid).
+	// A quote whose margin on the estimated cost is below the floor in force
+	// is refused with Code margin_below_floor (settleflow.CodeMarginBelowFloor,
+	// Param marginFloor), and an execution whose reported spend passes the
+	// budget the floor leaves is stopped and fails with
+	// margin_floor_exceeded. nil sends none.
+	MarginFloor *settleflow.BasisPoints `json:"marginFloor,omitempty"`
 	// IdempotencyKey, optional, makes the create safe to repeat: the same
 	// key with the same body within 24 hours answers the first workflow
 	// again instead of creating another, and with another body fails with

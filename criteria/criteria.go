@@ -211,12 +211,12 @@ func (c *Criteria) check(w *wireNode, where string, depth int) (*node, error) {
 		"schema": w.Schema != nil, "criteria": w.Criteria != nil, "criterion": w.Criterion != nil}
 	for _, f := range []string{"path", "value", "op", "pattern", "schema", "criteria", "criterion"} {
 		if present[f] && !contains(fields, f) {
-			return nil, &Error{Param: join(where, f), Message: fmt.Sprintf("%s is not a field of a %s criterion", f, w.Type)}
+			return nil, &Error{Param: join(where, f), Message: fmt.Sprintf("%s is not a field of %s %s criterion", f, article(w.Type), w.Type)}
 		}
 	}
 	for _, f := range fields {
 		if !present[f] {
-			return nil, &Error{Param: join(where, f), Message: fmt.Sprintf("%s is required for a %s criterion", f, w.Type)}
+			return nil, &Error{Param: join(where, f), Message: fmt.Sprintf("%s is required for %s %s criterion", f, article(w.Type), w.Type)}
 		}
 	}
 	if w.Path != nil {
@@ -280,6 +280,15 @@ func (c *Criteria) check(w *wireNode, where string, depth int) (*node, error) {
 		n.schema = sch
 	}
 	return n, nil
+}
+
+// article is the indefinite article before the node type t ("an exact",
+// "a regex").
+func article(t string) string {
+	if t != "" && strings.ContainsRune("aeiou", rune(t[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 func contains(list []string, s string) bool {

@@ -116,7 +116,7 @@ func TestParseErrorsNameTheNode(t *testing.T) {
 		{`{"type":"exacto","path":"/a","value":1}`, "type", "unknown type"},
 		{`{"path":"/a","value":1}`, "type", "type is required"},
 		{`{"type":"exact","path":"/a"}`, "value", "value is required"},
-		{`{"type":"exact","path":"/a","value":1,"pattern":"x"}`, "pattern", "not a field of a exact"},
+		{`{"type":"exact","path":"/a","value":1,"pattern":"x"}`, "pattern", "not a field of an exact"},
 		{`{"type":"numeric_threshold","path":"/a","op":"=>","value":1}`, "op", "not one of"},
 		{`{"type":"numeric_threshold","path":"/a","op":">","value":"1"}`, "value", "must be a number"},
 		{`{"type":"numeric_threshold","path":"/a","op":">","value":1e999999999}`, "value", "out of range"},

@@ -80,6 +80,8 @@ type envOptions struct {
 	auth    httpapi.Authenticator
 	limiter ratelimit.Limiter
 	logger  *zap.Logger
+	// register, when set, registers more products next to ticket-triage.
+	register func(t *testing.T, p *settleflow.Products)
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -110,6 +112,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		},
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if o.register != nil {
+		o.register(t, products)
 	}
 	eo := settleflow.Options{Store: store, Settler: idleSettler{}, Products: products,
 		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })}

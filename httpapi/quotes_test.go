@@ -40,7 +40,9 @@ func TestQuoteEqualsCreate(t *testing.T) {
 		wantPayload, _ := json.Marshal(c.json(t)["payload"])
 		if got["object"] != "quote" || got["livemode"] != false || string(quoted) != fmt.Sprintf(`{"amount":%d,"currency":%q}`, wf.Quoted.Amount, wf.Quoted.Currency) ||
 			got["product"] != wf.Product || got["customerId"] != wf.CustomerID || string(payload) != string(wantPayload) ||
-			got["margin"].(map[string]any)["target"] != float64(wf.Margin.Target)/10000 {
+			got["margin"].(map[string]any)["target"] != float64(wf.Margin.Target)/10000 ||
+			compact(t, got["pricing"]) != compact(t, c.json(t)["pricing"]) || compact(t, got["successCriteria"]) != compact(t, c.json(t)["successCriteria"]) ||
+			compact(t, got["marginFloor"]) != compact(t, c.json(t)["marginFloor"]) || got["budget"] != nil {
 			t.Errorf("quote %s\ndiffers from the created workflow %s", q.body, c.body)
 		}
 	}

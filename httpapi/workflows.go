@@ -9,16 +9,28 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/settleflow/settleflow"
 )
 
-// createBody is the body of POST /v1/workflows. Pointers tell a missing
-// field from an empty one.
+// createBody is the body of POST /v1/workflows and POST /v1/quotes. Raw
+// fields tell a missing field from an empty one.
 type createBody struct {
 	Product    string          `json:"product"`
 	CustomerID string          `json:"customerId"`
 	Payload    json.RawMessage `json:"payload"`
+	// SuccessCriteria, optional, is a criteria tree, passed to the engine
+	// as sent (it checks it and names the node at fault).
+	SuccessCriteria json.RawMessage `json:"successCriteria"`
+	// MarginFloor, optional, is a ratio with at most four decimals (0.25);
+	// null is the same as leaving it out.
+	MarginFloor json.RawMessage `json:"marginFloor"`
+
+	// floor is MarginFloor in basis points, 0 when not given.
+	floor settleflow.BasisPoints
 }
 
 // readCreate reads and checks the body that POST /v1/workflows and POST
@@ -33,8 +45,57 @@ func (h *handler) readCreate(w http.ResponseWriter, r *http.Request) (*createBod
 		return nil, apiErr
 	}
 	// What the fields hold is the engine's to check (CreateParams.validate),
-	// so both roads to a create answer alike.
+	// so both roads to a create answer alike; only marginFloor's number is
+	// read here, since the engine takes it in basis points.
+	floor, ok := parseRatio(in.MarginFloor)
+	if !ok {
+		return nil, invalid(settleflow.CodeParameterInvalid, "marginFloor",
+			"marginFloor must be a number at least 0 and below 1 with at most four decimals (0.25 is a floor of 25 %), or null for none")
+	}
+	in.floor = floor
 	return &in, nil
+}
+
+// ratioNumber is a non-negative JSON number: integer part, fraction,
+// exponent.
+var ratioNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$`)
+
+// parseRatio reads a JSON number that is a ratio from 0 to below 1 with at
+// most four decimals (in value: 0.25000 is 0.25) into basis points, exactly
+// (no float). Absent and null are 0.
+func parseRatio(raw json.RawMessage) (settleflow.BasisPoints, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, true
+	}
+	m := ratioNumber.FindSubmatch(raw)
+	if m == nil {
+		return 0, false
+	}
+	exp := 0
+	if len(m[3]) > 0 {
+		var err error
+		if exp, err = strconv.Atoi(string(m[3])); err != nil || exp > 100 || exp < -100 {
+			return 0, false
+		}
+	}
+	digits := strings.TrimLeft(string(m[1])+string(m[2]), "0")
+	if digits == "" {
+		return 0, true
+	}
+	// value = digits × 10^shift basis points.
+	shift := exp - len(m[2]) + 4
+	for shift < 0 && strings.HasSuffix(digits, "0") {
+		digits, shift = digits[:len(digits)-1], shift+1
+	}
+	if shift < 0 || len(digits)+shift > 4 { // a fifth decimal, or 1 or more
+		return 0, false
+	}
+	n, err := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64)
+	if err != nil || n >= 10000 {
+		return 0, false
+	}
+	return settleflow.BasisPoints(n), true
 }
 
 func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
@@ -57,11 +118,13 @@ func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	}
 	p := principalFrom(r.Context())
 	wf, replayed, err := h.opts.Engine.Create(r.Context(), settleflow.CreateParams{
-		Environment:    p.Environment,
-		Product:        in.Product,
-		CustomerID:     in.CustomerID,
-		Payload:        in.Payload,
-		IdempotencyKey: key,
+		Environment:     p.Environment,
+		Product:         in.Product,
+		CustomerID:      in.CustomerID,
+		Payload:         in.Payload,
+		SuccessCriteria: in.SuccessCriteria,
+		MarginFloor:     in.floor,
+		IdempotencyKey:  key,
 	})
 	if err != nil {
 		h.fail(w, r, err)
@@ -230,6 +293,15 @@ type quote struct {
 	Payload    json.RawMessage  `json:"payload"`
 	Quoted     settleflow.Money `json:"quoted"`
 	Margin     quoteMargin      `json:"margin"`
+	// Pricing is the product's pricing model; SuccessCriteria the tree the
+	// outcome would be judged by (the request's, else the product's), or
+	// null.
+	Pricing         settleflow.Pricing `json:"pricing"`
+	SuccessCriteria json.RawMessage    `json:"successCriteria"`
+	// MarginFloor is the floor in force, or null for none; Budget is then
+	// the most the execution may spend and keep it, null without a floor.
+	MarginFloor *settleflow.BasisPoints `json:"marginFloor"`
+	Budget      *settleflow.Money       `json:"budget"`
 }
 
 type quoteMargin struct {
@@ -255,13 +327,21 @@ func (h *handler) createQuote(w http.ResponseWriter, r *http.Request) {
 	env := principalFrom(r.Context()).Environment
 	q, err := h.opts.Engine.Quote(r.Context(), settleflow.CreateParams{
 		Environment: env, Product: in.Product, CustomerID: in.CustomerID, Payload: payload.Bytes(),
+		SuccessCriteria: in.SuccessCriteria, MarginFloor: in.floor,
 	})
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, quote{Object: "quote", Livemode: env.Livemode(), Product: in.Product, CustomerID: in.CustomerID,
-		Payload: payload.Bytes(), Quoted: q.Quoted, Margin: quoteMargin{Target: q.TargetMargin}})
+	out := quote{Object: "quote", Livemode: env.Livemode(), Product: in.Product, CustomerID: in.CustomerID,
+		Payload: payload.Bytes(), Quoted: q.Quoted, Margin: quoteMargin{Target: q.TargetMargin},
+		Pricing: q.Pricing, SuccessCriteria: q.SuccessCriteria}
+	if q.MarginFloor > 0 {
+		f := q.MarginFloor
+		out.MarginFloor = &f
+		out.Budget = &settleflow.Money{Amount: q.Budget, Currency: q.Quoted.Currency}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (h *handler) fetchProduct(w http.ResponseWriter, r *http.Request, name string) {

@@ -25,6 +25,8 @@ var updateVectors = flag.Bool("update-vectors", false, "rewrite ../testdata/webh
 
 const vectorsPath = "../testdata/webhooks.json"
 
+func ptrInt64(v int64) *int64 { return &v }
+
 // vectorFile is the file's layout; its description field says how to use it.
 type vectorFile struct {
 	Description     string   `json:"description"`
@@ -186,6 +188,19 @@ func writeVectors(t *testing.T) {
 		CreatedAt: at.UTC(), Data: settleflow.EventData{CustomerID: "cus_123",
 			Deposit: &settleflow.DepositEvent{Amount: settleflow.Money{Amount: 50000, Currency: "usd"}, TxHash: "0x" + strings.Repeat("cd", 32), BlockNumber: 4243},
 			Balance: &settleflow.Balance{OnChain: 150000, Reserved: 358, PendingWithdrawal: 0, Available: 149642, Currency: "usd"}}})
+	// An outcome-priced workflow that spent past its margin floor's budget:
+	// its data carries pricing, the cost breakdown and the outcome.
+	flooredAt := settleflow.BasisPoints(-1200)
+	floored := mustJSON(settleflow.Event{ID: "evt_01KAQ0Q5LM6G1Q2W3E4R5T6Y7Z", Object: "event", Type: settleflow.EventWorkflowMarginBelowFloor,
+		CreatedAt: at.UTC(), Data: settleflow.EventData{
+			WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1L", Status: "Settling", Quoted: settleflow.Money{Amount: 1000, Currency: "usd"},
+			Margin: settleflow.Margin{Target: 3000, Achieved: &flooredAt}, Result: json.RawMessage(`{"status":"resolved"}`),
+			Pricing: &settleflow.Pricing{Model: settleflow.PricingSuccessFee}, Charged: &settleflow.Money{Amount: 1000, Currency: "usd"},
+			Cost: &settleflow.Cost{Amount: 1120, Currency: "usd", Items: []settleflow.CostItem{
+				{Category: settleflow.CostModel, Provider: "llm", Units: 48000, Amount: 960},
+				{Category: settleflow.CostHuman, Provider: "reviewer — «night»", Units: 1, Amount: 160}}},
+			Outcome: &settleflow.Outcome{Success: true, Trace: []settleflow.OutcomeStep{
+				{Node: "", Path: "/status", Type: "exact", Matched: true, Reason: "/status is \"resolved\""}}}}})
 	achieved := int64(2875)
 	okCompleted := vectorExpect{OK: true, EventID: "evt_01KAQ0Q3K9V6G1Q2W3E4R5T6Y7", Type: "workflow.completed", WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J", MarginAchieved: &achieved, QuotedAmount: 358}
 	fail := func(r Reason) vectorExpect { return vectorExpect{Reason: r} }
@@ -222,6 +237,9 @@ func writeVectors(t *testing.T) {
 				RefundID: "re_01KAQ0Q5CD6G1Q2W3E4R5T6Y7V", RefundAmount: 258, RefundStatus: "Failed"}},
 		{Name: "valid customer.funded event", Scheme: "service", Secret: secret, Now: now, Body: string(customerFunded), Headers: svc(at, customerFunded, secret),
 			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5JK6G1Q2W3E4R5T6Y7Y", Type: "customer.funded", CustomerID: "cus_123", DepositAmount: 50000, BalanceAvailable: 149642}},
+		{Name: "valid workflow.margin_below_floor event", Scheme: "service", Secret: secret, Now: now, Body: string(floored), Headers: svc(at, floored, secret),
+			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5LM6G1Q2W3E4R5T6Y7Z", Type: "workflow.margin_below_floor", WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1L",
+				MarginAchieved: ptrInt64(-1200), QuotedAmount: 1000}},
 		{Name: "standard: valid customer.funded event", Scheme: "standard", Secret: secret, Now: now, Body: string(customerFunded),
 			Headers: std("evt_01KAQ0Q5JK6G1Q2W3E4R5T6Y7Y", at, customerFunded, secret), Expect: vectorExpect{OK: true}},
 		{Name: "tampered body", Scheme: "service", Secret: secret, Now: now, Body: string(tampered), Headers: svc(at, completed, secret), Expect: fail(ReasonNoMatchingSignature)},

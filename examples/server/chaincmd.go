@@ -174,7 +174,7 @@ func chainGroup() *group {
 		}, {
 			name: "reconcile",
 			summary: "Compare the contract's records, from its deployment to the confirmed head, with the database: " +
-				"each Settled workflow debited once, for exactly its charge, from its customer, in the transaction it names; no debit without its workflow; " +
+				"each Settled workflow charged more than 0 debited once, for exactly its charge (not its quote), from its customer, in the transaction it names; none charged 0 on chain; no debit without its workflow; " +
 				"each Succeeded refund applied once, within its charge; each customer's balance equal to deposits − withdrawals − charges + refunds, " +
 				"on chain and in the database; the contract holding exactly its customers' balances plus what the payee is owed. " +
 				"Exits 1 if anything disagrees, naming each discrepancy.",
@@ -214,7 +214,8 @@ func chainGroup() *group {
 				} else {
 					fmt.Fprintf(x.stdout, "%s: contract %s, blocks %d–%d\n", e, contract, rep.FromBlock, rep.ToBlock)
 					fmt.Fprintf(x.stdout, "  on chain:    %d charges, %s; %d declined; %d refunds, %s\n", rep.OnChain, dollars(rep.TotalOnChain), rep.Declined, rep.Refunds, dollars(rep.TotalRefunded))
-					fmt.Fprintf(x.stdout, "  in database: %d Settled workflows, %s; %d Succeeded refunds\n", rep.InDatabase, dollars(rep.TotalInDatabase), len(db.refunds))
+					fmt.Fprintf(x.stdout, "  in database: %d Settled workflows charged, %s; %d charged nothing (not on chain); %d Succeeded refunds\n",
+						rep.InDatabase, dollars(rep.TotalInDatabase), db.uncharged, len(db.refunds))
 					fmt.Fprintf(x.stdout, "  customers:   %d, holding %s; the payee is owed %s\n", rep.Customers, dollars(rep.Held), dollars(rep.PayeeOwed))
 					if len(rep.Discrepancies) > 0 {
 						tw := tabwriter.NewWriter(x.stdout, 2, 4, 2, ' ', 0)
@@ -228,19 +229,24 @@ func chainGroup() *group {
 				if n := len(rep.Discrepancies); n > 0 {
 					return fmt.Errorf("%d discrepancies between the chain and the database", n)
 				}
-				fmt.Fprintln(x.stdout, "  no discrepancy")
+				if !asJSON { // --json prints the report alone: one JSON document
+					fmt.Fprintln(x.stdout, "  no discrepancy")
+				}
 				return nil
 			},
 		}},
 	}
 }
 
-// ledger is what the database says of env's money: its Settled workflows,
-// Succeeded refunds and customer accounts.
+// ledger is what the database says of env's money: its Settled workflows
+// charged on chain, Succeeded refunds and customer accounts.
 type ledger struct {
 	records  []settlement.ReconcileRecord
 	refunds  []settlement.RefundRecord
 	accounts []settlement.AccountRecord
+	// uncharged counts the Settled workflows charged 0, which never reach
+	// the chain.
+	uncharged int
 }
 
 // readLedger reads env's ledger from the database.
@@ -265,11 +271,24 @@ func readLedger(ctx context.Context, c config, env settleflow.Environment) (*led
 			return nil, err
 		}
 		for _, w := range ws {
-			if w.Settlement == nil {
-				continue // a charge of 0: nothing went to the chain
+			// The charge is what the workflow was charged (its "charged",
+			// at most the quote), not the quote.
+			amount := w.ChargeAmount()
+			if amount == 0 && w.Settlement == nil {
+				// Charged 0: Settled without the chain, with no sequence;
+				// nothing of it is expected there (a debit of it would be
+				// not_in_database).
+				out.uncharged++
+				continue
 			}
-			out.records = append(out.records, settlement.ReconcileRecord{WorkflowID: w.ID, Sequence: w.Sequence, CustomerID: w.CustomerID,
-				Amount: w.Quoted.Amount, TxHash: w.Settlement.TxHash})
+			// A workflow charged more than 0 must have been debited on
+			// chain: without a settlement it is still compared, and found
+			// missing_on_chain unless the chain has its sequence.
+			rec := settlement.ReconcileRecord{WorkflowID: w.ID, Sequence: w.Sequence, CustomerID: w.CustomerID, Amount: amount}
+			if w.Settlement != nil {
+				rec.TxHash = w.Settlement.TxHash
+			}
+			out.records = append(out.records, rec)
 		}
 		if !more || len(ws) == 0 {
 			break

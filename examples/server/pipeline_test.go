@@ -378,7 +378,7 @@ func TestEmbeddedChainSurvivesKill(t *testing.T) {
 		}
 	}
 	// Plant two discrepancies: a settlement sent to the contract outside
-	// the engine, and a Settled workflow's amount altered in the database.
+	// the engine, and a Settled workflow's charge altered in the database.
 	// (Debited from cus_1, who holds a balance from the faucet.)
 	tr := settlement.Transactor{Backend: chain.Backend.Client(), Key: chain.OperatorKey, Mine: chain.Commit}
 	charge := settlement.PackedCharge{Cents: 777, Sequence: 424242, Tag: settlement.WorkflowTag("wf_outside")}.Pack()
@@ -392,7 +392,7 @@ func TestEmbeddedChainSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	altered := id2
-	if _, err := db.Bun().NewRaw("UPDATE settleflow_workflows SET quoted_amount = quoted_amount + 1 WHERE id = ?", altered).Exec(context.Background()); err != nil {
+	if _, err := db.Bun().NewRaw("UPDATE settleflow_workflows SET charged = charged + 1 WHERE id = ?", altered).Exec(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -13,7 +13,16 @@ import (
 	"github.com/settleflow/settleflow"
 )
 
-// The demo catalogue: three products whose cost depends on their payload.
+// The demo catalogue: six products whose cost depends on their payload, one
+// or more per pricing model. ticket-triage, document-summary and
+// image-moderation are priced fixed (the quote is charged); the pricing
+// models of issue 26 have one product each (outcome_products.go):
+// document-extraction (capped: cost plus markup, up to the quote), ticket-
+// resolution (success_fee: the quote if the ticket is resolved with
+// confidence, else nothing) and lead-enrichment (hybrid: a base share
+// always, the rest if the lead is found). Every product is deterministic
+// (its result and cost follow from its payload, no external call) and so
+// idempotent by workflow id.
 
 // The payload types carry their JSON Schema in jsonschema tags; each
 // Validate checks exactly what the schema states, so a payload the catalogue's
@@ -160,7 +169,13 @@ func demoProducts() (*settleflow.Products, error) {
 			return settleflow.Execution{ActualCost: 6 * int64(len(m.ImageURLs)), Result: map[string]any{"verdicts": verdicts}}, nil
 		}),
 	})
-	return ps, err
+	if err != nil {
+		return nil, err
+	}
+	if err := registerOutcomeProducts(ps); err != nil {
+		return nil, err
+	}
+	return ps, nil
 }
 
 // pause stands in for the work a real product does.

@@ -52,8 +52,21 @@ func TestProductSchemasMatchValidation(t *testing.T) {
 			t.Errorf("GET /v1/products/%s: %d %v", name, status, one)
 		}
 	}
-	if len(schemas) != 3 {
-		t.Fatalf("%d products with schemas, want 3", len(schemas))
+	// The fixed demo products and one of each other pricing model.
+	wantModels := map[string]string{"ticket-triage": "fixed", "document-summary": "fixed", "image-moderation": "fixed",
+		"document-extraction": "capped", "ticket-resolution": "success_fee", "lead-enrichment": "hybrid"}
+	if len(schemas) != len(wantModels) {
+		t.Fatalf("%d products with schemas, want %d", len(schemas), len(wantModels))
+	}
+	for _, p := range list["data"].([]any) {
+		p := p.(map[string]any)
+		pr, _ := p["pricing"].(map[string]any)
+		if m, ok := wantModels[p["name"].(string)]; !ok || pr["model"] != m {
+			t.Errorf("%s: pricing %v, want model %s", p["name"], p["pricing"], m)
+		}
+		if crit := p["successCriteria"]; (crit != nil) != (pr["model"] == "success_fee" || pr["model"] == "hybrid") {
+			t.Errorf("%s: pricing %v with successCriteria %v", p["name"], pr, crit)
+		}
 	}
 	if status, _, _ := s.do("GET", "/v1/products/no-such", s.firstKey, ""); status != 404 {
 		t.Errorf("unknown product: %d, want 404", status)
@@ -88,6 +101,30 @@ func TestProductSchemasMatchValidation(t *testing.T) {
 		{"image-moderation", `{"imageUrls":["/relative.png"]}`, false, "payload.imageUrls.0"},
 		{"image-moderation", `{"imageUrls":["https://example.com/a b.png"]}`, false, "payload.imageUrls.0"},
 		{"image-moderation", `{"imageUrls":[` + strings.TrimSuffix(strings.Repeat(`"https://example.com/x.png",`, 21), ",") + `]}`, false, "payload.imageUrls"},
+		{"document-extraction", `{"documentId":"D-1","pages":3,"quality":"scanned"}`, true, ""},
+		{"document-extraction", `{"documentId":"` + strings.Repeat("é", 100) + `","pages":500}`, true, ""},
+		{"document-extraction", `{"documentId":"D-1","pages":1,"quality":"clean"}`, true, ""},
+		{"document-extraction", `{"documentId":"D-1","pages":0}`, false, "payload.pages"},
+		{"document-extraction", `{"documentId":"D-1"}`, false, "payload.pages"},
+		{"document-extraction", `{"documentId":"D-1","pages":501}`, false, "payload.pages"},
+		{"document-extraction", `{"documentId":"D-1","pages":2.5}`, false, "payload.pages"},
+		{"document-extraction", `{"documentId":"D-1","pages":2,"quality":"blurry"}`, false, "payload.quality"},
+		{"document-extraction", `{"pages":2}`, false, "payload.documentId"},
+		{"document-extraction", `{"documentId":"` + strings.Repeat("é", 101) + `","pages":1}`, false, "payload.documentId"},
+		{"ticket-resolution", `{"ticketId":"T-1","question":"Where is my invoice?"}`, true, ""},
+		{"ticket-resolution", `{"ticketId":"T-1","question":"` + strings.Repeat("é", 5000) + `"}`, true, ""},
+		{"ticket-resolution", `{"ticketId":"T-1","question":"` + strings.Repeat("é", 5001) + `"}`, false, "payload.question"},
+		{"ticket-resolution", `{"ticketId":"T-1","question":"   "}`, false, "payload.question"},
+		{"ticket-resolution", `{"ticketId":"T-1"}`, false, "payload.question"},
+		{"ticket-resolution", `{"question":"Where is my invoice?"}`, false, "payload.ticketId"},
+		{"lead-enrichment", `{"email":"jane.doe@acme.example","company":"Acme"}`, true, ""},
+		{"lead-enrichment", `{"email":"someone@gmail.com"}`, true, ""},
+		{"lead-enrichment", `{"email":"not-an-address"}`, false, "payload.email"},
+		{"lead-enrichment", `{"email":"a b@c.example"}`, false, "payload.email"},
+		{"lead-enrichment", `{"email":"a@b@c.example"}`, false, "payload.email"},
+		{"lead-enrichment", `{}`, false, "payload.email"},
+		{"lead-enrichment", `{"email":"x@y.example","company":"` + strings.Repeat("é", 201) + `"}`, false, "payload.company"},
+		{"lead-enrichment", `{"email":"x@y.example","phone":"555"}`, false, "payload.phone"},
 	}
 	for _, c := range cases {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(c.payload))

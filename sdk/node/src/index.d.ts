@@ -35,10 +35,103 @@ export interface Settlement {
   fee?: string;
 }
 
-/** Why a workflow failed. */
+/**
+ * Why a workflow failed: code is execution_failed, payload_invalid,
+ * margin_floor_exceeded (the product's reported spend passed the budget its
+ * margin floor leaves: it was stopped and nothing was charged), a settlement
+ * failure code, …
+ */
 export interface Failure {
   code: string;
   message: string;
+}
+
+// ---------------------------------------------------------------- outcome pricing
+
+/**
+ * How a workflow's charge follows from its quote: fixed charges the quote;
+ * capped charges cost plus markup, at least minimumCharge, at most the quote;
+ * success_fee charges the quote when the result meets the success criteria
+ * and nothing otherwise; hybrid charges baseShare of the quote always and the
+ * rest on success.
+ */
+export type PricingModel = 'fixed' | 'capped' | 'success_fee' | 'hybrid';
+
+/** A pricing model as the wire shows it, on every product, quote and workflow. */
+export interface Pricing {
+  model: PricingModel;
+  /** capped: the markup on cost, a ratio (0.2 is cost + 20 %). */
+  markup?: number;
+  /** capped: the least charged. */
+  minimumCharge?: Money;
+  /** hybrid: the part of the quote charged whatever the outcome, a ratio (0.3 is 30 %). */
+  baseShare?: number;
+}
+
+/** A JSON value a criterion can compare with (not null). */
+export type CriterionValue = string | number | boolean | JsonValue[] | { [key: string]: JsonValue };
+
+/** The comparisons of a numeric_threshold criterion: `value op threshold`, exact in decimal. */
+export type ThresholdOp = '<' | '<=' | '>' | '>=' | '==' | '!=';
+
+/**
+ * A success criteria tree, judged against a workflow's result. Leaves test the
+ * value at path, an RFC 6901 JSON Pointer ('' is the whole result, '/labels/0'
+ * the first label); a leaf whose path finds nothing does not match. At most 64
+ * nodes and 8 levels.
+ */
+export type Criterion =
+  /** Every child matches (all_of) or at least one does (any_of); at least one child. */
+  | { type: 'all_of' | 'any_of'; criteria: Criterion[] }
+  /** The child does not match. */
+  | { type: 'not'; criterion: Criterion }
+  /** The value is present and equal as JSON (numbers by value: 1 equals 1.0). */
+  | { type: 'exact'; path: string; value: CriterionValue }
+  /** The value is a number and `value op threshold` holds. */
+  | { type: 'numeric_threshold'; path: string; op: ThresholdOp; value: number }
+  /** The value is a string matched by pattern (RE2 syntax, unanchored unless it anchors itself; at most 1,000 bytes). */
+  | { type: 'regex'; path: string; pattern: string }
+  /** The value is valid against schema (JSON Schema 2020-12, no references to other documents). */
+  | { type: 'json_schema'; path: string; schema: JsonObject | boolean };
+
+/** The layer a cost item belongs to. */
+export type CostCategory = 'model' | 'tools' | 'compute' | 'human' | 'other';
+
+/** One line of a workflow's cost: what was spent in one category at one provider. */
+export interface CostItem {
+  category: CostCategory;
+  /** Who was paid ('openai', 'ocr-service', 'reviewer'); may be empty. */
+  provider: string;
+  /** How much was used, in the provider's unit (tokens, calls, milliseconds); informational. */
+  units: number;
+  /** What it cost, in minor units of the cost's currency. */
+  amount: number;
+}
+
+/** What a workflow's execution cost: the sum of its items (none when the product reported a total only). */
+export interface Cost {
+  amount: number;
+  currency: Currency;
+  items: CostItem[];
+}
+
+/** One criterion's verdict, in tree order (a combinator before its children). */
+export interface OutcomeStep {
+  /** The criterion's place in the tree: '' for the root, 'criteria[1]', 'criteria[0].criterion'. */
+  node: string;
+  /** The JSON Pointer a leaf tested ('' for the whole result and for combinators). */
+  path: string;
+  /** The criterion's type. */
+  type: Criterion['type'];
+  matched: boolean;
+  /** Why, for people. */
+  reason: string;
+}
+
+/** The verdict of a workflow's success criteria on its result, with every criterion's step. */
+export interface Outcome {
+  success: boolean;
+  trace: OutcomeStep[];
 }
 
 /** Margins are ratios with at most four decimals (0.3 is 30 %). */
@@ -60,8 +153,14 @@ export interface Workflow<P extends object = JsonObject, R extends object = Json
   customerId: string;
   /** The product's input, as given at creation (compacted). */
   payload: P;
-  /** The price quoted at creation. */
+  /** The price quoted at creation: the most that can be charged, and what the customer's balance reserves. */
   quoted: Money;
+  /** The pricing model the workflow was created under. */
+  pricing: Pricing;
+  /** The criteria its outcome is judged by (the request's, else the product's), or null. */
+  successCriteria: Criterion | null;
+  /** The margin floor in force (the product's, or the request's if higher), a ratio, or null. */
+  marginFloor: number | null;
   margin: Margin;
   status: WorkflowStatus;
   /** The product's output once it ran, else null. */
@@ -70,6 +169,15 @@ export interface Workflow<P extends object = JsonObject, R extends object = Json
   settlement: Settlement | null;
   /** Set when status is Failed, else null. */
   failure: Failure | null;
+  /**
+   * What the workflow is charged, decided once it ran: at most quoted, 0 for an
+   * outcome that earns nothing; null before, and when it failed.
+   */
+  charged: Money | null;
+  /** What the execution cost, with its breakdown; null until executed. */
+  cost: Cost | null;
+  /** The verdict of successCriteria on the result; null without criteria or before it ran. */
+  outcome: Outcome | null;
   /** The sum of the workflow's Succeeded refunds (amount 0 when none). */
   refunded: Money;
   /** RFC 3339 timestamps. */
@@ -201,6 +309,12 @@ export interface Product {
   targetMargin: number;
   minimumCharge: Money;
   pricingSummary: string;
+  /** The product's pricing model. */
+  pricing: Pricing;
+  /** The criteria its workflows are judged by unless a create passes its own, or null. */
+  successCriteria: Criterion | null;
+  /** The least margin a workflow must keep at the price quoted (a ratio), or null when none. */
+  marginFloor: number | null;
   /** The JSON Schema (2020-12) of this product's payload. */
   payloadSchema: JsonObject;
   /** A payload to start from, or null. */
@@ -216,11 +330,20 @@ export interface Quote<P extends object = JsonObject> {
   product: string;
   customerId: string;
   payload: P;
+  /** The price: the most the workflow can be charged. */
   quoted: Money;
+  /** The product's pricing model. */
+  pricing: Pricing;
+  /** The criteria in force (the request's, else the product's), or null. */
+  successCriteria: Criterion | null;
+  /** The margin floor in force (the product's, or the request's if higher), a ratio, or null. */
+  marginFloor: number | null;
+  /** With a floor, the most the execution may spend and keep it at quoted: floor(quoted × (1 − marginFloor)); else null. */
+  budget: Money | null;
   margin: { target: number };
 }
 
-export type WorkflowEventType = 'workflow.completed' | 'workflow.failed' | 'workflow.canceled';
+export type WorkflowEventType = 'workflow.completed' | 'workflow.failed' | 'workflow.canceled' | 'workflow.margin_below_floor';
 export type RefundEventType = 'refund.succeeded' | 'refund.failed';
 export type CustomerEventType = 'customer.funded';
 export type EventType = WorkflowEventType | RefundEventType | CustomerEventType;
@@ -236,6 +359,11 @@ export interface EventData<R extends object = JsonObject> {
   settlement?: Settlement | undefined;
   /** On workflow.failed. */
   failure?: Failure | undefined;
+  /** The workflow's pricing, charge, cost and outcome, when known. */
+  pricing?: Pricing | undefined;
+  charged?: Money | undefined;
+  cost?: Cost | undefined;
+  outcome?: Outcome | undefined;
 }
 
 export type WorkflowEventData<R extends object = JsonObject> = EventData<R>;
@@ -276,11 +404,16 @@ export interface TypedEvent<T extends EventType, D> {
   data: D;
 }
 
-/** workflow.completed (the workflow is Settled), workflow.failed or workflow.canceled. */
+/**
+ * workflow.completed (the workflow is Settled), workflow.failed,
+ * workflow.canceled, or workflow.margin_below_floor (it finished having spent
+ * more than its margin floor's budget; it goes on to be charged as usual).
+ */
 export type WorkflowEvent<R extends object = JsonObject> =
   | TypedEvent<'workflow.completed', EventData<R>>
   | TypedEvent<'workflow.failed', EventData<R>>
-  | TypedEvent<'workflow.canceled', EventData<R>>;
+  | TypedEvent<'workflow.canceled', EventData<R>>
+  | TypedEvent<'workflow.margin_below_floor', EventData<R>>;
 
 /** refund.succeeded (confirmed on chain) or refund.failed (nothing was given back). */
 export type RefundEvent = TypedEvent<'refund.succeeded', RefundEventData> | TypedEvent<'refund.failed', RefundEventData>;
@@ -331,6 +464,20 @@ export interface WorkflowCreateParams<P extends object = JsonObject> {
   customerId: string;
   /** The product's input: a JSON object its payloadSchema accepts. */
   payload: P;
+  /**
+   * Optional: a criteria tree that replaces the product's success criteria for
+   * this workflow. Under success_fee and hybrid pricing its verdict on the result
+   * decides the charge; otherwise it is recorded. A tree that does not parse is
+   * an InvalidRequestError whose param names the node (successCriteria.criteria[1].op).
+   */
+  successCriteria?: Criterion | undefined;
+  /**
+   * Optional: the least margin to keep at the price quoted, a ratio 0 ≤ f < 1 with
+   * at most four decimals (0.25). It may raise the product's floor, never lower it.
+   * A quote whose margin on the estimated cost is below it is an InvalidRequestError
+   * with code margin_below_floor (param marginFloor).
+   */
+  marginFloor?: number | undefined;
 }
 
 export type QuoteCreateParams<P extends object = JsonObject> = WorkflowCreateParams<P>;
@@ -646,7 +793,7 @@ export declare class APIError extends SettleflowError {
   /** The HTTP status. */
   readonly status: number | undefined;
   readonly type: ErrorType | string | undefined;
-  /** A machine-readable code: parameter_missing, resource_missing, workflow_settled, … */
+  /** A machine-readable code: parameter_missing, resource_missing, workflow_settled, margin_below_floor, … */
   readonly code: string | undefined;
   /** The parameter at fault (payload, customerId, payload.attachments, …). */
   readonly param: string | undefined;

@@ -80,7 +80,7 @@ test('the README quickstart, operations and errors examples run', async () => {
   const code = await result.exited;
   assert.equal(code, 0, result.stderr + result.stdout);
   assert.match(result.stdout, /^wf_\w{26} Pending \{ amount: 358, currency: 'usd' \}$/m);
-  assert.match(result.stdout, /\[ 'document-summary', 'image-moderation', 'ticket-triage' \]/);
+  assert.match(result.stdout, /\[\s*'document-extraction',\s*'document-summary',\s*'image-moderation',\s*'lead-enrichment',\s*'ticket-resolution',\s*'ticket-triage'\s*\]/);
   assert.match(result.stdout, /^400 parameter_missing payload payload is required$/m);
   assert.match(result.stdout, /\/v1\/workflows\/\{id\}\/cancel/);
 });

@@ -31,6 +31,14 @@ import Default, {
   type MarginReport,
   type MarginRow,
   type MarginReportParams,
+  type Criterion,
+  type Pricing,
+  type PricingModel,
+  type Cost,
+  type CostItem,
+  type CostCategory,
+  type Outcome,
+  type OutcomeStep,
 } from 'settleflow';
 
 const client = new Settleflow({
@@ -124,7 +132,7 @@ async function flows(): Promise<void> {
     // data depends on the type: narrow on it first.
     // @ts-expect-error a customer.funded event has no workflowId
     const anyWf: string = ev.data.workflowId;
-    if (ev.type === 'workflow.failed' || ev.type === 'workflow.completed' || ev.type === 'workflow.canceled') {
+    if (ev.type === 'workflow.failed' || ev.type === 'workflow.completed' || ev.type === 'workflow.canceled' || ev.type === 'workflow.margin_below_floor') {
       const q: number = ev.data.quoted.amount;
       void q;
     } else if (ev.type === 'refund.succeeded' || ev.type === 'refund.failed') {
@@ -156,6 +164,66 @@ async function flows(): Promise<void> {
   await client.products.list({ idempotencyKey: 'k' });
   client.close();
   void [amount, currency, achieved, status, subject, requestId, replayed, bad, n, created, refundedSoFar, more, first, ten, c, q, p, schema, example, events, ev, version, ops];
+}
+
+async function outcomePricing(): Promise<void> {
+  const criteria: Criterion = {
+    type: 'all_of',
+    criteria: [
+      { type: 'exact', path: '/status', value: 'resolved' },
+      { type: 'numeric_threshold', path: '/confidence', op: '>=', value: 0.8 },
+      { type: 'not', criterion: { type: 'regex', path: '/summary', pattern: '^$' } },
+      { type: 'json_schema', path: '/labels', schema: { type: 'array', minItems: 1 } },
+    ],
+  };
+  const quote = await client.quotes.create({ product: 'ticket-triage', customerId: 'cus_123', payload: {}, successCriteria: criteria, marginFloor: 0.25 });
+  const model: PricingModel = quote.pricing.model;
+  const markup: number | undefined = quote.pricing.markup;
+  const budget: number | undefined = quote.budget?.amount;
+  const floor: number | null = quote.marginFloor;
+  const inForce: Criterion | null = quote.successCriteria;
+  // @ts-expect-error the floor is a ratio, not a string
+  await client.quotes.create({ product: 'p', customerId: 'cus_1', payload: {}, marginFloor: '0.25' });
+  // @ts-expect-error no such criterion type
+  await client.workflows.create({ product: 'p', customerId: 'cus_1', payload: {}, successCriteria: { type: 'contains', path: '/x' } });
+  // @ts-expect-error numeric_threshold needs an op
+  await client.workflows.create({ product: 'p', customerId: 'cus_1', payload: {}, successCriteria: { type: 'numeric_threshold', path: '/x', value: 1 } });
+  // @ts-expect-error an exact criterion compares with a value, not null
+  await client.workflows.create({ product: 'p', customerId: 'cus_1', payload: {}, successCriteria: { type: 'exact', path: '/x', value: null } });
+
+  const wf = await client.workflows.create({ product: 'ticket-triage', customerId: 'cus_123', payload: {}, successCriteria: criteria, marginFloor: 0.25 });
+  const pricing: Pricing = wf.pricing;
+  const charged: number | undefined = wf.charged?.amount;
+  if (wf.cost) {
+    const items: CostItem[] = wf.cost.items;
+    const category: CostCategory | undefined = items[0]?.category;
+    const total: number = wf.cost.amount;
+    void category, total;
+  }
+  if (wf.outcome) {
+    const success: boolean = wf.outcome.success;
+    const steps: OutcomeStep[] = wf.outcome.trace;
+    const reason: string | undefined = steps[0]?.reason;
+    void success, reason;
+  }
+  const o: Outcome | null = wf.outcome;
+  const c: Cost | null = wf.cost;
+  // @ts-expect-error charged is null until the workflow ran
+  const sure: number = wf.charged.amount;
+
+  const product = await client.products.fetch('ticket-triage');
+  const pm: PricingModel = product.pricing.model;
+  const share: number | undefined = product.pricing.baseShare;
+  const pfloor: number | null = product.marginFloor;
+
+  for await (const ev of client.events.listAutoPaging({ type: 'workflow.margin_below_floor' })) {
+    if (ev.type === 'workflow.margin_below_floor') {
+      const spent: number | undefined = ev.data.cost?.amount;
+      const ok: boolean | undefined = ev.data.outcome?.success;
+      void spent, ok;
+    }
+  }
+  void [model, markup, budget, floor, inForce, pricing, charged, o, c, sure, pm, share, pfloor];
 }
 
 async function money(): Promise<void> {
@@ -318,4 +386,4 @@ http.createServer((req, res) => {
 webhooks.construct({ id: 'evt_x' }, 't=1,v1=00', secret);
 const header: string = Settleflow.webhooks.generateTestHeader('{}', secret, { timestamp: 1795478400 });
 const reasonConst: 'body_not_raw' = SignatureVerificationError.BODY_NOT_RAW;
-void [flows, errors, money, margins, header, reasonConst];
+void [flows, errors, money, margins, outcomePricing, header, reasonConst];

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
+from decimal import Decimal
 import urllib.parse
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union, cast
 
@@ -84,6 +86,32 @@ def _payload(payload: Mapping[str, Any]) -> Dict[str, Any]:
     return dict(cast(Mapping[str, Any], payload))
 
 
+def _outcome_terms(body: Dict[str, Any], success_criteria: Optional[Mapping[str, Any]], margin_floor: Any) -> Dict[str, Any]:
+    """Adds ``successCriteria`` and ``marginFloor`` to a create's or a quote's body when given."""
+    if success_criteria is not None:
+        if not isinstance(success_criteria, Mapping):
+            raise invalid_argument(
+                "success_criteria",
+                f"success_criteria must be a dict (a criteria tree, a JSON object), not {_kind(success_criteria)}",
+            )
+        body["successCriteria"] = dict(cast(Mapping[str, Any], success_criteria))
+    if margin_floor is not None:
+        if isinstance(margin_floor, bool) or not isinstance(margin_floor, (int, float, Decimal)):
+            raise invalid_argument(
+                "margin_floor", f"margin_floor must be a number (a ratio such as Decimal('0.25')), not {_kind(margin_floor)}"
+            )
+        if isinstance(margin_floor, Decimal):
+            if not margin_floor.is_finite():
+                raise invalid_argument("margin_floor", "margin_floor must be a finite number")
+            # JSON has no Decimal: a ratio of at most four decimals is exactly
+            # the shortest float that prints as it.
+            margin_floor = int(margin_floor) if margin_floor == margin_floor.to_integral_value() else float(margin_floor)
+        elif isinstance(margin_floor, float) and not math.isfinite(margin_floor):
+            raise invalid_argument("margin_floor", "margin_floor must be a finite number")
+        body["marginFloor"] = margin_floor
+    return body
+
+
 def _idempotency_key(key: Optional[str]) -> Optional[str]:
     if key is not None and not (
         isinstance(key, str)
@@ -145,6 +173,8 @@ class Workflows:
         customer_id: str,
         payload: Mapping[str, Any],
         idempotency_key: Optional[str] = None,
+        success_criteria: Optional[Mapping[str, Any]] = None,
+        margin_floor: Optional[Union[Decimal, float, int]] = None,
     ) -> Workflow:
         """Creates a workflow for ``product`` on behalf of ``customer_id`` (``cus_…``).
 
@@ -153,9 +183,24 @@ class Workflows:
         the create safe to repeat: the same key with the same body within 24 h
         returns the first workflow instead of making another. Without one, the
         client generates a key for this call and reuses it on each retry.
+
+        ``success_criteria``, optional, is a criteria tree (a dict such as
+        ``{"type": "exact", "path": "/status", "value": "resolved"}``) that
+        replaces the product's: the result is judged by it once the product ran
+        (``Workflow.outcome``), and under ``success_fee`` and ``hybrid`` pricing
+        the verdict decides the charge. A tree that does not parse raises
+        :class:`InvalidRequestError` whose ``param`` names the node
+        (``successCriteria.criteria[1].op``). ``margin_floor``, optional, is the
+        least margin to keep at the price quoted, a ratio ``0 <= f < 1`` with at
+        most four decimals (``Decimal("0.25")``); it may raise the product's floor,
+        never lower it. A quote whose margin on the estimated cost is below it
+        raises :class:`InvalidRequestError` with ``code`` ``margin_below_floor``
+        (``param`` ``marginFloor``); an execution that spends past the budget it
+        leaves fails with ``margin_floor_exceeded``.
         """
         _idempotency_key(idempotency_key)
         body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
+        _outcome_terms(body, success_criteria, margin_floor)
         resp = self._t.request("POST", "/v1/workflows", body=body, idempotency_key=idempotency_key)
         return _decode(resp, lambda x: Workflow.from_wire(_object(x)))
 
@@ -238,10 +283,21 @@ class Quotes:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    def create(self, *, product: str, customer_id: str, payload: Mapping[str, Any]) -> Quote:
+    def create(
+        self,
+        *,
+        product: str,
+        customer_id: str,
+        payload: Mapping[str, Any],
+        success_criteria: Optional[Mapping[str, Any]] = None,
+        margin_floor: Optional[Union[Decimal, float, int]] = None,
+    ) -> Quote:
         """Prices the body of ``workflows.create`` exactly as a create would now, with the
-        same validation errors, and stores nothing."""
+        same validation errors (``success_criteria`` and ``margin_floor`` as there),
+        and stores nothing. The quote shows the ``pricing``, ``success_criteria`` and
+        ``margin_floor`` in force and, with a floor, the ``budget`` it leaves."""
         body = {"product": product, "customerId": customer_id, "payload": _payload(payload)}
+        _outcome_terms(body, success_criteria, margin_floor)
         resp = self._t.request("POST", "/v1/quotes", body=body)
         return _decode(resp, lambda x: Quote.from_wire(_object(x)))
 

@@ -6,8 +6,9 @@ Attributes are snake_case over the camelCase wire (``customerId`` is
 it came (keys untouched, plain ``json`` values). Timestamps are aware UTC
 :class:`datetime.datetime` objects.
 
-Margins (``margin.target``, ``margin.achieved``, ``Product.target_margin``) are
-:class:`decimal.Decimal`: the wire carries a ratio with at most four decimals
+Margins and other ratios (``margin.target``, ``margin.achieved``,
+``Product.target_margin``, ``margin_floor``, ``Pricing.markup``,
+``Pricing.base_share``) are :class:`decimal.Decimal`: the wire carries a ratio with at most four decimals
 (``0.2875``) and a Decimal keeps exactly those digits, so ``margin.achieved *
 10000`` is the integer count of basis points the server computed, and sums or
 comparisons never pick up binary floating-point noise. ``float(m)`` converts
@@ -28,6 +29,11 @@ from typing import Any, Callable, Dict, Generic, Iterator, List, Mapping, Option
 
 __all__ = [
     "Money",
+    "Pricing",
+    "Cost",
+    "CostItem",
+    "Outcome",
+    "OutcomeStep",
     "Margin",
     "QuoteMargin",
     "Settlement",
@@ -49,6 +55,8 @@ __all__ = [
     "WORKFLOW_STATUSES",
     "REFUND_STATUSES",
     "EVENT_TYPES",
+    "PRICING_MODELS",
+    "COST_CATEGORIES",
 ]
 
 #: Every workflow status, in the order a workflow goes through them.
@@ -57,15 +65,24 @@ WORKFLOW_STATUSES = ("Pending", "Running", "Settling", "Settled", "Failed", "Can
 REFUND_STATUSES = ("Pending", "Succeeded", "Failed")
 #: What a margins report groups Settled workflows by (``day``: the UTC day a workflow was created).
 MARGIN_GROUPINGS = ("product", "customer", "day")
-#: Every event type.
+#: Every event type. ``workflow.margin_below_floor``: a workflow finished
+#: having spent more than its margin floor's budget (it goes on to be charged as usual).
 EVENT_TYPES = (
     "workflow.completed",
     "workflow.failed",
     "workflow.canceled",
+    "workflow.margin_below_floor",
     "refund.succeeded",
     "refund.failed",
     "customer.funded",
 )
+#: The pricing models: ``fixed`` charges the quote; ``capped`` cost plus markup,
+#: at least the minimum charge, at most the quote; ``success_fee`` the quote when
+#: the result meets the success criteria, else nothing; ``hybrid`` a base share
+#: of the quote always and the rest on success.
+PRICING_MODELS = ("fixed", "capped", "success_fee", "hybrid")
+#: The categories of a cost item.
+COST_CATEGORIES = ("model", "tools", "compute", "human", "other")
 _WORKFLOW_EVENTS = frozenset(t for t in EVENT_TYPES if t.startswith("workflow."))
 _REFUND_EVENTS = frozenset(t for t in EVENT_TYPES if t.startswith("refund."))
 
@@ -120,6 +137,24 @@ def _ratio(v: Any, where: str) -> Decimal:
 def _opt_ratio(d: Mapping[str, Any], key: str, path: str) -> Optional[Decimal]:
     v = _field(d, key, path)
     return None if v is None else _ratio(v, f"{path}.{key}")
+
+
+def _absent_ratio(d: Mapping[str, Any], key: str, path: str) -> Optional[Decimal]:
+    """A ratio that may be absent or null (None then)."""
+    v = d.get(key)
+    return None if v is None else _ratio(v, f"{path}.{key}")
+
+
+def _list(d: Mapping[str, Any], key: str, path: str, build: Callable[[Mapping[str, Any], str], T]) -> List[T]:
+    v = _field(d, key, path)
+    if not isinstance(v, list):
+        raise DecodeError(f"{path}.{key} is not an array")
+    out: List[T] = []
+    for i, x in enumerate(cast(List[Any], v)):
+        if not isinstance(x, dict):
+            raise DecodeError(f"{path}.{key}[{i}] is not an object")
+        out.append(build(cast(Dict[str, Any], x), f"{path}.{key}[{i}]"))
+    return out
 
 
 def _obj(d: Mapping[str, Any], key: str, path: str) -> Dict[str, Any]:
@@ -292,11 +327,136 @@ def _opt(d: Mapping[str, Any], key: str, path: str, build: Callable[[Mapping[str
 
 
 @dataclasses.dataclass(frozen=True)
+class Pricing:
+    """A pricing model (``model`` one of :data:`PRICING_MODELS`): how much of the quote is charged.
+
+    ``markup`` (a ratio: ``Decimal("0.2")`` is cost + 20 %) and
+    ``minimum_charge`` are set for ``capped`` pricing, ``base_share`` (the
+    part of the quote charged whatever the outcome) for ``hybrid``; None
+    otherwise.
+    """
+
+    model: str
+    markup: Optional[Decimal] = None
+    minimum_charge: Optional[Money] = None
+    base_share: Optional[Decimal] = None
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Pricing:
+        return cls(
+            model=_str(d, "model", path),
+            markup=_absent_ratio(d, "markup", path),
+            minimum_charge=_opt(d, "minimumCharge", path, Money.from_wire, may_be_absent=True),
+            base_share=_absent_ratio(d, "baseShare", path),
+        )
+
+
+#: The pricing of an object from a server that predates pricing models.
+_FIXED = Pricing(model="fixed")
+
+
+def _pricing(d: Mapping[str, Any], path: str) -> Pricing:
+    p = _opt(d, "pricing", path, Pricing.from_wire, may_be_absent=True)
+    return _FIXED if p is None else p
+
+
+def _criteria(d: Mapping[str, Any], path: str) -> Optional[Dict[str, Any]]:
+    o = _opt_obj(d, "successCriteria", path, may_be_absent=True)
+    return None if o is None else plain(o)
+
+
+@dataclasses.dataclass(frozen=True)
+class CostItem:
+    """One line of a workflow's cost: what was spent in one ``category`` (one of
+    :data:`COST_CATEGORIES`) at one ``provider`` (may be ``""``). ``units`` is how
+    much was used in the provider's unit (informational); ``amount`` is in minor
+    units of the cost's currency."""
+
+    category: str
+    provider: str
+    units: int
+    amount: int
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> CostItem:
+        return cls(
+            category=_str(d, "category", path),
+            provider=_str(d, "provider", path),
+            units=_int(d, "units", path),
+            amount=_int(d, "amount", path),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Cost:
+    """What a workflow's execution cost, in minor units of ``currency``: the sum of
+    its ``items`` (empty when the product reported only a total)."""
+
+    amount: int
+    currency: str
+    items: List[CostItem]
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Cost:
+        return cls(
+            amount=_int(d, "amount", path),
+            currency=_str(d, "currency", path),
+            items=_list(d, "items", path, CostItem.from_wire),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class OutcomeStep:
+    """One criterion's verdict, in tree order (a combinator before its children).
+
+    ``node`` is the criterion's place in the tree (``""`` for the root,
+    ``"criteria[1]"``), ``path`` the JSON Pointer a leaf tested (``""`` for the
+    whole result and for combinators), ``type`` the criterion's type and
+    ``reason`` why, for people."""
+
+    node: str
+    path: str
+    type: str
+    matched: bool
+    reason: str
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> OutcomeStep:
+        return cls(
+            node=_str(d, "node", path),
+            path=_str(d, "path", path),
+            type=_str(d, "type", path),
+            matched=_bool(d, "matched", path),
+            reason=_str(d, "reason", path),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """The verdict of a workflow's success criteria on its result, with every criterion's step."""
+
+    success: bool
+    trace: List[OutcomeStep]
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> Outcome:
+        return cls(success=_bool(d, "success", path), trace=_list(d, "trace", path, OutcomeStep.from_wire))
+
+
+@dataclasses.dataclass(frozen=True)
 class Workflow:
     """A workflow: a product run for a customer, quoted at creation and settled on chain.
 
     ``status`` is one of :data:`WORKFLOW_STATUSES`. ``payload`` is the input
     exactly as sent; ``result`` the product's output once it ran (else None).
+
+    Outcome pricing: ``pricing`` is the model the workflow was created under,
+    ``success_criteria`` the criteria tree its result is judged by (the
+    request's, else the product's; None if none) and ``margin_floor`` the floor
+    in force (None if none). Once it ran, ``charged`` is what it is charged (at
+    most ``quoted``; 0 for an outcome that earns nothing; None before, and when
+    it failed), ``cost`` what the execution cost with its items, and
+    ``outcome`` the criteria's verdict (None without criteria).
     """
 
     id: str
@@ -316,6 +476,13 @@ class Workflow:
     #: The sum of the workflow's Succeeded refunds (amount 0 when none, and
     #: from a server that predates refunds).
     refunded: Money = Money(amount=0, currency="usd")
+    #: Absent from a server that predates pricing models: fixed, no criteria, no floor.
+    pricing: Pricing = _FIXED
+    success_criteria: Optional[Dict[str, Any]] = None
+    margin_floor: Optional[Decimal] = None
+    charged: Optional[Money] = None
+    cost: Optional[Cost] = None
+    outcome: Optional[Outcome] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -339,6 +506,12 @@ class Workflow:
             created_at=_time(d, "createdAt", path),
             updated_at=_time(d, "updatedAt", path),
             refunded=refunded if refunded is not None else Money(amount=0, currency=quoted.currency),
+            pricing=_pricing(d, path),
+            success_criteria=_criteria(d, path),
+            margin_floor=_absent_ratio(d, "marginFloor", path),
+            charged=_opt(d, "charged", path, Money.from_wire, may_be_absent=True),
+            cost=_opt(d, "cost", path, Cost.from_wire, may_be_absent=True),
+            outcome=_opt(d, "outcome", path, Outcome.from_wire, may_be_absent=True),
             raw=plain(dict(d)),
         )
 
@@ -486,7 +659,14 @@ class Deposit:
 
 @dataclasses.dataclass(frozen=True)
 class Quote:
-    """What a create with the same body would quote now; nothing was stored."""
+    """What a create with the same body would quote now; nothing was stored.
+
+    ``quoted`` is the price, the most the workflow can be charged; ``pricing``
+    the product's model; ``success_criteria`` and ``margin_floor`` those in
+    force (the request's, else the product's; None if none); ``budget`` the
+    most the execution may spend and keep the floor at ``quoted``,
+    ``floor(quoted × (1 − margin_floor))`` (None without a floor).
+    """
 
     object: str
     livemode: bool
@@ -495,6 +675,10 @@ class Quote:
     payload: Dict[str, Any]
     quoted: Money
     margin: QuoteMargin
+    pricing: Pricing = _FIXED
+    success_criteria: Optional[Dict[str, Any]] = None
+    margin_floor: Optional[Decimal] = None
+    budget: Optional[Money] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -507,13 +691,23 @@ class Quote:
             payload=plain(_obj(d, "payload", path)),
             quoted=Money.from_wire(_obj(d, "quoted", path), f"{path}.quoted"),
             margin=QuoteMargin.from_wire(_obj(d, "margin", path), f"{path}.margin"),
+            pricing=_pricing(d, path),
+            success_criteria=_criteria(d, path),
+            margin_floor=_absent_ratio(d, "marginFloor", path),
+            budget=_opt(d, "budget", path, Money.from_wire, may_be_absent=True),
             raw=plain(dict(d)),
         )
 
 
 @dataclasses.dataclass(frozen=True)
 class Product:
-    """A catalogue entry: how it is priced and the JSON Schema (2020-12) of its payload."""
+    """A catalogue entry: how it is priced and the JSON Schema (2020-12) of its payload.
+
+    ``pricing`` is its pricing model, ``success_criteria`` the criteria its
+    workflows are judged by unless a create passes its own (None if none) and
+    ``margin_floor`` the least margin a workflow must keep at the price quoted
+    (None if none).
+    """
 
     object: str
     name: str
@@ -523,6 +717,9 @@ class Product:
     pricing_summary: str
     payload_schema: Dict[str, Any]
     example: Optional[Dict[str, Any]]
+    pricing: Pricing = _FIXED
+    success_criteria: Optional[Dict[str, Any]] = None
+    margin_floor: Optional[Decimal] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -537,6 +734,9 @@ class Product:
             pricing_summary=_str(d, "pricingSummary", path),
             payload_schema=plain(_obj(d, "payloadSchema", path)),
             example=None if example is None else plain(example),
+            pricing=_pricing(d, path),
+            success_criteria=_criteria(d, path),
+            margin_floor=_absent_ratio(d, "marginFloor", path),
             raw=plain(dict(d)),
         )
 
@@ -548,7 +748,8 @@ class EventData:
     * ``workflow.*``: the workflow as it was when the event was written:
       ``workflow_id``, ``status``, ``quoted``, ``margin``, and ``result``,
       ``settlement`` (on ``workflow.completed``) or ``failure`` (on
-      ``workflow.failed``).
+      ``workflow.failed``); ``pricing``, ``charged``, ``cost`` and ``outcome``
+      when known.
     * ``refund.succeeded`` and ``refund.failed``: ``workflow_id`` and ``refund``.
     * ``customer.funded``: ``customer_id``, ``deposit`` (the confirmed deposit)
       and ``balance`` (the customer's balance after it).
@@ -567,6 +768,10 @@ class EventData:
     customer_id: Optional[str] = None
     deposit: Optional[Deposit] = None
     balance: Optional[Balance] = None
+    pricing: Optional[Pricing] = None
+    charged: Optional[Money] = None
+    cost: Optional[Cost] = None
+    outcome: Optional[Outcome] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -596,6 +801,10 @@ class EventData:
             customer_id=_str(d, "customerId", path) if cf else _opt_str(d, "customerId", path),
             deposit=obj("deposit", cf, Deposit.from_wire),
             balance=obj("balance", cf, Balance.from_wire),
+            pricing=_opt(d, "pricing", path, Pricing.from_wire, may_be_absent=True),
+            charged=_opt(d, "charged", path, Money.from_wire, may_be_absent=True),
+            cost=_opt(d, "cost", path, Cost.from_wire, may_be_absent=True),
+            outcome=_opt(d, "outcome", path, Outcome.from_wire, may_be_absent=True),
             raw=plain(dict(d)),
         )
 
@@ -605,8 +814,10 @@ class Event:
     """An event: the body of a webhook delivery, or read back with
     ``events.fetch``/``events.list``. ``type`` is one of :data:`EVENT_TYPES`:
     ``workflow.completed`` (the workflow is Settled), ``workflow.failed``,
-    ``workflow.canceled``, ``refund.succeeded``, ``refund.failed`` or
-    ``customer.funded``; it says which fields of ``data`` are set."""
+    ``workflow.canceled``, ``workflow.margin_below_floor`` (it finished having
+    spent more than its margin floor's budget), ``refund.succeeded``,
+    ``refund.failed`` or ``customer.funded``; it says which fields of ``data``
+    are set."""
 
     id: str
     object: str

@@ -149,7 +149,7 @@ class TestEvents(unittest.TestCase):
         self.assertEqual(ev.type, "invoice.paid")
         self.assertIsNone(ev.data.workflow_id)
         self.assertEqual(ev.data.raw, {"invoiceId": "in_1"})
-        self.assertEqual(settleflow.EVENT_TYPES[3:], ("refund.succeeded", "refund.failed", "customer.funded"))
+        self.assertEqual(settleflow.EVENT_TYPES[4:], ("refund.succeeded", "refund.failed", "customer.funded"))
 
 
 class TestRequests(FakeCase):

@@ -29,7 +29,10 @@ class TestVectors(unittest.TestCase):
         schemes = {v["scheme"] for v in vectors}
         self.assertEqual(schemes, {"service", "standard"})
         # A verified event of every type the API sends.
-        self.assertEqual({v["expect"].get("type") for v in vectors if v["expect"]["ok"]} - {None}, set(settleflow.EVENT_TYPES) - {"workflow.canceled"})
+        self.assertEqual(
+            {v["expect"].get("type") for v in vectors if v["expect"]["ok"]} - {None},
+            set(settleflow.EVENT_TYPES) - {"workflow.canceled"},
+        )
         for v in vectors:
             with self.subTest(v["name"]):
                 self._check(v, header_name, tolerance)
