@@ -320,41 +320,65 @@ func TestMoneyOverHTTPS(t *testing.T) {
 	}
 }
 
-// The same on `geth --dev` with three server processes on one Postgres
-// database: reservations shared across instances, one settlement sender.
-func TestMoneyOnGethDevThreeInstances(t *testing.T) {
+// gethCluster is n server processes on one Postgres schema settling on a
+// `geth --dev` chain, with a test key and a webhook endpoint.
+type gethCluster struct {
+	admin    string   // the directory of the CLI's commands
+	flags    []string // every server's and the CLI's flags
+	key      string
+	hooks    *moneyHooks
+	servers  []*processServer
+	client   *ethclient.Client
+	secret   []byte
+	contract common.Address
+}
+
+func startGethCluster(t *testing.T, schema string, n int) *gethCluster {
+	t.Helper()
 	url, opKey := startGethDev(t)
 	pg := pgtest.Connect(t)
-	dsn := pg.SchemaDSN(t, "money")
-	admin := t.TempDir()
-	keyFile := filepath.Join(admin, "operator.key")
+	dsn := pg.SchemaDSN(t, schema)
+	c := &gethCluster{admin: t.TempDir()}
+	keyFile := filepath.Join(c.admin, "operator.key")
 	if err := os.WriteFile(keyFile, []byte(common.Bytes2Hex(opKey)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runCmd(t, admin, "chain", "deploy", "--env", "test", "--rpc", url, "--chain-id", "1337",
+	out, errOut, code := runCmd(t, c.admin, "chain", "deploy", "--env", "test", "--rpc", url, "--chain-id", "1337",
 		"--key-file", keyFile, "--payee", "0x000000000000000000000000000000000000dEaD", "--confirmations", "2")
 	if code != 0 {
 		t.Fatalf("chain deploy: exit %d\n%s%s", code, out, errOut)
 	}
-	flags := append([]string{"-postgres", dsn}, strings.Fields(out)...)
-	hooks := newMoneyHooks(t)
-	hooks.secret.Store(addEndpoint(t, admin, hooks.srv.URL, flags...))
-	out = cli(t, admin, append(append([]string{}, flags...), "keys", "create", "--env", "test", "--name", "money", "--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000")...)
-	key := regexp.MustCompile(`sk_test_[0-9A-Za-z]+`).FindString(out)
-	var servers []*processServer
-	for range 3 {
-		servers = append(servers, startProcessServer(t, t.TempDir(), append(append([]string{}, flags...), "-test-faucet", "0")...))
+	c.flags = append([]string{"-postgres", dsn}, strings.Fields(out)...)
+	c.hooks = newMoneyHooks(t)
+	c.hooks.secret.Store(addEndpoint(t, c.admin, c.hooks.srv.URL, c.flags...))
+	out = cli(t, c.admin, append(append([]string{}, c.flags...), "keys", "create", "--env", "test", "--name", schema, "--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000")...)
+	c.key = regexp.MustCompile(`sk_test_[0-9A-Za-z]+`).FindString(out)
+	for range n {
+		c.servers = append(c.servers, startProcessServer(t, t.TempDir(), append(append([]string{}, c.flags...), "-test-faucet", "0")...))
 	}
-	client, err := ethclient.Dial(url)
-	if err != nil {
+	var err error
+	if c.client, err = ethclient.Dial(url); err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
-	secret, err := readSecretFile(flagValue(flags, "-test-customer-ref-secret-file"))
-	if err != nil {
+	t.Cleanup(c.client.Close)
+	if c.secret, err = readSecretFile(flagValue(c.flags, "-test-customer-ref-secret-file")); err != nil {
 		t.Fatal(err)
 	}
-	contract := common.HexToAddress(flagValue(flags, "-test-contract"))
+	c.contract = common.HexToAddress(flagValue(c.flags, "-test-contract"))
+	return c
+}
+
+// reconcile runs `chain reconcile` over the cluster's chain and database.
+func (c *gethCluster) reconcile(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	return runCmd(t, c.admin, append(append(append([]string{}, c.flags...), "chain", "reconcile", "--env", "test"), args...)...)
+}
+
+// The same on `geth --dev` with three server processes on one Postgres
+// database: reservations shared across instances, one settlement sender.
+func TestMoneyOnGethDevThreeInstances(t *testing.T) {
+	c := startGethCluster(t, "money", 3)
+	servers, key, hooks, client, contract, secret := c.servers, c.key, c.hooks, c.client, c.contract, c.secret
 	moneyScenario(t, servers, key, hooks, "cus_money_geth", func(id string) int64 {
 		return contractBalance(t, client, contract, secret, id)
 	})
@@ -362,7 +386,7 @@ func TestMoneyOnGethDevThreeInstances(t *testing.T) {
 		s.kill()
 	}
 	time.Sleep(3 * time.Second) // the last refunds two blocks deep
-	if out, errOut, code := runCmd(t, admin, append(append([]string{}, flags...), "chain", "reconcile", "--env", "test")...); code != 0 || !strings.Contains(out, "no discrepancy") {
+	if out, errOut, code := c.reconcile(t); code != 0 || !strings.Contains(out, "no discrepancy") {
 		t.Fatalf("chain reconcile: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -5,18 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient"
-
 	"github.com/settleflow/settleflow"
-	"github.com/settleflow/settleflow/internal/pgtest"
 	"github.com/settleflow/settleflow/settlement"
 )
 
@@ -445,51 +440,21 @@ func TestOutcomePricingOverHTTPS(t *testing.T) {
 // database: reservations and charges shared across instances, one
 // settlement sender; then `chain reconcile` over RPC.
 func TestOutcomePricingOnGethDev(t *testing.T) {
-	url, opKey := startGethDev(t)
-	pg := pgtest.Connect(t)
-	dsn := pg.SchemaDSN(t, "outcome")
-	admin := t.TempDir()
-	keyFile := filepath.Join(admin, "operator.key")
-	if err := os.WriteFile(keyFile, []byte(common.Bytes2Hex(opKey)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := runCmd(t, admin, "chain", "deploy", "--env", "test", "--rpc", url, "--chain-id", "1337",
-		"--key-file", keyFile, "--payee", "0x000000000000000000000000000000000000dEaD", "--confirmations", "2")
-	if code != 0 {
-		t.Fatalf("chain deploy: exit %d\n%s%s", code, out, errOut)
-	}
-	flags := append([]string{"-postgres", dsn}, strings.Fields(out)...)
-	hooks := newMoneyHooks(t)
-	hooks.secret.Store(addEndpoint(t, admin, hooks.srv.URL, flags...))
-	out = cli(t, admin, append(append([]string{}, flags...), "keys", "create", "--env", "test", "--name", "outcome", "--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000")...)
-	key := regexp.MustCompile(`sk_test_[0-9A-Za-z]+`).FindString(out)
-	var servers []*processServer
-	for range 2 {
-		servers = append(servers, startProcessServer(t, t.TempDir(), append(append([]string{}, flags...), "-test-faucet", "0")...))
-	}
-	client, err := ethclient.Dial(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	secret, err := readSecretFile(flagValue(flags, "-test-customer-ref-secret-file"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	contract := common.HexToAddress(flagValue(flags, "-test-contract"))
+	c := startGethCluster(t, "outcome", 2)
+	servers, key, hooks, client, contract, secret := c.servers, c.key, c.hooks, c.client, c.contract, c.secret
 	tot := outcomeScenario(t, servers, key, hooks, "geth")
 	for _, s := range servers {
 		s.kill()
 	}
 	checkChainBalances(t, tot, func(id string) int64 { return contractBalance(t, client, contract, secret, id) })
 	time.Sleep(3 * time.Second) // the last charges two blocks deep
-	out, errOut, code = runCmd(t, admin, append(append([]string{}, flags...), "chain", "reconcile", "--env", "test")...)
+	out, errOut, code := c.reconcile(t)
 	if code != 0 || !strings.Contains(out, "no discrepancy") || !strings.Contains(out, fmt.Sprintf("%d charges", tot.charges)) ||
 		!strings.Contains(out, fmt.Sprintf("%d charged nothing", tot.uncharged)) {
 		t.Fatalf("chain reconcile: exit %d\n%s%s", code, out, errOut)
 	}
 	var m map[string]any
-	out, _, _ = runCmd(t, admin, append(append([]string{}, flags...), "chain", "reconcile", "--env", "test", "--json")...)
+	out, _, _ = c.reconcile(t, "--json")
 	if err := json.Unmarshal([]byte(out), &m); err != nil || num(m["OnChain"]) != int64(tot.charges) || num(m["InDatabase"]) != int64(tot.charges) {
 		t.Errorf("chain reconcile --json: %v %s", err, out)
 	}
