@@ -60,8 +60,9 @@ func (c BacklogCounts) Stage(name string, now time.Time) StageBacklog {
 // Backlog reports each stage's queue: how many workflows wait to execute
 // or for their settlement, how many events wait to be handed to the
 // Notifier, and how long the oldest due item of each has waited. Work is
-// claimed in order of its due time, oldest first, so OldestDue is the
-// delay new work meets. It reads the store (one query per stage, over the
+// claimed oldest first within each customer (workflows to execute are
+// taken from customers in turn), so OldestDue is the delay new work of a
+// busy customer meets. It reads the store (one query per stage, over the
 // unfinished rows only), so call it for health checks and metrics, not per
 // request. See README, "Health and backpressure".
 func (e *Engine) Backlog(ctx context.Context) ([]StageBacklog, error) {

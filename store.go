@@ -30,8 +30,15 @@ type Store interface {
 	ListWorkflows(ctx context.Context, q ListQuery) (ws []*Workflow, hasMore bool, err error)
 
 	// ClaimWorkflows leases up to c.Limit due workflows to c.Owner: those
-	// Pending, Running or Settling whose due time is at or before c.Now,
-	// earliest due first. A claimed workflow's due time becomes c.LeaseUntil,
+	// Pending, Running or Settling whose due time is at or before c.Now.
+	// Running and Settling ones (their lease ended, or their next check is
+	// due) come first, earliest due first; then Pending ones in a fair
+	// queue by customer: customers in turn, each customer's workflows in
+	// the order they were inserted, so that one customer's burst does not
+	// hold back another customer's workflow created after it (a workflow
+	// is placed one past its customer's last Pending workflow, or one past
+	// the head of the line if its customer has none; see the storetest
+	// FairQueue case). A claimed workflow's due time becomes c.LeaseUntil,
 	// so it is claimed again if its owner vanishes; a claimed Pending workflow
 	// moves to Running in the same statement (claiming is starting it). A
 	// claimed Settling workflow without a Sequence gets the next Sequence of

@@ -34,12 +34,12 @@ var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 func seed(t *testing.T, s *bunstore.Store) map[string]*settleflow.Workflow {
 	t.Helper()
 	ctx := context.Background()
-	// This store writes and reads the columns customer funds and outcome
-	// pricing added to the workflows, which the old schema lacks: they are
+	// This store writes and reads the columns customer funds, outcome
+	// pricing and the fair queue added to the workflows, which the old schema lacks: they are
 	// there while it seeds, and dropped again after, so the database is as
 	// the old release left it.
 	for _, col := range []string{"reserved BIGINT NOT NULL DEFAULT 0", "refunded BIGINT NOT NULL DEFAULT 0", "account_ref TEXT",
-		"terms TEXT", "charged BIGINT", "cost_items TEXT", "outcome TEXT"} {
+		"terms TEXT", "charged BIGINT", "cost_items TEXT", "outcome TEXT", "fair_key BIGINT NOT NULL DEFAULT 0"} {
 		if _, err := s.DB().Bun().ExecContext(ctx, `ALTER TABLE settleflow_workflows ADD COLUMN `+col); err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func seed(t *testing.T, s *bunstore.Store) map[string]*settleflow.Workflow {
 		t.Fatal(err)
 	}
 	defer func() {
-		for _, col := range []string{"outcome", "cost_items", "charged", "terms", "account_ref", "refunded", "reserved"} {
+		for _, col := range []string{"fair_key", "outcome", "cost_items", "charged", "terms", "account_ref", "refunded", "reserved"} {
 			if _, err := s.DB().Bun().ExecContext(ctx, `ALTER TABLE settleflow_workflows DROP COLUMN `+col); err != nil {
 				t.Fatal(err)
 			}

@@ -104,15 +104,29 @@ func (a *pgArray) String() string {
 // pgInsertWorkflowsSQL inserts workflows of one environment, in array
 // order, in one statement, without sequences (0: a workflow is numbered
 // when it is first to be settled); it returns how many rows it inserted.
-const pgInsertWorkflowsSQL = `WITH i AS (
-		INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms, sequence)
-		SELECT v.id, ?::boolean, v.product, v.customer_id, v.payload, v.quoted_amount, v.currency,
-			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, v.reserved, v.account_ref, v.terms, 0
-		FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
-			?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[])
+// Each gets its place in the fair queue as fairKeys gives it on SQLite: one
+// past its customer's last Pending workflow (an indexed max), or one past
+// the head of the line; the workflows of one customer in the batch follow
+// each other in array order. (Concurrent inserts for one customer may read
+// the same last key: equal keys are served in id order.)
+const pgInsertWorkflowsSQL = `WITH p AS (SELECT ?::boolean AS live),
+	v AS (SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
+			?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[]) WITH ORDINALITY
 			AS v(id, product, customer_id, payload, quoted_amount, currency, target_margin_bps,
-				status, run_at, created_at, updated_at, reserved, account_ref, terms)
+				status, run_at, created_at, updated_at, reserved, account_ref, terms, ord)),
+	h AS (SELECT coalesce(min(fair_key), 0) AS k FROM settleflow_workflows WHERE status = 'Pending'),
+	k AS (SELECT v.ord, greatest(h.k, coalesce(l.k, 0)) + row_number() OVER (PARTITION BY v.customer_id ORDER BY v.ord) AS fair_key
+		FROM v CROSS JOIN h CROSS JOIN p LEFT JOIN LATERAL (SELECT max(w.fair_key) AS k FROM settleflow_workflows w
+			WHERE w.status = 'Pending' AND w.livemode = p.live AND w.customer_id = v.customer_id) l ON true),
+	i AS (
+		INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
+			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms,
+			fair_key, sequence)
+		SELECT v.id, p.live, v.product, v.customer_id, v.payload, v.quoted_amount, v.currency,
+			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, v.reserved, v.account_ref, v.terms,
+			k.fair_key, 0
+		FROM v JOIN k ON k.ord = v.ord CROSS JOIN p
+		ORDER BY v.ord
 		RETURNING 1)
 	SELECT count(*) FROM i`
 

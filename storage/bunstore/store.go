@@ -446,6 +446,16 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			inserted, err = s.pgInsertWorkflows(ctx, tx, ins, insert)
 			return err
 		}
+		var fresh []*settleflow.Workflow
+		for i, in := range ins {
+			if insert[i] {
+				fresh = append(fresh, in.Workflow)
+			}
+		}
+		keys, err := s.fairKeys(ctx, tx, fresh)
+		if err != nil {
+			return err
+		}
 		var rows []any
 		n := 0
 		flush := func() error {
@@ -462,10 +472,11 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			}
 			w := in.Workflow
 			w.Sequence = 0
-			inserted = append(inserted, w)
 			r := toRow(w)
 			rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
-				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Reserved, r.AccountRef, r.Terms)
+				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Reserved, r.AccountRef, r.Terms,
+				keys[len(inserted)])
+			inserted = append(inserted, w)
 			n++
 			if in.IdempotencyKey != "" {
 				// The key row points at the workflow: write the workflow first.
@@ -502,6 +513,49 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	return results, nil
 }
 
+// fairKeys gives each of ws, new Pending workflows in the order they are
+// inserted, its place in the fair queue (SQLite: the writes are
+// serialized, so what is read here is what the insert will follow): one
+// past its customer's last Pending workflow, or, when the customer has
+// none, one past the head of the line (the least key Pending). So a
+// customer with a long queue takes every later turn, not the next N, and
+// within one customer keys grow in insert order. Reads: the head once,
+// then one indexed max per customer of the batch.
+func (s *Store) fairKeys(ctx context.Context, tx *sql.Tx, ws []*settleflow.Workflow) ([]int64, error) {
+	keys := make([]int64, len(ws))
+	if len(ws) == 0 {
+		return keys, nil
+	}
+	var head int64
+	if err := s.txRow(ctx, tx, fairHeadSQL).Scan(&head); err != nil {
+		return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+	}
+	type customer struct {
+		live bool
+		id   string
+	}
+	last := make(map[customer]int64, len(ws))
+	for i, w := range ws {
+		c := customer{w.Livemode, w.CustomerID}
+		k, ok := last[c]
+		if !ok {
+			var m sql.NullInt64
+			if err := s.txRow(ctx, tx, fairLastSQL, w.Livemode, w.CustomerID).Scan(&m); err != nil {
+				return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+			}
+			k = max(head, m.Int64)
+		}
+		k++
+		last[c], keys[i] = k, k
+	}
+	return keys, nil
+}
+
+const (
+	fairHeadSQL = `SELECT coalesce(min(fair_key), 0) FROM settleflow_workflows WHERE status = 'Pending'`
+	fairLastSQL = `SELECT max(fair_key) FROM settleflow_workflows WHERE status = 'Pending' AND livemode = ? AND customer_id = ?`
+)
+
 // plainInserts reports whether ins are of one environment and carry no
 // idempotency key and no reservation: one statement inserts them.
 func plainInserts(ins []settleflow.Insert) bool {
@@ -521,7 +575,7 @@ func snapshot(w *settleflow.Workflow) *settleflow.Workflow {
 	return &out
 }
 
-// maxInsertRows bounds the rows of one multi-row INSERT (15 parameters
+// maxInsertRows bounds the rows of one multi-row INSERT (16 parameters
 // each, far below SQLite's limit of 32,766).
 const maxInsertRows = 64
 
@@ -531,9 +585,9 @@ const maxInsertRows = 64
 // A workflow is inserted without a sequence (0): it gets one when it is
 // first to be settled (settleflow.Update.Sequence).
 func insertWorkflowsSQL(n int) string {
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	return `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms, sequence)
+		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms, fair_key, sequence)
 		VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
@@ -649,9 +703,9 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 	if c.Limit < 1 {
 		return nil, nil
 	}
-	statuses := "'Pending', 'Running', 'Settling'"
+	leased := "'Running', 'Settling'"
 	if c.ExcludeSettling {
-		statuses = "'Pending', 'Running'"
+		leased = "'Running'"
 	}
 	now := micros(c.Now)
 	if s.postgres {
@@ -659,7 +713,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		// it has committed (a claim is not undone for a row that cannot
 		// be decoded: that workflow waits for its lease to end).
 		var rs []workflowRow
-		err := s.sdb.WriteStatement(ctx, pgClaimWorkflowsSQL(statuses), []any{now, c.Limit, now, c.Owner, micros(c.LeaseUntil)}, func(rows *sql.Rows) error {
+		err := s.sdb.WriteStatement(ctx, pgClaimWorkflowsSQL(leased), []any{now, c.Limit, now, c.Limit, now, c.Owner, micros(c.LeaseUntil)}, func(rows *sql.Rows) error {
 			rs = rs[:0] // a rerun's rows replace the first run's
 			for rows.Next() {
 				var r workflowRow
@@ -675,13 +729,17 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		}
 		return rowsToWorkflows(rs)
 	}
+	// Leases that ended (Running and Settling workflows due again) first,
+	// earliest due first; then Pending workflows in the fair queue's order.
 	q := `UPDATE settleflow_workflows SET
 		status = CASE status WHEN 'Pending' THEN 'Running' ELSE status END,
 		updated_at = CASE status WHEN 'Pending' THEN ? ELSE updated_at END,
 		lease_owner = ?, run_at = ?
-	WHERE id IN (SELECT id FROM settleflow_workflows
-		WHERE status IN (` + statuses + `) AND run_at <= ?
-		ORDER BY run_at LIMIT ?)
+	WHERE id IN (SELECT id FROM (SELECT id FROM settleflow_workflows
+			WHERE status IN (` + leased + `) AND run_at <= ? ORDER BY run_at LIMIT ?)
+		UNION ALL SELECT id FROM (SELECT id FROM settleflow_workflows
+			WHERE status = 'Pending' AND run_at <= ? ORDER BY fair_key, id LIMIT ?)
+		LIMIT ?)
 	RETURNING ` + workflowColumns
 	var out []*settleflow.Workflow
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -689,7 +747,7 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 		if err != nil {
 			return err
 		}
-		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, now, c.Owner, micros(c.LeaseUntil), now, c.Limit)
+		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, now, c.Owner, micros(c.LeaseUntil), now, c.Limit, now, c.Limit, c.Limit)
 		if err != nil {
 			return err
 		}
@@ -749,13 +807,19 @@ func (s *Store) ClaimWorkflows(ctx context.Context, c settleflow.Claim) ([]*sett
 // the numbers in one row version. a holds every claimed row once, with its
 // number or NULL, so the update joins it to the table by primary key (a
 // join of two CTEs, planned from guessed row counts, could be a nested
-// loop over both: quadratic in the batch). Parameters: now, limit, now,
-// owner, lease until.
-func pgClaimWorkflowsSQL(statuses string) string {
-	return `WITH c AS (
-		SELECT id, livemode, (status = 'Settling' AND sequence = 0 AND coalesce(charged, 1) > 0) AS unnumbered FROM settleflow_workflows
-		WHERE status IN (` + statuses + `) AND run_at <= ?
+// loop over both: quadratic in the batch). Leases that ended (the statuses
+// of leased, due again) come first, earliest due first, then Pending
+// workflows in the fair queue's order, as many as the limit leaves.
+// Parameters: now, limit, now, limit, now, owner, lease until.
+func pgClaimWorkflowsSQL(leased string) string {
+	return `WITH c1 AS (
+		SELECT id, livemode, (status = 'Settling' AND sequence = 0 AND coalesce(charged, 1) > 0) AS unnumbered
+		FROM settleflow_workflows WHERE status IN (` + leased + `) AND run_at <= ?
 		ORDER BY run_at LIMIT ? FOR UPDATE SKIP LOCKED),
+	c2 AS (
+		SELECT id, livemode, false AS unnumbered FROM settleflow_workflows WHERE status = 'Pending' AND run_at <= ?
+		ORDER BY fair_key, id LIMIT (SELECT ? - count(*) FROM c1) FOR UPDATE SKIP LOCKED),
+	c AS (SELECT * FROM c1 UNION ALL SELECT * FROM c2),
 	n AS (SELECT livemode, count(*) AS c FROM c WHERE unnumbered GROUP BY livemode),
 	s AS (
 		INSERT INTO settleflow_sequences (livemode, last) SELECT livemode, c FROM n

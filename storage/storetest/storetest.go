@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"Refunds", testRefunds},
 		{"Margins", testMargins},
 		{"Outcome", testOutcome},
+		{"FairQueue", testFairQueue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
