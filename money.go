@@ -1,9 +1,11 @@
 package settleflow
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 )
 
 // Environment is the world a key, workflow, event or endpoint belongs to.
@@ -45,26 +47,60 @@ func (b BasisPoints) String() string { return strconv.FormatFloat(b.Float(), 'f'
 // MarshalJSON writes b as a decimal number such as 0.3 or -0.125.
 func (b BasisPoints) MarshalJSON() ([]byte, error) { return []byte(b.String()), nil }
 
-// UnmarshalJSON reads a decimal number with at most four decimals.
+// UnmarshalJSON reads a JSON number with at most four decimals in value
+// (0.25, 2.5e-1 and 0.2500 are all 2500), exactly: no float rounding, so a
+// fifth decimal is an error, never rounded away.
 func (b *BasisPoints) UnmarshalJSON(p []byte) error {
-	var f json.Number
-	if err := json.Unmarshal(p, &f); err != nil {
-		return err
-	}
-	v, err := strconv.ParseFloat(string(f), 64)
+	v, err := ParseBasisPoints(string(bytes.TrimSpace(p)))
 	if err != nil {
 		return err
 	}
-	scaled := v * 10000
-	r := int64(scaled + 0.5)
-	if scaled < 0 {
-		r = int64(scaled - 0.5)
-	}
-	if diff := scaled - float64(r); diff > 1e-6 || diff < -1e-6 {
-		return fmt.Errorf("settleflow: %s has more than four decimals", f)
-	}
-	*b = BasisPoints(r)
+	*b = v
 	return nil
+}
+
+// basisPointsNumber is a JSON number: sign, integer part, fraction,
+// exponent.
+var basisPointsNumber = regexp.MustCompile(`^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$`)
+
+// ParseBasisPoints reads a ratio written as a JSON number ("0.25", "-1.5",
+// "25e-2") into basis points, exactly. It refuses anything that is not a
+// JSON number, a value with a fifth decimal, and magnitudes beyond 10^14.
+func ParseBasisPoints(s string) (BasisPoints, error) {
+	m := basisPointsNumber.FindStringSubmatch(s)
+	if m == nil {
+		return 0, fmt.Errorf("settleflow: %q is not a number", s)
+	}
+	exp := 0
+	if m[4] != "" {
+		var err error
+		if exp, err = strconv.Atoi(m[4]); err != nil || exp > 100 || exp < -100 {
+			return 0, fmt.Errorf("settleflow: %s is out of range", s)
+		}
+	}
+	digits := strings.TrimLeft(m[2]+m[3], "0")
+	if digits == "" {
+		return 0, nil
+	}
+	// value = digits × 10^shift basis points.
+	shift := exp - len(m[3]) + 4
+	for shift < 0 && strings.HasSuffix(digits, "0") {
+		digits, shift = digits[:len(digits)-1], shift+1
+	}
+	if shift < 0 {
+		return 0, fmt.Errorf("settleflow: %s has more than four decimals", s)
+	}
+	if len(digits)+shift > 18 {
+		return 0, fmt.Errorf("settleflow: %s is out of range", s)
+	}
+	n, err := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("settleflow: %s is out of range", s)
+	}
+	if m[1] == "-" {
+		n = -n
+	}
+	return BasisPoints(n), nil
 }
 
 // Margin is a workflow's target margin and, once execution reported its actual

@@ -9,9 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/settleflow/settleflow"
 )
@@ -56,46 +53,16 @@ func (h *handler) readCreate(w http.ResponseWriter, r *http.Request) (*createBod
 	return &in, nil
 }
 
-// ratioNumber is a non-negative JSON number: integer part, fraction,
-// exponent.
-var ratioNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$`)
-
-// parseRatio reads a JSON number that is a ratio from 0 to below 1 with at
-// most four decimals (in value: 0.25000 is 0.25) into basis points, exactly
-// (no float). Absent and null are 0.
+// parseRatio reads marginFloor: a JSON number from 0 to below 1 with at
+// most four decimals (settleflow.ParseBasisPoints, exact); absent and null
+// are 0.
 func parseRatio(raw json.RawMessage) (settleflow.BasisPoints, bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, true
 	}
-	m := ratioNumber.FindSubmatch(raw)
-	if m == nil {
-		return 0, false
-	}
-	exp := 0
-	if len(m[3]) > 0 {
-		var err error
-		if exp, err = strconv.Atoi(string(m[3])); err != nil || exp > 100 || exp < -100 {
-			return 0, false
-		}
-	}
-	digits := strings.TrimLeft(string(m[1])+string(m[2]), "0")
-	if digits == "" {
-		return 0, true
-	}
-	// value = digits × 10^shift basis points.
-	shift := exp - len(m[2]) + 4
-	for shift < 0 && strings.HasSuffix(digits, "0") {
-		digits, shift = digits[:len(digits)-1], shift+1
-	}
-	if shift < 0 || len(digits)+shift > 4 { // a fifth decimal, or 1 or more
-		return 0, false
-	}
-	n, err := strconv.ParseInt(digits+strings.Repeat("0", shift), 10, 64)
-	if err != nil || n >= 10000 {
-		return 0, false
-	}
-	return settleflow.BasisPoints(n), true
+	v, err := settleflow.ParseBasisPoints(string(raw))
+	return v, err == nil && v >= 0 && v < 10000
 }
 
 func (h *handler) createWorkflow(w http.ResponseWriter, r *http.Request) {
