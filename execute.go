@@ -186,15 +186,11 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 		case exceeded:
 			// The product's spend passed its budget: the engine canceled it,
 			// and whatever it returned, nothing is charged.
-			cost, _ := costOf(reported, 0) // each item was checked as reported
-			floor := BasisPoints(0)
-			if w.MarginFloor != nil {
-				floor = *w.MarginFloor
-			}
-			budget := Budget(w.Quoted.Amount, floor)
+			// ReportSpend checked each item, their count and their sum.
+			cost, _ := costOf(reported, 0)
 			f := &Failure{Code: FailureMarginFloorExceeded, Message: fmt.Sprintf(
-				"the product reported spending %d, more than the budget of %d its margin floor of %s leaves at the quoted %d; it was stopped and nothing was charged",
-				cost.Amount, budget, floor, w.Quoted.Amount)}
+				"the product reported spending %d, more than the budget of %d its margin floor of %s leaves at the quoted %d (minor units of %s); it was stopped and nothing was charged",
+				cost.Amount, r.spent.budget, *w.MarginFloor, w.Quoted.Amount, w.Quoted.Currency)}
 			u.ActualCost, u.Cost = &cost.Amount, cost
 			e.fail(&u, w, now, f)
 			u.Event.Data.Cost = cost
@@ -212,7 +208,7 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 			u.Result, u.ActualCost, u.Achieved = next.Result, next.ActualCost, next.Margin.Achieved
 			u.Charged, u.Cost, u.Outcome = &next.Charged.Amount, next.Cost, next.Outcome
 			u.Attempts = 0
-			if w.MarginFloor != nil && next.Cost.Amount > Budget(w.Quoted.Amount, *w.MarginFloor) {
+			if r.spent != nil && r.spent.enforce && next.Cost.Amount > r.spent.budget {
 				// The product did not stop at its budget: flag it.
 				u.Event = e.event(EventWorkflowMarginBelowFloor, next, Settling, now, func(*EventData) {})
 			}

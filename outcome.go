@@ -247,14 +247,21 @@ func ReportSpend(ctx context.Context, items ...CostItem) error {
 			}
 			return fmt.Errorf("settleflow: %w", err)
 		}
-		if len(s.items) >= MaxCostItems {
+		var bad error
+		switch {
+		case len(s.items) >= MaxCostItems:
+			bad = fmt.Errorf("more than %d cost items", MaxCostItems)
+		case s.total+it.Amount > MaxAmount: // each term ≤ MaxAmount: no overflow
+			bad = fmt.Errorf("cost items sum to more than %d", MaxAmount)
+		}
+		if bad != nil {
 			if s.bad == nil {
-				s.bad = fmt.Errorf("more than %d cost items", MaxCostItems)
+				s.bad = bad
 			}
-			return fmt.Errorf("settleflow: %w", s.bad)
+			return fmt.Errorf("settleflow: %w", bad)
 		}
 		s.items = append(s.items, it)
-		s.total = min(s.total+it.Amount, MaxAmount+1)
+		s.total += it.Amount
 	}
 	if s.enforce && s.total > s.budget {
 		s.exceeded = true

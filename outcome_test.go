@@ -30,6 +30,9 @@ type outcomeJob struct {
 	// BadItem reports an item of an unknown category and returns the
 	// error ReportSpend gives.
 	BadItem bool `json:"badItem"`
+	// Huge reports an item of 100, then one of MaxAmount: their sum is
+	// beyond any amount.
+	Huge bool `json:"huge"`
 }
 
 // outcomeEstimate is every outcome product's estimate: its quote is
@@ -50,6 +53,13 @@ func outcomeProducts(t testing.TB) *settleflow.Products {
 	execute := func(ctx context.Context, p outcomeJob) (settleflow.Execution, error) {
 		result := map[string]any{"status": p.Status, "confidence": p.Confidence}
 		switch {
+		case p.Huge:
+			for _, amount := range []int64{100, settleflow.MaxAmount} {
+				if err := settleflow.ReportSpend(ctx, settleflow.CostItem{Category: settleflow.CostCompute, Amount: amount}); err != nil {
+					return settleflow.Execution{}, err
+				}
+			}
+			return settleflow.Execution{Result: result}, nil
 		case p.BadItem:
 			err := settleflow.ReportSpend(ctx, settleflow.CostItem{Category: "snacks", Amount: 1})
 			return settleflow.Execution{}, err
@@ -399,7 +409,7 @@ func TestRegisterNeedsCriteriaForOutcomePricing(t *testing.T) {
 func TestBadCostItemFailsTheWorkflow(t *testing.T) {
 	ctx := context.Background()
 	f, ls := newOutcomeFixture(t)
-	ls.deposit(t, "cus_b", outcomeQuote)
+	ls.deposit(t, "cus_b", 2*outcomeQuote)
 	if err := f.engine.SyncFunds(ctx, settleflow.Test); err != nil {
 		t.Fatal(err)
 	}
@@ -407,15 +417,25 @@ func TestBadCostItemFailsTheWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Under a floor, items whose sum is beyond any amount (the second also
+	// passes the budget): the item is refused, not summed.
+	huge, err := createJob(ctx, f.engine, "p-floor", "cus_b", outcomeJob{Huge: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := f.engine.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w := f.waitTerminal(t, settleflow.Test, wf.ID)[wf.ID]
-	if w.Status != settleflow.Failed || w.Failure.Code != settleflow.FailureExecutionFailed || w.Charged != nil {
-		t.Fatalf("%s %+v", w.Status, w.Failure)
+	done := f.waitTerminal(t, settleflow.Test, wf.ID, huge.ID)
+	for _, w := range done {
+		if w.Status != settleflow.Failed || w.Charged != nil {
+			t.Fatalf("%s %+v", w.Status, w.Failure)
+		}
 	}
-	if !strings.Contains(w.Failure.Message, "unusable cost item") {
-		t.Fatalf("failure message %q does not name the cost item", w.Failure.Message)
+	for _, w := range done {
+		if w.Failure.Code != settleflow.FailureExecutionFailed || !strings.Contains(w.Failure.Message, "unusable cost item") {
+			t.Fatalf("failure %+v does not name the cost item", w.Failure)
+		}
 	}
-	waitAvailable(t, f, "cus_b", outcomeQuote)
+	waitAvailable(t, f, "cus_b", 2*outcomeQuote)
 }
