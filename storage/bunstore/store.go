@@ -519,42 +519,64 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 // past its customer's last Pending workflow, or, when the customer has
 // none, one past the head of the line (the least key Pending). So a
 // customer with a long queue takes every later turn, not the next N, and
-// within one customer keys grow in insert order. Reads: the head once,
-// then one indexed max per customer of the batch.
+// within one customer keys grow in insert order. One read per batch: the
+// head and, per customer of the batch, an indexed max.
 func (s *Store) fairKeys(ctx context.Context, tx *sql.Tx, ws []*settleflow.Workflow) ([]int64, error) {
 	keys := make([]int64, len(ws))
 	if len(ws) == 0 {
 		return keys, nil
-	}
-	var head int64
-	if err := s.txRow(ctx, tx, fairHeadSQL).Scan(&head); err != nil {
-		return nil, fmt.Errorf("bunstore: fair queue: %w", err)
 	}
 	type customer struct {
 		live bool
 		id   string
 	}
 	last := make(map[customer]int64, len(ws))
+	var args []any
+	for _, w := range ws {
+		c := customer{w.Livemode, w.CustomerID}
+		if _, seen := last[c]; !seen {
+			last[c] = 0
+			args = append(args, c.live, c.id)
+		}
+	}
+	st, err := s.stmt(ctx, fairKeysSQL(len(args)/2))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c customer
+		var head int64
+		var m sql.NullInt64
+		if err := rows.Scan(&c.live, &c.id, &m, &head); err != nil {
+			return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+		}
+		last[c] = max(head, m.Int64)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+	}
 	for i, w := range ws {
 		c := customer{w.Livemode, w.CustomerID}
-		k, ok := last[c]
-		if !ok {
-			var m sql.NullInt64
-			if err := s.txRow(ctx, tx, fairLastSQL, w.Livemode, w.CustomerID).Scan(&m); err != nil {
-				return nil, fmt.Errorf("bunstore: fair queue: %w", err)
-			}
-			k = max(head, m.Int64)
-		}
-		k++
-		last[c], keys[i] = k, k
+		last[c]++
+		keys[i] = last[c]
 	}
 	return keys, nil
 }
 
-const (
-	fairHeadSQL = `SELECT coalesce(min(fair_key), 0) FROM settleflow_workflows WHERE status = 'Pending'`
-	fairLastSQL = `SELECT max(fair_key) FROM settleflow_workflows WHERE status = 'Pending' AND livemode = ? AND customer_id = ?`
-)
+// fairKeysSQL reads, for n (livemode, customer) pairs, each customer's
+// last Pending key and the head of the line.
+func fairKeysSQL(n int) string {
+	return `SELECT c.column1, c.column2,
+		(SELECT max(w.fair_key) FROM settleflow_workflows w
+			WHERE w.status = 'Pending' AND w.livemode = c.column1 AND w.customer_id = c.column2),
+		(SELECT coalesce(min(h.fair_key), 0) FROM settleflow_workflows h WHERE h.status = 'Pending')
+	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") + `) AS c`
+}
 
 // plainInserts reports whether ins are of one environment and carry no
 // idempotency key and no reservation: one statement inserts them.
