@@ -106,14 +106,23 @@ try {
   });
   await shot('webhooks-delivered');
   await page.locator('#deliveries a').first().click();
+  await page.waitForURL(/\/dashboard\/deliveries\/[^/]+$/);
+  const deliveryURL = page.url();
   assert.ok((await page.locator('#attempts tbody tr').count()) >= 1);
   assert.match(await rowText('#attempts tbody tr'), /HTTP 200/);
   await shot('delivery');
 
   step('resend it');
-  await page.click('#resend');
+  // The resend is a form POST answered by a redirect to the delivery: wait for
+  // that navigation to finish before loading the page again, or the reload
+  // races it ("Not attached to an active page").
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/resend')),
+    page.click('#resend'),
+  ]);
+  await page.waitForURL(deliveryURL);
   await until('the resend', async () => {
-    await page.reload();
+    await page.goto(deliveryURL);
     return (await page.locator('#attempts tbody tr').count()) >= 2;
   });
   await shot('delivery-resent');
