@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"github.com/settleflow/settleflow/storage"
 	"os"
@@ -48,10 +49,21 @@ func Connect(t testing.TB) *Server {
 // a function that opens connections to it (each closed when t ends).
 func (s *Server) Schema(t testing.TB, prefix string) func() *bun.DB {
 	t.Helper()
+	return s.SchemaWrapped(t, prefix, nil)
+}
+
+// SchemaWrapped is [Server.Schema] with the connector of every handle
+// wrapped by wrap (nil: not wrapped), to count or trace statements.
+func (s *Server) SchemaWrapped(t testing.TB, prefix string, wrap func(driver.Connector) driver.Connector) func() *bun.DB {
+	t.Helper()
 	schema := s.newSchema(t, prefix)
 	return func() *bun.DB {
-		sqldb := sql.OpenDB(pgdriver.NewConnector(pgdriver.WithDSN(s.dsn),
-			pgdriver.WithConnParams(map[string]any{"search_path": schema})))
+		var conn driver.Connector = pgdriver.NewConnector(pgdriver.WithDSN(s.dsn),
+			pgdriver.WithConnParams(map[string]any{"search_path": schema}))
+		if wrap != nil {
+			conn = wrap(conn)
+		}
+		sqldb := sql.OpenDB(conn)
 		db := bun.NewDB(sqldb, pgdialect.New())
 		t.Cleanup(func() { db.Close() })
 		return db

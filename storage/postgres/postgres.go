@@ -6,6 +6,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"net"
 	"runtime"
@@ -31,6 +32,9 @@ type Options struct {
 	// Dialer, if set, opens the network connections to the server instead
 	// of the driver's TCP dialer (a benchmark counts round trips with it).
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+	// WrapConnector, if set, wraps the database/sql connector every
+	// connection is opened through (a test counts the writes with it).
+	WrapConnector func(driver.Connector) driver.Connector
 }
 
 // OpenWithOptions is [Open] with options.
@@ -39,7 +43,11 @@ func OpenWithOptions(ctx context.Context, dsn string, opts Options) (*bunstore.S
 	if opts.Dialer != nil {
 		popts = append(popts, func(c *pgdriver.Config) { c.Dialer = opts.Dialer })
 	}
-	sqldb := sql.OpenDB(pgdriver.NewConnector(popts...))
+	var conn driver.Connector = pgdriver.NewConnector(popts...)
+	if opts.WrapConnector != nil {
+		conn = opts.WrapConnector(conn)
+	}
+	sqldb := sql.OpenDB(conn)
 	// database/sql keeps 2 idle connections by default: under concurrent
 	// requests nearly every query would then dial and authenticate anew
 	// (fetches through the API measured 5 times slower, p99 135–150 ms

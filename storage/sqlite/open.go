@@ -5,13 +5,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"io"
 	"net/url"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite"
 
 	"github.com/settleflow/settleflow/storage"
 )
@@ -44,6 +45,9 @@ type OpenOptions struct {
 	// The reference server opens its database this way. A plain OpenDB of
 	// the same file (for API keys or webhooks) is not affected. Unix only.
 	Exclusive bool
+	// WrapConnector, if set, wraps the database/sql connector every
+	// connection is opened through (a test counts the writes with it).
+	WrapConnector func(driver.Connector) driver.Connector
 }
 
 // OpenDB opens (creating if needed) the SQLite database at path and returns
@@ -94,10 +98,14 @@ func openBun(path string, opts OpenOptions) (*bun.DB, error) {
 	q.Add("_pragma", "cache_size(-16000)") // 16 MB of page cache per connection
 	q.Add("_txlock", "immediate")
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-	sqldb, err := sql.Open("sqlite", dsn)
+	conn, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	if opts.WrapConnector != nil {
+		conn = opts.WrapConnector(conn)
+	}
+	sqldb := sql.OpenDB(conn)
 	// Readers run in parallel under WAL; writes go through the one writer
 	// of storage.DB, so a handful of connections is plenty.
 	sqldb.SetMaxOpenConns(8)

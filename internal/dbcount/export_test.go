@@ -1,0 +1,4 @@
+package dbcount
+
+// Kind is kind, for tests.
+var Kind = kind
