@@ -75,7 +75,7 @@ func (e *Engine) claimOnce(ctx, workCtx context.Context, rs *runState) int {
 			rs.work.Add(1)
 			go e.execute(workCtx, rs, w)
 		case Settling:
-			rs.settle <- settleItem{wf: w}
+			rs.settle <- settleItem{wf: w, leaseUntil: now.Add(e.lease)}
 		default:
 			e.log.Error("store returned a claimed workflow in an unexpected status", zap.String("workflow", w.ID), zap.String("status", string(w.Status)))
 			<-rs.slots
@@ -262,7 +262,7 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 				<-rs.slots
 				continue
 			}
-			rs.settle <- settleItem{wf: settling[i], fresh: true}
+			rs.settle <- settleItem{wf: settling[i], fresh: true, leaseUntil: now.Add(e.lease)}
 			continue
 		}
 		<-rs.slots

@@ -11,7 +11,7 @@ func (e *Engine) SettleOnce(ctx context.Context, ws []*Workflow, fresh []bool) {
 	for i, w := range ws {
 		batch[i] = settleItem{wf: w, fresh: fresh[i]}
 	}
-	e.settleBatch(ctx, &runState{handoff: make(chan []Event, 64)}, batch)
+	e.settleBatch(ctx, &runState{handoff: make(chan []Event, 64)}, batch, &heldItems{})
 }
 
 // SetHandoffCapacity sets the room for event batches handed to the

@@ -1,6 +1,7 @@
 package settleflow
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -18,22 +19,99 @@ type settleItem struct {
 	wf *Workflow
 	// fresh: moved to Settling just now by this engine, so never submitted.
 	fresh bool
+	// leaseUntil is when this engine's lease on the workflow ends: the
+	// RunAt of the last write that kept the lease.
+	leaseUntil time.Time
+	// due is when a held workflow's charge is asked about next.
+	due time.Time
 }
 
 // settlerTimeout bounds the Settler calls of one batch.
 const settlerTimeout = time.Minute
 
-// settleLoop submits charges and records confirmations, in batches.
+// maxHeldPerBatch bounds the Settling workflows the settle stage holds in
+// memory, in batches: past BatchSize × maxHeldPerBatch, a pending charge's
+// workflow is released to the Store until its next check, as any is after
+// a transient error.
+const maxHeldPerBatch = 64
+
+// settleLoop submits charges and records confirmations, in batches. A
+// workflow whose charge is pending stays in its memory, leased, until the
+// chain decides (see holdPending): its checks write nothing unless they
+// learn something, and it is never released to the Store and claimed
+// again between them.
 func (e *Engine) settleLoop(ctx context.Context, rs *runState) {
 	defer rs.pipeline.Done()
+	held := &heldItems{}
 	batch := make([]settleItem, 0, e.opts.BatchSize)
-	for first := range rs.settle {
-		batch = drain(rs.settle, append(batch[:0], first), e.opts.BatchSize)
-		e.settleBatch(ctx, rs, batch)
-		for range batch {
-			<-rs.slots
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		var due <-chan time.Time
+		if held.Len() > 0 {
+			timer.Reset(max(held.next().Sub(e.now()), 0))
+			due = timer.C
 		}
+		select {
+		case first, ok := <-rs.settle:
+			if !ok {
+				e.releaseHeld(ctx, rs, held)
+				return
+			}
+			batch = drain(rs.settle, append(batch[:0], first), e.opts.BatchSize)
+			slots := len(batch)
+			batch = held.popDue(batch, e.now(), e.opts.BatchSize)
+			e.settleBatch(ctx, rs, batch, held)
+			for range slots {
+				<-rs.slots
+			}
+		case <-due:
+			if batch = held.popDue(batch[:0], e.now(), e.opts.BatchSize); len(batch) > 0 {
+				e.settleBatch(ctx, rs, batch, held)
+			}
+		}
+		timer.Stop()
 	}
+}
+
+// releaseHeld gives the held workflows back to the Store at Stop, each due
+// at its next check, for whichever engine settles next.
+func (e *Engine) releaseHeld(ctx context.Context, rs *runState, held *heldItems) {
+	if held.Len() == 0 {
+		return
+	}
+	now := e.now()
+	us := make([]Update, 0, held.Len())
+	for _, it := range *held {
+		us = append(us, Update{ID: it.wf.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true, RunAt: it.due})
+	}
+	*held = (*held)[:0]
+	e.update(ctx, rs, us)
+}
+
+// heldItems is a min-heap of held workflows by their next check.
+type heldItems []settleItem
+
+func (h heldItems) Len() int            { return len(h) }
+func (h heldItems) Less(i, j int) bool  { return h[i].due.Before(h[j].due) }
+func (h heldItems) Swap(i, j int)       { h[i], h[j] = h[j], h[i] }
+func (h *heldItems) Push(x any)         { *h = append(*h, x.(settleItem)) }
+func (h heldItems) next() time.Time     { return h[0].due }
+func (h *heldItems) hold(it settleItem) { heap.Push(h, it) }
+func (h *heldItems) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+// popDue appends to batch the held workflows due by now, earliest first,
+// until batch holds max.
+func (h *heldItems) popDue(batch []settleItem, now time.Time, max int) []settleItem {
+	for h.Len() > 0 && len(batch) < max && !h.next().After(now) {
+		batch = append(batch, heap.Pop(h).(settleItem))
+	}
+	return batch
 }
 
 // settleBatch takes each workflow of batch one step on: fresh charges are
@@ -42,7 +120,7 @@ func (e *Engine) settleLoop(ctx context.Context, rs *runState) {
 // they are about: a refusal fails only the charges it names, and a charge
 // that may have been submitted before fails only once the settler confirms
 // it is not settled.
-func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleItem) {
+func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleItem, held *heldItems) {
 	// A settler call that hangs (an RPC node that accepts and never answers)
 	// must not stall the pipeline: it fails as a transient error.
 	ctx, cancel := context.WithTimeout(ctx, settlerTimeout)
@@ -65,6 +143,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	// done[i] is set once workflow i's update for this round is decided.
 	us := make([]Update, len(batch))
 	done := make([]bool, len(batch))
+	hold := make([]bool, len(batch)) // kept in memory until its next check
 	decide := func(i int, u Update) { us[i], done[i] = u, true }
 	// A charge of 0 goes nowhere near the chain: the workflow is Settled
 	// at once, with no settlement.
@@ -173,17 +252,74 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 			}
 			e.fail(&u, w, now, f)
 		default: // pending (or still unknown right after submission)
-			u.Settlement, u.RunAt = st.Settlement, now.Add(e.settleCheck(st.CheckAfter))
+			next := now.Add(e.settleCheck(st.CheckAfter))
+			if hu, ok := e.holdPending(&batch[i], st.Settlement, now, next, held.Len()); ok {
+				hold[i] = true
+				if hu == nil {
+					done[i] = true // nothing to write
+					continue
+				}
+				u = *hu
+				break
+			}
+			u.Settlement, u.RunAt = st.Settlement, next
 			checks = append(checks, u.RunAt)
 		}
 		decide(i, u)
 	}
-	e.update(ctx, rs, us)
+	var (
+		write []Update
+		at    []int // batch index of write[j]
+	)
+	for i := range batch {
+		if us[i].ID != "" {
+			write, at = append(write, us[i]), append(at, i)
+		}
+	}
+	applied := e.update(ctx, rs, write)
+	wrote := make([]bool, len(batch))
+	for j, i := range at {
+		wrote[i] = applied[j]
+	}
+	for i := range batch {
+		// A held workflow whose write did not apply has lost its lease
+		// (another engine took it over): it is no longer this engine's.
+		if hold[i] && (us[i].ID == "" || wrote[i]) {
+			held.hold(batch[i])
+		}
+	}
 	// Wake-ups only once the updates are written: a wake-up that came first
 	// would find the check not yet due and be spent.
 	for _, t := range checks {
 		e.wakeAt(t)
 	}
+}
+
+// holdPending keeps a workflow whose charge is pending in memory until its
+// next check at next, leased, instead of releasing it to the Store: it
+// reports whether it does, with the write that holding needs, if any. The
+// check writes only what it learned: a settlement that appeared or moved (a
+// transaction sent, mined in another block after a reorganization), not its
+// confirmations, which are recorded when it settles. The lease is renewed
+// when less than half of it would be left at the next check. Past the
+// bound on held workflows nothing is held.
+func (e *Engine) holdPending(it *settleItem, s *Settlement, now, next time.Time, held int) (*Update, bool) {
+	if held >= maxHeldPerBatch*e.opts.BatchSize {
+		return nil, false
+	}
+	w := it.wf
+	it.fresh, it.due = false, next
+	moved := s != nil && (w.Settlement == nil || s.TxHash != w.Settlement.TxHash || s.BlockNumber != w.Settlement.BlockNumber ||
+		s.ChainID != w.Settlement.ChainID)
+	if !moved && it.leaseUntil.Sub(next) >= e.lease/2 {
+		return nil, true
+	}
+	u := &Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, RunAt: now.Add(e.lease)}
+	if moved {
+		u.Settlement, w.Settlement = s, s
+	}
+	it.leaseUntil = u.RunAt
+	return u, true
 }
 
 // submit hands charges to the settler and returns those it refused for good,
