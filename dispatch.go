@@ -38,7 +38,6 @@ func (e *Engine) event(t EventType, w *Workflow, st Status, now time.Time, fill 
 // (handed over in memory, already leased) and, by polling, those in the
 // outbox that nobody holds (written before a crash, or by another engine).
 func (e *Engine) dispatchLoop(ctx context.Context, rs *runState) {
-	defer close(rs.eventsDone)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	failures := 0

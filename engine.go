@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/stage"
 	"go.uber.org/zap"
 )
 
@@ -142,27 +143,25 @@ type Engine struct {
 	refundsWake chan struct{}
 }
 
-// runState is the background machinery between Start and Stop.
+// runState is what the stages of one run (Start to Stop) share: the
+// hand-offs between them and the context of the work in flight.
 type runState struct {
-	cancelClaims context.CancelFunc // stops the claimer and dispatcher
-	cancelWork   context.CancelFunc // cancels executions and settler calls
-	cancelEvents context.CancelFunc // stops the dispatcher
-	claimsDone   chan struct{}
-	eventsDone   chan struct{}
-	slots        chan struct{} // one token per workflow in flight
-	results      chan execResult
-	settle       chan settleItem
+	// stages are the run's stages, started in order, stopped in reverse.
+	stages *stage.Group
+	// workCtx is the context of executions and settler calls: canceled
+	// when Stop's ctx ends before they finish (cancelWork).
+	workCtx    context.Context
+	cancelWork context.CancelFunc
+	slots      chan struct{}  // one token per workflow in flight
+	work       sync.WaitGroup // executions in flight
+	results    chan execResult
+	settle     chan settleItem
 	// handoff carries events this engine just wrote, pre-leased, to the
 	// dispatcher, so it need not claim them from the outbox.
 	handoff chan []Event
 	// settleTerm is the SettlementLease term whose start the claim loop has
 	// handled (ReleaseSettling); touched by the claim loop only.
 	settleTerm uint64
-	pruneDone  chan struct{}  // closed when the retention loop returns
-	fundsDone  chan struct{}  // closed when the funds loop returns
-	refundDone chan struct{}  // closed when the refund stage returns
-	work       sync.WaitGroup // executions in flight
-	pipeline   sync.WaitGroup // finisher and settler
 }
 
 // New checks opts and returns an Engine. It starts no background work except
@@ -234,6 +233,35 @@ func New(opts Options) (*Engine, error) {
 // Options.SettlementLease).
 func (e *Engine) settles() bool {
 	return e.opts.SettlementLease == nil || e.opts.SettlementLease.Term() != 0
+}
+
+// awaitStage waits for a pipeline stage's goroutine to end (done closed),
+// gracefully until ctx ends; then it cancels the run's work in flight and
+// waits for the goroutine to notice, returning ctx's error. A stage never
+// started (done nil) is done.
+func awaitStage(ctx context.Context, rs *runState, done <-chan struct{}) error {
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		rs.cancelWork()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// goStage runs fn in a goroutine and returns the channel closed when it
+// returns.
+func goStage(fn func()) chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	return done
 }
 
 func setDefault[T int | int64 | time.Duration](v *T, d T) {
@@ -337,32 +365,31 @@ func (e *Engine) Start(ctx context.Context) error {
 		return fmt.Errorf("settleflow: releasing leases of a previous run: %w", err)
 	}
 	e.started = true
-	claimCtx, cancelClaims := context.WithCancel(context.Background())
 	workCtx, cancelWork := context.WithCancel(context.Background())
-	eventsCtx, cancelEvents := context.WithCancel(context.Background())
 	rs := &runState{
-		cancelClaims: cancelClaims,
-		cancelWork:   cancelWork,
-		cancelEvents: cancelEvents,
-		claimsDone:   make(chan struct{}),
-		eventsDone:   make(chan struct{}),
-		slots:        make(chan struct{}, e.opts.Workers),
-		results:      make(chan execResult, e.opts.Workers),
-		settle:       make(chan settleItem, e.opts.Workers),
-		handoff:      make(chan []Event, e.handoffCap),
-		pruneDone:    make(chan struct{}),
-		fundsDone:    make(chan struct{}),
-		refundDone:   make(chan struct{}),
+		workCtx:    workCtx,
+		cancelWork: cancelWork,
+		slots:      make(chan struct{}, e.opts.Workers),
+		results:    make(chan execResult, e.opts.Workers),
+		settle:     make(chan settleItem, e.opts.Workers),
+		handoff:    make(chan []Event, e.handoffCap),
+	}
+	// Started in this order and stopped in the reverse: a stage hands work
+	// only to stages started before it, which drain after it stops.
+	rs.stages = stage.NewGroup(
+		stage.NewLoop("dispatch", func(ctx context.Context) { e.dispatchLoop(ctx, rs) }),
+		stage.NewLoop("retention", e.retentionLoop),
+		stage.NewLoop("funds", e.fundsLoop),
+		stage.NewLoop("refunds", e.refundLoop),
+		&settleStage{e: e, rs: rs},
+		&finishStage{e: e, rs: rs},
+		&executeStage{e: e, rs: rs},
+	)
+	if err := rs.stages.Start(ctx); err != nil {
+		cancelWork()
+		return fmt.Errorf("settleflow: %w", err)
 	}
 	e.run = rs
-	go e.claimLoop(claimCtx, workCtx, rs)
-	rs.pipeline.Add(2)
-	go e.finishLoop(workCtx, rs)
-	go e.settleLoop(workCtx, rs)
-	go e.dispatchLoop(eventsCtx, rs)
-	go e.retentionLoop(eventsCtx, rs)
-	go e.fundsLoop(eventsCtx, rs)
-	go e.refundLoop(eventsCtx, rs)
 	e.log.Info("settleflow engine started", zap.String("worker", e.opts.WorkerID), zap.Int("workers", e.opts.Workers))
 	return nil
 }
@@ -388,36 +415,19 @@ func (e *Engine) Stop(ctx context.Context) error {
 	if rs == nil {
 		return nil
 	}
-	rs.cancelClaims()
-	<-rs.claimsDone
-	executed := make(chan struct{})
-	go func() { rs.work.Wait(); close(executed) }()
+	// The stages stop in the reverse of their starting order: claims end,
+	// executions finish (or are canceled when ctx ends), their results are
+	// recorded, charges on their way are settled or released; the event
+	// stages stop last. Events are durable in the outbox: whatever the
+	// dispatcher has not handed over yet goes at the next Start.
 	var cut error
-	select {
-	case <-executed:
-	case <-ctx.Done():
+	if err := rs.stages.Stop(ctx); err != nil {
 		cut = ctx.Err()
-		rs.cancelWork()
-		<-executed
-	}
-	close(rs.results) // no execution is left to send
-	done := make(chan struct{})
-	go func() { rs.pipeline.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		cut = ctx.Err()
-		rs.cancelWork()
-		<-done
+		if cut == nil {
+			cut = err
+		}
 	}
 	rs.cancelWork()
-	// Events are durable in the outbox: whatever the dispatcher has not
-	// handed over yet goes at the next Start.
-	rs.cancelEvents()
-	<-rs.eventsDone
-	<-rs.pruneDone
-	<-rs.fundsDone
-	<-rs.refundDone
 	e.log.Info("settleflow engine stopped", zap.String("worker", e.opts.WorkerID))
 	return cut
 }

@@ -13,10 +13,59 @@ import (
 	"github.com/settleflow/settleflow/criteria"
 )
 
+// executeStage claims due workflows and executes their products: Running
+// ones in executions of their own, Settling ones handed to the settle stage.
+// Stop ends the claims, then waits for the executions (canceling them when
+// Stop's ctx ends) and closes the finish stage's input.
+type executeStage struct {
+	e            *Engine
+	rs           *runState
+	cancelClaims context.CancelFunc
+	claimsDone   chan struct{}
+}
+
+func (s *executeStage) Name() string { return "execute" }
+
+func (s *executeStage) Start(context.Context) error {
+	claimCtx, cancel := context.WithCancel(context.Background())
+	s.cancelClaims = cancel
+	s.claimsDone = goStage(func() { s.e.claimLoop(claimCtx, s.rs.workCtx, s.rs) })
+	return nil
+}
+
+func (s *executeStage) Stop(ctx context.Context) error {
+	if s.cancelClaims == nil {
+		return nil
+	}
+	s.cancelClaims()
+	<-s.claimsDone
+	executed := goStage(s.rs.work.Wait)
+	err := awaitStage(ctx, s.rs, executed)
+	close(s.rs.results) // no execution is left to send
+	return err
+}
+
+// finishStage records execution results and hands charges to the settle
+// stage; it ends once the execute stage has stopped and its results are
+// recorded.
+type finishStage struct {
+	e    *Engine
+	rs   *runState
+	done chan struct{}
+}
+
+func (s *finishStage) Name() string { return "finish" }
+
+func (s *finishStage) Start(context.Context) error {
+	s.done = goStage(func() { s.e.finishLoop(s.rs.workCtx, s.rs) })
+	return nil
+}
+
+func (s *finishStage) Stop(ctx context.Context) error { return awaitStage(ctx, s.rs, s.done) }
+
 // claimLoop leases due workflows whenever a worker slot is free and hands
 // each to an execution (Running) or to the settle stage (Settling).
 func (e *Engine) claimLoop(ctx, workCtx context.Context, rs *runState) {
-	defer close(rs.claimsDone)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -157,7 +206,6 @@ func runProduct(ctx context.Context, p *product, payload json.RawMessage) (ex Ex
 // finishLoop records execution results in batches: successes move to
 // Settling and go on to the settle stage; failures are retried or fail.
 func (e *Engine) finishLoop(ctx context.Context, rs *runState) {
-	defer rs.pipeline.Done()
 	defer close(rs.settle)
 	batch := make([]execResult, 0, e.opts.BatchSize)
 	for first := range rs.results {

@@ -257,8 +257,7 @@ func (e *Engine) fundedEvent(env Environment, ev FundsEvent, after *Account) *Ev
 
 // fundsLoop follows every funded environment's chain while the engine
 // settles (holds the SettlementLease), so one engine of several reads it.
-func (e *Engine) fundsLoop(ctx context.Context, rs *runState) {
-	defer close(rs.fundsDone)
+func (e *Engine) fundsLoop(ctx context.Context) {
 	envs := make([]Environment, 0, 2)
 	for _, env := range []Environment{Test, Live} {
 		if _, ok := e.funds(env); ok {

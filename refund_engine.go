@@ -141,8 +141,7 @@ func (e *Engine) ListRefunds(ctx context.Context, p RefundListParams) (*RefundPa
 
 // refundLoop runs the refund stage while the engine settles (holds the
 // SettlementLease): one sender of transactions per chain account.
-func (e *Engine) refundLoop(ctx context.Context, rs *runState) {
-	defer close(rs.refundDone)
+func (e *Engine) refundLoop(ctx context.Context) {
 	if _, ok := e.settler.(Funds); !ok {
 		return
 	}

@@ -90,8 +90,7 @@ func (e *Engine) Prune(ctx context.Context) (PruneResult, error) {
 }
 
 // retentionLoop runs Prune every Retention.Interval until ctx ends.
-func (e *Engine) retentionLoop(ctx context.Context, rs *runState) {
-	defer close(rs.pruneDone)
+func (e *Engine) retentionLoop(ctx context.Context) {
 	t := time.NewTicker(e.opts.Retention.Interval)
 	defer t.Stop()
 	for {
