@@ -268,8 +268,9 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 			}
 			// Keep the lease: this worker submits the charge next, under
 			// the sequence the Store gives it in the same transaction (a
-			// charge of 0 takes none: it never reaches the chain).
-			u.RunAt = now.Add(e.lease)
+			// charge of 0 takes none: it never reaches the chain), and
+			// holds the workflow until the chain decides.
+			u.RunAt = now.Add(e.settleLease())
 			if next.Charged.Amount > 0 {
 				u.Sequence = &next.Sequence
 			}
@@ -310,7 +311,7 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 				<-rs.slots
 				continue
 			}
-			rs.settle <- settleItem{wf: settling[i], fresh: true, leaseUntil: now.Add(e.lease)}
+			rs.settle <- settleItem{wf: settling[i], fresh: true, leaseUntil: us[i].RunAt}
 			continue
 		}
 		<-rs.slots

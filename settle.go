@@ -312,14 +312,24 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	}
 }
 
+// minSettleLease is the shortest lease on a Settling workflow.
+const minSettleLease = 30 * time.Second
+
+// settleLease is how long this engine leases a Settling workflow it holds
+// in memory: long enough that it is renewed only every half of it, short
+// enough that if this engine dies, another takes the charge over soon.
+func (e *Engine) settleLease() time.Duration {
+	return max(minSettleLease, 4*e.opts.SettlementPollInterval)
+}
+
 // holdPending keeps a workflow whose charge is pending in memory until its
 // next check at next, leased, instead of releasing it to the Store: it
 // reports whether it does, with the write that holding needs, if any. The
 // check writes only what it learned: a settlement that appeared or moved (a
 // transaction sent, mined in another block after a reorganization), not its
-// confirmations, which are recorded when it settles. The lease is renewed
-// when less than half of it would be left at the next check. Past the
-// bound on held workflows nothing is held.
+// confirmations, which are recorded when it settles. The lease (settleLease)
+// is renewed when less than half of it would be left at the next check. Past
+// the bound on held workflows nothing is held.
 func (e *Engine) holdPending(it *settleItem, s *Settlement, now, next time.Time, held int) (*Update, bool) {
 	if held >= maxHeldPerBatch*e.opts.BatchSize {
 		return nil, false
@@ -328,10 +338,11 @@ func (e *Engine) holdPending(it *settleItem, s *Settlement, now, next time.Time,
 	it.fresh, it.due = false, next
 	moved := s != nil && (w.Settlement == nil || s.TxHash != w.Settlement.TxHash || s.BlockNumber != w.Settlement.BlockNumber ||
 		s.ChainID != w.Settlement.ChainID)
-	if !moved && it.leaseUntil.Sub(next) >= e.lease/2 {
+	lease := e.settleLease()
+	if !moved && it.leaseUntil.Sub(next) >= lease/2 {
 		return nil, true
 	}
-	u := &Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, RunAt: now.Add(e.lease)}
+	u := &Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, RunAt: now.Add(lease)}
 	if moved {
 		u.Settlement, w.Settlement = s, s
 	}
