@@ -83,3 +83,40 @@ func Example() {
 	// Pending 286 usd
 	// workflow.completed Settled 0.3706 simulated
 }
+
+// The engine embedded in a program, as README.md shows it (TestREADMEEmbedding
+// keeps the two the same): SQLite in a directory of yours, test charges on
+// the in-process simulated chain, one product. Create answers at once with
+// the quote, Pending; the workflow then runs and settles in the background.
+// (ticket is the product's payload type: a struct with json tags, and here a
+// Validate method.)
+func Example_embedding() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "settleflow")
+	defer os.RemoveAll(dir)
+	store, _ := sqlite.Open(ctx, filepath.Join(dir, "settleflow.db"), sqlite.OpenOptions{})
+	chain, _ := settlement.NewSimulated(ctx, settlement.SimulatedOptions{}) // test mode's chain, in process
+	defer func() { chain.Close(); store.Close() }()
+	products := settleflow.NewProducts()
+	settleflow.Register(products, settleflow.Product[ticket]{Name: "ticket-triage",
+		Price:    settleflow.Price{TargetMargin: 3000, MinimumCharge: 50}, // 30 %, at least 0.50 USD
+		Estimate: func(ticket) (int64, error) { return 200, nil },         // cost in cents
+		Execute: func(ctx context.Context, t ticket) (settleflow.Execution, error) {
+			return settleflow.Execution{ActualCost: 180, Result: map[string]string{"queue": "billing"}}, nil
+		},
+	})
+	engine, _ := settleflow.New(settleflow.Options{Store: store, Settler: chain, Products: products,
+		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })}) // webhook.New in production
+	engine.Start(ctx)
+	defer engine.Stop(ctx)
+	wf, _, _ := engine.Create(ctx, settleflow.CreateParams{Environment: settleflow.Test,
+		Product: "ticket-triage", CustomerID: "cus_123", Payload: json.RawMessage(`{"ticketId":"T-42"}`)})
+	fmt.Println(wf.Status, wf.Quoted.Amount) // answered before the product runs
+	for ; !wf.Status.Terminal(); time.Sleep(10 * time.Millisecond) {
+		wf, _ = engine.Fetch(ctx, settleflow.Test, wf.ID)
+	}
+	fmt.Println(wf.Status, wf.Charged.Amount, *wf.Margin.Achieved, wf.Settlement.Network)
+	// Output:
+	// Pending 286
+	// Settled 286 0.3706 simulated
+}
