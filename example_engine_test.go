@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/settleflow/settleflow"
@@ -119,4 +121,35 @@ func Example_embedding() {
 	// Output:
 	// Pending 286
 	// Settled 286 0.3706 simulated
+}
+
+// TestREADMEEmbedding keeps README.md's embedding example the one above:
+// the README shows Example_embedding's body, up to its Output comment and
+// one tab less indented, as a go block.
+func TestREADMEEmbedding(t *testing.T) {
+	src, err := os.ReadFile("example_engine_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(src)
+	start := strings.Index(s, "\nfunc Example_embedding() {\n")
+	if start < 0 {
+		t.Fatal("no Example_embedding in example_engine_test.go")
+	}
+	s = s[start+len("\nfunc Example_embedding() {\n"):]
+	s = s[:strings.Index(s, "\t// Output:\n")]
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "\t")
+	}
+	if len(lines) > 25 {
+		t.Errorf("Example_embedding has %d lines before its Output; the README's example is at most 25", len(lines))
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block := "```go\n" + strings.Join(lines, "\n") + "\n```\n"; !strings.Contains(string(readme), block) {
+		t.Errorf("README.md does not show Example_embedding as it is; copy its body (up to // Output:) into the README:\n%s", block)
+	}
 }
