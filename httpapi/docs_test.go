@@ -92,7 +92,7 @@ func errorTable(t *testing.T, s string) string {
 // fall behind the code.
 func TestErrorTablesListEveryCode(t *testing.T) {
 	docs := errorTable(t, section(t, "../docs/api.md", "## 6. Errors"))
-	readme := errorTable(t, section(t, "../README.md", "## The HTTP API"))
+	readme := errorTable(t, section(t, "../docs/embedding.md", "## The HTTP API"))
 	for name, code := range apiCodes(t) {
 		if !strings.Contains(docs, "`"+code+"`") {
 			t.Errorf("the error table of docs/api.md §6 does not list %s (%s)", code, name)
