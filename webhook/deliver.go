@@ -264,17 +264,26 @@ func (s *Service) releaseQueued(ctx context.Context) {
 }
 
 type candidate struct {
-	ID            string `bun:"id"`
-	EndpointID    string `bun:"endpoint_id"`
-	NextAttemptAt int64  `bun:"next_attempt_at"`
+	ID         string `bun:"id"`
+	EndpointID string `bun:"endpoint_id"`
+	FairKey    int64  `bun:"fair_key"`
+	rank       int    // place among its endpoint's candidates, from 0
 }
 
 // claim leases up to free due deliveries, no more per endpoint than room
 // allows. The candidates are read first: for each enabled endpoint with a free
-// slot, its earliest due deliveries (an index probe each, so a long backlog on
-// one endpoint costs nothing to the others); then the earliest of them are
-// taken with a conditional update that claims only what is still pending and
-// due, so two processes never hold the same lease.
+// slot, its first due deliveries in the fair queue's order, (fair_key, id)
+// (an index probe each, so a long backlog on one endpoint costs nothing to
+// the others). When they are more than free, the endpoints take turns: every
+// endpoint's first candidate, then every endpoint's second, and so on. Then
+// they are taken with a conditional update that claims only what is still
+// pending and due, so two processes never hold the same lease; the claimed
+// deliveries are returned in the order they were picked.
+//
+// Only due deliveries are candidates: one leased or waiting out a retry
+// delay keeps its key and is passed over (in the index, which holds its due
+// time) until it is due again, when it takes its place in line again, at the
+// front of its lane.
 func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(endpointID string) int) ([]claimed, error) {
 	var enabled []string
 	if err := s.db.NewSelect().Model((*endpointRow)(nil)).Column("id").
@@ -294,10 +303,10 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 			if slots <= 0 {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, next_attempt_at
-				FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND next_attempt_at <= ?
-				ORDER BY next_attempt_at, id LIMIT %d) AS p%d`, slots, len(parts)))
-			args = append(args, ep, string(DeliveryPending), storage.Micros(now))
+			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, fair_key
+				FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+				ORDER BY fair_key, id LIMIT %d) AS p%d`, slots, len(parts)))
+			args = append(args, ep, storage.Micros(now))
 		}
 		if len(parts) == 0 {
 			continue
@@ -308,13 +317,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		}
 		cands = append(cands, batch...)
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.NextAttemptAt, b.NextAttemptAt), strings.Compare(a.ID, b.ID))
-	})
-	pick := make([]string, 0, min(free, len(cands)))
-	for _, c := range cands[:min(free, len(cands))] {
-		pick = append(pick, c.ID)
-	}
+	pick := pickInTurn(cands, free)
 	if len(pick) == 0 {
 		return nil, nil
 	}
@@ -334,6 +337,11 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	if len(rows) == 0 {
 		return nil, nil
 	}
+	order := make(map[string]int, len(pick))
+	for i, id := range pick {
+		order[id] = i
+	}
+	slices.SortFunc(rows, func(a, b deliveryRow) int { return cmp.Compare(order[a.ID], order[b.ID]) })
 	// What to send: each endpoint's URL and the secrets valid now.
 	epIDs := map[string]bool{}
 	for _, r := range rows {
@@ -377,6 +385,30 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		out = append(out, claimed{row: r, url: u, keys: keys[r.EndpointID]})
 	}
 	return out, nil
+}
+
+// pickInTurn returns the ids of up to free candidates, the endpoints taking
+// turns: the candidates in (rank, fair_key, id) order, where rank is a
+// candidate's place among its endpoint's, in that endpoint's (fair_key, id)
+// order. So each endpoint's pick is the start of its line.
+func pickInTurn(cands []candidate, free int) []string {
+	byLine := func(a, b candidate) int {
+		return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), cmp.Compare(a.FairKey, b.FairKey), strings.Compare(a.ID, b.ID))
+	}
+	slices.SortFunc(cands, byLine)
+	for i := range cands {
+		if i > 0 && cands[i].EndpointID == cands[i-1].EndpointID {
+			cands[i].rank = cands[i-1].rank + 1
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.FairKey, b.FairKey), strings.Compare(a.ID, b.ID))
+	})
+	pick := make([]string, 0, min(free, len(cands)))
+	for _, c := range cands[:min(free, len(cands))] {
+		pick = append(pick, c.ID)
+	}
+	return pick
 }
 
 // outcome is what an attempt came to.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
@@ -16,7 +17,7 @@ import (
 var _ settleflow.Notifier = (*Service)(nil)
 
 // insertChunk bounds the rows of one INSERT statement (SQLite allows 32766
-// bound parameters; a delivery row takes 15).
+// bound parameters; a delivery row takes 18).
 const insertChunk = 500
 
 // Notify records one delivery per enabled endpoint of each event's
@@ -27,6 +28,9 @@ const insertChunk = 500
 //
 // Events of an environment without enabled endpoints are dropped: an
 // endpoint receives the events recorded after it was created.
+//
+// Each delivery gets its place in its endpoint's fair queue here (see
+// eventLane and fairKeys): deliveries are taken from customers in turn.
 func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	if len(events) == 0 {
 		return nil
@@ -49,6 +53,7 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 			return errors.New("webhook: notify: event without id")
 		}
 		env := ev.Environment()
+		lane := eventLane(ev)
 		if len(byEnv[string(env)]) == 0 {
 			continue
 		}
@@ -63,6 +68,7 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 				EventType:     string(ev.Type),
 				EndpointID:    ep,
 				Environment:   string(env),
+				Lane:          lane,
 				Payload:       string(body),
 				Status:        string(DeliveryPending),
 				NextAttemptAt: due,
@@ -77,6 +83,9 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	var inserted int64
 	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		inserted = 0
+		if err := fairKeys(ctx, tx, rows); err != nil {
+			return err
+		}
 		for start := 0; start < len(rows); start += insertChunk {
 			chunk := rows[start:min(start+insertChunk, len(rows))]
 			// An endpoint removed since the read above fails the foreign
@@ -99,4 +108,86 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 		s.poke()
 	}
 	return nil
+}
+
+// eventLane returns the lane of an event's deliveries in the fair queue: the
+// customer the event names (a customer.funded event's customer, a refund's
+// customer while the refund carries it), or "" when it names none. The events
+// of no customer form a lane of their own, served in turn with the
+// customers' like any other. Lanes are per endpoint, and an endpoint serves
+// one environment, so a customer's test and live deliveries never share one.
+func eventLane(ev *settleflow.Event) string {
+	switch {
+	case ev.Data.CustomerID != "":
+		return ev.Data.CustomerID
+	case ev.Data.Refund != nil:
+		return ev.Data.Refund.CustomerID
+	}
+	return ""
+}
+
+// fairKeysChunk bounds the (endpoint, lane) pairs one fairKeys statement
+// reads (two bound parameters each).
+const fairKeysChunk = 500
+
+// line is one lane's line to one endpoint.
+type line struct{ endpoint, lane string }
+
+// fairKeys gives each of rows, new deliveries in the order they are
+// recorded, its place in its endpoint's fair queue: one past its lane's last
+// pending delivery to that endpoint or, when the lane has none there, one
+// past the head of the endpoint's line (its least pending key), and never
+// below 1. So a lane with a long queue takes every later turn, not the next
+// N, and within one lane and endpoint keys grow in the order deliveries are
+// recorded. One read per batch (per fairKeysChunk lines), inside the
+// recording transaction: on SQLite the writes are serialized, so what is
+// read is what the insert follows; on Postgres two Notify calls at once may
+// read the same last key, and equal keys are served in id order.
+func fairKeys(ctx context.Context, tx bun.Tx, rows []deliveryRow) error {
+	last := make(map[line]int64)
+	var lines []line
+	for i := range rows {
+		l := line{rows[i].EndpointID, rows[i].Lane}
+		if _, seen := last[l]; !seen {
+			last[l] = 0
+			lines = append(lines, l)
+		}
+	}
+	for start := 0; start < len(lines); start += fairKeysChunk {
+		chunk := lines[start:min(start+fairKeysChunk, len(lines))]
+		args := make([]any, 0, 2*len(chunk))
+		for _, l := range chunk {
+			args = append(args, l.endpoint, l.lane)
+		}
+		var got []struct {
+			Endpoint string `bun:"endpoint_id"`
+			Lane     string `bun:"lane"`
+			Last     int64  `bun:"last"`
+			Head     int64  `bun:"head"`
+		}
+		if err := tx.NewRaw(fairKeysSQL(len(chunk)), args...).Scan(ctx, &got); err != nil {
+			return fmt.Errorf("fair queue: %w", err)
+		}
+		for _, g := range got {
+			last[line{g.Endpoint, g.Lane}] = max(g.Last, g.Head, 0)
+		}
+	}
+	for i := range rows {
+		l := line{rows[i].EndpointID, rows[i].Lane}
+		last[l]++
+		rows[i].FairKey = last[l]
+	}
+	return nil
+}
+
+// fairKeysSQL reads, for n (endpoint, lane) pairs, the lane's last pending
+// key on the endpoint and the head of the endpoint's line (0 if none): two
+// probes of the partial indexes on pending deliveries each.
+func fairKeysSQL(n int) string {
+	return `SELECT c.column1 AS endpoint_id, c.column2 AS lane,
+		coalesce((SELECT max(d.fair_key) FROM webhook_deliveries d
+			WHERE d.status = 'pending' AND d.endpoint_id = c.column1 AND d.lane = c.column2), 0) AS last,
+		coalesce((SELECT min(h.fair_key) FROM webhook_deliveries h
+			WHERE h.status = 'pending' AND h.endpoint_id = c.column1), 0) AS head
+	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") + `) AS c`
 }

@@ -1,0 +1,11 @@
+-- Back to first come, first served: each endpoint's due deliveries by due time.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due
+    ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending';
+--bun:split
+DROP INDEX IF EXISTS webhook_deliveries_lane;
+--bun:split
+DROP INDEX IF EXISTS webhook_deliveries_fair;
+--bun:split
+ALTER TABLE webhook_deliveries DROP COLUMN fair_key;
+--bun:split
+ALTER TABLE webhook_deliveries DROP COLUMN lane;

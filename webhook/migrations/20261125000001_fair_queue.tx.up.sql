@@ -1,0 +1,31 @@
+-- A fair queue: each endpoint takes its pending deliveries from customers in
+-- turn. A delivery's lane is the customer its event belongs to ('' for events
+-- that name none); its place in its endpoint's line is its fair_key, given
+-- when it is recorded: one past the lane's last pending delivery to that
+-- endpoint or, if it has none, one past the head of the endpoint's line (its
+-- least pending key). Due deliveries are claimed in (fair_key, id) order. Keys
+-- are compared among one endpoint's pending deliveries only.
+ALTER TABLE webhook_deliveries ADD COLUMN lane TEXT NOT NULL DEFAULT '';
+--bun:split
+ALTER TABLE webhook_deliveries ADD COLUMN fair_key BIGINT NOT NULL DEFAULT 0;
+--bun:split
+-- The deliveries pending at the upgrade keep the order they were claimed in
+-- (next attempt, then id) and go before every delivery recorded later: their
+-- keys are negative (-n … -1), and recorded keys start at 1.
+UPDATE webhook_deliveries SET fair_key = r.k
+FROM (SELECT id, -row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at DESC, id DESC) AS k
+    FROM webhook_deliveries WHERE status = 'pending') AS r
+WHERE webhook_deliveries.id = r.id;
+--bun:split
+-- The claim: an endpoint's due deliveries in line order. next_attempt_at
+-- is in the index so that passing over the ones not due (leased, or waiting
+-- out a retry delay) reads the index only.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_fair
+    ON webhook_deliveries (endpoint_id, fair_key, id, next_attempt_at) WHERE status = 'pending';
+--bun:split
+-- A lane's last pending key on an endpoint, read when recording.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_lane
+    ON webhook_deliveries (endpoint_id, lane, fair_key) WHERE status = 'pending';
+--bun:split
+-- Nothing is claimed by due time alone any more.
+DROP INDEX IF EXISTS webhook_deliveries_due;
