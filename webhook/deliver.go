@@ -303,9 +303,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 			if slots <= 0 {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, fair_key
-				FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-				ORDER BY fair_key, id LIMIT %d) AS p%d`, slots, len(parts)))
+			parts = append(parts, probeSQL(slots, len(parts)))
 			args = append(args, ep, storage.Micros(now))
 		}
 		if len(parts) == 0 {
@@ -385,6 +383,15 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		out = append(out, claimed{row: r, url: u, keys: keys[r.EndpointID]})
 	}
 	return out, nil
+}
+
+// probeSQL is the i-th probe of a claim: the first slots due deliveries of
+// one endpoint in line order, read from the index webhook_deliveries_fair
+// alone. Parameters: the endpoint, now.
+func probeSQL(slots, i int) string {
+	return fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, fair_key
+		FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
+		ORDER BY fair_key, id LIMIT %d) AS p%d`, slots, i)
 }
 
 // pickInTurn returns the ids of up to free candidates, the endpoints taking

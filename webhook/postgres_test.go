@@ -33,6 +33,8 @@ func TestPostgres(t *testing.T) {
 		{"StopReleasesQueued", TestStopReleasesQueued},
 		{"EndpointAPI", TestEndpointAPI},
 		{"Prune", TestPrune},
+		{"FairClaim", TestFairClaim},
+		{"FairDelivery", TestFairDelivery},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)
