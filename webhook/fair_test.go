@@ -112,7 +112,7 @@ func TestFairClaim(t *testing.T) {
 	deliver(first, http.StatusOK)
 
 	claimedOrder := map[string][]string{} // lane → event ids, first claims
-	seen := map[string]int{}               // delivery id → claims
+	seen := map[string]int{}              // delivery id → claims
 	note := func(cs []claimed) {
 		for _, c := range cs {
 			if seen[c.row.ID]++; seen[c.row.ID] == 1 {
