@@ -3,6 +3,8 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -283,5 +285,85 @@ func TestFairDelivery(t *testing.T) {
 	if !slices.Equal(got["cus_a"], a) || !slices.Equal(got["cus_b"], b) || len(got) != 2 {
 		t.Errorf("arrivals: %d of cus_a's (want %d), %d of cus_b's (want 3), %d customers; not each once in the order recorded",
 			len(got["cus_a"]), n, len(got["cus_b"]), len(got))
+	}
+}
+
+// TestFairQueueMigration upgrades a database whose deliveries were queued
+// before the fair queue: those still pending keep the order they were
+// claimed in (due time, then id) and go before a delivery recorded after
+// the upgrade; finished ones are left alone.
+func TestFairQueueMigration(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, storage.Migrations{Table: migrationsTable, Files: sub, Until: "20261123000001_micros"}); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	at := storage.Micros(now)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.Bun().ExecContext(ctx, q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exec(`INSERT INTO webhook_endpoints (id, environment, url, created_at) VALUES ('we_old', 'test', 'http://127.0.0.1:9/hook', ?)`, at)
+	exec(`INSERT INTO webhook_secrets (endpoint_id, secret, created_at) VALUES ('we_old', ?, ?)`, secret, at)
+	// Pending deliveries due at different times, not in id order; one
+	// finished.
+	old := []struct {
+		id, status string
+		due        time.Duration
+	}{
+		{"whd_1", "pending", -time.Minute},
+		{"whd_2", "pending", -2 * time.Minute},
+		{"whd_3", "succeeded", -3 * time.Minute},
+		{"whd_4", "pending", -time.Minute},
+		{"whd_5", "pending", -30 * time.Second},
+	}
+	for _, d := range old {
+		exec(`INSERT INTO webhook_deliveries (id, event_id, event_type, endpoint_id, environment, payload, status,
+			next_attempt_at, created_at, updated_at) VALUES (?, ?, 'customer.funded', 'we_old', 'test', '{}', ?, ?, ?, ?)`,
+			d.id, "evt_"+d.id, d.status, storage.Micros(now.Add(d.due)), at, at)
+	}
+
+	s, err := New(ctx, db, fastConfig(t)) // migrates the rest of the way
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []struct {
+		ID      string `bun:"id"`
+		FairKey int64  `bun:"fair_key"`
+	}
+	if err := db.Bun().NewSelect().Model((*deliveryRow)(nil)).Column("id", "fair_key").Order("id").Scan(ctx, &keys); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, k := range keys {
+		got[k.ID] = k.FairKey
+	}
+	if want := map[string]int64{"whd_2": -4, "whd_1": -3, "whd_4": -2, "whd_5": -1, "whd_3": 0}; !maps.Equal(got, want) {
+		t.Fatalf("keys after the upgrade %v, want %v", got, want)
+	}
+	ev := customerEvent("cus_new")
+	if err := s.Notify(ctx, []settleflow.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.claim(ctx, s.now(), 10, func(string) int { return 10 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := eventIDs(cs), []string{"evt_whd_2", "evt_whd_1", "evt_whd_4", "evt_whd_5", ev.ID}; !slices.Equal(got, want) {
+		t.Fatalf("claimed %v, want %v", got, want)
+	}
+	if cs[4].row.FairKey != 1 || cs[4].row.Lane != "cus_new" {
+		t.Fatalf("new delivery: lane %q, key %d; want cus_new, 1", cs[4].row.Lane, cs[4].row.FairKey)
 	}
 }

@@ -35,6 +35,7 @@ func TestPostgres(t *testing.T) {
 		{"Prune", TestPrune},
 		{"FairClaim", TestFairClaim},
 		{"FairDelivery", TestFairDelivery},
+		{"FairQueueMigration", TestFairQueueMigration},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)
