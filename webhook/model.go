@@ -139,6 +139,15 @@ type deliveryRow struct {
 	CompletedAt    *int64 `bun:"completed_at"`
 }
 
+// laneRow is a lane's last key on an endpoint (see fairKeys).
+type laneRow struct {
+	bun.BaseModel `bun:"table:webhook_lanes"`
+
+	EndpointID string `bun:"endpoint_id,pk"`
+	Lane       string `bun:"lane,pk"`
+	LastKey    int64  `bun:"last_key"`
+}
+
 type attemptRow struct {
 	bun.BaseModel `bun:"table:webhook_attempts"`
 

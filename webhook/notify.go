@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,9 +17,23 @@ import (
 
 var _ settleflow.Notifier = (*Service)(nil)
 
-// insertChunk bounds the rows of one INSERT statement (SQLite allows 32766
-// bound parameters; a delivery row takes 18).
-const insertChunk = 500
+// insertChunk bounds the rows of one multi-row statement: each size up to it
+// is prepared once (storage.DB.Stmt), so a hot Notify is not parsed again.
+const insertChunk = 64
+
+// values returns n rows of width placeholders: "(?, ?), (?, ?)" for 2, 2.
+func values(n, width int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+}
+
+// insertDeliveriesSQL inserts n deliveries; the columns not listed keep
+// their defaults (no attempt yet, no lease).
+func insertDeliveriesSQL(n int) string {
+	return `INSERT INTO webhook_deliveries (id, event_id, event_type, endpoint_id, environment, lane, fair_key,
+		payload, status, next_attempt_at, created_at, updated_at) VALUES ` + values(n, 12) + `
+		ON CONFLICT (event_id, endpoint_id) DO NOTHING`
+}
 
 // Notify records one delivery per enabled endpoint of each event's
 // environment, in one transaction, and returns nil once it has committed:
@@ -83,15 +98,19 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	var inserted int64
 	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		inserted = 0
-		if err := fairKeys(ctx, tx, rows); err != nil {
+		if err := fairKeys(ctx, s.sdb, tx.Tx, rows); err != nil {
 			return err
 		}
 		for start := 0; start < len(rows); start += insertChunk {
 			chunk := rows[start:min(start+insertChunk, len(rows))]
+			args := make([]any, 0, 12*len(chunk))
+			for _, r := range chunk {
+				args = append(args, r.ID, r.EventID, r.EventType, r.EndpointID, r.Environment, r.Lane, r.FairKey,
+					r.Payload, r.Status, r.NextAttemptAt, r.CreatedAt, r.UpdatedAt)
+			}
 			// An endpoint removed since the read above fails the foreign
 			// key; the engine offers the events again and they skip it.
-			res, err := tx.NewInsert().Model(&chunk).
-				On("CONFLICT (event_id, endpoint_id) DO NOTHING").Exec(ctx)
+			res, err := s.sdb.Exec(ctx, tx.Tx, insertDeliveriesSQL(len(chunk)), args...)
 			if err != nil {
 				return err
 			}
@@ -126,24 +145,22 @@ func eventLane(ev *settleflow.Event) string {
 	return ""
 }
 
-// fairKeysChunk bounds the (endpoint, lane) pairs one fairKeys statement
-// reads (two bound parameters each).
-const fairKeysChunk = 500
-
 // line is one lane's line to one endpoint.
 type line struct{ endpoint, lane string }
 
 // fairKeys gives each of rows, new deliveries in the order they are
 // recorded, its place in its endpoint's fair queue: one past its lane's last
-// pending delivery to that endpoint or, when the lane has none there, one
-// past the head of the endpoint's line (its least pending key), and never
-// below 1. So a lane with a long queue takes every later turn, not the next
-// N, and within one lane and endpoint keys grow in the order deliveries are
-// recorded. One read per batch (per fairKeysChunk lines), inside the
-// recording transaction: on SQLite the writes are serialized, so what is
-// read is what the insert follows; on Postgres two Notify calls at once may
-// read the same last key, and equal keys are served in id order.
-func fairKeys(ctx context.Context, tx bun.Tx, rows []deliveryRow) error {
+// key on that endpoint or, when that is behind the head of the endpoint's
+// line (its least pending key; with none pending, the greatest key given
+// there), one past the head; never below 1. So a lane with a long queue
+// takes every later turn, not the next N, a lane that was served waits for
+// no one's past, and within one lane and endpoint keys grow in the order
+// deliveries are recorded. Per batch (of insertChunk lines) one read and
+// one upsert of webhook_lanes, inside the recording transaction: on SQLite
+// the writes are serialized, so what is read is what the insert follows;
+// on Postgres two Notify calls at once may read the same last key, and equal
+// keys are served in id order.
+func fairKeys(ctx context.Context, db *storage.DB, tx *sql.Tx, rows []deliveryRow) error {
 	last := make(map[line]int64)
 	var lines []line
 	for i := range rows {
@@ -153,23 +170,14 @@ func fairKeys(ctx context.Context, tx bun.Tx, rows []deliveryRow) error {
 			lines = append(lines, l)
 		}
 	}
-	for start := 0; start < len(lines); start += fairKeysChunk {
-		chunk := lines[start:min(start+fairKeysChunk, len(lines))]
+	for start := 0; start < len(lines); start += insertChunk {
+		chunk := lines[start:min(start+insertChunk, len(lines))]
 		args := make([]any, 0, 2*len(chunk))
 		for _, l := range chunk {
 			args = append(args, l.endpoint, l.lane)
 		}
-		var got []struct {
-			Endpoint string `bun:"endpoint_id"`
-			Lane     string `bun:"lane"`
-			Last     int64  `bun:"last"`
-			Head     int64  `bun:"head"`
-		}
-		if err := tx.NewRaw(fairKeysSQL(len(chunk)), args...).Scan(ctx, &got); err != nil {
+		if err := readLasts(ctx, db, tx, fairKeysSQL(len(chunk)), args, last); err != nil {
 			return fmt.Errorf("fair queue: %w", err)
-		}
-		for _, g := range got {
-			last[line{g.Endpoint, g.Lane}] = max(g.Last, g.Head, 0)
 		}
 	}
 	for i := range rows {
@@ -177,17 +185,60 @@ func fairKeys(ctx context.Context, tx bun.Tx, rows []deliveryRow) error {
 		last[l]++
 		rows[i].FairKey = last[l]
 	}
+	for start := 0; start < len(lines); start += insertChunk {
+		chunk := lines[start:min(start+insertChunk, len(lines))]
+		args := make([]any, 0, 3*len(chunk))
+		for _, l := range chunk {
+			args = append(args, l.endpoint, l.lane, last[l])
+		}
+		if _, err := db.Exec(ctx, tx, upsertLanesSQL(len(chunk)), args...); err != nil {
+			return fmt.Errorf("fair queue: %w", err)
+		}
+	}
 	return nil
 }
 
-// fairKeysSQL reads, for n (endpoint, lane) pairs, the lane's last pending
-// key on the endpoint and the head of the endpoint's line (0 if none): two
-// probes of the partial indexes on pending deliveries each.
+// readLasts runs the fairKeysSQL query and sets last of each line it
+// returns to where the line's next key follows: its last key or the head,
+// whichever is further, and at least 0.
+func readLasts(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, last map[line]int64) error {
+	st, err := db.Stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var l line
+		var lastKey, head int64
+		if err := rs.Scan(&l.endpoint, &l.lane, &lastKey, &head); err != nil {
+			return err
+		}
+		last[l] = max(lastKey, head, 0)
+	}
+	return rs.Err()
+}
+
+// upsertLanesSQL records the last keys of n lines; a key never moves back.
+func upsertLanesSQL(n int) string {
+	return `INSERT INTO webhook_lanes (endpoint_id, lane, last_key) VALUES ` + values(n, 3) + `
+		ON CONFLICT (endpoint_id, lane) DO UPDATE SET last_key = CASE
+			WHEN excluded.last_key > webhook_lanes.last_key THEN excluded.last_key ELSE webhook_lanes.last_key END`
+}
+
+// fairKeysSQL reads, for n (endpoint, lane) pairs, the lane's last key on
+// the endpoint (0 if none) and the head of the endpoint's line: its least
+// pending key, or with none pending the greatest key given there (0 if
+// none). Index probes only: webhook_lanes' key, webhook_deliveries_fair.
 func fairKeysSQL(n int) string {
 	return `SELECT c.column1 AS endpoint_id, c.column2 AS lane,
-		coalesce((SELECT max(d.fair_key) FROM webhook_deliveries d
-			WHERE d.status = 'pending' AND d.endpoint_id = c.column1 AND d.lane = c.column2), 0) AS last,
+		coalesce((SELECT l.last_key FROM webhook_lanes l
+			WHERE l.endpoint_id = c.column1 AND l.lane = c.column2), 0) AS last,
 		coalesce((SELECT min(h.fair_key) FROM webhook_deliveries h
-			WHERE h.status = 'pending' AND h.endpoint_id = c.column1), 0) AS head
-	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") + `) AS c`
+			WHERE h.status = 'pending' AND h.endpoint_id = c.column1),
+			(SELECT max(g.last_key) FROM webhook_lanes g WHERE g.endpoint_id = c.column1), 0) AS head
+	FROM (VALUES ` + values(n, 2) + `) AS c`
 }

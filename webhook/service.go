@@ -459,7 +459,7 @@ func (s *Service) RemoveEndpoint(ctx context.Context, id string) error {
 			Where("delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)", id).Exec(ctx); err != nil {
 			return err
 		}
-		for _, m := range []any{(*deliveryRow)(nil), (*secretRow)(nil)} {
+		for _, m := range []any{(*deliveryRow)(nil), (*laneRow)(nil), (*secretRow)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("endpoint_id = ?", id).Exec(ctx); err != nil {
 				return err
 			}

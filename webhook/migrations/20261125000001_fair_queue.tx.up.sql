@@ -1,10 +1,11 @@
 -- A fair queue: each endpoint takes its pending deliveries from customers in
 -- turn. A delivery's lane is the customer its event belongs to ('' for events
 -- that name none); its place in its endpoint's line is its fair_key, given
--- when it is recorded: one past the lane's last pending delivery to that
--- endpoint or, if it has none, one past the head of the endpoint's line (its
--- least pending key). Due deliveries are claimed in (fair_key, id) order. Keys
--- are compared among one endpoint's pending deliveries only.
+-- when it is recorded: one past the lane's last key on that endpoint
+-- (webhook_lanes) or, if that is behind, one past the head of the endpoint's
+-- line (its least pending key; with none pending, the greatest key given).
+-- Due deliveries are claimed in (fair_key, id) order. Keys are compared among
+-- one endpoint's pending deliveries only.
 ALTER TABLE webhook_deliveries ADD COLUMN lane TEXT NOT NULL DEFAULT '';
 --bun:split
 ALTER TABLE webhook_deliveries ADD COLUMN fair_key BIGINT NOT NULL DEFAULT 0;
@@ -17,15 +18,19 @@ FROM (SELECT id, -row_number() OVER (PARTITION BY endpoint_id ORDER BY next_atte
     FROM webhook_deliveries WHERE status = 'pending') AS r
 WHERE webhook_deliveries.id = r.id;
 --bun:split
--- The claim: an endpoint's due deliveries in line order. next_attempt_at
--- is in the index so that passing over the ones not due (leased, or waiting
--- out a retry delay) reads the index only.
+-- The claim: an endpoint's due deliveries in line order; and the head of
+-- the line.
 CREATE INDEX IF NOT EXISTS webhook_deliveries_fair
-    ON webhook_deliveries (endpoint_id, fair_key, id, next_attempt_at) WHERE status = 'pending';
+    ON webhook_deliveries (endpoint_id, fair_key, id) WHERE status = 'pending';
 --bun:split
--- A lane's last pending key on an endpoint, read when recording.
-CREATE INDEX IF NOT EXISTS webhook_deliveries_lane
-    ON webhook_deliveries (endpoint_id, lane, fair_key) WHERE status = 'pending';
+-- Each lane's last key on each endpoint: one row per lane and endpoint,
+-- rewritten once per Notify batch, rather than an index entry per delivery.
+CREATE TABLE IF NOT EXISTS webhook_lanes (
+    endpoint_id VARCHAR(64) NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    lane        TEXT        NOT NULL,
+    last_key    BIGINT      NOT NULL,
+    PRIMARY KEY (endpoint_id, lane)
+);
 --bun:split
 -- Nothing is claimed by due time alone any more.
-DROP INDEX IF EXISTS webhook_deliveries_due;
+DROP INDEX IF EXISTS webhook_deliveries_due_idx;
