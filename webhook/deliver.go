@@ -273,17 +273,18 @@ type candidate struct {
 // claim leases up to free due deliveries, no more per endpoint than room
 // allows. The candidates are read first: for each enabled endpoint with a free
 // slot, its first due deliveries in the fair queue's order, (fair_key, id)
-// (an index probe each, so a long backlog on one endpoint costs nothing to
-// the others). When they are more than free, the endpoints take turns: every
+// (index probes, so a long backlog on one endpoint costs nothing to the
+// others). When they are more than free, the endpoints take turns: every
 // endpoint's first candidate, then every endpoint's second, and so on. Then
 // they are taken with a conditional update that claims only what is still
 // pending and due, so two processes never hold the same lease; the claimed
 // deliveries are returned in the order they were picked.
 //
-// Only due deliveries are candidates: one leased or waiting out a retry
-// delay keeps its key and is passed over (in the index, which holds its due
-// time) until it is due again, when it takes its place in line again, at the
-// front of its lane.
+// A delivery keeps its key when an attempt fails: it waits out its retry
+// delay out of line (in webhook_deliveries_retry, by due time, never read
+// before it is due), then is claimed at its place in line, which is ahead of
+// the deliveries recorded after it, its lane's included. Of more retries due
+// at once than an endpoint has room for, the earliest due are candidates.
 func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(endpointID string) int) ([]claimed, error) {
 	var enabled []string
 	if err := s.db.NewSelect().Model((*endpointRow)(nil)).Column("id").
@@ -291,6 +292,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		return nil, err
 	}
 	var cands []candidate
+	slots := make(map[string]int, len(enabled))
 	const probesPerQuery = 50
 	for start := 0; start < len(enabled); {
 		var (
@@ -299,12 +301,13 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		)
 		for ; start < len(enabled) && len(parts) < probesPerQuery; start++ {
 			ep := enabled[start]
-			slots := min(room(ep), free)
-			if slots <= 0 {
+			n := min(room(ep), free)
+			if n <= 0 {
 				continue
 			}
-			parts = append(parts, probeSQL(slots, len(parts)))
-			args = append(args, ep, storage.Micros(now))
+			slots[ep] = n
+			parts = append(parts, probeSQL(n, len(parts)))
+			args = append(args, ep, storage.Micros(now), ep, storage.Micros(now))
 		}
 		if len(parts) == 0 {
 			continue
@@ -315,7 +318,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		}
 		cands = append(cands, batch...)
 	}
-	pick := pickInTurn(cands, free)
+	pick := pickInTurn(cands, free, slots)
 	if len(pick) == 0 {
 		return nil, nil
 	}
@@ -385,34 +388,39 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	return out, nil
 }
 
-// probeSQL is the i-th probe of a claim: the first slots due deliveries of
-// one endpoint in line order, read from the index webhook_deliveries_fair
-// alone. Parameters: the endpoint, now.
+// probeSQL is the i-th probe of a claim: one endpoint's first slots due
+// deliveries not yet attempted, in line order, from webhook_deliveries_fair
+// alone, and its first slots retries due, by due time, from
+// webhook_deliveries_retry. Parameters: the endpoint, now, the endpoint,
+// now.
 func probeSQL(slots, i int) string {
-	return fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, fair_key
-		FROM webhook_deliveries WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at <= ?
-		ORDER BY fair_key, id LIMIT %d) AS p%d`, slots, i)
+	return fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, fair_key FROM webhook_deliveries
+			WHERE endpoint_id = ? AND status = 'pending' AND attempts = schedule_start AND next_attempt_at <= ?
+			ORDER BY fair_key, id LIMIT %[1]d) AS f%[2]d
+		UNION ALL SELECT * FROM (SELECT id, endpoint_id, fair_key FROM webhook_deliveries
+			WHERE endpoint_id = ? AND status = 'pending' AND attempts > schedule_start AND next_attempt_at <= ?
+			ORDER BY next_attempt_at, id LIMIT %[1]d) AS r%[2]d`, slots, i)
 }
 
-// pickInTurn returns the ids of up to free candidates, the endpoints taking
-// turns: the candidates in (rank, fair_key, id) order, where rank is a
-// candidate's place among its endpoint's, in that endpoint's (fair_key, id)
-// order. So each endpoint's pick is the start of its line.
-func pickInTurn(cands []candidate, free int) []string {
-	byLine := func(a, b candidate) int {
+// pickInTurn returns the ids of up to free candidates, each endpoint's first
+// slots[endpoint] in its (fair_key, id) order, the endpoints taking turns:
+// in (rank, fair_key, id) order, where rank is a candidate's place among its
+// endpoint's.
+func pickInTurn(cands []candidate, free int, slots map[string]int) []string {
+	slices.SortFunc(cands, func(a, b candidate) int {
 		return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), cmp.Compare(a.FairKey, b.FairKey), strings.Compare(a.ID, b.ID))
-	}
-	slices.SortFunc(cands, byLine)
-	for i := range cands {
-		if i > 0 && cands[i].EndpointID == cands[i-1].EndpointID {
+	})
+	for i := 1; i < len(cands); i++ {
+		if cands[i].EndpointID == cands[i-1].EndpointID {
 			cands[i].rank = cands[i-1].rank + 1
 		}
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
+	kept := slices.DeleteFunc(cands, func(c candidate) bool { return c.rank >= slots[c.EndpointID] })
+	slices.SortFunc(kept, func(a, b candidate) int {
 		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.FairKey, b.FairKey), strings.Compare(a.ID, b.ID))
 	})
-	pick := make([]string, 0, min(free, len(cands)))
-	for _, c := range cands[:min(free, len(cands))] {
+	pick := make([]string, 0, min(free, len(kept)))
+	for _, c := range kept[:min(free, len(kept))] {
 		pick = append(pick, c.ID)
 	}
 	return pick

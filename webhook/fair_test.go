@@ -206,9 +206,10 @@ func TestFairClaim(t *testing.T) {
 	}
 }
 
-// checkPlans checks that the claim's probe reads webhook_deliveries_fair in
-// line order (no sort) and that Notify's key read probes
-// webhook_deliveries_fair and webhook_lanes' key, on the database at
+// checkPlans checks that the claim's probe reads webhook_deliveries_fair and
+// webhook_deliveries_retry in order (no sort), that Notify's key read probes
+// webhook_deliveries_fair and webhook_lanes' key, and (SQLite) that the
+// backlog reads the two indexes of pending deliveries, on the database at
 // hand: EXPLAIN QUERY PLAN on SQLite, EXPLAIN on Postgres (after ANALYZE,
 // with the queue loaded).
 func checkPlans(t *testing.T, db *storage.DB, endpointID string) {
@@ -247,9 +248,10 @@ func checkPlans(t *testing.T, db *storage.DB, endpointID string) {
 		return strings.Join(lines, "\n")
 	}
 	now := storage.Micros(time.Now())
-	p := plan(probeSQL(8, 0), endpointID, now)
-	if !strings.Contains(p, "webhook_deliveries_fair") || strings.Contains(p, "TEMP B-TREE") || strings.Contains(p, "Sort") {
-		t.Errorf("claim probe does not read webhook_deliveries_fair in order:\n%s", p)
+	p := plan(probeSQL(8, 0), endpointID, now, endpointID, now)
+	if !strings.Contains(p, "webhook_deliveries_fair") || !strings.Contains(p, "webhook_deliveries_retry") ||
+		strings.Contains(p, "TEMP B-TREE") || strings.Contains(p, "Sort") {
+		t.Errorf("claim probe does not read webhook_deliveries_fair and webhook_deliveries_retry in order:\n%s", p)
 	}
 	t.Logf("claim probe:\n%s", p)
 	p = plan(fairKeysSQL(2), endpointID, "cus_a", endpointID, "")
@@ -258,6 +260,13 @@ func checkPlans(t *testing.T, db *storage.DB, endpointID string) {
 		t.Errorf("fair key read does not probe webhook_deliveries_fair and webhook_lanes' key:\n%s", p)
 	}
 	t.Logf("fair key read:\n%s", p)
+	if !db.Postgres() { // Postgres may well read the whole table for a count of (here) all of it
+		p = plan(backlogSQL, now, now)
+		if !strings.Contains(p, "webhook_deliveries_fair") || !strings.Contains(p, "webhook_deliveries_retry") {
+			t.Errorf("backlog does not read the indexes of pending deliveries:\n%s", p)
+		}
+		t.Logf("backlog:\n%s", p)
+	}
 }
 
 // TestFairDelivery queues 2,000 deliveries of one customer's, then three of

@@ -151,8 +151,7 @@ type line struct{ endpoint, lane string }
 // fairKeys gives each of rows, new deliveries in the order they are
 // recorded, its place in its endpoint's fair queue: one past its lane's last
 // key on that endpoint or, when that is behind the head of the endpoint's
-// line (its least pending key; with none pending, the greatest key given
-// there), one past the head; never below 1. So a lane with a long queue
+// line (see fairKeysSQL), one past the head; never below 1. So a lane with a long queue
 // takes every later turn, not the next N, a lane that was served waits for
 // no one's past, and within one lane and endpoint keys grow in the order
 // deliveries are recorded. Per batch (of insertChunk lines) one read and
@@ -231,14 +230,15 @@ func upsertLanesSQL(n int) string {
 
 // fairKeysSQL reads, for n (endpoint, lane) pairs, the lane's last key on
 // the endpoint (0 if none) and the head of the endpoint's line: its least
-// pending key, or with none pending the greatest key given there (0 if
+// key pending and not yet attempted (retries waiting out their delay do not
+// hold the head back), or with none the greatest key given there (0 if
 // none). Index probes only: webhook_lanes' key, webhook_deliveries_fair.
 func fairKeysSQL(n int) string {
 	return `SELECT c.column1 AS endpoint_id, c.column2 AS lane,
 		coalesce((SELECT l.last_key FROM webhook_lanes l
 			WHERE l.endpoint_id = c.column1 AND l.lane = c.column2), 0) AS last,
 		coalesce((SELECT min(h.fair_key) FROM webhook_deliveries h
-			WHERE h.status = 'pending' AND h.endpoint_id = c.column1),
+			WHERE h.status = 'pending' AND h.attempts = h.schedule_start AND h.endpoint_id = c.column1),
 			(SELECT max(g.last_key) FROM webhook_lanes g WHERE g.endpoint_id = c.column1), 0) AS head
 	FROM (VALUES ` + values(n, 2) + `) AS c`
 }

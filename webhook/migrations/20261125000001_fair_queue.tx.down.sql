@@ -4,6 +4,8 @@ CREATE INDEX IF NOT EXISTS webhook_deliveries_due_idx
 --bun:split
 DROP TABLE IF EXISTS webhook_lanes;
 --bun:split
+DROP INDEX IF EXISTS webhook_deliveries_retry;
+--bun:split
 DROP INDEX IF EXISTS webhook_deliveries_fair;
 --bun:split
 ALTER TABLE webhook_deliveries DROP COLUMN fair_key;

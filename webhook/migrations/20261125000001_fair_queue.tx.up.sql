@@ -3,7 +3,7 @@
 -- that name none); its place in its endpoint's line is its fair_key, given
 -- when it is recorded: one past the lane's last key on that endpoint
 -- (webhook_lanes) or, if that is behind, one past the head of the endpoint's
--- line (its least pending key; with none pending, the greatest key given).
+-- line (its least key not yet attempted; with none, the greatest key given).
 -- Due deliveries are claimed in (fair_key, id) order. Keys are compared among
 -- one endpoint's pending deliveries only.
 ALTER TABLE webhook_deliveries ADD COLUMN lane TEXT NOT NULL DEFAULT '';
@@ -18,10 +18,21 @@ FROM (SELECT id, -row_number() OVER (PARTITION BY endpoint_id ORDER BY next_atte
     FROM webhook_deliveries WHERE status = 'pending') AS r
 WHERE webhook_deliveries.id = r.id;
 --bun:split
--- The claim: an endpoint's due deliveries in line order; and the head of
--- the line.
+-- The line: an endpoint's deliveries not yet attempted (in this retry
+-- schedule), in line order, for the claim and the head of the line; with
+-- the due time, so that the claim passes over the ones leased (in flight)
+-- in the index alone.
 CREATE INDEX IF NOT EXISTS webhook_deliveries_fair
-    ON webhook_deliveries (endpoint_id, fair_key, id) WHERE status = 'pending';
+    ON webhook_deliveries (endpoint_id, fair_key, id, next_attempt_at, attempts, schedule_start)
+    WHERE status = 'pending' AND attempts = schedule_start;
+--bun:split
+-- The retries: an endpoint's deliveries attempted before, by due time, so
+-- that those waiting out a retry delay (an endpoint that is down can have
+-- many) are never read until due; when due they are claimed at their
+-- place in line, ahead of the line.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_retry
+    ON webhook_deliveries (endpoint_id, next_attempt_at, id, attempts, schedule_start)
+    WHERE status = 'pending' AND attempts > schedule_start;
 --bun:split
 -- Each lane's last key on each endpoint: one row per lane and endpoint,
 -- rewritten once per Notify batch, rather than an index entry per delivery.
