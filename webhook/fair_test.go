@@ -276,12 +276,7 @@ func checkPlans(t *testing.T, db *storage.DB, endpointID string) {
 // order they were recorded, each once.
 func TestFairDelivery(t *testing.T) {
 	ctx := context.Background()
-	cfg := fastConfig(t)
-	cfg.MaxConcurrency, cfg.MaxPerEndpoint = 1, 1
-	s, err := New(ctx, openDB(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSerialService(t)
 	rc := newReceiver(t, nil)
 	createEndpoint(t, s, settleflow.Test, rc.URL)
 	const n = 2000
