@@ -3,11 +3,13 @@ package webhook
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -386,5 +388,67 @@ func TestFairQueueMigration(t *testing.T) {
 	}
 	if cs[4].row.FairKey != 1 || cs[4].row.Lane != "cus_new" {
 		t.Fatalf("new delivery: lane %q, key %d; want cus_new, 1", cs[4].row.Lane, cs[4].row.FairKey)
+	}
+}
+
+// TestNotifyConcurrent records batches of the same customers' events from
+// several goroutines at once (on Postgres, transactions that upsert the same
+// lanes at once): none fails, nothing is lost, and the lanes hold the last
+// keys given.
+func TestNotifyConcurrent(t *testing.T) {
+	ctx := context.Background()
+	s, err := New(ctx, openDB(t), fastConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		createEndpoint(t, s, settleflow.Test, "http://127.0.0.1:9/hook")
+	}
+	const workers, calls, customers = 4, 10, 8
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*calls)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range calls {
+				evs := make([]settleflow.Event, customers)
+				for i := range evs { // each worker in its own order of customers
+					evs[i] = customerEvent(fmt.Sprintf("cus_%d", (i+w*3)%customers))
+				}
+				errs <- s.Notify(ctx, evs)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []deliveryRow
+	if err := s.db.NewSelect().Model(&rows).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := workers * calls * customers * 2; len(rows) != want {
+		t.Fatalf("%d deliveries recorded, want %d", len(rows), want)
+	}
+	maxKey := map[line]int64{}
+	for _, r := range rows {
+		l := line{r.EndpointID, r.Lane}
+		maxKey[l] = max(maxKey[l], r.FairKey)
+	}
+	var lanes []laneRow
+	if err := s.db.NewSelect().Model(&lanes).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(lanes) != len(maxKey) {
+		t.Fatalf("%d lanes recorded, want %d", len(lanes), len(maxKey))
+	}
+	for _, l := range lanes {
+		if k := maxKey[line{l.EndpointID, l.Lane}]; l.LastKey != k {
+			t.Errorf("lane %q on %s: last key %d, want the greatest given, %d", l.Lane, l.EndpointID, l.LastKey, k)
+		}
 	}
 }

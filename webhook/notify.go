@@ -1,11 +1,13 @@
 package webhook
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/settleflow/settleflow"
@@ -131,7 +133,8 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 
 // eventLane returns the lane of an event's deliveries in the fair queue: the
 // customer the event names (a customer.funded event's customer, a refund's
-// customer while the refund carries it), or "" when it names none. The events
+// customer while the refund carries it: the engine's own events do, a refund
+// event read back from the outbox does not), or "" when it names none. The events
 // of no customer form a lane of their own, served in turn with the
 // customers' like any other. Lanes are per endpoint, and an endpoint serves
 // one environment, so a customer's test and live deliveries never share one.
@@ -184,6 +187,11 @@ func fairKeys(ctx context.Context, db *storage.DB, tx *sql.Tx, rows []deliveryRo
 		last[l]++
 		rows[i].FairKey = last[l]
 	}
+	// Rows locked in one order by every writer: two Notify calls at once on
+	// Postgres wait for each other instead of deadlocking.
+	slices.SortFunc(lines, func(a, b line) int {
+		return cmp.Or(strings.Compare(a.endpoint, b.endpoint), strings.Compare(a.lane, b.lane))
+	})
 	for start := 0; start < len(lines); start += insertChunk {
 		chunk := lines[start:min(start+insertChunk, len(lines))]
 		args := make([]any, 0, 3*len(chunk))

@@ -36,6 +36,7 @@ func TestPostgres(t *testing.T) {
 		{"FairClaim", TestFairClaim},
 		{"FairDelivery", TestFairDelivery},
 		{"FairQueueMigration", TestFairQueueMigration},
+		{"NotifyConcurrent", TestNotifyConcurrent},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)
