@@ -134,8 +134,8 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 // eventLane returns the lane of an event's deliveries in the fair queue: the
 // customer the event names (a customer.funded event's customer, a refund's
 // customer while the refund carries it: the engine's own events do, a refund
-// event read back from the outbox does not), or "" when it names none. The events
-// of no customer form a lane of their own, served in turn with the
+// event read back from the outbox does not), or "" when it names none. The
+// events of no customer form a lane of their own, served in turn with the
 // customers' like any other. Lanes are per endpoint, and an endpoint serves
 // one environment, so a customer's test and live deliveries never share one.
 func eventLane(ev *settleflow.Event) string {
@@ -154,10 +154,10 @@ type line struct{ endpoint, lane string }
 // fairKeys gives each of rows, new deliveries in the order they are
 // recorded, its place in its endpoint's fair queue: one past its lane's last
 // key on that endpoint or, when that is behind the head of the endpoint's
-// line (see fairKeysSQL), one past the head; never below 1. So a lane with a long queue
-// takes every later turn, not the next N, a lane that was served waits for
-// no one's past, and within one lane and endpoint keys grow in the order
-// deliveries are recorded. Per batch (of insertChunk lines) one read and
+// line (see fairKeysSQL), one past the head; never below 1. So a lane with a
+// long queue takes every later turn, not the next N, a lane that was served
+// waits for no one's past, and within one lane and endpoint keys grow in the
+// order deliveries are recorded. Per batch (of insertChunk lines) one read and
 // one upsert of webhook_lanes, inside the recording transaction: on SQLite
 // the writes are serialized, so what is read is what the insert follows;
 // on Postgres two Notify calls at once may read the same last key, and equal
