@@ -264,10 +264,9 @@ func (s *Service) releaseQueued(ctx context.Context) {
 }
 
 type candidate struct {
-	ID         string `bun:"id"`
-	EndpointID string `bun:"endpoint_id"`
-	FairKey    int64  `bun:"fair_key"`
-	rank       int    // place among its endpoint's candidates, from 0
+	ID, EndpointID string
+	FairKey        int64
+	rank           int // place among its endpoint's candidates, from 0
 }
 
 // claim leases up to free due deliveries, no more per endpoint than room
@@ -306,17 +305,16 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 				continue
 			}
 			slots[ep] = n
-			parts = append(parts, probeSQL(n, len(parts)))
-			args = append(args, ep, storage.Micros(now), ep, storage.Micros(now))
+			parts = append(parts, probeSQL(len(parts)))
+			args = append(args, ep, storage.Micros(now), n, ep, storage.Micros(now), n)
 		}
 		if len(parts) == 0 {
 			continue
 		}
-		var batch []candidate
-		if err := s.db.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &batch); err != nil {
+		var err error
+		if cands, err = s.probe(ctx, strings.Join(parts, " UNION ALL "), args, cands); err != nil {
 			return nil, err
 		}
-		cands = append(cands, batch...)
 	}
 	pick := pickInTurn(cands, free, slots)
 	if len(pick) == 0 {
@@ -391,15 +389,38 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 // probeSQL is the i-th probe of a claim: one endpoint's first slots due
 // deliveries not yet attempted, in line order, from webhook_deliveries_fair
 // alone, and its first slots retries due, by due time, from
-// webhook_deliveries_retry. Parameters: the endpoint, now, the endpoint,
-// now.
-func probeSQL(slots, i int) string {
+// webhook_deliveries_retry. Parameters: the endpoint, now, slots, the
+// endpoint, now, slots.
+func probeSQL(i int) string {
 	return fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, fair_key FROM webhook_deliveries
 			WHERE endpoint_id = ? AND status = 'pending' AND attempts = schedule_start AND next_attempt_at <= ?
-			ORDER BY fair_key, id LIMIT %[1]d) AS f%[2]d
+			ORDER BY fair_key, id LIMIT ?) AS f%[1]d
 		UNION ALL SELECT * FROM (SELECT id, endpoint_id, fair_key FROM webhook_deliveries
 			WHERE endpoint_id = ? AND status = 'pending' AND attempts > schedule_start AND next_attempt_at <= ?
-			ORDER BY next_attempt_at, id LIMIT %[1]d) AS r%[2]d`, slots, i)
+			ORDER BY next_attempt_at, id LIMIT ?) AS r%[1]d`, i)
+}
+
+// probe runs the probes of query, a statement prepared once per number of
+// endpoints probed (so a claim is not parsed again), and appends what they
+// find to cands.
+func (s *Service) probe(ctx context.Context, query string, args []any, cands []candidate) ([]candidate, error) {
+	st, err := s.sdb.Stmt(ctx, query)
+	if err != nil {
+		return cands, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return cands, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c candidate
+		if err := rows.Scan(&c.ID, &c.EndpointID, &c.FairKey); err != nil {
+			return cands, err
+		}
+		cands = append(cands, c)
+	}
+	return cands, rows.Err()
 }
 
 // pickInTurn returns the ids of up to free candidates, each endpoint's first

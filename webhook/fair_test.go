@@ -250,7 +250,7 @@ func checkPlans(t *testing.T, db *storage.DB, endpointID string) {
 		return strings.Join(lines, "\n")
 	}
 	now := storage.Micros(time.Now())
-	p := plan(probeSQL(8, 0), endpointID, now, endpointID, now)
+	p := plan(probeSQL(0), endpointID, now, 8, endpointID, now, 8)
 	if !strings.Contains(p, "webhook_deliveries_fair") || !strings.Contains(p, "webhook_deliveries_retry") ||
 		strings.Contains(p, "TEMP B-TREE") || strings.Contains(p, "Sort") {
 		t.Errorf("claim probe does not read webhook_deliveries_fair and webhook_deliveries_retry in order:\n%s", p)
