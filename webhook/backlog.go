@@ -15,7 +15,9 @@ const StageWebhooks = "webhooks"
 // Backlog reports the deliverer's queue as a pipeline stage: the pending
 // deliveries (Depth), those due now and not leased (Due), and how long the
 // oldest due one has waited. Deliveries waiting out a retry delay are pending
-// but not due. One aggregate query over the pending deliveries.
+// but not due. One aggregate query over the pending deliveries, read from
+// the two indexes that hold them (those not yet attempted in their retry
+// schedule, and the retries: attempts never fall below schedule_start).
 func (s *Service) Backlog(ctx context.Context) (settleflow.StageBacklog, error) {
 	now := s.now()
 	at := storage.Micros(now)
@@ -24,10 +26,7 @@ func (s *Service) Backlog(ctx context.Context) (settleflow.StageBacklog, error) 
 		Due         sql.NullInt64 `bun:"due"`
 		EarliestDue sql.NullInt64 `bun:"earliest_due"`
 	}
-	err := s.db.NewRaw(`SELECT COUNT(*) AS depth,
-			SUM(CASE WHEN next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
-			MIN(CASE WHEN next_attempt_at <= ? THEN next_attempt_at END) AS earliest_due
-		FROM webhook_deliveries WHERE status = ?`, at, at, string(DeliveryPending)).Scan(ctx, &row)
+	err := s.db.NewRaw(backlogSQL, at, at).Scan(ctx, &row)
 	if err != nil {
 		return settleflow.StageBacklog{}, fmt.Errorf("webhook: backlog: %w", err)
 	}
@@ -37,3 +36,13 @@ func (s *Service) Backlog(ctx context.Context) (settleflow.StageBacklog, error) 
 	}
 	return c.Stage(StageWebhooks, now), nil
 }
+
+// backlogSQL aggregates the pending deliveries from the indexes that hold
+// them. Parameters: now, now.
+const backlogSQL = `SELECT COUNT(*) AS depth,
+		SUM(CASE WHEN next_attempt_at <= ? THEN 1 ELSE 0 END) AS due,
+		MIN(CASE WHEN next_attempt_at <= ? THEN next_attempt_at END) AS earliest_due
+	FROM (SELECT next_attempt_at FROM webhook_deliveries
+			WHERE status = 'pending' AND attempts = schedule_start
+		UNION ALL SELECT next_attempt_at FROM webhook_deliveries
+			WHERE status = 'pending' AND attempts > schedule_start) AS p`

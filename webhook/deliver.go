@@ -264,17 +264,26 @@ func (s *Service) releaseQueued(ctx context.Context) {
 }
 
 type candidate struct {
-	ID            string `bun:"id"`
-	EndpointID    string `bun:"endpoint_id"`
-	NextAttemptAt int64  `bun:"next_attempt_at"`
+	ID, EndpointID string
+	FairKey        int64
+	rank           int // place among its endpoint's candidates, from 0
 }
 
 // claim leases up to free due deliveries, no more per endpoint than room
 // allows. The candidates are read first: for each enabled endpoint with a free
-// slot, its earliest due deliveries (an index probe each, so a long backlog on
-// one endpoint costs nothing to the others); then the earliest of them are
-// taken with a conditional update that claims only what is still pending and
-// due, so two processes never hold the same lease.
+// slot, its first due deliveries in the fair queue's order, (fair_key, id)
+// (index probes, so a long backlog on one endpoint costs nothing to the
+// others). When they are more than free, the endpoints take turns: every
+// endpoint's first candidate, then every endpoint's second, and so on. Then
+// they are taken with a conditional update that claims only what is still
+// pending and due, so two processes never hold the same lease; the claimed
+// deliveries are returned in the order they were picked.
+//
+// A delivery keeps its key when an attempt fails: it waits out its retry
+// delay out of line (in webhook_deliveries_retry, by due time, never read
+// before it is due), then is claimed at its place in line, which is ahead of
+// the deliveries recorded after it, its lane's included. Of more retries due
+// at once than an endpoint has room for, the earliest due are candidates.
 func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(endpointID string) int) ([]claimed, error) {
 	var enabled []string
 	if err := s.db.NewSelect().Model((*endpointRow)(nil)).Column("id").
@@ -282,6 +291,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		return nil, err
 	}
 	var cands []candidate
+	slots := make(map[string]int, len(enabled))
 	const probesPerQuery = 50
 	for start := 0; start < len(enabled); {
 		var (
@@ -290,31 +300,23 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		)
 		for ; start < len(enabled) && len(parts) < probesPerQuery; start++ {
 			ep := enabled[start]
-			slots := min(room(ep), free)
-			if slots <= 0 {
+			n := min(room(ep), free)
+			if n <= 0 {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, next_attempt_at
-				FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND next_attempt_at <= ?
-				ORDER BY next_attempt_at, id LIMIT %d) AS p%d`, slots, len(parts)))
-			args = append(args, ep, string(DeliveryPending), storage.Micros(now))
+			slots[ep] = n
+			parts = append(parts, probeSQL(len(parts)))
+			args = append(args, ep, storage.Micros(now), n, ep, storage.Micros(now), n)
 		}
 		if len(parts) == 0 {
 			continue
 		}
-		var batch []candidate
-		if err := s.db.NewRaw(strings.Join(parts, " UNION ALL "), args...).Scan(ctx, &batch); err != nil {
+		var err error
+		if cands, err = s.probe(ctx, strings.Join(parts, " UNION ALL "), args, cands); err != nil {
 			return nil, err
 		}
-		cands = append(cands, batch...)
 	}
-	slices.SortFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.NextAttemptAt, b.NextAttemptAt), strings.Compare(a.ID, b.ID))
-	})
-	pick := make([]string, 0, min(free, len(cands)))
-	for _, c := range cands[:min(free, len(cands))] {
-		pick = append(pick, c.ID)
-	}
+	pick := pickInTurn(cands, free, slots)
 	if len(pick) == 0 {
 		return nil, nil
 	}
@@ -334,6 +336,11 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	if len(rows) == 0 {
 		return nil, nil
 	}
+	order := make(map[string]int, len(pick))
+	for i, id := range pick {
+		order[id] = i
+	}
+	slices.SortFunc(rows, func(a, b deliveryRow) int { return cmp.Compare(order[a.ID], order[b.ID]) })
 	// What to send: each endpoint's URL and the secrets valid now.
 	epIDs := map[string]bool{}
 	for _, r := range rows {
@@ -377,6 +384,67 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		out = append(out, claimed{row: r, url: u, keys: keys[r.EndpointID]})
 	}
 	return out, nil
+}
+
+// probeSQL is the i-th probe of a claim: one endpoint's first slots due
+// deliveries not yet attempted, in line order, from webhook_deliveries_fair
+// alone, and its first slots retries due, by due time, from
+// webhook_deliveries_retry. Parameters: the endpoint, now, slots, the
+// endpoint, now, slots.
+func probeSQL(i int) string {
+	return fmt.Sprintf(`SELECT * FROM (SELECT id, endpoint_id, fair_key FROM webhook_deliveries
+			WHERE endpoint_id = ? AND status = 'pending' AND attempts = schedule_start AND next_attempt_at <= ?
+			ORDER BY fair_key, id LIMIT ?) AS f%[1]d
+		UNION ALL SELECT * FROM (SELECT id, endpoint_id, fair_key FROM webhook_deliveries
+			WHERE endpoint_id = ? AND status = 'pending' AND attempts > schedule_start AND next_attempt_at <= ?
+			ORDER BY next_attempt_at, id LIMIT ?) AS r%[1]d`, i)
+}
+
+// probe runs the probes of query, a statement prepared once per number of
+// endpoints probed (so a claim is not parsed again), and appends what they
+// find to cands.
+func (s *Service) probe(ctx context.Context, query string, args []any, cands []candidate) ([]candidate, error) {
+	st, err := s.sdb.Stmt(ctx, query)
+	if err != nil {
+		return cands, err
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return cands, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c candidate
+		if err := rows.Scan(&c.ID, &c.EndpointID, &c.FairKey); err != nil {
+			return cands, err
+		}
+		cands = append(cands, c)
+	}
+	return cands, rows.Err()
+}
+
+// pickInTurn returns the ids of up to free candidates, each endpoint's first
+// slots[endpoint] in its (fair_key, id) order, the endpoints taking turns:
+// in (rank, fair_key, id) order, where rank is a candidate's place among its
+// endpoint's.
+func pickInTurn(cands []candidate, free int, slots map[string]int) []string {
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), cmp.Compare(a.FairKey, b.FairKey), strings.Compare(a.ID, b.ID))
+	})
+	for i := 1; i < len(cands); i++ {
+		if cands[i].EndpointID == cands[i-1].EndpointID {
+			cands[i].rank = cands[i-1].rank + 1
+		}
+	}
+	kept := slices.DeleteFunc(cands, func(c candidate) bool { return c.rank >= slots[c.EndpointID] })
+	slices.SortFunc(kept, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.FairKey, b.FairKey), strings.Compare(a.ID, b.ID))
+	})
+	pick := make([]string, 0, min(free, len(kept)))
+	for _, c := range kept[:min(free, len(kept))] {
+		pick = append(pick, c.ID)
+	}
+	return pick
 }
 
 // outcome is what an attempt came to.

@@ -521,12 +521,7 @@ func TestStopWaitsForInFlight(t *testing.T) {
 // lease to run out.
 func TestStopReleasesQueued(t *testing.T) {
 	ctx := context.Background()
-	cfg := fastConfig(t)
-	cfg.MaxConcurrency, cfg.MaxPerEndpoint = 1, 1
-	s, err := New(ctx, openDB(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newSerialService(t)
 	release := make(chan struct{})
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) { <-release })
 	createEndpoint(t, s, settleflow.Test, rc.URL)

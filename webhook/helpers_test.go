@@ -72,6 +72,19 @@ func newService(t testing.TB, db *storage.DB, cfg Config) *Service {
 	return s
 }
 
+// newSerialService returns a Service, not started, on a database of its
+// own, that sends one attempt at a time (fastConfig otherwise).
+func newSerialService(t testing.TB) *Service {
+	t.Helper()
+	cfg := fastConfig(t)
+	cfg.MaxConcurrency, cfg.MaxPerEndpoint = 1, 1
+	s, err := New(context.Background(), openDB(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // captured is one request a receiver got.
 type captured struct {
 	Header http.Header

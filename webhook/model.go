@@ -55,6 +55,10 @@ type Delivery struct {
 	EventType   settleflow.EventType
 	EndpointID  string
 	Environment settleflow.Environment
+	// Lane is the customer the event belongs to, "" for an event that names
+	// none (see [Service.Notify]): each endpoint takes its deliveries from
+	// the lanes in turn.
+	Lane string
 	// Payload is the exact body sent on every attempt: the event marshalled
 	// once, when the delivery was recorded.
 	Payload []byte
@@ -120,6 +124,8 @@ type deliveryRow struct {
 	EventType      string `bun:"event_type"`
 	EndpointID     string `bun:"endpoint_id"`
 	Environment    string `bun:"environment"`
+	Lane           string `bun:"lane"`
+	FairKey        int64  `bun:"fair_key"`
 	Payload        string `bun:"payload"`
 	Status         string `bun:"status"`
 	Attempts       int    `bun:"attempts"`
@@ -131,6 +137,15 @@ type deliveryRow struct {
 	CreatedAt      int64  `bun:"created_at"`
 	UpdatedAt      int64  `bun:"updated_at"`
 	CompletedAt    *int64 `bun:"completed_at"`
+}
+
+// laneRow is a lane's last key on an endpoint (see fairKeys).
+type laneRow struct {
+	bun.BaseModel `bun:"table:webhook_lanes"`
+
+	EndpointID string `bun:"endpoint_id,pk"`
+	Lane       string `bun:"lane,pk"`
+	LastKey    int64  `bun:"last_key"`
 }
 
 type attemptRow struct {
@@ -173,6 +188,7 @@ func (r *deliveryRow) delivery() *Delivery {
 		EventType:      settleflow.EventType(r.EventType),
 		EndpointID:     r.EndpointID,
 		Environment:    settleflow.Environment(r.Environment),
+		Lane:           r.Lane,
 		Payload:        []byte(r.Payload),
 		Status:         DeliveryStatus(r.Status),
 		Attempts:       r.Attempts,

@@ -33,6 +33,10 @@ func TestPostgres(t *testing.T) {
 		{"StopReleasesQueued", TestStopReleasesQueued},
 		{"EndpointAPI", TestEndpointAPI},
 		{"Prune", TestPrune},
+		{"FairClaim", TestFairClaim},
+		{"FairDelivery", TestFairDelivery},
+		{"FairQueueMigration", TestFairQueueMigration},
+		{"NotifyConcurrent", TestNotifyConcurrent},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)

@@ -459,7 +459,7 @@ func (s *Service) RemoveEndpoint(ctx context.Context, id string) error {
 			Where("delivery_id IN (SELECT id FROM webhook_deliveries WHERE endpoint_id = ?)", id).Exec(ctx); err != nil {
 			return err
 		}
-		for _, m := range []any{(*deliveryRow)(nil), (*secretRow)(nil)} {
+		for _, m := range []any{(*deliveryRow)(nil), (*laneRow)(nil), (*secretRow)(nil)} {
 			if _, err := tx.NewDelete().Model(m).Where("endpoint_id = ?", id).Exec(ctx); err != nil {
 				return err
 			}
@@ -596,8 +596,10 @@ func (s *Service) ListAttempts(ctx context.Context, deliveryID string) ([]*Attem
 // RetryDelivery makes a finished delivery (failed, canceled, or succeeded:
 // resending one is how a receiver that lost an event gets it again; it
 // dedupes on the event id) pending again, due now, with a fresh retry
-// schedule; its attempt history is kept. The endpoint must be enabled; a
-// pending delivery is refused, since it is on its way already.
+// schedule; its attempt history is kept. It keeps its place in the
+// endpoint's fair queue, given when it was first recorded, so it goes ahead
+// of the deliveries recorded since. The endpoint must be enabled; a pending
+// delivery is refused, since it is on its way already.
 func (s *Service) RetryDelivery(ctx context.Context, id string) error {
 	now := storage.Micros(s.now())
 	var n int64
