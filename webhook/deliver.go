@@ -604,15 +604,23 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 	for i, r := range rs {
 		idList[i] = r.c.row.ID
 	}
+	// The rows as they are now, locked against other processes on Postgres
+	// (SQLite's writes are serialized): each is then written once, by the
+	// update that records its outcome, with its attempt counted there.
+	lock := ""
+	if s.sdb.Postgres() {
+		lock = " FOR UPDATE"
+	}
 	var curs []deliveryRow
-	if err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?
-		WHERE id IN (?) RETURNING *`, storage.Micros(now), bun.List(idList)).Scan(ctx, &curs); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := tx.NewRaw(`SELECT * FROM webhook_deliveries WHERE id IN (?)`+lock, bun.List(idList)).Scan(ctx, &curs); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	cur := make(map[string]*deliveryRow, len(curs))
 	for i := range curs {
+		curs[i].Attempts++ // this attempt
 		cur[curs[i].ID] = &curs[i]
 	}
+	var others []string // taken over meanwhile: only the attempt is counted
 	attempts := make([]attemptRow, 0, len(rs))
 	succeeded := map[int][]string{} // status code → deliveries
 	var rest []*result
@@ -637,6 +645,7 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 			// Another process took it over, or the endpoint was disabled:
 			// the attempt is history, the delivery is theirs.
 			r.next = DeliveryStatus(c.Status)
+			others = append(others, c.ID)
 		case r.o.ok():
 			r.next = DeliverySucceeded
 			succeeded[r.o.status] = append(succeeded[r.o.status], r.c.row.ID)
@@ -650,8 +659,15 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 			return err
 		}
 	}
+	if len(others) > 0 {
+		if _, err := tx.NewRaw(`UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ? WHERE id IN (?)`,
+			storage.Micros(now), bun.List(others)).Exec(ctx); err != nil {
+			return err
+		}
+	}
 	for code, ids := range succeeded {
 		if _, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
+			Set("attempts = attempts + 1").Set("updated_at = ?", storage.Micros(now)).
 			Set("lease_owner = ''").Set("last_status_code = ?", code).Set("last_error = ''").
 			Set("status = ?", string(DeliverySucceeded)).Set("completed_at = ?", storage.Micros(now)).
 			Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
@@ -671,6 +687,7 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 func (s *Service) moveOnTx(ctx context.Context, tx bun.Tx, r *result, cur *deliveryRow, now time.Time) error {
 	o := r.o
 	q := tx.NewUpdate().Model((*deliveryRow)(nil)).
+		Set("attempts = attempts + 1").Set("updated_at = ?", storage.Micros(now)).
 		Set("lease_owner = ''").
 		Set("last_status_code = ?", o.status).
 		Set("last_error = ?", o.err).
