@@ -11,40 +11,30 @@ import (
 
 // Addr is the HTTPS listener's address (host:port: the port the system
 // chose for port 0), "" before [Server.Start].
-func (s *Server) Addr() string {
-	if a := s.addrs.Load(); a != nil {
-		return a.https
-	}
-	return ""
-}
+func (s *Server) Addr() string { return s.addr(func(a *addrs) string { return a.https }) }
 
 // URL is the API's base URL: https:// and Config.PublicAddr, else the
 // HTTPS listener's address with an unspecified host (0.0.0.0, ::) made
 // localhost; "" before [Server.Start].
 func (s *Server) URL() string {
+	return s.addr(func(a *addrs) string { return "https://" + a.public })
+}
+
+// addr is what of the started Server's addresses, "" before Start.
+func (s *Server) addr(what func(*addrs) string) string {
 	if a := s.addrs.Load(); a != nil {
-		return "https://" + a.public
+		return what(a)
 	}
 	return ""
 }
 
 // RedirectAddr is the plain-HTTP redirect listener's address, "" before
 // [Server.Start] or without Config.RedirectAddr.
-func (s *Server) RedirectAddr() string {
-	if a := s.addrs.Load(); a != nil {
-		return a.redirect
-	}
-	return ""
-}
+func (s *Server) RedirectAddr() string { return s.addr(func(a *addrs) string { return a.redirect }) }
 
 // MetricsAddr is the metrics listener's address, "" before [Server.Start]
 // or without Config.MetricsAddr.
-func (s *Server) MetricsAddr() string {
-	if a := s.addrs.Load(); a != nil {
-		return a.metrics
-	}
-	return ""
-}
+func (s *Server) MetricsAddr() string { return s.addr(func(a *addrs) string { return a.metrics }) }
 
 // Handler is what the HTTPS listener serves: the API, GET /healthz and
 // /readyz, and the dashboard under /dashboard/ (for a test with

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,25 +53,6 @@ func products(t testing.TB, gate <-chan struct{}) *settleflow.Products {
 // open is a gate that is open.
 func open() <-chan struct{} { c := make(chan struct{}); close(c); return c }
 
-// syncBuffer is Config.Output for a test: written by the server, read by
-// the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // settle waits until every workflow of ids is Settled on the embedded
 // chain (chain id 1337), reading it over the API.
 func settle(t *testing.T, c *client.Client, ids ...string) {
@@ -106,7 +86,8 @@ func settle(t *testing.T, c *client.Client, ids ...string) {
 // on the chain; Stop ends it all and frees the data directory.
 func TestDefaultsServeOverTLS(t *testing.T) {
 	dir := t.TempDir()
-	var out syncBuffer
+	// New and Start write Output before they return: a Buffer will do.
+	var out bytes.Buffer
 	s, err := server.New(t.Context(), server.Config{Products: products(t, open()), DataDir: dir, Addr: "127.0.0.1:0",
 		Output: &out, Logger: zaptest.NewLogger(t)})
 	if err != nil {
@@ -165,7 +146,7 @@ func TestDefaultsServeOverTLS(t *testing.T) {
 	}
 	// Stop closed the database: another server opens it, and its start is
 	// not the first.
-	out = syncBuffer{}
+	out.Reset()
 	again, err := server.New(t.Context(), server.Config{Products: products(t, open()), DataDir: dir, Output: &out})
 	if err != nil {
 		t.Fatalf("New on the data directory after Stop: %v", err)
