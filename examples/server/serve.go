@@ -67,6 +67,10 @@ func (c config) serverConfig() (sfserver.Config, error) {
 		}
 		explorers[env] = u
 	}
+	// The server's 0 is its default: these flags' own 0 is no value.
+	if err := need(c.workers >= 0 && c.readyMaxLag > 0, "-workers must not be negative, -ready-max-lag must be positive"); err != nil {
+		return sfserver.Config{}, err
+	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return sfserver.Config{}, errors.New("tls: -tls-cert and -tls-key go together")
 	}
