@@ -314,7 +314,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	if err := s.engine.Start(ctx); err != nil {
-		s.hooks.Stop(ctx) //nolint:errcheck // it has claimed nothing yet worth waiting for
+		s.hooks.Stop(ctx) //nolint:errcheck // within Start's ctx: an attempt it cuts short is retried after its lease
 		s.closeListeners()
 		return err
 	}
