@@ -27,9 +27,10 @@ import (
 // lease and POSTs them, at most Config.MaxConcurrency at once and
 // Config.MaxPerEndpoint per endpoint. First it takes back the deliveries
 // leased to Config.Owner, left by an earlier process under the same owner
-// that died; then it returns at once. Canceling ctx stops
-// the deliverer hard (attempts in flight are abandoned and retried after
-// their lease); [Service.Stop] stops it gracefully.
+// that died; then it returns at once. ctx only bounds Start itself, as for
+// [settleflow.Engine.Start]: the deliverer runs until [Service.Stop], which
+// stops it gracefully, or hard once Stop's ctx ends (attempts in flight are
+// then abandoned and retried after their lease).
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -47,7 +48,7 @@ func (s *Service) Start(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("webhook: start: releasing this owner's leases: %w", err)
 	}
-	workCtx, cancel := context.WithCancel(ctx)
+	workCtx, cancel := context.WithCancel(context.Background())
 	s.running = true
 	s.cancel = cancel
 	s.stopping = make(chan struct{})

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"sort"
 	"strings"
@@ -253,18 +252,6 @@ func TestEdgeRedirectEnvelope(t *testing.T) {
 	}
 }
 
-// Every answer of the HTTPS listener is nosniff, whoever writes it.
-func TestEdgeNosniffEverywhere(t *testing.T) {
-	h := withHealth(&health{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
-	for _, p := range []string{"/", "/v1/anything", "/dashboard/"} {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
-		if rec.Header().Get("X-Content-Type-Options") != "nosniff" {
-			t.Errorf("GET %s: %v", p, rec.Header())
-		}
-	}
-}
-
 // waitOffMinuteEdge keeps a test counting in a minute window away from the
 // window's end, where its count would start again.
 func waitOffMinuteEdge() {
@@ -388,22 +375,6 @@ func openAPIPaths(t *testing.T) []string {
 	}
 	sort.Strings(paths)
 	return paths
-}
-
-// The route label is a copy of the API's routing: every route the OpenAPI
-// document names gets its own pattern as label, so that a route added to the
-// API without a label shows up here rather than as "other" on a dashboard.
-func TestEdgeRouteLabelsCoverOpenAPI(t *testing.T) {
-	param := regexp.MustCompile(`\{[^}/]+\}`)
-	for _, pattern := range openAPIPaths(t) {
-		path := param.ReplaceAllString(pattern, "x_01")
-		if got := routeLabel(httptest.NewRequest("GET", path, nil)); got != pattern {
-			t.Errorf("route label of %s: %q, want %q", path, got, pattern)
-		}
-		if got := routeLabel(httptest.NewRequest("GET", path+"/more/x", nil)); got != "other" {
-			t.Errorf("route label of %s/more/x: %q, want other", path, got)
-		}
-	}
 }
 
 // A connection over the per-address cap is closed at accept; other

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"text/tabwriter"
 	"time"
 
@@ -23,21 +22,6 @@ func openKeys(ctx context.Context, db *storage.DB) (*apikey.Manager, error) {
 		return nil, err
 	}
 	return m, nil
-}
-
-// firstStartKey creates a test key on the first start (no key exists yet)
-// and prints it: the only time the secret is shown.
-func firstStartKey(ctx context.Context, keys *apikey.Manager, stdout io.Writer) (bool, error) {
-	existing, err := keys.List(ctx)
-	if err != nil || len(existing) > 0 {
-		return false, err
-	}
-	k, secret, err := keys.Create(ctx, apikey.CreateParams{Environment: settleflow.Test, Name: "first start", Plan: apikey.Starter})
-	if err != nil {
-		return false, err
-	}
-	fmt.Fprintf(stdout, "created test API key %s (shown once, store it now):\n\n    %s\n\n", k.ID, secret)
-	return true, nil
 }
 
 // keysGroup is the keys command: API keys on the server's database, the

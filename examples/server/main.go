@@ -31,7 +31,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/settleflow/settleflow/storage/bunstore"
 	"github.com/settleflow/settleflow/storage/postgres"
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
@@ -245,21 +244,6 @@ func firstSentence(s string) string {
 		s = s[:i]
 	}
 	return strings.TrimSuffix(s, ".")
-}
-
-// openStore opens the server's database: the Postgres database of
-// -postgres, shared with other instances, or else the data directory's
-// SQLite file (created), exclusively, so that a second server on the same
-// directory fails at start instead of sharing it, and the store may serve
-// reads of the workflows it wrote last from memory.
-func openStore(ctx context.Context, c config) (*bunstore.Store, error) {
-	if err := os.MkdirAll(c.dataDir, 0o700); err != nil {
-		return nil, err
-	}
-	if c.postgres != "" {
-		return postgres.Open(ctx, c.postgres)
-	}
-	return sqlite.Open(ctx, filepath.Join(c.dataDir, "settleflow.db"), sqlite.OpenOptions{Exclusive: true})
 }
 
 // openDB opens the database for the keys and webhooks commands, which touch

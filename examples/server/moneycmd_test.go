@@ -44,7 +44,7 @@ func fundedAPI(t *testing.T) (url, caFile, testKey, liveKey string, engine *sett
 	engine, err = settleflow.New(settleflow.Options{Store: store, Settler: chain, Products: products,
 		Notifier:     settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil }),
 		PollInterval: 10 * time.Millisecond, SettlementPollInterval: 10 * time.Millisecond, FundsPollInterval: 10 * time.Millisecond,
-		TestFaucet: testFaucet(0)})
+		TestFaucet: zeroIsOff[int64](0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,8 +325,8 @@ func TestMoneyCommandDefaults(t *testing.T) {
 			t.Errorf("publicAddr(%+v) = %q, want %q", c.c, got, c.want)
 		}
 	}
-	if testFaucet(0) >= 0 || testFaucet(100_000) != 100_000 {
-		t.Fatalf("testFaucet: 0 → %d, 100000 → %d", testFaucet(0), testFaucet(100_000))
+	if zeroIsOff[int64](0) >= 0 || zeroIsOff[int64](100_000) != 100_000 {
+		t.Fatalf("zeroIsOff: 0 → %d, 100000 → %d", zeroIsOff[int64](0), zeroIsOff[int64](100_000))
 	}
 	if _, errOut, code := runCmd(t, t.TempDir(), "-test-faucet", "-1", "keys", "list"); code != 2 || !strings.Contains(errOut, "-test-faucet -1") {
 		t.Fatalf("-test-faucet -1: exit %d %q", code, errOut)

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"crypto/ecdsa"
@@ -17,14 +17,12 @@ import (
 	"time"
 )
 
-// loadOrCreateCert returns the TLS certificate: the given files if set,
-// else a self-signed one for localhost kept in DIR/tls (made on first start,
-// so `curl --cacert DIR/tls/cert.pem` works across restarts).
+// loadOrCreateCert returns the TLS certificate and its file: the given
+// files if set (Config.validate has seen both or neither), else a
+// self-signed one for localhost kept in DIR/tls (made on first start, so
+// `curl --cacert DIR/tls/cert.pem` works across restarts).
 func loadOrCreateCert(dataDir, certFile, keyFile string) (tls.Certificate, string, error) {
-	if certFile != "" || keyFile != "" {
-		if certFile == "" || keyFile == "" {
-			return tls.Certificate{}, "", errors.New("-tls-cert and -tls-key go together")
-		}
+	if certFile != "" {
 		c, err := tls.LoadX509KeyPair(certFile, keyFile)
 		return c, certFile, err
 	}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // execute and to settle, events waiting for the notifier, webhook
 // deliveries waiting to be sent — with the wait of its oldest due item.
 // /healthz answers 200 while the database answers; /readyz answers 503 also
-// when a stage is behind (its oldest due item older than -ready-max-lag), so
+// when a stage is behind (its oldest due item older than Config.ReadyMaxLag), so
 // a load balancer sends new work elsewhere until it has caught up. The same
 // figures are Prometheus gauges. One reading serves every caller for a
 // second, so probes cannot load the database.
@@ -192,18 +192,4 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(stageDueDesc, prometheus.GaugeValue, float64(s.Due), s.Stage)
 		ch <- prometheus.MustNewConstMetric(stageLagDesc, prometheus.GaugeValue, s.OldestDueSeconds, s.Stage)
 	}
-}
-
-// parseRetrySchedule reads -webhook-retry-schedule: comma-separated
-// durations, none negative, at least one.
-func parseRetrySchedule(v string) (webhook.RetryPolicy, error) {
-	var sched []time.Duration
-	for _, part := range strings.Split(v, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(part))
-		if err != nil || d < 0 {
-			return webhook.RetryPolicy{}, fmt.Errorf("%q is not a duration of zero or more, such as 0s, 5s or 30m", strings.TrimSpace(part))
-		}
-		sched = append(sched, d)
-	}
-	return webhook.RetryPolicy{Schedule: sched, Jitter: webhook.DefaultJitter}, nil
 }

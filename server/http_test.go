@@ -1,0 +1,45 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"testing"
+
+	"github.com/settleflow/settleflow/httpapi"
+)
+
+// Every answer of the HTTPS listener is nosniff, whoever writes it.
+func TestEdgeNosniffEverywhere(t *testing.T) {
+	h := withHealth(&health{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for _, p := range []string{"/", "/v1/anything", "/dashboard/"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", p, nil))
+		if rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: %v", p, rec.Header())
+		}
+	}
+}
+
+// The route label is a copy of the API's routing: every route the OpenAPI
+// document names gets its own pattern as label, so that a route added to the
+// API without a label shows up here rather than as "other" on a dashboard.
+func TestEdgeRouteLabelsCoverOpenAPI(t *testing.T) {
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(httpapi.OpenAPI(), &doc); err != nil || len(doc.Paths) == 0 {
+		t.Fatalf("OpenAPI paths: %v", err)
+	}
+	param := regexp.MustCompile(`\{[^}/]+\}`)
+	for pattern := range doc.Paths {
+		path := param.ReplaceAllString(pattern, "x_01")
+		if got := routeLabel(httptest.NewRequest("GET", path, nil)); got != pattern {
+			t.Errorf("route label of %s: %q, want %q", path, got, pattern)
+		}
+		if got := routeLabel(httptest.NewRequest("GET", path+"/more/x", nil)); got != "other" {
+			t.Errorf("route label of %s/more/x: %q, want other", path, got)
+		}
+	}
+}
