@@ -64,7 +64,7 @@ func (c BacklogCounts) Stage(name string, now time.Time) StageBacklog {
 // taken from customers in turn), so OldestDue is the delay new work of a
 // busy customer meets. It reads the store (one query per stage, over the
 // unfinished rows only), so call it for health checks and metrics, not per
-// request. See README, "Health and backpressure".
+// request. See docs/operating.md, "Health and backpressure".
 func (e *Engine) Backlog(ctx context.Context) ([]StageBacklog, error) {
 	now := e.now()
 	counts, err := e.store.Backlog(ctx, now)

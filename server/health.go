@@ -17,7 +17,7 @@ import (
 	"github.com/settleflow/settleflow/webhook"
 )
 
-// Health and backpressure (README, "Health and backpressure"): GET /healthz
+// Health and backpressure (docs/operating.md, "Health and backpressure"): GET /healthz
 // and GET /readyz report each pipeline stage's queue — workflows waiting to
 // execute and to settle, events waiting for the notifier, webhook
 // deliveries waiting to be sent — with the wait of its oldest due item.

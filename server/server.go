@@ -153,7 +153,7 @@ func (s *Server) openDatabase(ctx context.Context) (err error) {
 	}
 	s.onClose(func() { s.store.Close() })
 	// One instance on SQLite limits in memory; instances sharing Postgres
-	// share their limits there (README, "Running several instances").
+	// share their limits there (docs/operating.md, "Running several instances").
 	s.limiter = ratelimit.NewMemory()
 	if c.Postgres != "" {
 		if s.limiter, err = dblimit.New(ctx, s.store.DB()); err != nil {
