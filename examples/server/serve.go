@@ -31,6 +31,7 @@ import (
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/webhook"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // engineStopGrace is the engine's and the webhook sender's own time to hand
@@ -382,7 +383,7 @@ func redirectToHTTPS(httpsAddr string) http.Handler {
 		w.Header().Set("Location", target)
 		w.Header().Set("Connection", "close")
 		httpapi.WriteError(w, r, &httpapi.Error{Status: http.StatusPermanentRedirect, Type: httpapi.TypeInvalidRequest,
-			Code: settleflow.CodeHTTPSRequired, Message: "Use HTTPS: " + target})
+			Code: wire.CodeHTTPSRequired, Message: "Use HTTPS: " + target})
 	})
 }
 
