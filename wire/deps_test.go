@@ -63,9 +63,14 @@ func TestLeafDependencies(t *testing.T) {
 				bad = append(bad, path)
 			}
 		}
-		for _, path := range bad {
-			t.Errorf("%s depends on %s (imported by %s): a leaf may use only the standard library, golang.org/x, %s/wire and %s/webhook/signature",
-				leaf, path, strings.Join(importers[path], ", "), module, module)
+		if len(bad) == 0 {
+			continue
 		}
+		var msg strings.Builder
+		for _, path := range bad {
+			msg.WriteString("\n\t" + path + " (imported by " + strings.Join(importers[path], ", ") + ")")
+		}
+		t.Errorf("%s may use only the standard library, golang.org/x, %s/wire and %s/webhook/signature; it depends on%s",
+			leaf, module, module, msg.String())
 	}
 }
