@@ -18,6 +18,12 @@
 //	   │           └────────────┴──► Failed
 //	   └──► Canceled  (Engine.Cancel, only while Pending; nothing charged)
 //
+// The types a client sees (Workflow, Event, Money, ErrorCode …) are
+// declared in package [github.com/settleflow/settleflow/wire], which depends
+// on nothing outside the standard library, and are the same types here
+// under the same names (type aliases); package client and webhook
+// verification (webhook/signature) import wire, not this package.
+//
 // Execution is durable: a workflow that was Pending, Running or Settling when
 // the process died is picked up again after restart, and every charge carries
 // the workflow id as its idempotency key, so it is never charged twice.

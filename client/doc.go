@@ -16,9 +16,12 @@
 // ListAutoPaging), [Client.Customers] (Fetch), [Client.Refunds] (Create,
 // Fetch, List, ListAutoPaging), [Client.Margins] (Report),
 // [Client.TestHelpers] (FundCustomer, test keys only) and [Client.OpenAPI].
-// Objects are the root package's wire types, [wire.Workflow],
-// [wire.Event], [wire.ProductInfo], [wire.Customer],
-// [wire.Refund], [wire.MarginReport],
+// Objects are the types of package
+// [github.com/settleflow/settleflow/wire], the wire contract, which like
+// this package depends on nothing outside the standard library (the engine
+// re-exports each under the same name: settleflow.Workflow is
+// wire.Workflow): [wire.Workflow], [wire.Event], [wire.ProductInfo],
+// [wire.Customer], [wire.Refund], [wire.MarginReport],
 // with money as integer minor units ([wire.Money]) and margins as
 // basis points ([wire.BasisPoints]: 0.2875 on the wire is 2875). A
 // Workflow's fields that are not on the wire (Sequence, ActualCost,
@@ -103,11 +106,12 @@
 // # Webhooks
 //
 // Deliveries are verified with the package
-// [github.com/settleflow/settleflow/webhook], where the server's signing code
-// lives too: webhook.ConstructEvent takes the raw body, the
+// [github.com/settleflow/settleflow/webhook/signature], where the server's
+// signing code lives too, and which depends on nothing outside the standard
+// library and package wire: signature.ConstructEvent takes the raw body, the
 // service-signature header and the endpoint's whsec_ secret, and returns the
-// [wire.Event] or a *webhook.SignatureVerificationError whose Reason
-// says why not (no_matching_signature, timestamp_outside_tolerance, …);
-// webhook.VerifyStandard checks the Standard Webhooks headers instead. See
+// [wire.Event] or a *signature.VerificationError whose Reason says why not
+// (no_matching_signature, timestamp_outside_tolerance, …);
+// signature.VerifyStandard checks the Standard Webhooks headers instead. See
 // the webhook receiver example.
 package client

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -354,5 +353,3 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	next(w, r)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
