@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/settleflow/settleflow/criteria"
-
 	"github.com/settleflow/settleflow/wire"
 )
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/settleflow/settleflow/criteria"
 	"github.com/settleflow/settleflow/internal/strictjson"
-
 	"github.com/settleflow/settleflow/wire"
 )
 
