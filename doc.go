@@ -23,6 +23,12 @@
 //	   │           └────────────┴──► Failed
 //	   └──► Canceled  (Engine.Cancel, only while Pending; nothing charged)
 //
+// The types a client sees (Workflow, Event, Money, ErrorCode …) are
+// declared in package [github.com/settleflow/settleflow/wire], which depends
+// on nothing outside the standard library, and are the same types here
+// under the same names (type aliases); package client and webhook
+// verification (webhook/signature) import wire, not this package.
+//
 // [Engine.Create] validates and prices the request and returns once the
 // workflow is committed, Pending, with its quote. A worker claims it under a
 // lease (Running) and runs the product's Execute; the result decides the

@@ -4,17 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/settleflow/settleflow/wire"
 )
 
-// Failure is why a workflow failed: the workflow's "failure" object on the wire.
-type Failure struct {
-	Code    ErrorCode `json:"code"`
-	Message string    `json:"message"`
-}
-
-// Error implements error, so a Failure can be returned where an error is
-// expected (for example from a product or a Settler, wrapped with Permanent).
-func (f *Failure) Error() string { return string(f.Code) + ": " + f.Message }
+// Failure is why a workflow failed: the workflow's "failure" object on the
+// wire (wire.Failure). It implements error.
+type Failure = wire.Failure
 
 // PermanentError marks an error that retrying cannot fix. A product or Settler
 // returns one (via [Permanent]) to end a workflow in Failed at once.
@@ -59,21 +55,9 @@ var (
 	ErrEnvironmentNotConfigured = errors.New("settleflow: the settler cannot settle this environment")
 )
 
-// InvalidError is a bad input to the engine. Param names the offending
-// field as it is spelled on the wire (for example "customerId" or
-// "payload.ticketId"); Code is a stable machine-readable string.
-type InvalidError struct {
-	Code    ErrorCode
-	Param   string
-	Message string
-}
-
-func (e *InvalidError) Error() string {
-	if e.Param == "" {
-		return "settleflow: " + e.Message
-	}
-	return fmt.Sprintf("settleflow: %s: %s", e.Param, e.Message)
-}
+// InvalidError is a bad input to the engine (wire.InvalidError): Param
+// names the offending field as spelled on the wire, Code is stable.
+type InvalidError = wire.InvalidError
 
 // FieldError is returned by a product's payload validation to name the field
 // at fault. Field is the path inside the payload ("ticketId", "items.0.sku");

@@ -2,168 +2,44 @@ package settleflow
 
 import (
 	"context"
-	"encoding/json"
-	"time"
+
+	"github.com/settleflow/settleflow/wire"
 )
 
-// EventType names what happened to a workflow.
-type EventType string
+// EventType names what happened to a workflow (wire.EventType).
+type EventType = wire.EventType
 
 // The event types the engine emits.
 const (
 	// EventWorkflowCompleted is emitted when a workflow reaches Settled.
-	EventWorkflowCompleted EventType = "workflow.completed"
+	EventWorkflowCompleted = wire.EventWorkflowCompleted
 	// EventWorkflowFailed is emitted when a workflow reaches Failed.
-	EventWorkflowFailed EventType = "workflow.failed"
+	EventWorkflowFailed = wire.EventWorkflowFailed
 	// EventWorkflowCanceled is emitted when a workflow reaches Canceled.
-	EventWorkflowCanceled EventType = "workflow.canceled"
+	EventWorkflowCanceled = wire.EventWorkflowCanceled
 	// EventRefundSucceeded is emitted when a refund is confirmed on chain.
-	EventRefundSucceeded EventType = "refund.succeeded"
-	// EventRefundFailed is emitted when a refund failed for good; nothing
-	// was given back.
-	EventRefundFailed EventType = "refund.failed"
-	// EventCustomerFunded is emitted when a deposit for a customer is
-	// confirmed on chain and becomes available.
-	EventCustomerFunded EventType = "customer.funded"
-	// EventWorkflowMarginBelowFloor is emitted when a workflow finished
-	// executing having spent more than its margin floor's budget (its
-	// margin at the price quoted is below the floor): the product did not
-	// stop at its budget. The workflow goes on to be charged as usual.
-	EventWorkflowMarginBelowFloor EventType = "workflow.margin_below_floor"
+	EventRefundSucceeded = wire.EventRefundSucceeded
+	// EventRefundFailed is emitted when a refund failed for good.
+	EventRefundFailed = wire.EventRefundFailed
+	// EventCustomerFunded is emitted when a deposit for a customer is confirmed.
+	EventCustomerFunded = wire.EventCustomerFunded
+	// EventWorkflowMarginBelowFloor is emitted when a workflow spent more than its margin floor's budget.
+	EventWorkflowMarginBelowFloor = wire.EventWorkflowMarginBelowFloor
 )
 
 // EventTypes lists every event type the engine emits.
-var EventTypes = []EventType{EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled,
-	EventWorkflowMarginBelowFloor, EventRefundSucceeded, EventRefundFailed, EventCustomerFunded}
+var EventTypes = wire.EventTypes
 
-// Valid reports whether t is one of EventTypes.
-func (t EventType) Valid() bool {
-	switch t {
-	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowMarginBelowFloor,
-		EventRefundSucceeded, EventRefundFailed, EventCustomerFunded:
-		return true
-	}
-	return false
-}
+// Event is an outbox entry and the envelope delivered to webhook endpoints
+// (wire.Event).
+type Event = wire.Event
 
-// Event is an outbox entry and, marshalled to JSON, the envelope delivered to
-// webhook endpoints:
-//
-//	{"id": "evt_…", "object": "event", "type": "workflow.completed",
-//	 "livemode": false, "createdAt": "…", "data": {…}}
-//
-// It is written in the same transaction as the state change that causes it.
-// json.Marshal of an Event is its one encoding: the webhook body and the
-// event read back (Engine.FetchEvent, Engine.ListEvents) are the same bytes.
-type Event struct {
-	ID        string    `json:"id"`
-	Object    string    `json:"object"`
-	Type      EventType `json:"type"`
-	Livemode  bool      `json:"livemode"`
-	CreatedAt time.Time `json:"createdAt"`
-	Data      EventData `json:"data"`
-}
+// EventData is the "data" object of an event (wire.EventData).
+type EventData = wire.EventData
 
-// Environment returns the environment the event belongs to.
-func (e *Event) Environment() Environment {
-	if e.Livemode {
-		return Live
-	}
-	return Test
-}
-
-// EventData is the "data" object of an event. For workflow.* events it is the
-// workflow's outcome (WorkflowID, Status, Quoted, Margin, Pricing, Charged,
-// Cost, Outcome and Result, Settlement or Failure); for refund.* events it is {"workflowId", "refund"};
-// for customer.funded it is {"customerId", "deposit", "balance"}. The fields
-// of the other kinds are left out of the JSON.
-type EventData struct {
-	WorkflowID string          `json:"workflowId"`
-	Status     Status          `json:"status"`
-	Quoted     Money           `json:"quoted"`
-	Margin     Margin          `json:"margin"`
-	Result     json.RawMessage `json:"result,omitempty"`
-	Settlement *Settlement     `json:"settlement,omitempty"`
-	Failure    *Failure        `json:"failure,omitempty"`
-	// Pricing, Charged, Cost and Outcome are the workflow's, when known.
-	Pricing *Pricing `json:"pricing,omitempty"`
-	Charged *Money   `json:"charged,omitempty"`
-	Cost    *Cost    `json:"cost,omitempty"`
-	Outcome *Outcome `json:"outcome,omitempty"`
-
-	// Refund is the refund of a refund.* event.
-	Refund *Refund `json:"-"`
-	// CustomerID, Deposit and Balance are a customer.funded event's.
-	CustomerID string        `json:"-"`
-	Deposit    *DepositEvent `json:"-"`
-	Balance    *Balance      `json:"-"`
-}
-
-// DepositEvent is the deposit a customer.funded event reports.
-type DepositEvent struct {
-	Amount      Money  `json:"amount"`
-	TxHash      string `json:"txHash"`
-	BlockNumber uint64 `json:"blockNumber"`
-}
-
-// eventDataWorkflow is EventData's workflow form, without the methods.
-type eventDataWorkflow struct {
-	WorkflowID string          `json:"workflowId"`
-	Status     Status          `json:"status"`
-	Quoted     Money           `json:"quoted"`
-	Margin     Margin          `json:"margin"`
-	Result     json.RawMessage `json:"result,omitempty"`
-	Settlement *Settlement     `json:"settlement,omitempty"`
-	Failure    *Failure        `json:"failure,omitempty"`
-	Pricing    *Pricing        `json:"pricing,omitempty"`
-	Charged    *Money          `json:"charged,omitempty"`
-	Cost       *Cost           `json:"cost,omitempty"`
-	Outcome    *Outcome        `json:"outcome,omitempty"`
-}
-
-type eventDataRefund struct {
-	WorkflowID string  `json:"workflowId"`
-	Refund     *Refund `json:"refund"`
-}
-
-type eventDataCustomer struct {
-	CustomerID string        `json:"customerId"`
-	Deposit    *DepositEvent `json:"deposit"`
-	Balance    *Balance      `json:"balance"`
-}
-
-// MarshalJSON writes the form of d's kind: a refund's when Refund is set, a
-// customer's when CustomerID is set, a workflow's otherwise.
-func (d EventData) MarshalJSON() ([]byte, error) {
-	switch {
-	case d.Refund != nil:
-		return json.Marshal(eventDataRefund{WorkflowID: d.WorkflowID, Refund: d.Refund})
-	case d.CustomerID != "":
-		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Balance: d.Balance})
-	}
-	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure,
-		d.Pricing, d.Charged, d.Cost, d.Outcome})
-}
-
-// UnmarshalJSON reads any of the forms MarshalJSON writes.
-func (d *EventData) UnmarshalJSON(p []byte) error {
-	var all struct {
-		eventDataWorkflow
-		Refund     *Refund       `json:"refund"`
-		CustomerID string        `json:"customerId"`
-		Deposit    *DepositEvent `json:"deposit"`
-		Balance    *Balance      `json:"balance"`
-	}
-	if err := json.Unmarshal(p, &all); err != nil {
-		return err
-	}
-	w := all.eventDataWorkflow
-	*d = EventData{WorkflowID: w.WorkflowID, Status: w.Status, Quoted: w.Quoted, Margin: w.Margin, Result: w.Result,
-		Settlement: w.Settlement, Failure: w.Failure, Pricing: w.Pricing, Charged: w.Charged, Cost: w.Cost, Outcome: w.Outcome,
-		Refund: all.Refund, CustomerID: all.CustomerID,
-		Deposit: all.Deposit, Balance: all.Balance}
-	return nil
-}
+// DepositEvent is the deposit a customer.funded event reports
+// (wire.DepositEvent).
+type DepositEvent = wire.DepositEvent
 
 // Notifier receives the events the engine wrote to its outbox, oldest first.
 //

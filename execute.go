@@ -252,7 +252,7 @@ func (e *Engine) finish(ctx context.Context, rs *runState, batch []execResult) {
 				e.fail(&u, w, now, &Failure{Code: FailureExecutionFailed, Message: "product reported an unusable result: " + err.Error()})
 				break
 			}
-			u.Transition = Running.mustTo(Settling)
+			u.Transition = mustTo(Running, Settling)
 			u.Result, u.ActualCost, u.Achieved = next.Result, next.ActualCost, next.Margin.Achieved
 			u.Charged, u.Cost, u.Outcome = &next.Charged.Amount, next.Cost, next.Outcome
 			u.Attempts = 0
@@ -447,7 +447,7 @@ func failureOf(err error, code ErrorCode) *Failure {
 
 // fail turns u into the transition to Failed, with its event.
 func (e *Engine) fail(u *Update, w *Workflow, now time.Time, f *Failure) {
-	u.Transition = u.Status.mustTo(Failed)
+	u.Transition = mustTo(u.Status, Failed)
 	u.Failure = f
 	u.Release = true
 	u.RunAt = now

@@ -3,6 +3,8 @@ package settleflow
 import (
 	"context"
 	"time"
+
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Customer funds. With a Settler that implements [Funds] (the shipped
@@ -17,24 +19,8 @@ import (
 // quote fits available, and admission and reservation are one atomic step in
 // the Store (InsertWorkflows). All amounts are integer minor units.
 
-// Balance is a customer's funds in one environment: the "balance" object of a
-// customer on the wire.
-type Balance struct {
-	// OnChain is what the customer holds in the settlement contract as the
-	// engine has confirmed it: deposits less withdrawals less charges plus
-	// refunds.
-	OnChain int64 `json:"onChain"`
-	// Reserved is the quoted amounts of the customer's unfinished workflows.
-	Reserved int64 `json:"reserved"`
-	// PendingWithdrawal is balance under withdrawal notice: no new charge
-	// is admitted against it.
-	PendingWithdrawal int64 `json:"pendingWithdrawal"`
-	// Available is OnChain − Reserved − PendingWithdrawal: what a new
-	// workflow may reserve. It is negative when charges admitted before a
-	// withdrawal request exceed what the request left.
-	Available int64  `json:"available"`
-	Currency  string `json:"currency"`
-}
+// Balance is a customer's funds in one environment (wire.Balance).
+type Balance = wire.Balance
 
 // Account is a customer's ledger in one environment as a Store keeps it. A
 // Store returns the zero Account (with Environment, CustomerID and Ref set)
@@ -76,28 +62,11 @@ func (a *Account) Balance() Balance {
 		Available: a.Available(), Currency: Currency}
 }
 
-// DepositInfo tells a customer (or anyone paying for it) where to deposit:
-// the "deposit" object of a customer on the wire.
-type DepositInfo struct {
-	ChainID  int64  `json:"chainId"`
-	Network  string `json:"network"`
-	Contract string `json:"contract"`
-	Token    string `json:"token"`
-	// CustomerRef is the customer's key in the contract (0x-prefixed hex of
-	// 32 bytes), derived from the customer id with a secret of the
-	// deployment, so that it does not reveal the id to whoever guesses ids.
-	CustomerRef string `json:"customerRef"`
-}
+// DepositInfo tells a customer where to deposit (wire.DepositInfo).
+type DepositInfo = wire.DepositInfo
 
-// Customer is a customer's funds in one environment: the wire object of
-// GET /v1/customers/{id}.
-type Customer struct {
-	ID       string       `json:"id"`
-	Object   string       `json:"object"`
-	Livemode bool         `json:"livemode"`
-	Balance  Balance      `json:"balance"`
-	Deposit  *DepositInfo `json:"deposit"`
-}
+// Customer is a customer's funds as the API shows them (wire.Customer).
+type Customer = wire.Customer
 
 // FundsEventKind is what a confirmed balance change on chain was.
 type FundsEventKind string

@@ -4,29 +4,27 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Margin reports: what an environment's Settled workflows charged, what
 // they cost and the margin achieved, grouped by product, customer or day,
 // computed by the Store in one query.
 
-// MarginGroupBy is what a margins report groups workflows by. The names
-// are part of the wire contract.
-type MarginGroupBy string
+// MarginGroupBy is what a margins report groups workflows by
+// (wire.MarginGroupBy).
+type MarginGroupBy = wire.MarginGroupBy
 
 // The groupings of a margins report.
 const (
-	MarginsByProduct  MarginGroupBy = "product"
-	MarginsByCustomer MarginGroupBy = "customer"
-	// MarginsByDay groups by the UTC day a workflow was created
-	// (YYYY-MM-DD).
-	MarginsByDay MarginGroupBy = "day"
+	// MarginsByProduct groups by product name.
+	MarginsByProduct = wire.MarginsByProduct
+	// MarginsByCustomer groups by customer id.
+	MarginsByCustomer = wire.MarginsByCustomer
+	// MarginsByDay groups by the UTC day a workflow was created.
+	MarginsByDay = wire.MarginsByDay
 )
-
-// Valid reports whether g is a grouping.
-func (g MarginGroupBy) Valid() bool {
-	return g == MarginsByProduct || g == MarginsByCustomer || g == MarginsByDay
-}
 
 // MaxMarginRows is the most groups a margins report returns; a report
 // that would hold more is an error asking for a narrower date range.
@@ -45,24 +43,8 @@ type MarginsParams struct {
 	Product string
 }
 
-// MarginRow is one group of a margins report: the group's Settled
-// workflows. Every amount is in minor units of the report's currency.
-type MarginRow struct {
-	// Key is the product's name, the customer's id or the day
-	// (YYYY-MM-DD, UTC).
-	Key string `json:"key"`
-	// Workflows counts the group's Settled workflows.
-	Workflows int64 `json:"workflows"`
-	// Charged is what they charged; Refunded what was given back of it.
-	Charged  Money `json:"charged"`
-	Refunded Money `json:"refunded"`
-	// Cost is their actual cost.
-	Cost Money `json:"cost"`
-	// Margin is the margin achieved on what was kept:
-	// (charged − refunded − cost) / (charged − refunded), rounded toward
-	// zero to a basis point; nil when nothing was kept.
-	Margin *BasisPoints `json:"margin"`
-}
+// MarginRow is one group of a margins report (wire.MarginRow).
+type MarginRow = wire.MarginRow
 
 // MarginTotals is one group's sums as a Store computes them.
 type MarginTotals struct {
@@ -71,21 +53,9 @@ type MarginTotals struct {
 	Charged, Refunded, Cost int64
 }
 
-// MarginReport is a margins report: the wire object of GET /v1/margins.
-type MarginReport struct {
-	Object        string        `json:"object"`
-	Livemode      bool          `json:"livemode"`
-	GroupBy       MarginGroupBy `json:"groupBy"`
-	CreatedAfter  *time.Time    `json:"createdAfter"`
-	CreatedBefore *time.Time    `json:"createdBefore"`
-	// Product is the product the report counts; "" for all.
-	Product  string `json:"product"`
-	Currency string `json:"currency"`
-	// Data are the groups, by key.
-	Data []MarginRow `json:"data"`
-	// Total sums every group.
-	Total MarginRow `json:"total"`
-}
+// MarginReport is a margins report: the wire object of GET /v1/margins
+// (wire.MarginReport).
+type MarginReport = wire.MarginReport
 
 // knownProduct reports whether a product of that name is registered (a
 // report may name a product retired since; only names never registered are

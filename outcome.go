@@ -2,104 +2,40 @@ package settleflow
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/settleflow/settleflow/criteria"
+	"github.com/settleflow/settleflow/wire"
 )
 
-// Pricing is a pricing model as the wire shows it, on every catalogue
-// entry, quote and workflow:
-//
-//	{"model": "fixed"}
-//	{"model": "capped", "markup": 0.2, "minimumCharge": {"amount": 50, "currency": "usd"}}
-//	{"model": "success_fee"}
-//	{"model": "hybrid", "baseShare": 0.3}
-//
-// A workflow keeps the pricing it was created under, whatever its product
-// becomes later.
-type Pricing struct {
-	Model PricingModel `json:"model"`
-	// Markup is capped pricing's markup on cost (0.2: cost + 20 %).
-	Markup *BasisPoints `json:"markup,omitempty"`
-	// MinimumCharge is the least capped pricing charges.
-	MinimumCharge *Money `json:"minimumCharge,omitempty"`
-	// BaseShare is the part of a hybrid quote charged whatever the outcome.
-	BaseShare *BasisPoints `json:"baseShare,omitempty"`
-}
+// Pricing is a pricing model as the wire shows it (wire.Pricing).
+type Pricing = wire.Pricing
 
 // PricingOf is p's wire form.
-func PricingOf(p Price) Pricing {
-	out := Pricing{Model: p.model()}
-	switch out.Model {
-	case PricingCapped:
-		m := p.Markup
-		out.Markup = &m
-		out.MinimumCharge = &Money{Amount: p.MinimumCharge, Currency: Currency}
-	case PricingHybrid:
-		s := p.BaseShare
-		out.BaseShare = &s
-	}
-	return out
-}
+func PricingOf(p Price) Pricing { return wire.PricingOf(p) }
 
-// Price is the Price pr describes, with target as its target margin. The
-// zero Pricing (a workflow stored before pricing models) is fixed.
-func (pr Pricing) Price(target BasisPoints) Price {
-	p := Price{Model: pr.Model, TargetMargin: target}
-	if p.Model == "" {
-		p.Model = PricingFixed
-	}
-	if pr.Markup != nil {
-		p.Markup = *pr.Markup
-	}
-	if pr.MinimumCharge != nil {
-		p.MinimumCharge = pr.MinimumCharge.Amount
-	}
-	if pr.BaseShare != nil {
-		p.BaseShare = *pr.BaseShare
-	}
-	return p
-}
-
-// CostCategory is the layer a cost item belongs to. The names are part of
-// the wire contract.
-type CostCategory string
+// CostCategory is the layer a cost item belongs to (wire.CostCategory).
+type CostCategory = wire.CostCategory
 
 // The cost categories.
 const (
-	CostModel   CostCategory = "model"
-	CostTools   CostCategory = "tools"
-	CostCompute CostCategory = "compute"
-	CostHuman   CostCategory = "human"
-	CostOther   CostCategory = "other"
+	// CostModel is spend on models.
+	CostModel = wire.CostModel
+	// CostTools is spend on tools.
+	CostTools = wire.CostTools
+	// CostCompute is spend on compute.
+	CostCompute = wire.CostCompute
+	// CostHuman is spend on people.
+	CostHuman = wire.CostHuman
+	// CostOther is any other spend.
+	CostOther = wire.CostOther
 )
 
-// Valid reports whether c is one of the cost categories.
-func (c CostCategory) Valid() bool {
-	switch c {
-	case CostModel, CostTools, CostCompute, CostHuman, CostOther:
-		return true
-	}
-	return false
-}
-
-// CostItem is one line of a workflow's cost: what was spent in one
-// category at one provider.
-type CostItem struct {
-	Category CostCategory `json:"category"`
-	// Provider names who was paid ("openai", "ocr-service", "reviewer"),
-	// at most 64 bytes; may be empty.
-	Provider string `json:"provider"`
-	// Units is how much was used, in the provider's unit (tokens, calls,
-	// milliseconds); informational.
-	Units int64 `json:"units"`
-	// Amount is what it cost, in minor units of the workflow's currency.
-	Amount int64 `json:"amount"`
-}
+// CostItem is one line of a workflow's cost (wire.CostItem).
+type CostItem = wire.CostItem
 
 // Limits of cost items.
 const (
@@ -109,7 +45,8 @@ const (
 	MaxProviderLen = 64
 )
 
-func (it CostItem) check() error {
+// checkCostItem reports what makes it unusable as a cost item, if anything.
+func checkCostItem(it CostItem) error {
 	switch {
 	case !it.Category.Valid():
 		return fmt.Errorf("cost item category %q is not one of model, tools, compute, human, other", it.Category)
@@ -123,14 +60,8 @@ func (it CostItem) check() error {
 	return nil
 }
 
-// Cost is what a workflow's execution cost: the sum of its items (or, for a
-// product that reports no items, the actual cost it reported, with no
-// items).
-type Cost struct {
-	Amount   int64      `json:"amount"`
-	Currency string     `json:"currency"`
-	Items    []CostItem `json:"items"`
-}
+// Cost is what a workflow's execution cost, with its items (wire.Cost).
+type Cost = wire.Cost
 
 // costOf sums items into a Cost; reported is Execution.ActualCost, which
 // must be 0 or the sum when there are items.
@@ -146,7 +77,7 @@ func costOf(items []CostItem, reported int64) (*Cost, error) {
 	}
 	var sum int64
 	for _, it := range items {
-		if err := it.check(); err != nil {
+		if err := checkCostItem(it); err != nil {
 			return nil, err
 		}
 		sum += it.Amount // each ≤ 10^14, at most 256 of them: no overflow
@@ -160,27 +91,12 @@ func costOf(items []CostItem, reported int64) (*Cost, error) {
 	return &Cost{Amount: sum, Currency: Currency, Items: items}, nil
 }
 
-// Outcome is the verdict of a workflow's success criteria on its result,
-// with each criterion's step.
-type Outcome struct {
-	Success bool          `json:"success"`
-	Trace   []OutcomeStep `json:"trace"`
-}
+// Outcome is the verdict of a workflow's success criteria on its result
+// (wire.Outcome).
+type Outcome = wire.Outcome
 
-// OutcomeStep is one criterion's verdict, in tree order (a combinator
-// before its children).
-type OutcomeStep struct {
-	// Node is the criterion's place in the tree ("" for the root,
-	// "criteria[1]").
-	Node string `json:"node"`
-	// Path is the JSON Pointer a leaf tested ("" for the whole result and
-	// for combinators).
-	Path    string `json:"path"`
-	Type    string `json:"type"`
-	Matched bool   `json:"matched"`
-	// Reason says why, for people.
-	Reason string `json:"reason"`
-}
+// OutcomeStep is one criterion's verdict (wire.OutcomeStep).
+type OutcomeStep = wire.OutcomeStep
 
 func outcomeOf(o criteria.Outcome) *Outcome {
 	out := &Outcome{Success: o.Success, Trace: make([]OutcomeStep, len(o.Trace))}
@@ -241,7 +157,7 @@ func ReportSpend(ctx context.Context, items ...CostItem) error {
 		return ErrMarginFloorExceeded
 	}
 	for _, it := range items {
-		if err := it.check(); err != nil {
+		if err := checkCostItem(it); err != nil {
 			if s.bad == nil {
 				s.bad = err
 			}
@@ -277,13 +193,4 @@ func (s *spend) reported() ([]CostItem, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]CostItem(nil), s.items...), s.exceeded, s.bad
-}
-
-// Terms are what a workflow was created under, beyond its quote: its
-// pricing, the success criteria its outcome is judged by, and its margin
-// floor. Stores keep them as one value (see MarshalTerms).
-type Terms struct {
-	Pricing         Pricing         `json:"pricing"`
-	SuccessCriteria json.RawMessage `json:"successCriteria,omitempty"`
-	MarginFloor     BasisPoints     `json:"marginFloor,omitempty"`
 }

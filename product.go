@@ -13,6 +13,7 @@ import (
 
 	"github.com/settleflow/settleflow/criteria"
 	"github.com/settleflow/settleflow/internal/strictjson"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Product is a product with a payload of type P, registered with [Register].
@@ -70,27 +71,9 @@ type Execution struct {
 	Result any
 }
 
-// ProductInfo describes a registered product: the catalogue entry.
-type ProductInfo struct {
-	Name           string      `json:"name"`
-	Description    string      `json:"description"`
-	TargetMargin   BasisPoints `json:"targetMargin"`
-	MinimumCharge  Money       `json:"minimumCharge"`
-	PricingSummary string      `json:"pricingSummary"`
-	// Pricing is the product's pricing model.
-	Pricing Pricing `json:"pricing"`
-	// SuccessCriteria is the product's default criteria tree, or null.
-	SuccessCriteria json.RawMessage `json:"successCriteria"`
-	// MarginFloor is the product's margin floor, or null when it has none.
-	MarginFloor *BasisPoints `json:"marginFloor"`
-	// PayloadSchema is the JSON Schema (2020-12) of the payload, reflected
-	// from the product's Go type P: field names from the json tags, types,
-	// and what the fields' jsonschema tags state (required, bounds,
-	// patterns); unknown fields are refused as the decoder refuses them.
-	PayloadSchema json.RawMessage `json:"payloadSchema"`
-	// Example is Product.Example as JSON, or null.
-	Example json.RawMessage `json:"example"`
-}
+// ProductInfo describes a registered product: the catalogue entry
+// (wire.ProductInfo).
+type ProductInfo = wire.ProductInfo
 
 // Products is the registry of products an engine serves. The zero value is
 // not usable; call NewProducts. It is safe for concurrent use.
@@ -126,7 +109,7 @@ func Register[P any](r *Products, p Product[P]) error {
 	if p.Estimate == nil || p.Execute == nil {
 		return fmt.Errorf("settleflow: product %s needs Estimate and Execute", p.Name)
 	}
-	if m := p.Price.model(); (m == PricingSuccessFee || m == PricingHybrid) && p.SuccessCriteria == nil {
+	if m := PricingOf(p.Price).Model; (m == PricingSuccessFee || m == PricingHybrid) && p.SuccessCriteria == nil {
 		return fmt.Errorf("settleflow: product %s: %s pricing needs SuccessCriteria (they decide the charge)", p.Name, m)
 	}
 	if p.MarginFloor < 0 || p.MarginFloor >= 10000 {

@@ -3,72 +3,34 @@ package settleflow
 import (
 	"fmt"
 	"time"
+
+	"github.com/settleflow/settleflow/wire"
 )
 
-// RefundStatus is a refund's state. The names are part of the wire contract.
-type RefundStatus string
+// RefundStatus is a refund's state (wire.RefundStatus).
+type RefundStatus = wire.RefundStatus
 
 // The states of a refund: Pending until the chain confirms it (Succeeded) or
 // refuses it for good (Failed; nothing was given back).
 const (
-	RefundPending   RefundStatus = "Pending"
-	RefundSucceeded RefundStatus = "Succeeded"
-	RefundFailed    RefundStatus = "Failed"
+	// RefundPending: waiting for the chain.
+	RefundPending = wire.RefundPending
+	// RefundSucceeded: confirmed on chain.
+	RefundSucceeded = wire.RefundSucceeded
+	// RefundFailed: refused for good; nothing was given back.
+	RefundFailed = wire.RefundFailed
 )
-
-// Valid reports whether s is a refund status.
-func (s RefundStatus) Valid() bool {
-	return s == RefundPending || s == RefundSucceeded || s == RefundFailed
-}
 
 // ParseRefundStatus returns the refund status named by s, exactly as on the
 // wire.
-func ParseRefundStatus(s string) (RefundStatus, error) {
-	st := RefundStatus(s)
-	if !st.Valid() {
-		return "", fmt.Errorf("settleflow: unknown refund status %q (want one of Pending, Succeeded, Failed)", s)
-	}
-	return st, nil
-}
+func ParseRefundStatus(s string) (RefundStatus, error) { return wire.ParseRefundStatus(s) }
 
 // Refund gives part or all of a Settled workflow's charge back to its
-// customer's balance on chain. Its JSON form is the wire object of the HTTP
-// API.
-type Refund struct {
-	ID         string `json:"id"`
-	Object     string `json:"object"`
-	Livemode   bool   `json:"livemode"`
-	WorkflowID string `json:"workflowId"`
-	// Amount is what is given back, in minor units of Currency, at least 1.
-	Amount   int64  `json:"amount"`
-	Currency string `json:"currency"`
-	// Reason is the caller's, at most 500 characters; empty if none.
-	Reason     string       `json:"reason"`
-	Status     RefundStatus `json:"status"`
-	Settlement *Settlement  `json:"settlement"`
-	Failure    *Failure     `json:"failure"`
-	CreatedAt  time.Time    `json:"createdAt"`
-	UpdatedAt  time.Time    `json:"updatedAt"`
+// customer's balance on chain (wire.Refund).
+type Refund = wire.Refund
 
-	// CustomerID is the refunded workflow's customer.
-	CustomerID string `json:"-"`
-	// Sequence is the refunded charge's sequence (Workflow.Sequence).
-	Sequence uint64 `json:"-"`
-	// Attempts counts settlement checks that ended in a transient error
-	// since the refund was created.
-	Attempts int `json:"-"`
-}
-
-// Environment returns the environment the refund belongs to.
-func (r *Refund) Environment() Environment {
-	if r.Livemode {
-		return Live
-	}
-	return Test
-}
-
-// refundCharge is what settles r.
-func (r *Refund) refundCharge() RefundCharge {
+// refundChargeOf is what settles r.
+func refundChargeOf(r *Refund) RefundCharge {
 	return RefundCharge{RefundID: r.ID, WorkflowID: r.WorkflowID, Environment: r.Environment(),
 		CustomerID: r.CustomerID, Sequence: r.Sequence, Amount: r.Amount, Currency: r.Currency}
 }

@@ -183,7 +183,7 @@ func (e *Engine) refundRound(ctx context.Context) (int, time.Time) {
 	defer cancel()
 	charges := make([]RefundCharge, len(batch))
 	for i, r := range batch {
-		charges[i] = r.refundCharge()
+		charges[i] = refundChargeOf(r)
 	}
 	sts, err := f.RefundStatus(sctx, charges)
 	us := make([]RefundUpdate, len(batch))

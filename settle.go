@@ -155,7 +155,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	}
 	charges := make([]Charge, len(batch))
 	for i, it := range batch {
-		charges[i] = it.wf.charge()
+		charges[i] = chargeOf(it.wf)
 	}
 	// done[i] is set once workflow i's update for this round is decided.
 	us := make([]Update, len(batch))
@@ -168,7 +168,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 		if charges[i].Amount == 0 {
 			w := it.wf
 			u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true, RunAt: now,
-				Transition: Settling.mustTo(Settled)}
+				Transition: mustTo(Settling, Settled)}
 			u.Event = e.event(EventWorkflowCompleted, w, Settled, now, func(*EventData) {})
 			decide(i, u)
 		}
@@ -260,7 +260,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 		switch st.State {
 		case SettlementConfirmed:
 			s := st.Settlement
-			u.Transition, u.Settlement, u.RunAt = Settling.mustTo(Settled), s, now
+			u.Transition, u.Settlement, u.RunAt = mustTo(Settling, Settled), s, now
 			u.Event = e.event(EventWorkflowCompleted, w, Settled, now, func(d *EventData) { d.Settlement = s })
 		case SettlementFailed:
 			f := st.Failure

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Charge is one workflow's quoted charge, handed to a [Settler]. WorkflowID is
@@ -44,23 +46,9 @@ type SettlementLease interface {
 	Term() uint64
 }
 
-// Settlement tells where a charge landed on chain. It is the workflow's
-// "settlement" object on the wire.
-type Settlement struct {
-	ChainID       int64  `json:"chainId"`
-	Network       string `json:"network"`
-	TxHash        string `json:"txHash"`
-	BlockNumber   uint64 `json:"blockNumber"`
-	Confirmations uint64 `json:"confirmations"`
-	// GasUsed is the workflow's share of its batch transaction's gas (the
-	// transaction's gas over the charges it settled); 0 when not known (a
-	// settlement found on chain by a settler that did not send it).
-	GasUsed uint64 `json:"gasUsed,omitempty"`
-	// Fee is the same share of the transaction's fee (gas used × effective
-	// gas price) in the chain's native unit (ETH), as a decimal string;
-	// empty when not known.
-	Fee string `json:"fee,omitempty"`
-}
+// Settlement tells where a charge landed on chain: the "settlement" object
+// on the wire (wire.Settlement).
+type Settlement = wire.Settlement
 
 // SettlementState is how far a submitted charge has come.
 type SettlementState int

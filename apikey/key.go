@@ -20,6 +20,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/ratelimit"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Plan is a key's rate-limit plan.
@@ -183,16 +184,16 @@ func (e *AuthError) Error() string { return "apikey: " + e.Message }
 // errors.As with an *[AuthError] to get the code and message.
 var (
 	// ErrMissing: no Authorization header, or an empty one.
-	ErrMissing = &AuthError{settleflow.CodeAPIKeyMissing, "No API key provided. Send it in the header Authorization: Bearer sk_test_… (or sk_live_…)."}
+	ErrMissing = &AuthError{wire.CodeAPIKeyMissing, "No API key provided. Send it in the header Authorization: Bearer sk_test_… (or sk_live_…)."}
 	// ErrMalformed: not "Bearer <token>", or a token that is not sk_live_ or
 	// sk_test_ followed by 32 to 128 base62 characters.
-	ErrMalformed = &AuthError{settleflow.CodeAPIKeyMalformed, "Malformed API key. Send Authorization: Bearer sk_live_… or sk_test_…."}
+	ErrMalformed = &AuthError{wire.CodeAPIKeyMalformed, "Malformed API key. Send Authorization: Bearer sk_live_… or sk_test_…."}
 	// ErrUnknown: a well-formed key that does not exist.
-	ErrUnknown = &AuthError{settleflow.CodeAPIKeyInvalid, "Invalid API key provided."}
+	ErrUnknown = &AuthError{wire.CodeAPIKeyInvalid, "Invalid API key provided."}
 	// ErrRevoked: the key was revoked.
-	ErrRevoked = &AuthError{settleflow.CodeAPIKeyRevoked, "This API key has been revoked."}
+	ErrRevoked = &AuthError{wire.CodeAPIKeyRevoked, "This API key has been revoked."}
 	// ErrExpired: the key was rotated and its expiry has passed.
-	ErrExpired = &AuthError{settleflow.CodeAPIKeyExpired, "This API key has expired."}
+	ErrExpired = &AuthError{wire.CodeAPIKeyExpired, "This API key has expired."}
 )
 
 // Errors of the management calls. They are returned wrapped with details;

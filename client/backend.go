@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // backend sends requests: authentication, retries, errors. The services
@@ -199,20 +199,7 @@ func (b *backend) decode(r request, resp *http.Response, body []byte, out any) e
 // the body is something else (a proxy's page, say).
 func (b *backend) apiError(resp *http.Response, body []byte) error {
 	e := &APIError{Status: resp.StatusCode, Header: resp.Header, RequestID: resp.Header.Get("Request-Id")}
-	var env struct {
-		Error *struct {
-			Type      ErrorType            `json:"type"`
-			Code      settleflow.ErrorCode `json:"code"`
-			Message   string               `json:"message"`
-			Param     string               `json:"param"`
-			RequestID string               `json:"requestId"`
-			// A 402's amounts.
-			Available  *int64 `json:"available"`
-			Amount     *int64 `json:"amount"`
-			Currency   string `json:"currency"`
-			CustomerID string `json:"customerId"`
-		} `json:"error"`
-	}
+	var env wire.ErrorEnvelope
 	var pay *paymentDetails
 	if json.Unmarshal(body, &env) == nil && env.Error != nil {
 		x := env.Error

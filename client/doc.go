@@ -16,24 +16,27 @@
 // ListAutoPaging), [Client.Customers] (Fetch), [Client.Refunds] (Create,
 // Fetch, List, ListAutoPaging), [Client.Margins] (Report),
 // [Client.TestHelpers] (FundCustomer, test keys only) and [Client.OpenAPI].
-// Objects are the root package's wire types, [settleflow.Workflow],
-// [settleflow.Event], [settleflow.ProductInfo], [settleflow.Customer],
-// [settleflow.Refund], [settleflow.MarginReport],
-// with money as integer minor units ([settleflow.Money]) and margins as
-// basis points ([settleflow.BasisPoints]: 0.2875 on the wire is 2875). A
+// Objects are the types of package
+// [github.com/settleflow/settleflow/wire], the wire contract, which like
+// this package depends on nothing outside the standard library (the engine
+// re-exports each under the same name: settleflow.Workflow is
+// wire.Workflow): [wire.Workflow], [wire.Event], [wire.ProductInfo],
+// [wire.Customer], [wire.Refund], [wire.MarginReport],
+// with money as integer minor units ([wire.Money]) and margins as
+// basis points ([wire.BasisPoints]: 0.2875 on the wire is 2875). A
 // Workflow's fields that are not on the wire (Sequence, ActualCost,
 // Attempts) stay zero.
 //
 // # Outcome pricing
 //
-// A product's pricing model ([settleflow.Pricing]: fixed, capped,
+// A product's pricing model ([wire.Pricing]: fixed, capped,
 // success_fee or hybrid) decides how much of the quote a workflow is
 // charged once it ran. [WorkflowCreateParams] and [QuoteCreateParams] take
 // optional SuccessCriteria, a criteria tree (see package
 // [github.com/settleflow/settleflow/criteria]) that replaces the product's
 // default, and MarginFloor, a least margin that may raise the product's:
 //
-//	floor := settleflow.BasisPoints(2500) // 0.25 on the wire
+//	floor := wire.BasisPoints(2500) // 0.25 on the wire
 //	wf, err := c.Workflows.Create(ctx, &client.WorkflowCreateParams{
 //		Product: "ticket-triage", CustomerID: "cus_123", Payload: payload,
 //		SuccessCriteria: json.RawMessage(`{"type": "exact", "path": "/queue", "value": "billing"}`),
@@ -54,7 +57,7 @@
 // StartingAfter and EndingBefore. ListAutoPaging returns an iterator over
 // every item, fetching pages as the loop goes:
 //
-//	for wf, err := range c.Workflows.ListAutoPaging(ctx, &client.WorkflowListParams{Status: settleflow.Settled}) {
+//	for wf, err := range c.Workflows.ListAutoPaging(ctx, &client.WorkflowListParams{Status: wire.Settled}) {
 //		if err != nil {
 //			return err
 //		}
@@ -103,11 +106,12 @@
 // # Webhooks
 //
 // Deliveries are verified with the package
-// [github.com/settleflow/settleflow/webhook], where the server's signing code
-// lives too: webhook.ConstructEvent takes the raw body, the
+// [github.com/settleflow/settleflow/webhook/signature], where the server's
+// signing code lives too, and which depends on nothing outside the standard
+// library and package wire: signature.ConstructEvent takes the raw body, the
 // service-signature header and the endpoint's whsec_ secret, and returns the
-// [settleflow.Event] or a *webhook.SignatureVerificationError whose Reason
-// says why not (no_matching_signature, timestamp_outside_tolerance, …);
-// webhook.VerifyStandard checks the Standard Webhooks headers instead. See
+// [wire.Event] or a *signature.VerificationError whose Reason says why not
+// (no_matching_signature, timestamp_outside_tolerance, …);
+// signature.VerifyStandard checks the Standard Webhooks headers instead. See
 // the webhook receiver example.
 package client

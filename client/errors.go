@@ -9,21 +9,28 @@ import (
 	"strings"
 	"time"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
-// ErrorType is the "type" of an API error: its category.
-type ErrorType string
+// ErrorType is the "type" of an API error: its category (wire.ErrorType).
+type ErrorType = wire.ErrorType
 
 // The error types the API answers with.
 const (
-	ErrorTypeInvalidRequest ErrorType = "invalid_request_error"
-	ErrorTypeAuthentication ErrorType = "authentication_error"
-	ErrorTypePermission     ErrorType = "permission_error"
-	ErrorTypePayment        ErrorType = "payment_error"
-	ErrorTypeIdempotency    ErrorType = "idempotency_error"
-	ErrorTypeRateLimit      ErrorType = "rate_limit_error"
-	ErrorTypeAPI            ErrorType = "api_error"
+	// ErrorTypeInvalidRequest: a 4xx about the request itself.
+	ErrorTypeInvalidRequest = wire.ErrorTypeInvalidRequest
+	// ErrorTypeAuthentication: a 401.
+	ErrorTypeAuthentication = wire.ErrorTypeAuthentication
+	// ErrorTypePermission: a 403.
+	ErrorTypePermission = wire.ErrorTypePermission
+	// ErrorTypePayment: a 402.
+	ErrorTypePayment = wire.ErrorTypePayment
+	// ErrorTypeIdempotency: a 409 idempotency_key_reused.
+	ErrorTypeIdempotency = wire.ErrorTypeIdempotency
+	// ErrorTypeRateLimit: a 429.
+	ErrorTypeRateLimit = wire.ErrorTypeRateLimit
+	// ErrorTypeAPI: a 5xx.
+	ErrorTypeAPI = wire.ErrorTypeAPI
 )
 
 // APIError is an error the API answered with: every error that carries an
@@ -48,7 +55,7 @@ type APIError struct {
 	// Code is the machine-readable reason (parameter_missing,
 	// api_key_invalid, …). New codes may appear; handle an unknown one by
 	// Type and Status.
-	Code settleflow.ErrorCode
+	Code wire.ErrorCode
 	// Param names the parameter at fault, if any (customerId,
 	// payload.attachments).
 	Param string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/client"
+	"github.com/settleflow/settleflow/wire"
 )
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
@@ -46,7 +47,7 @@ func TestErrorsFromTheServer(t *testing.T) {
 		if !errors.As(err, &auth) {
 			t.Fatalf("%v (%T)", err, err)
 		}
-		checkAPIError(t, err, 401, client.ErrorTypeAuthentication, settleflow.CodeAPIKeyInvalid)
+		checkAPIError(t, err, 401, client.ErrorTypeAuthentication, wire.CodeAPIKeyInvalid)
 		if strings.Contains(err.Error(), key) {
 			t.Fatalf("the key is in %q", err)
 		}
@@ -58,7 +59,7 @@ func TestErrorsFromTheServer(t *testing.T) {
 		if !errors.As(err, &auth) {
 			t.Fatalf("%v (%T)", err, err)
 		}
-		checkAPIError(t, err, 401, client.ErrorTypeAuthentication, settleflow.CodeAPIKeyMalformed)
+		checkAPIError(t, err, 401, client.ErrorTypeAuthentication, wire.CodeAPIKeyMalformed)
 	})
 	t.Run("403 live key without live settlement", func(t *testing.T) {
 		live := client.New(ref.liveKey, client.WithBaseURL(ref.baseURL), client.WithRootCAs(ref.pool))
@@ -98,9 +99,9 @@ func TestErrorsFromTheServer(t *testing.T) {
 		if !errors.As(err, &inv) {
 			t.Fatalf("%v (%T)", err, err)
 		}
-		checkAPIError(t, err, 404, client.ErrorTypeInvalidRequest, settleflow.CodeResourceMissing)
+		checkAPIError(t, err, 404, client.ErrorTypeInvalidRequest, wire.CodeResourceMissing)
 		_, err = c.Events.Fetch(ctx, "evt_01KAQ0Q3K9V6G1Q2W3E4R5T6Y7")
-		checkAPIError(t, err, 404, client.ErrorTypeInvalidRequest, settleflow.CodeResourceMissing)
+		checkAPIError(t, err, 404, client.ErrorTypeInvalidRequest, wire.CodeResourceMissing)
 	})
 	t.Run("409 idempotency key reused", func(t *testing.T) {
 		customer := uniqueCustomer(t)
@@ -115,7 +116,7 @@ func TestErrorsFromTheServer(t *testing.T) {
 		if !errors.As(err, &idem) {
 			t.Fatalf("%v (%T)", err, err)
 		}
-		checkAPIError(t, err, 409, client.ErrorTypeIdempotency, settleflow.CodeIdempotencyKeyReused)
+		checkAPIError(t, err, 409, client.ErrorTypeIdempotency, wire.CodeIdempotencyKeyReused)
 	})
 	t.Run("429 from a key's limit", func(t *testing.T) {
 		tiny := client.New(ref.tinyKey, client.WithBaseURL(ref.baseURL), client.WithRootCAs(ref.pool), client.WithMaxRetries(0))
@@ -127,7 +128,7 @@ func TestErrorsFromTheServer(t *testing.T) {
 		if !errors.As(err, &rl) {
 			t.Fatalf("%v (%T)", err, err)
 		}
-		checkAPIError(t, err, 429, client.ErrorTypeRateLimit, settleflow.CodeRateLimitExceeded)
+		checkAPIError(t, err, 429, client.ErrorTypeRateLimit, wire.CodeRateLimitExceeded)
 		if rl.RetryAfter <= 0 || rl.RetryAfter > time.Minute || rl.Header.Get("X-RateLimit-Limit") != "2" ||
 			rl.Header.Get("X-RateLimit-Remaining") != "0" || rl.Header.Get("Retry-After") == "" {
 			t.Fatalf("RetryAfter %v, header %v", rl.RetryAfter, rl.Header)

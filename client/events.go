@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // EventService reads events back: c.Events. They are the events webhooks
@@ -20,7 +20,7 @@ type EventService struct{ b *backend }
 // the ten newest.
 type EventListParams struct {
 	// Type keeps only events of this type.
-	Type settleflow.EventType
+	Type wire.EventType
 	// WorkflowID keeps only the events of this workflow.
 	WorkflowID string
 	// CreatedAfter, when not zero, keeps only events created strictly after
@@ -69,30 +69,30 @@ func (p *EventListParams) cursors() cursors {
 
 // List returns one page of events, newest first (GET /v1/events, operation
 // listEvents). params may be nil.
-func (s *EventService) List(ctx context.Context, params *EventListParams) (*Page[*settleflow.Event], error) {
+func (s *EventService) List(ctx context.Context, params *EventListParams) (*Page[*wire.Event], error) {
 	return s.list(ctx, params, params.cursors())
 }
 
-func (s *EventService) list(ctx context.Context, params *EventListParams, c cursors) (*Page[*settleflow.Event], error) {
-	return getPage[*settleflow.Event](ctx, s.b, "/v1/events", params.query(c))
+func (s *EventService) list(ctx context.Context, params *EventListParams, c cursors) (*Page[*wire.Event], error) {
+	return getPage[*wire.Event](ctx, s.b, "/v1/events", params.query(c))
 }
 
 // ListAutoPaging iterates over every event params selects, as
 // [WorkflowService.ListAutoPaging] does over workflows: newest to oldest, or
 // with params.EndingBefore from just after it to the newest, oldest first.
-func (s *EventService) ListAutoPaging(ctx context.Context, params *EventListParams) iter.Seq2[*settleflow.Event, error] {
-	return autoPage(ctx, params.cursors(), func(ctx context.Context, c cursors) (*Page[*settleflow.Event], error) {
+func (s *EventService) ListAutoPaging(ctx context.Context, params *EventListParams) iter.Seq2[*wire.Event, error] {
+	return autoPage(ctx, params.cursors(), func(ctx context.Context, c cursors) (*Page[*wire.Event], error) {
 		return s.list(ctx, params, c)
-	}, func(e *settleflow.Event) string { return e.ID })
+	}, func(e *wire.Event) string { return e.ID })
 }
 
 // Fetch returns the event with this id (GET /v1/events/{id}, operation
 // fetchEvent).
-func (s *EventService) Fetch(ctx context.Context, id string) (*settleflow.Event, error) {
+func (s *EventService) Fetch(ctx context.Context, id string) (*wire.Event, error) {
 	if id == "" {
 		return nil, errEmptyID("event")
 	}
-	ev := new(settleflow.Event)
+	ev := new(wire.Event)
 	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/events/" + url.PathEscape(id)}, ev); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/settleflow/settleflow/internal/fundstest"
 	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/storage/sqlite"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Customer funds and refunds are tested here against the real HTTP handler
@@ -179,7 +180,7 @@ func TestCustomerFundsAndRefunds(t *testing.T) {
 		t.Fatalf("after funding: %v", err)
 	}
 	var perm *client.PermissionError
-	if _, err := api.client(api.liveKey).TestHelpers.FundCustomer(ctx, "cus_client", 100); !errors.As(err, &perm) || perm.Code != settleflow.CodeTestModeOnly {
+	if _, err := api.client(api.liveKey).TestHelpers.FundCustomer(ctx, "cus_client", 100); !errors.As(err, &perm) || perm.Code != wire.CodeTestModeOnly {
 		t.Fatalf("FundCustomer with a live key: %v", err)
 	}
 	if _, err := c.TestHelpers.FundCustomer(ctx, "cus_client", 0); err == nil {
@@ -257,7 +258,7 @@ func TestCustomerFundsAndRefunds(t *testing.T) {
 	} else if !errors.As(err, &inv) || inv.Code != settleflow.CodeWorkflowNotSettled || inv.Status != 409 {
 		t.Fatalf("refund of a workflow not Settled: %v", err)
 	}
-	if _, err := c.Refunds.Create(ctx, "wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S", nil); !errors.As(err, &inv) || inv.Code != settleflow.CodeResourceMissing {
+	if _, err := c.Refunds.Create(ctx, "wf_01JD3Q6Y6F8Q2W9T4M5N7P8R0S", nil); !errors.As(err, &inv) || inv.Code != wire.CodeResourceMissing {
 		t.Fatalf("refund of an unknown workflow: %v", err)
 	}
 	if _, err := c.Refunds.Fetch(ctx, "re_01JD3Q6Y6F8Q2W9T4M5N7P8R0S"); !errors.As(err, &inv) || inv.Status != 404 {

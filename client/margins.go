@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // MarginService reports margins: c.Margins.
@@ -14,9 +14,9 @@ type MarginService struct{ b *backend }
 
 // MarginReportParams asks for a margins report (docs/api.md §14).
 type MarginReportParams struct {
-	// GroupBy is required: settleflow.MarginsByProduct, MarginsByCustomer
+	// GroupBy is required: wire.MarginsByProduct, MarginsByCustomer
 	// or MarginsByDay (the UTC day a workflow was created).
-	GroupBy settleflow.MarginGroupBy
+	GroupBy wire.MarginGroupBy
 	// CreatedAfter (inclusive) and CreatedBefore (exclusive) bound when the
 	// workflows were created; zero is unbounded.
 	CreatedAfter, CreatedBefore time.Time
@@ -55,8 +55,8 @@ func (p *MarginReportParams) query() url.Values {
 // params have none), product (a product the server does not know),
 // createdBefore (not after createdAfter) or createdAfter (a report of more
 // than 1000 groups: narrow the range).
-func (s *MarginService) Report(ctx context.Context, params *MarginReportParams) (*settleflow.MarginReport, error) {
-	rep := new(settleflow.MarginReport)
+func (s *MarginService) Report(ctx context.Context, params *MarginReportParams) (*wire.MarginReport, error) {
+	rep := new(wire.MarginReport)
 	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/margins", query: params.query()}, rep); err != nil {
 		return nil, err
 	}

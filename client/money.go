@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // CustomerService reads customers' funds: c.Customers.
@@ -20,11 +20,11 @@ type CustomerService struct{ b *backend }
 // that is not cus_ followed by 1–255 of [A-Za-z0-9_-] is an
 // *InvalidRequestError naming customerId. Deposit is nil where the
 // environment's charges are not paid from customer balances.
-func (s *CustomerService) Fetch(ctx context.Context, customerID string) (*settleflow.Customer, error) {
+func (s *CustomerService) Fetch(ctx context.Context, customerID string) (*wire.Customer, error) {
 	if customerID == "" {
 		return nil, errEmptyID("customer")
 	}
-	c := new(settleflow.Customer)
+	c := new(wire.Customer)
 	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/customers/" + url.PathEscape(customerID)}, c); err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ type RefundListParams struct {
 	// WorkflowID keeps only the refunds of this workflow.
 	WorkflowID string
 	// Status keeps only refunds in this status.
-	Status settleflow.RefundStatus
+	Status wire.RefundStatus
 	// Limit is the page size, 1–100; 0 means the server's default (10).
 	Limit int
 	// StartingAfter, a refund id, asks for the page of older refunds after
@@ -107,7 +107,7 @@ func (p *RefundListParams) cursors() cursors {
 // environment's charges are not paid from customer balances) or
 // resource_missing (404); an *IdempotencyError when the key was used with
 // another body.
-func (s *RefundService) Create(ctx context.Context, workflowID string, params *RefundCreateParams) (*settleflow.Refund, error) {
+func (s *RefundService) Create(ctx context.Context, workflowID string, params *RefundCreateParams) (*wire.Refund, error) {
 	if workflowID == "" {
 		return nil, errEmptyID("workflow")
 	}
@@ -115,7 +115,7 @@ func (s *RefundService) Create(ctx context.Context, workflowID string, params *R
 	if params != nil {
 		r.body, r.idempotencyKey = params, params.IdempotencyKey
 	}
-	rf := new(settleflow.Refund)
+	rf := new(wire.Refund)
 	if _, err := s.b.do(ctx, r, rf); err != nil {
 		return nil, err
 	}
@@ -124,11 +124,11 @@ func (s *RefundService) Create(ctx context.Context, workflowID string, params *R
 
 // Fetch returns the refund with this id (GET /v1/refunds/{id}, operation
 // fetchRefund).
-func (s *RefundService) Fetch(ctx context.Context, id string) (*settleflow.Refund, error) {
+func (s *RefundService) Fetch(ctx context.Context, id string) (*wire.Refund, error) {
 	if id == "" {
 		return nil, errEmptyID("refund")
 	}
-	rf := new(settleflow.Refund)
+	rf := new(wire.Refund)
 	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/refunds/" + url.PathEscape(id)}, rf); err != nil {
 		return nil, err
 	}
@@ -137,22 +137,22 @@ func (s *RefundService) Fetch(ctx context.Context, id string) (*settleflow.Refun
 
 // List returns one page of refunds, newest first (GET /v1/refunds,
 // operation listRefunds). params may be nil.
-func (s *RefundService) List(ctx context.Context, params *RefundListParams) (*Page[*settleflow.Refund], error) {
+func (s *RefundService) List(ctx context.Context, params *RefundListParams) (*Page[*wire.Refund], error) {
 	return s.list(ctx, params, params.cursors())
 }
 
-func (s *RefundService) list(ctx context.Context, params *RefundListParams, c cursors) (*Page[*settleflow.Refund], error) {
-	return getPage[*settleflow.Refund](ctx, s.b, "/v1/refunds", params.query(c))
+func (s *RefundService) list(ctx context.Context, params *RefundListParams, c cursors) (*Page[*wire.Refund], error) {
+	return getPage[*wire.Refund](ctx, s.b, "/v1/refunds", params.query(c))
 }
 
 // ListAutoPaging iterates over every refund params selects, as
 // [WorkflowService.ListAutoPaging] does over workflows: newest to oldest,
 // or with params.EndingBefore from just after it to the newest, oldest
 // first.
-func (s *RefundService) ListAutoPaging(ctx context.Context, params *RefundListParams) iter.Seq2[*settleflow.Refund, error] {
-	return autoPage(ctx, params.cursors(), func(ctx context.Context, c cursors) (*Page[*settleflow.Refund], error) {
+func (s *RefundService) ListAutoPaging(ctx context.Context, params *RefundListParams) iter.Seq2[*wire.Refund, error] {
+	return autoPage(ctx, params.cursors(), func(ctx context.Context, c cursors) (*Page[*wire.Refund], error) {
 		return s.list(ctx, params, c)
-	}, func(r *settleflow.Refund) string { return r.ID })
+	}, func(r *wire.Refund) string { return r.ID })
 }
 
 // TestHelperService calls the test helpers, which work with test keys
@@ -168,14 +168,14 @@ type TestHelperService struct{ b *backend }
 // Each call deposits, so the call is not retried: an answer that is lost
 // (a timeout, a 5xx) leaves unknown whether it deposited; Fetch the
 // customer to see.
-func (s *TestHelperService) FundCustomer(ctx context.Context, customerID string, amount int64) (*settleflow.Customer, error) {
+func (s *TestHelperService) FundCustomer(ctx context.Context, customerID string, amount int64) (*wire.Customer, error) {
 	if customerID == "" {
 		return nil, errEmptyID("customer")
 	}
 	if amount < 1 {
 		return nil, errors.New("settleflow: the amount to fund must be at least 1 (minor units)")
 	}
-	c := new(settleflow.Customer)
+	c := new(wire.Customer)
 	_, err := s.b.do(ctx, request{method: http.MethodPost, path: "/v1/test_helpers/customers/" + url.PathEscape(customerID) + "/fund",
 		body: struct {
 			Amount int64 `json:"amount"`

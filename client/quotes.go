@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // QuoteService prices workflows without creating them: c.Quotes.
@@ -15,11 +15,11 @@ type QuoteService struct{ b *backend }
 type QuoteCreateParams struct {
 	// Product, CustomerID, Payload, SuccessCriteria and MarginFloor are
 	// those of [WorkflowCreateParams], with the same validation.
-	Product         string                  `json:"product,omitempty"`
-	CustomerID      string                  `json:"customerId,omitempty"`
-	Payload         any                     `json:"payload,omitempty"`
-	SuccessCriteria any                     `json:"successCriteria,omitempty"`
-	MarginFloor     *settleflow.BasisPoints `json:"marginFloor,omitempty"`
+	Product         string            `json:"product,omitempty"`
+	CustomerID      string            `json:"customerId,omitempty"`
+	Payload         any               `json:"payload,omitempty"`
+	SuccessCriteria any               `json:"successCriteria,omitempty"`
+	MarginFloor     *wire.BasisPoints `json:"marginFloor,omitempty"`
 }
 
 // Quote is the price a create with the same body would quote now.
@@ -33,21 +33,21 @@ type Quote struct {
 	CustomerID string          `json:"customerId"`
 	Payload    json.RawMessage `json:"payload"`
 	// Quoted is the price: the most the workflow can be charged.
-	Quoted settleflow.Money `json:"quoted"`
+	Quoted wire.Money `json:"quoted"`
 	// Pricing is the product's pricing model: how much of Quoted is
 	// charged once the workflow ran (fixed: all of it; capped: cost plus
 	// markup up to it; success_fee: all of it or nothing, by the outcome;
 	// hybrid: a base share always, the rest on success).
-	Pricing settleflow.Pricing `json:"pricing"`
+	Pricing wire.Pricing `json:"pricing"`
 	// SuccessCriteria is the criteria tree the outcome would be judged by
 	// (the request's, else the product's); JSON null when there is none.
 	SuccessCriteria json.RawMessage `json:"successCriteria"`
 	// MarginFloor is the margin floor in force (the product's, or the
 	// request's if higher), nil when there is none.
-	MarginFloor *settleflow.BasisPoints `json:"marginFloor"`
+	MarginFloor *wire.BasisPoints `json:"marginFloor"`
 	// Budget is the most the execution may spend and keep MarginFloor at
 	// Quoted, floor(quoted × (1 − floor)); nil without a floor.
-	Budget *settleflow.Money `json:"budget"`
+	Budget *wire.Money `json:"budget"`
 	// Margin is the product's target margin.
 	Margin QuoteMargin `json:"margin"`
 }
@@ -55,7 +55,7 @@ type Quote struct {
 // QuoteMargin is the margin of a [Quote]: only the target, since nothing has
 // run.
 type QuoteMargin struct {
-	Target settleflow.BasisPoints `json:"target"`
+	Target wire.BasisPoints `json:"target"`
 }
 
 // Create prices a workflow exactly as a create with the same body would at

@@ -15,6 +15,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/client"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // fast makes retries wait milliseconds, for tests of what is retried.
@@ -147,7 +148,7 @@ func TestRetriesAreBounded(t *testing.T) {
 		before := len(p.requests())
 		_, err := p.client(tc.opts...).Workflows.Fetch(context.Background(), "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1J")
 		var se *client.ServerError
-		if !errors.As(err, &se) || se.Status != 500 || se.Code != settleflow.CodeInternalError || se.RequestID != "req_PROXY" {
+		if !errors.As(err, &se) || se.Status != 500 || se.Code != wire.CodeInternalError || se.RequestID != "req_PROXY" {
 			t.Fatalf("error %v", err)
 		}
 		if n := len(p.requests()) - before; n != tc.want {

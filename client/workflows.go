@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strconv"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // WorkflowService is the workflows resource: c.Workflows.
@@ -45,11 +45,11 @@ type WorkflowCreateParams struct {
 	// the product's margin floor, never lower it (that is an
 	// *InvalidRequestError with Param marginFloor, Code parameter_invalid).
 	// A quote whose margin on the estimated cost is below the floor in force
-	// is refused with Code margin_below_floor (settleflow.CodeMarginBelowFloor,
+	// is refused with Code margin_below_floor (wire.CodeMarginBelowFloor,
 	// Param marginFloor), and an execution whose reported spend passes the
 	// budget the floor leaves is stopped and fails with
 	// margin_floor_exceeded. nil sends none.
-	MarginFloor *settleflow.BasisPoints `json:"marginFloor,omitempty"`
+	MarginFloor *wire.BasisPoints `json:"marginFloor,omitempty"`
 	// IdempotencyKey, optional, makes the create safe to repeat: the same
 	// key with the same body within 24 hours answers the first workflow
 	// again instead of creating another, and with another body fails with
@@ -65,7 +65,7 @@ type WorkflowCreateParams struct {
 // lists the ten newest.
 type WorkflowListParams struct {
 	// Status keeps only workflows in this status.
-	Status settleflow.Status
+	Status wire.Status
 	// CustomerID and Product keep only the workflows of this customer, of
 	// this product.
 	CustomerID string
@@ -119,11 +119,11 @@ func (p *WorkflowListParams) cursors() cursors {
 // client generates) that stays the same across the call's retries, so a
 // create whose answer was lost is answered again by the server rather than
 // repeated: a call makes at most one workflow.
-func (s *WorkflowService) Create(ctx context.Context, params *WorkflowCreateParams) (*settleflow.Workflow, error) {
+func (s *WorkflowService) Create(ctx context.Context, params *WorkflowCreateParams) (*wire.Workflow, error) {
 	if params == nil {
 		params = &WorkflowCreateParams{}
 	}
-	wf := new(settleflow.Workflow)
+	wf := new(wire.Workflow)
 	_, err := s.b.do(ctx, request{method: http.MethodPost, path: "/v1/workflows", body: params, idempotencyKey: params.IdempotencyKey}, wf)
 	if err != nil {
 		return nil, err
@@ -134,11 +134,11 @@ func (s *WorkflowService) Create(ctx context.Context, params *WorkflowCreatePara
 // Fetch returns the workflow with this id (GET /v1/workflows/{id}, operation
 // fetchWorkflow). An unknown id is an *InvalidRequestError with Code
 // resource_missing.
-func (s *WorkflowService) Fetch(ctx context.Context, id string) (*settleflow.Workflow, error) {
+func (s *WorkflowService) Fetch(ctx context.Context, id string) (*wire.Workflow, error) {
 	if id == "" {
 		return nil, errEmptyID("workflow")
 	}
-	wf := new(settleflow.Workflow)
+	wf := new(wire.Workflow)
 	if _, err := s.b.do(ctx, request{method: http.MethodGet, path: "/v1/workflows/" + url.PathEscape(id)}, wf); err != nil {
 		return nil, err
 	}
@@ -147,18 +147,18 @@ func (s *WorkflowService) Fetch(ctx context.Context, id string) (*settleflow.Wor
 
 // List returns one page of workflows, newest first (GET /v1/workflows,
 // operation listWorkflows). params may be nil.
-func (s *WorkflowService) List(ctx context.Context, params *WorkflowListParams) (*Page[*settleflow.Workflow], error) {
+func (s *WorkflowService) List(ctx context.Context, params *WorkflowListParams) (*Page[*wire.Workflow], error) {
 	return s.list(ctx, params, params.cursors())
 }
 
-func (s *WorkflowService) list(ctx context.Context, params *WorkflowListParams, c cursors) (*Page[*settleflow.Workflow], error) {
-	return getPage[*settleflow.Workflow](ctx, s.b, "/v1/workflows", params.query(c))
+func (s *WorkflowService) list(ctx context.Context, params *WorkflowListParams, c cursors) (*Page[*wire.Workflow], error) {
+	return getPage[*wire.Workflow](ctx, s.b, "/v1/workflows", params.query(c))
 }
 
 // ListAutoPaging iterates over every workflow params selects, fetching
 // pages of params.Limit as it goes:
 //
-//	for wf, err := range c.Workflows.ListAutoPaging(ctx, &client.WorkflowListParams{Status: settleflow.Settled}) {
+//	for wf, err := range c.Workflows.ListAutoPaging(ctx, &client.WorkflowListParams{Status: wire.Settled}) {
 //		if err != nil {
 //			return err
 //		}
@@ -170,10 +170,10 @@ func (s *WorkflowService) list(ctx context.Context, params *WorkflowListParams, 
 // workflow just newer than EndingBefore to the newest, oldest first. Paging is
 // by keyset: no workflow is yielded twice or skipped, even while others are
 // created. An error is yielded once and ends the iteration.
-func (s *WorkflowService) ListAutoPaging(ctx context.Context, params *WorkflowListParams) iter.Seq2[*settleflow.Workflow, error] {
-	return autoPage(ctx, params.cursors(), func(ctx context.Context, c cursors) (*Page[*settleflow.Workflow], error) {
+func (s *WorkflowService) ListAutoPaging(ctx context.Context, params *WorkflowListParams) iter.Seq2[*wire.Workflow, error] {
+	return autoPage(ctx, params.cursors(), func(ctx context.Context, c cursors) (*Page[*wire.Workflow], error) {
 		return s.list(ctx, params, c)
-	}, func(w *settleflow.Workflow) string { return w.ID })
+	}, func(w *wire.Workflow) string { return w.ID })
 }
 
 // Cancel cancels a workflow that is still Pending (POST
@@ -185,14 +185,14 @@ func (s *WorkflowService) ListAutoPaging(ctx context.Context, params *WorkflowLi
 // If an attempt is retried after its answer was lost and the retry finds the
 // workflow already Canceled, the cancel did happen: Cancel then fetches and
 // returns the workflow instead of the workflow_canceled error.
-func (s *WorkflowService) Cancel(ctx context.Context, id string) (*settleflow.Workflow, error) {
+func (s *WorkflowService) Cancel(ctx context.Context, id string) (*wire.Workflow, error) {
 	if id == "" {
 		return nil, errEmptyID("workflow")
 	}
-	wf := new(settleflow.Workflow)
+	wf := new(wire.Workflow)
 	res, err := s.b.do(ctx, request{method: http.MethodPost, path: "/v1/workflows/" + url.PathEscape(id) + "/cancel"}, wf)
 	var apiErr *APIError
-	if err != nil && res.attempts > 1 && errors.As(err, &apiErr) && apiErr.Code == settleflow.CodeWorkflowCanceled {
+	if err != nil && res.attempts > 1 && errors.As(err, &apiErr) && apiErr.Code == wire.CodeWorkflowCanceled {
 		return s.Fetch(ctx, id)
 	}
 	if err != nil {

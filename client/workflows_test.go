@@ -14,6 +14,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/client"
+	"github.com/settleflow/settleflow/wire"
 )
 
 func TestCreateFetchList(t *testing.T) {
@@ -125,7 +126,7 @@ func TestProducts(t *testing.T) {
 	}
 	_, err = c.Products.Fetch(ctx, "no-such-product")
 	var inv *client.InvalidRequestError
-	if !errors.As(err, &inv) || inv.Status != 404 || inv.Code != settleflow.CodeResourceMissing {
+	if !errors.As(err, &inv) || inv.Status != 404 || inv.Code != wire.CodeResourceMissing {
 		t.Fatalf("unknown product: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/settleflow/settleflow/apikey"
 	"github.com/settleflow/settleflow/httpapi"
 	"github.com/settleflow/settleflow/ratelimit"
+	"github.com/settleflow/settleflow/wire"
 )
 
 const body1 = `{"product":"ticket-triage","customerId":"cus_123","payload":{"ticketId":"T-42"}}`
@@ -491,7 +492,7 @@ func TestEveryAnswerIsNosniff(t *testing.T) {
 		}
 	}
 	rec := httptest.NewRecorder()
-	httpapi.WriteError(rec, httptest.NewRequest("GET", "/", nil), &httpapi.Error{Status: 308, Type: httpapi.TypeInvalidRequest, Code: settleflow.CodeHTTPSRequired, Message: "Use HTTPS"})
+	httpapi.WriteError(rec, httptest.NewRequest("GET", "/", nil), &httpapi.Error{Status: 308, Type: httpapi.TypeInvalidRequest, Code: wire.CodeHTTPSRequired, Message: "Use HTTPS"})
 	if rec.Header().Get("X-Content-Type-Options") != "nosniff" || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("WriteError: %v", rec.Header())
 	}

@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 
 	"context"
 	"errors"
@@ -28,6 +28,6 @@ func (h *handler) timedOut(r *http.Request, err error) (*Error, bool) {
 	if !errors.Is(err, context.DeadlineExceeded) || r.Context().Err() != context.DeadlineExceeded {
 		return nil, false
 	}
-	return &Error{Status: http.StatusGatewayTimeout, Type: TypeAPI, Code: settleflow.CodeRequestTimeout,
+	return &Error{Status: http.StatusGatewayTimeout, Type: TypeAPI, Code: wire.CodeRequestTimeout,
 		Message: "The request ran past its deadline of " + h.opts.RequestTimeout.String() + ". It may or may not have taken effect: retry with the same Idempotency-Key."}, true
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/strictjson"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // decodeBody decodes a request body, which must be one JSON object, into v
@@ -28,24 +29,24 @@ func decodeBody(body []byte, v any) *Error {
 	}
 	var e *strictjson.Error
 	if !errors.As(err, &e) {
-		return invalid(settleflow.CodeBodyInvalid, "", "The request body is not valid JSON.")
+		return invalid(wire.CodeBodyInvalid, "", "The request body is not valid JSON.")
 	}
 	param := e.Param("")
 	switch e.Kind {
 	case strictjson.Empty:
-		return invalid(settleflow.CodeBodyMissing, "", "The request body is empty; send a JSON object.")
+		return invalid(wire.CodeBodyMissing, "", "The request body is empty; send a JSON object.")
 	case strictjson.NotObject:
-		return invalid(settleflow.CodeBodyInvalid, "", "The request body must be a JSON object.")
+		return invalid(wire.CodeBodyInvalid, "", "The request body must be a JSON object.")
 	case strictjson.DuplicateName, strictjson.Type:
 		return invalid(settleflow.CodeParameterInvalid, param, e.Message(param))
 	case strictjson.UnknownName:
 		return invalid(settleflow.CodeParameterUnknown, param, e.Message(param))
 	case strictjson.InvalidUTF8, strictjson.TooDeep:
 		if param == "" {
-			return invalid(settleflow.CodeBodyInvalid, "", e.Message("The request body"))
+			return invalid(wire.CodeBodyInvalid, "", e.Message("The request body"))
 		}
-		return invalid(settleflow.CodeBodyInvalid, param, e.Message(param))
+		return invalid(wire.CodeBodyInvalid, param, e.Message(param))
 	default: // Syntax, TrailingData: the body as a whole is at fault.
-		return invalid(settleflow.CodeBodyInvalid, "", e.Message("The request body"))
+		return invalid(wire.CodeBodyInvalid, "", e.Message("The request body"))
 	}
 }

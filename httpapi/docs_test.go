@@ -17,7 +17,7 @@ import (
 // workflows, not of answers).
 func apiCodes(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), "../codes.go", nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), "../wire/codes.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 
 	"errors"
 	"io"
@@ -60,7 +60,7 @@ func (h *handler) authFailure(w http.ResponseWriter, r *http.Request) (*Error, e
 	if d.Allowed {
 		return nil, nil
 	}
-	return &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: settleflow.CodeRateLimitExceeded,
+	return &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: wire.CodeRateLimitExceeded,
 		Message: "Too many failed authentications from this address; retry after the time in Retry-After."}, nil
 }
 
@@ -107,7 +107,7 @@ func isReadTimeout(err error) bool {
 }
 
 func (h *handler) bodyTimeout() *Error {
-	return &Error{Status: http.StatusRequestTimeout, Type: TypeInvalidRequest, Code: settleflow.CodeBodyTimeout,
+	return &Error{Status: http.StatusRequestTimeout, Type: TypeInvalidRequest, Code: wire.CodeBodyTimeout,
 		Message: "The request body did not arrive within the request deadline of " + h.opts.RequestTimeout.String() + "; nothing was done."}
 }
 

@@ -7,37 +7,16 @@ import (
 	"net/http"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
-// Error is the one error type of the API. Its JSON form is the "error"
-// object of every error response:
-//
-//	{"error": {"type": "invalid_request_error", "code": "parameter_missing",
-//	           "message": "customerId is required", "param": "customerId", "requestId": "req_…"}}
-type Error struct {
-	Status    int                  `json:"-"`
-	Type      string               `json:"type"`
-	Code      settleflow.ErrorCode `json:"code"`
-	Message   string               `json:"message"`
-	Param     string               `json:"param,omitempty"`
-	RequestID string               `json:"requestId"`
-	// Available, Amount, Currency and CustomerID are set on a 402
-	// insufficient_funds only: the customer's available balance as the
-	// admission saw it (it may be negative), the quote it could not cover,
-	// both in minor units of Currency, and the customer.
-	Available  *int64 `json:"available,omitempty"`
-	Amount     *int64 `json:"amount,omitempty"`
-	Currency   string `json:"currency,omitempty"`
-	CustomerID string `json:"customerId,omitempty"`
-	// allow is the Allow header of a 405.
-	allow string
-	// retryAfter is the Retry-After header of a 429, in seconds.
-	retryAfter int
-}
+// Error is the one error type of the API, wire.Error: its JSON form is the
+// "error" object of every error response (wire.ErrorEnvelope), its Status
+// the HTTP status and its Header what headers go with it.
+type Error = wire.Error
 
-func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
-
-// Error types, as in docs/api.md §6.
+// Error types, as in docs/api.md §6: the strings of wire.ErrorType's
+// constants, untyped so that they fit both a string and Error.Type.
 const (
 	TypeInvalidRequest = "invalid_request_error"
 	TypeAuthentication = "authentication_error"
@@ -82,9 +61,9 @@ func toError(err error) *Error {
 		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: settleflow.CodeWorkflowNotSettled,
 			Message: "This workflow is " + string(stateErr.Status) + "; only a Settled workflow can be refunded."}
 	case errors.Is(err, settleflow.ErrNotFound):
-		return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: "No such workflow."}
+		return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: wire.CodeResourceMissing, Message: "No such workflow."}
 	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
-		return &Error{Status: http.StatusConflict, Type: TypeIdempotency, Code: settleflow.CodeIdempotencyKeyReused,
+		return &Error{Status: http.StatusConflict, Type: TypeIdempotency, Code: wire.CodeIdempotencyKeyReused,
 			Message: "This Idempotency-Key was used with a different request body in the last 24 hours; use a new key."}
 	case errors.As(err, &stateErr):
 		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: stateErr.Code(),
@@ -95,7 +74,7 @@ func toError(err error) *Error {
 		return &Error{Status: http.StatusForbidden, Type: TypePermission, Code: settleflow.CodeLivemodeNotConfigured,
 			Message: "This mode is not configured on this server: settling it needs a chain RPC, a signer and contract addresses."}
 	case errors.Is(err, settleflow.ErrEngineStopped):
-		return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: settleflow.CodeServiceUnavailable, Message: "The service is shutting down; retry shortly."}
+		return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: wire.CodeServiceUnavailable, Message: "The service is shutting down; retry shortly."}
 	default:
 		return internalError()
 	}
@@ -112,17 +91,14 @@ func insufficientFunds(e *settleflow.InsufficientFundsError) *Error {
 }
 
 func internalError() *Error {
-	return &Error{Status: http.StatusInternalServerError, Type: TypeAPI, Code: settleflow.CodeInternalError,
+	return &Error{Status: http.StatusInternalServerError, Type: TypeAPI, Code: wire.CodeInternalError,
 		Message: "Something went wrong on our side. Retry later; quote the request id if it persists."}
 }
 
 func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	e.RequestID = requestIDFrom(r.Context())
-	if e.allow != "" {
-		w.Header().Set("Allow", e.allow)
-	}
-	if e.retryAfter > 0 {
-		w.Header().Set("Retry-After", itoa(e.retryAfter))
+	for name, values := range e.Header {
+		w.Header()[name] = values
 	}
 	if e.Status == http.StatusUnauthorized {
 		// RFC 9110 §11.6.1: a 401 names the scheme it wants.
@@ -131,9 +107,7 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	// json.Marshal escapes <, > and & (as \u003c and the like): an error
 	// message quotes what the client sent ({"product": "<img src=x>"}), and
 	// escaped, no client that shows it as HTML can run it.
-	writeJSON(w, e.Status, struct {
-		Error *Error `json:"error"`
-	}{e})
+	writeJSON(w, e.Status, wire.ErrorEnvelope{Error: e})
 }
 
 // writeJSON answers v as JSON. A workflow is written by its own encoder

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // cancelWorkflow answers POST /v1/workflows/{id}/cancel: the canceled
@@ -70,7 +71,7 @@ func (h *handler) fetchEvent(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	ev, err := h.opts.Engine.FetchEvent(r.Context(), principalFrom(r.Context()).Environment, id)
 	if errors.Is(err, settleflow.ErrNotFound) {
-		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: "No such event."})
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: wire.CodeResourceMissing, Message: "No such event."})
 		return
 	}
 	if err != nil {

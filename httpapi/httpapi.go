@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,6 +21,7 @@ import (
 	"github.com/settleflow/settleflow/apikey"
 	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/ratelimit"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Principal is the API key a request authenticated with.
@@ -288,7 +288,7 @@ func (h *handler) route(w http.ResponseWriter, r *http.Request) {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing,
+	writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: wire.CodeResourceMissing,
 		Message: fmt.Sprintf("Unrecognized request URL (%s %s).", r.Method, r.URL.Path)})
 }
 
@@ -305,8 +305,8 @@ func (h *handler) method(w http.ResponseWriter, r *http.Request, allowed string,
 }
 
 func methodNotAllowed(allow string) *Error {
-	return &Error{Status: http.StatusMethodNotAllowed, Type: TypeInvalidRequest, Code: settleflow.CodeMethodNotAllowed,
-		Message: "This endpoint allows " + allow + ".", allow: allow}
+	return &Error{Status: http.StatusMethodNotAllowed, Type: TypeInvalidRequest, Code: wire.CodeMethodNotAllowed,
+		Message: "This endpoint allows " + allow + ".", Header: http.Header{"Allow": {allow}}}
 }
 
 // authed authenticates the key, applies its rate limits (headers on every
@@ -342,7 +342,7 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	d.WriteHeaders(w.Header())
 	if !d.Allowed {
-		writeError(w, r, &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: settleflow.CodeRateLimitExceeded,
+		writeError(w, r, &Error{Status: http.StatusTooManyRequests, Type: TypeRateLimit, Code: wire.CodeRateLimitExceeded,
 			Message: "Too many requests for this API key; retry after the time in Retry-After."})
 		return
 	}
@@ -353,5 +353,3 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	next(w, r)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

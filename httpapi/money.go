@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // Customer funds and refunds (docs/api.md §4, "Customers, refunds and test
@@ -245,7 +246,7 @@ func (h *handler) fundTestCustomer(w http.ResponseWriter, r *http.Request, custo
 		return
 	}
 	if principalFrom(r.Context()).Environment != settleflow.Test {
-		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: settleflow.CodeTestModeOnly,
+		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: wire.CodeTestModeOnly,
 			Message: "Test helpers work with test keys only (sk_test_…). A live customer is funded by a deposit on chain: see deposit in GET /v1/customers/{customerId}."})
 		return
 	}
@@ -273,5 +274,5 @@ func (h *handler) fundTestCustomer(w http.ResponseWriter, r *http.Request, custo
 }
 
 func notFoundError(msg string) *Error {
-	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: msg}
+	return &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: wire.CodeResourceMissing, Message: msg}
 }

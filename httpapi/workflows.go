@@ -11,6 +11,7 @@ import (
 	"net/url"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // createBody is the body of POST /v1/workflows and POST /v1/quotes. Raw
@@ -121,20 +122,20 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 func (h *handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		return nil, &Error{Status: http.StatusUnsupportedMediaType, Type: TypeInvalidRequest, Code: settleflow.CodeUnsupportedMediaType,
+		return nil, &Error{Status: http.StatusUnsupportedMediaType, Type: TypeInvalidRequest, Code: wire.CodeUnsupportedMediaType,
 			Message: "Send the body as JSON with Content-Type: application/json."}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeInvalidRequest, Code: settleflow.CodeBodyTooLarge,
+			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Type: TypeInvalidRequest, Code: wire.CodeBodyTooLarge,
 				Message: fmt.Sprintf("The request body exceeds %d bytes.", h.opts.MaxBodyBytes)}
 		}
 		if isReadTimeout(err) {
 			return nil, h.bodyTimeout()
 		}
-		return nil, invalid(settleflow.CodeBodyUnreadable, "", "The request body could not be read.")
+		return nil, invalid(wire.CodeBodyUnreadable, "", "The request body could not be read.")
 	}
 	return body, nil
 }
@@ -317,7 +318,7 @@ func (h *handler) fetchProduct(w http.ResponseWriter, r *http.Request, name stri
 	}
 	info, ok := h.opts.Engine.Product(name)
 	if !ok {
-		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: settleflow.CodeResourceMissing, Message: "No such product."})
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: wire.CodeResourceMissing, Message: "No such product."})
 		return
 	}
 	writeJSON(w, http.StatusOK, product{Object: "product", ProductInfo: info})

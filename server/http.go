@@ -10,9 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/httpapi"
 	"github.com/settleflow/settleflow/ratelimit"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // authFailureWindows is the per-address budget of failed authentications;
@@ -58,7 +58,7 @@ func redirectToHTTPS(httpsAddr string) http.Handler {
 		w.Header().Set("Location", target)
 		w.Header().Set("Connection", "close")
 		httpapi.WriteError(w, r, &httpapi.Error{Status: http.StatusPermanentRedirect, Type: httpapi.TypeInvalidRequest,
-			Code: settleflow.CodeHTTPSRequired, Message: "Use HTTPS: " + target})
+			Code: wire.CodeHTTPSRequired, Message: "Use HTTPS: " + target})
 	})
 }
 

@@ -45,5 +45,9 @@
 //
 // Receivers verify the first header with [ConstructEvent] (or the Standard
 // Webhooks headers with [VerifyStandard]) and dedupe on the event id, which is
-// also the webhook-id: delivery is at least once.
+// also the webhook-id: delivery is at least once. Verification and signing
+// live in package [github.com/settleflow/settleflow/webhook/signature], which
+// depends on nothing outside the standard library and package wire: a
+// receiver imports that one rather than this package, whose delivery side
+// needs a database. The names here forward to it.
 package webhook

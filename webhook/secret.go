@@ -1,38 +1,13 @@
 package webhook
 
-import (
-	"crypto/rand"
-	"encoding/base64"
-	"errors"
-	"strings"
-)
+import "github.com/settleflow/settleflow/webhook/signature"
 
 // SecretPrefix starts every endpoint secret.
-const SecretPrefix = "whsec_"
-
-// secretBytes is the number of random bytes in a secret.
-const secretBytes = 32
+const SecretPrefix = signature.SecretPrefix
 
 // NewSecret returns a fresh endpoint secret: "whsec_" followed by the standard
 // base64 encoding of 32 bytes from crypto/rand.
-func NewSecret() (string, error) {
-	b := make([]byte, secretBytes)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return SecretPrefix + base64.StdEncoding.EncodeToString(b), nil
-}
+func NewSecret() (string, error) { return signature.NewSecret() }
 
-var errBadSecret = errors.New("webhook: secret is not whsec_ followed by base64")
-
-// secretKey returns the HMAC key of secret: the base64-decoded part after
-// "whsec_". Like the Standard Webhooks libraries it also accepts the bare
-// base64 part.
-func secretKey(secret string) ([]byte, error) {
-	s := strings.TrimPrefix(secret, SecretPrefix)
-	key, err := base64.StdEncoding.DecodeString(s)
-	if err != nil || len(key) == 0 {
-		return nil, errBadSecret
-	}
-	return key, nil
-}
+// secretKey returns the HMAC key of secret (signature.Key).
+func secretKey(secret string) ([]byte, error) { return signature.Key(secret) }

@@ -1,4 +1,4 @@
-package settleflow
+package wire
 
 import (
 	"bytes"

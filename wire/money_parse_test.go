@@ -1,11 +1,11 @@
-package settleflow_test
+package wire_test
 
 import (
 	"encoding/json"
 	"math/big"
 	"testing"
 
-	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // FuzzParseBasisPoints: a ratio is read exactly, as big.Rat reads the same
@@ -16,7 +16,7 @@ func FuzzParseBasisPoints(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := settleflow.ParseBasisPoints(s)
+		got, err := wire.ParseBasisPoints(s)
 		if err != nil {
 			return
 		}
@@ -28,7 +28,7 @@ func FuzzParseBasisPoints(f *testing.F) {
 		if !want.IsInt() || !want.Num().IsInt64() || want.Num().Int64() != int64(got) {
 			t.Fatalf("%q read as %d basis points, its value is %s", s, got, want.RatString())
 		}
-		var back settleflow.BasisPoints
+		var back wire.BasisPoints
 		if b, _ := json.Marshal(got); json.Unmarshal(b, &back) != nil || back != got {
 			t.Fatalf("%d does not survive a JSON round trip (%s)", got, b)
 		}
