@@ -17,6 +17,7 @@ func (e *Engine) event(t EventType, w *Workflow, st Status, now time.Time, fill 
 		CreatedAt: now,
 		Data: EventData{
 			WorkflowID: w.ID,
+			CustomerID: w.CustomerID,
 			Status:     st,
 			Quoted:     w.Quoted,
 			Margin:     w.Margin,

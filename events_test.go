@@ -144,3 +144,22 @@ func TestListEventsValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowEventsNameTheCustomer: a workflow's events carry its customer,
+// which the webhook deliverer's fair queue takes turns by.
+func TestWorkflowEventsNameTheCustomer(t *testing.T) {
+	f := newFixture(t, nil)
+	if err := f.engine.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w := f.create(t, settleflow.Test, "T-customer", 0)
+	evs := f.waitEvents(t, 1)[w.ID]
+	if len(evs) == 0 {
+		t.Fatalf("no event for %s", w.ID)
+	}
+	for _, ev := range evs {
+		if ev.Data.CustomerID != w.CustomerID {
+			t.Errorf("%s names customer %q, want %q", ev.Type, ev.Data.CustomerID, w.CustomerID)
+		}
+	}
+}

@@ -21,14 +21,15 @@
 // specification, so any Standard Webhooks library verifies deliveries too.
 //
 // Deliveries are taken from customers in turn. Each endpoint keeps a fair
-// queue: a delivery's lane is the customer its event names (a
-// customer.funded event's, a refund's), and its place in the endpoint's line
+// queue: a delivery's lane is the customer its event names (a workflow.*
+// event's workflow's, a customer.funded event's, a refund's), and its place in the endpoint's line
 // is given when Notify records it: right after its lane's last delivery, or,
 // if that was long ago, right after the head of the line. So a customer with
 // 20,000 deliveries queued takes every other turn, not the next 20,000, and
 // another customer's next event is among the next deliveries sent. Events
-// that name no customer (workflow.* events carry only the workflow's id) share
-// one lane of their own, served in turn with the customers'. Within a lane
+// that name no customer (workflow.* events recorded before they carried the
+// customer, a refund event read back from the outbox) share one lane of their
+// own, served in turn with the customers'. Within a lane
 // each endpoint is sent deliveries in the order they were recorded (with
 // several attempts in flight per endpoint, requests may still overlap). A
 // failed attempt keeps its delivery's place: it waits out its retry delay out

@@ -452,3 +452,27 @@ func TestNotifyConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowEventsQueueByCustomer: a workflow.* event's deliveries take the
+// lane of the workflow's customer, read back from its JSON as the outbox
+// gives it, so a customer's burst of workflows does not hold another's
+// webhooks back.
+func TestWorkflowEventsQueueByCustomer(t *testing.T) {
+	ev := settleflow.Event{ID: "evt_1", Object: "event", Type: settleflow.EventWorkflowCompleted,
+		Data: settleflow.EventData{WorkflowID: "wf_1", CustomerID: "cus_a", Status: settleflow.Settled}}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back settleflow.Event
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventLane(&back); got != "cus_a" {
+		t.Fatalf("lane %q, want cus_a (event %s)", got, b)
+	}
+	ev.Data.CustomerID = "" // recorded before events carried the customer
+	if got := eventLane(&ev); got != "" {
+		t.Fatalf("lane %q of an event naming no customer, want the shared lane", got)
+	}
+}

@@ -132,7 +132,8 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 }
 
 // eventLane returns the lane of an event's deliveries in the fair queue: the
-// customer the event names (a customer.funded event's customer, a refund's
+// customer the event names (a workflow.* event's customerId, a
+// customer.funded event's customer, a refund's
 // customer while the refund carries it: the engine's own events do, a refund
 // event read back from the outbox does not), or "" when it names none. The
 // events of no customer form a lane of their own, served in turn with the

@@ -72,8 +72,9 @@ func (e *Event) Environment() Environment {
 }
 
 // EventData is the "data" object of an event. For workflow.* events it is the
-// workflow's outcome (WorkflowID, Status, Quoted, Margin, Pricing, Charged,
-// Cost, Outcome and Result, Settlement or Failure); for refund.* events it is {"workflowId", "refund"};
+// workflow's outcome (WorkflowID, CustomerID, Status, Quoted, Margin, Pricing,
+// Charged, Cost, Outcome and Result, Settlement or Failure); for refund.*
+// events it is {"workflowId", "refund"};
 // for customer.funded it is {"customerId", "deposit", "balance"}. The fields
 // of the other kinds are left out of the JSON.
 type EventData struct {
@@ -92,10 +93,13 @@ type EventData struct {
 
 	// Refund is the refund of a refund.* event.
 	Refund *Refund `json:"-"`
-	// CustomerID, Deposit and Balance are a customer.funded event's.
-	CustomerID string        `json:"-"`
-	Deposit    *DepositEvent `json:"-"`
-	Balance    *Balance      `json:"-"`
+	// CustomerID is the customer of a workflow.* event's workflow (empty in
+	// events recorded before it was added), or the customer a
+	// customer.funded event funded.
+	CustomerID string `json:"-"`
+	// Deposit and Balance are a customer.funded event's.
+	Deposit *DepositEvent `json:"-"`
+	Balance *Balance      `json:"-"`
 }
 
 // DepositEvent is the deposit a customer.funded event reports.
@@ -108,6 +112,7 @@ type DepositEvent struct {
 // eventDataWorkflow is EventData's workflow form, without the methods.
 type eventDataWorkflow struct {
 	WorkflowID string          `json:"workflowId"`
+	CustomerID string          `json:"customerId,omitempty"`
 	Status     Status          `json:"status"`
 	Quoted     Money           `json:"quoted"`
 	Margin     Margin          `json:"margin"`
@@ -132,15 +137,16 @@ type eventDataCustomer struct {
 }
 
 // MarshalJSON writes the form of d's kind: a refund's when Refund is set, a
-// customer's when CustomerID is set, a workflow's otherwise.
+// customer's when CustomerID is set without a WorkflowID, a workflow's
+// otherwise.
 func (d EventData) MarshalJSON() ([]byte, error) {
 	switch {
 	case d.Refund != nil:
 		return json.Marshal(eventDataRefund{WorkflowID: d.WorkflowID, Refund: d.Refund})
-	case d.CustomerID != "":
+	case d.WorkflowID == "" && d.CustomerID != "":
 		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Balance: d.Balance})
 	}
-	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure,
+	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.CustomerID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure,
 		d.Pricing, d.Charged, d.Cost, d.Outcome})
 }
 

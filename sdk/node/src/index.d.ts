@@ -351,6 +351,8 @@ export type EventType = WorkflowEventType | RefundEventType | CustomerEventType;
 /** The data of a workflow.* event: the workflow's outcome. */
 export interface EventData<R extends object = JsonObject> {
   workflowId: string;
+  /** The workflow's customer (absent from events recorded before it was added). */
+  customerId?: string | undefined;
   status: WorkflowStatus;
   quoted: Money;
   margin: Margin;

@@ -746,7 +746,8 @@ class EventData:
     """The ``data`` of an event; which fields are set depends on the event's type.
 
     * ``workflow.*``: the workflow as it was when the event was written:
-      ``workflow_id``, ``status``, ``quoted``, ``margin``, and ``result``,
+      ``workflow_id``, ``customer_id`` (absent from events recorded before
+      it was added), ``status``, ``quoted``, ``margin``, and ``result``,
       ``settlement`` (on ``workflow.completed``) or ``failure`` (on
       ``workflow.failed``); ``pricing``, ``charged``, ``cost`` and ``outcome``
       when known.
