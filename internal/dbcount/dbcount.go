@@ -18,12 +18,17 @@ package dbcount
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 )
+
+// errNoContext is the error of a driver without the context methods every
+// driver in use implements (modernc.org/sqlite, pgdriver).
+var errNoContext = errors.New("dbcount: the driver lacks the context methods (ConnBeginTx, StmtExecContext, StmtQueryContext)")
 
 // Counter counts the writes of the connections it wraps. It is safe for
 // concurrent use.
@@ -168,13 +173,11 @@ func (cn *conn) record(query string, n int64) {
 }
 
 func (cn *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	var t driver.Tx
-	var err error
-	if b, ok := cn.Conn.(driver.ConnBeginTx); ok {
-		t, err = b.BeginTx(ctx, opts)
-	} else {
-		t, err = cn.Conn.Begin() //nolint:staticcheck // the fallback database/sql itself uses
+	b, ok := cn.Conn.(driver.ConnBeginTx)
+	if !ok {
+		return nil, errNoContext
 	}
+	t, err := b.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -270,13 +273,11 @@ type stmt struct {
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	var res driver.Result
-	var err error
-	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
-		res, err = e.ExecContext(ctx, args)
-	} else {
-		res, err = s.Stmt.Exec(namedToValues(args)) //nolint:staticcheck // the fallback database/sql itself uses
+	e, ok := s.Stmt.(driver.StmtExecContext)
+	if !ok {
+		return nil, errNoContext
 	}
+	res, err := e.ExecContext(ctx, args)
 	if err == nil && isWrite(s.query) {
 		if n, rerr := res.RowsAffected(); rerr == nil {
 			s.cn.record(s.query, n)
@@ -286,13 +287,11 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	var rs driver.Rows
-	var err error
-	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
-		rs, err = q.QueryContext(ctx, args)
-	} else {
-		rs, err = s.Stmt.Query(namedToValues(args)) //nolint:staticcheck // the fallback database/sql itself uses
+	q, ok := s.Stmt.(driver.StmtQueryContext)
+	if !ok {
+		return nil, errNoContext
 	}
+	rs, err := q.QueryContext(ctx, args)
 	if err != nil || !isWrite(s.query) {
 		return rs, err
 	}
@@ -304,14 +303,6 @@ func (s *stmt) CheckNamedValue(v *driver.NamedValue) error {
 		return c.CheckNamedValue(v)
 	}
 	return s.cn.CheckNamedValue(v)
-}
-
-func namedToValues(args []driver.NamedValue) []driver.Value {
-	out := make([]driver.Value, len(args))
-	for i, a := range args {
-		out[i] = a.Value
-	}
-	return out
 }
 
 // rows counts the rows a writing statement returns, recorded when they have
