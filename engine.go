@@ -253,6 +253,25 @@ func awaitStage(ctx context.Context, rs *runState, done <-chan struct{}) error {
 	}
 }
 
+// drainStage is a pipeline stage that runs one loop, which ends by itself
+// once its input is closed by the stage after it; Stop waits for that, and
+// when Stop's ctx ends first it cancels the run's work in flight.
+type drainStage struct {
+	name string
+	rs   *runState
+	run  func()
+	done chan struct{}
+}
+
+func (s *drainStage) Name() string { return s.name }
+
+func (s *drainStage) Start(context.Context) error {
+	s.done = goStage(s.run)
+	return nil
+}
+
+func (s *drainStage) Stop(ctx context.Context) error { return awaitStage(ctx, s.rs, s.done) }
+
 // goStage runs fn in a goroutine and returns the channel closed when it
 // returns.
 func goStage(fn func()) chan struct{} {
@@ -381,8 +400,14 @@ func (e *Engine) Start(ctx context.Context) error {
 		stage.NewLoop("retention", e.retentionLoop),
 		stage.NewLoop("funds", e.fundsLoop),
 		stage.NewLoop("refunds", e.refundLoop),
-		&settleStage{e: e, rs: rs},
-		&finishStage{e: e, rs: rs},
+		// The settle stage submits charges and follows each to the
+		// chain's decision (settle.go); it ends once the finish and
+		// execute stages have stopped and it has released what it holds.
+		&drainStage{name: "settle", rs: rs, run: func() { e.settleLoop(workCtx, rs) }},
+		// The finish stage records execution results and hands charges to
+		// the settle stage (execute.go); it ends once the execute stage
+		// has stopped and its results are recorded.
+		&drainStage{name: "finish", rs: rs, run: func() { e.finishLoop(workCtx, rs) }},
 		&executeStage{e: e, rs: rs},
 	)
 	if err := rs.stages.Start(ctx); err != nil {

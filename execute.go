@@ -45,24 +45,6 @@ func (s *executeStage) Stop(ctx context.Context) error {
 	return err
 }
 
-// finishStage records execution results and hands charges to the settle
-// stage; it ends once the execute stage has stopped and its results are
-// recorded.
-type finishStage struct {
-	e    *Engine
-	rs   *runState
-	done chan struct{}
-}
-
-func (s *finishStage) Name() string { return "finish" }
-
-func (s *finishStage) Start(context.Context) error {
-	s.done = goStage(func() { s.e.finishLoop(s.rs.workCtx, s.rs) })
-	return nil
-}
-
-func (s *finishStage) Stop(ctx context.Context) error { return awaitStage(ctx, s.rs, s.done) }
-
 // claimLoop leases due workflows whenever a worker slot is free and hands
 // each to an execution (Running) or to the settle stage (Settling).
 func (e *Engine) claimLoop(ctx, workCtx context.Context, rs *runState) {

@@ -35,24 +35,6 @@ const settlerTimeout = time.Minute
 // a transient error.
 const maxHeldPerBatch = 64
 
-// settleStage submits charges and follows each to the chain's decision. It
-// takes its work from the finish and execute stages (rs.settle) and ends
-// once they have stopped and it has released what it holds.
-type settleStage struct {
-	e    *Engine
-	rs   *runState
-	done chan struct{}
-}
-
-func (s *settleStage) Name() string { return "settle" }
-
-func (s *settleStage) Start(context.Context) error {
-	s.done = goStage(func() { s.e.settleLoop(s.rs.workCtx, s.rs) })
-	return nil
-}
-
-func (s *settleStage) Stop(ctx context.Context) error { return awaitStage(ctx, s.rs, s.done) }
-
 // settleLoop submits charges and records confirmations, in batches. A
 // workflow whose charge is pending stays in its memory, leased, until the
 // chain decides (see holdPending): its checks write nothing unless they
