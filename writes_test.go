@@ -64,10 +64,14 @@ func TestDurableWritesPerWorkflow(t *testing.T) {
 
 // pgRowsChanged returns the rows inserted, updated and deleted in each table
 // of the store's schema, as Postgres counts them, once the counts have
-// stopped changing (a connection reports its counts within a second of going
-// idle).
+// stopped changing. A server process reports its counts when it exits (and
+// at times while idle): the pool keeps no idle connection meanwhile, so each
+// connection's process exits as soon as it is put back.
 func pgRowsChanged(t *testing.T, store *bunstore.Store) map[string]int64 {
 	t.Helper()
+	pool := store.DB().Bun().DB
+	pool.SetMaxIdleConns(0)
+	defer pool.SetMaxIdleConns(64)
 	read := func() map[string]int64 {
 		var rows []struct {
 			Table string `bun:"relname"`
