@@ -6,6 +6,10 @@
 //	go run ./cmd/bench -suite pipeline [-n 10000] [-rounds 3] [-connections 32] [-rate 500] [-steady 30s]
 //	go run ./cmd/bench -suite pipeline -postgres DSN [-instances 3] [-geth PATH] ...
 //	go run ./cmd/bench -suite postgres [-postgres DSN] [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
+//	go run ./cmd/bench -suite fairness [-n 20000] [-rounds 3] [-duration 20s] [-work 100ms] [-fair-workers 100] [-sync FULL|NORMAL]
+//
+// -suite fairness: nine light customers' create→Settled latency on an idle
+// engine and behind another customer's burst of -n; see fairness.go.
 //
 // -suite postgres: River v0.47 (riverpgxv5) as the baseline beside the engine
 // on Postgres (create only; end to end with 1 and with -instances engines
@@ -72,6 +76,13 @@ func main() {
 	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
+	if *suite == "fairness" {
+		if err := runFairness(fairConfig{n: *n, rounds: *rounds, sync: sqlite.Synchronous(*sync), duration: *duration, cpuprofile: *cpuprofile}); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *suite == "postgres" {
 		dsn := *pgDSN
 		if dsn == "" {

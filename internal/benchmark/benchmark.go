@@ -209,6 +209,12 @@ func OpenSQLiteEngine(path string, sync sqlite.Synchronous, opts EngineOptions) 
 	return NewEngineOn(store, opts)
 }
 
+// The harness engine's Options.PollInterval and SettlementPollInterval.
+const (
+	PollInterval           = 50 * time.Millisecond
+	SettlementPollInterval = 50 * time.Millisecond
+)
+
 // EngineOptions configure [NewEngineOn].
 type EngineOptions struct {
 	// Workers is the engine's Options.Workers.
@@ -223,6 +229,15 @@ type EngineOptions struct {
 	// spread over FundedCustomers funded customers and are admitted
 	// against their balances, as with the shipped settler.
 	Funded bool
+	// Work is how long each execution of the no-op product takes (it
+	// sleeps, or returns early when canceled); default none.
+	Work time.Duration
+	// BatchSize is the engine's Options.BatchSize (default the engine's).
+	BatchSize int
+	// OnEvents, if set, is called with every batch of events handed to
+	// the notifier, when it is handed over (before the engine marks them
+	// dispatched).
+	OnEvents func([]settleflow.Event)
 }
 
 // NewEngineOn builds an Engine (not started) on store, which it closes
@@ -234,7 +249,16 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 		Name:     Product,
 		Price:    settleflow.Price{TargetMargin: 3000},
 		Estimate: func(p noop) (int64, error) { return 100 * p.Units, nil },
-		Execute: func(_ context.Context, p noop) (settleflow.Execution, error) {
+		Execute: func(ctx context.Context, p noop) (settleflow.Execution, error) {
+			if opts.Work > 0 {
+				t := time.NewTimer(opts.Work)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return settleflow.Execution{}, ctx.Err()
+				}
+			}
 			return settleflow.Execution{ActualCost: 90 * p.Units}, nil
 		},
 	}); err != nil {
@@ -259,6 +283,9 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 		TestFaucet:      -1,
 		Products:        ps,
 		Notifier: settleflow.NotifierFunc(func(_ context.Context, evs []settleflow.Event) error {
+			if opts.OnEvents != nil {
+				opts.OnEvents(evs)
+			}
 			e.completed.Add(int64(len(evs)))
 			select {
 			case e.notify <- struct{}{}:
@@ -266,9 +293,10 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 			}
 			return nil
 		}),
-		PollInterval:           50 * time.Millisecond,
-		SettlementPollInterval: 50 * time.Millisecond,
+		PollInterval:           PollInterval,
+		SettlementPollInterval: SettlementPollInterval,
 		Workers:                opts.Workers,
+		BatchSize:              opts.BatchSize,
 		WorkerID:               opts.WorkerID,
 	})
 	if err != nil {
