@@ -56,10 +56,10 @@ var (
 )
 
 const (
-	fairLight          = 9
-	fairHeavy          = "cus_heavy"
-	fairHeavyRoutines  = 16
-	fairBatchSize      = 256 // the engine's default, set explicitly
+	fairLight           = 9
+	fairHeavy           = "cus_heavy"
+	fairHeavyRoutines   = 16
+	fairBatchSize       = 256 // the engine's default, set explicitly
 	fairDefaultDuration = 20 * time.Second
 )
 
