@@ -11,6 +11,13 @@
 // -suite fairness: nine light customers' create→Settled latency on an idle
 // engine and behind another customer's burst of -n; see fairness.go.
 //
+//	go run ./cmd/bench -suite sqlite [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
+//
+// -suite sqlite: River v0.47 on its SQLite driver (riversqlite) beside the
+// engine end to end on SQLite, both at synchronous=FULL in WAL mode, each on
+// a fresh database, in the same round; see sqlite.go. (-river-conns sets
+// River's MaxOpenConns there, default 1 as riversqlite advises.)
+//
 // -suite postgres: River v0.47 (riverpgxv5) as the baseline beside the engine
 // on Postgres (create only; end to end with 1 and with -instances engines
 // sharing one database) and the SQLite engine end to end, each on a fresh
@@ -90,6 +97,13 @@ func main() {
 		}
 		if err := runPostgres(pgConfig{dsn: dsn, n: *n, rounds: *rounds, goroutines: *goroutines, workers: *workers,
 			riverConns: *riverConns, instances: cmp.Or(*instances, 3), cpuprofile: *cpuprofile, only: *only, noLease: *noLease}); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *suite == "sqlite" {
+		if err := runSQLite(sqliteConfig{n: *n, rounds: *rounds, goroutines: *goroutines, workers: *workers, riverConns: cmp.Or(*riverConns, 1)}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
