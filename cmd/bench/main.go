@@ -6,12 +6,11 @@
 //	go run ./cmd/bench -suite pipeline [-n 10000] [-rounds 3] [-connections 32] [-rate 500] [-steady 30s]
 //	go run ./cmd/bench -suite pipeline -postgres DSN [-instances 3] [-geth PATH] ...
 //	go run ./cmd/bench -suite postgres [-postgres DSN] [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
+//	go run ./cmd/bench -suite sqlite [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
 //	go run ./cmd/bench -suite fairness [-n 20000] [-rounds 3] [-duration 20s] [-work 100ms] [-fair-workers 100] [-sync FULL|NORMAL]
 //
 // -suite fairness: nine light customers' create→Settled latency on an idle
 // engine and behind another customer's burst of -n; see fairness.go.
-//
-//	go run ./cmd/bench -suite sqlite [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
 //
 // -suite sqlite: River v0.47 on its SQLite driver (riversqlite) beside the
 // engine end to end on SQLite, both at synchronous=FULL in WAL mode, each on
