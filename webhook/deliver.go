@@ -597,13 +597,33 @@ func (s *Service) record(rs ...*result) error {
 // recordTx writes the attempts of rs and moves each delivery on: succeeded,
 // due again on the schedule, or failed for good; a 410 disables the
 // endpoint. It takes a few statements per batch, whatever its size: one
-// update counts the attempts, one insert writes them, one update per status
-// code marks the successes; only failures, each with a schedule of its own,
+// update per delivery's row, which counts its attempt and holds it (see
+// below), one insert for the attempts that go to webhook_attempts, one
+// update for every success; only failures, each with a schedule of its own,
 // take a statement each.
+//
+// An attempt on a delivery this process still holds is written into the
+// delivery's row (last_attempt and the other last_* columns), and only the
+// attempt the row held before, if any, moves to a row of webhook_attempts:
+// a delivery that succeeds at once costs no attempt row. An attempt on a
+// delivery taken over meanwhile (by another process, or canceled) leaves
+// the row to its new holder and goes to webhook_attempts.
 func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now time.Time) error {
-	idList := make([]string, len(rs))
-	for i, r := range rs {
-		idList[i] = r.c.row.ID
+	// A delivery with two results in one batch (the first recorded so late
+	// that its lease ran out and this process claimed it again): the later
+	// is recorded after the first, on the row the first left.
+	var again []*result
+	idList := make([]string, 0, len(rs))
+	seen := make(map[string]bool, len(rs))
+	first := make([]*result, 0, len(rs))
+	for _, r := range rs {
+		if seen[r.c.row.ID] {
+			again = append(again, r)
+			continue
+		}
+		seen[r.c.row.ID] = true
+		first = append(first, r)
+		idList = append(idList, r.c.row.ID)
 	}
 	// The rows as they are now, locked against other processes on Postgres
 	// (SQLite's writes are serialized): each is then written once, by the
@@ -622,35 +642,39 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 		cur[curs[i].ID] = &curs[i]
 	}
 	var others []string // taken over meanwhile: only the attempt is counted
-	attempts := make([]attemptRow, 0, len(rs))
-	succeeded := map[int][]string{} // status code → deliveries
-	var rest []*result
-	for _, r := range rs {
+	attempts := make([]attemptRow, 0, len(first))
+	var succeeded, rest []*result
+	for _, r := range first {
 		c := cur[r.c.row.ID]
 		if c == nil {
 			r.next = "" // the endpoint was removed meanwhile
 			continue
 		}
 		r.attempt = c.Attempts
-		attempts = append(attempts, attemptRow{
-			DeliveryID:   r.c.row.ID,
-			Attempt:      c.Attempts,
-			StartedAt:    storage.Micros(r.started),
-			LatencyUS:    r.o.latency.Microseconds(),
-			StatusCode:   r.o.status,
-			Error:        r.o.err,
-			ResponseBody: r.o.body,
-		})
 		switch {
 		case c.LeaseOwner != s.cfg.Owner || c.Status != string(DeliveryPending):
 			// Another process took it over, or the endpoint was disabled:
 			// the attempt is history, the delivery is theirs.
 			r.next = DeliveryStatus(c.Status)
 			others = append(others, c.ID)
-		case r.o.ok():
+			attempts = append(attempts, attemptRow{
+				DeliveryID:   r.c.row.ID,
+				Attempt:      c.Attempts,
+				StartedAt:    storage.Micros(r.started),
+				LatencyUS:    r.o.latency.Microseconds(),
+				StatusCode:   r.o.status,
+				Error:        r.o.err,
+				ResponseBody: r.o.body,
+			})
+			continue
+		case c.LastAttempt > 0:
+			// The row takes this attempt: the one it held moves out.
+			attempts = append(attempts, c.heldAttempt())
+		}
+		if r.o.ok() {
 			r.next = DeliverySucceeded
-			succeeded[r.o.status] = append(succeeded[r.o.status], r.c.row.ID)
-		default:
+			succeeded = append(succeeded, r)
+		} else {
 			rest = append(rest, r)
 		}
 	}
@@ -666,12 +690,14 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 			return err
 		}
 	}
-	for code, ids := range succeeded {
-		if _, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
-			Set("attempts = attempts + 1").Set("updated_at = ?", storage.Micros(now)).
-			Set("lease_owner = ''").Set("last_status_code = ?", code).Set("last_error = ''").
-			Set("status = ?", string(DeliverySucceeded)).Set("completed_at = ?", storage.Micros(now)).
-			Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
+	for start := 0; start < len(succeeded); start += insertChunk {
+		chunk := succeeded[start:min(start+insertChunk, len(succeeded))]
+		args := make([]any, 0, 2+6*len(chunk))
+		args = append(args, storage.Micros(now), storage.Micros(now))
+		for _, r := range chunk {
+			args = append(args, r.c.row.ID, r.attempt, storage.Micros(r.started), r.o.latency.Microseconds(), r.o.status, r.o.body)
+		}
+		if _, err := tx.NewRaw(succeededSQL(len(chunk)), args...).Exec(ctx); err != nil {
 			return err
 		}
 	}
@@ -680,18 +706,37 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 			return err
 		}
 	}
+	if len(again) > 0 {
+		return s.recordTx(ctx, tx, again, now)
+	}
 	return nil
 }
 
-// moveOnTx moves a delivery on after a failed attempt: due again on the
-// schedule, or failed for good. A 410 disables the endpoint.
+// succeededSQL marks n deliveries succeeded, each holding its successful
+// attempt. Parameters: now, now, then per delivery its id, the attempt's
+// number, start, latency (µs), status code and answer.
+func succeededSQL(n int) string {
+	return `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?, lease_owner = '',
+		status = 'succeeded', completed_at = ?,
+		last_attempt = v.column2, last_started_at = v.column3, last_latency_us = v.column4,
+		last_status_code = v.column5, last_error = '', last_response_body = v.column6
+	FROM (VALUES ` + values(n, 6) + `) AS v WHERE webhook_deliveries.id = v.column1`
+}
+
+// moveOnTx moves a delivery on after a failed attempt, which its row holds
+// from now on: due again on the schedule, or failed for good. A 410
+// disables the endpoint.
 func (s *Service) moveOnTx(ctx context.Context, tx bun.Tx, r *result, cur *deliveryRow, now time.Time) error {
 	o := r.o
 	q := tx.NewUpdate().Model((*deliveryRow)(nil)).
 		Set("attempts = attempts + 1").Set("updated_at = ?", storage.Micros(now)).
 		Set("lease_owner = ''").
+		Set("last_attempt = ?", cur.Attempts).
+		Set("last_started_at = ?", storage.Micros(r.started)).
+		Set("last_latency_us = ?", o.latency.Microseconds()).
 		Set("last_status_code = ?", o.status).
 		Set("last_error = ?", o.err).
+		Set("last_response_body = ?", o.body).
 		Where("id = ?", cur.ID)
 	switch {
 	case o.status == http.StatusGone, cur.Attempts-cur.ScheduleStart >= s.cfg.Retry.Attempts():

@@ -37,6 +37,9 @@ func TestPostgres(t *testing.T) {
 		{"FairDelivery", TestFairDelivery},
 		{"FairQueueMigration", TestFairQueueMigration},
 		{"NotifyConcurrent", TestNotifyConcurrent},
+		{"AttemptsHeldOnDelivery", TestAttemptsHeldOnDelivery},
+		{"AttemptsTwiceInOneBatch", TestAttemptsTwiceInOneBatch},
+		{"LastAttemptMigration", TestLastAttemptMigration},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)
