@@ -157,6 +157,23 @@ type Service struct {
 	queue    []claimed                 // claimed, not yet started
 	total    int
 	wg       sync.WaitGroup
+	work     context.Context // the deliverer's, while it runs: attempts run under it
+
+	// Deliveries Notify records already claimed (see Notify): the slots
+	// its calls have reserved and not yet filled, in all and per endpoint;
+	// the calls holding a reservation, which Stop waits for; whether a
+	// claim is running, which a reservation waits for; the endpoints
+	// whose line is known to hold due deliveries (they get no pre-claimed
+	// ones); and a count of the Notify calls that recorded deliveries
+	// unleased, so that a claim that read its probes before such a call
+	// does not declare the line clear.
+	reserved    int
+	reservedPer map[string]int
+	preclaims   sync.WaitGroup
+	claiming    bool       // a claim runs: Notify reserves nothing meanwhile
+	claimDone   *sync.Cond // on mu, when claiming ends
+	backlogged  map[string]bool
+	unleasedGen uint64
 }
 
 // Errors of the endpoint API.
@@ -235,7 +252,11 @@ func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 		wake:      make(chan struct{}, 1),
 		inflight:  map[string]int{},
 		limits:    map[string]*endpointLimit{},
+
+		reservedPer: map[string]int{},
+		backlogged:  map[string]bool{},
 	}
+	s.claimDone = sync.NewCond(&s.mu)
 	if _, ok := cfg.Transport.(*http.Transport); cfg.Transport != nil && !ok {
 		cfg.Logger.Warn("webhook Config.Transport is not an *http.Transport: the URL policy's dial-time address check is off")
 	}
