@@ -61,8 +61,8 @@ func insertDeliveriesSQL(n int) string {
 // endpoint whose line is clear: none known backlogged (its last claim probe
 // filled the room it asked for, or left some of what it found, or this
 // process recorded deliveries for it unleased since), and, read in the
-// recording transaction, none of its deliveries due and unleased, first
-// attempts or retries. So a delivery recorded claimed never goes ahead of
+// recording transaction, still enabled with none of its deliveries due and
+// unleased, first attempts or retries. So a delivery recorded claimed never goes ahead of
 // one waiting in line, its lane's or another customer's; the rest are
 // recorded unleased and take their place in line. A delivery recorded
 // claimed keeps its place (fair key) too: if the process dies before
@@ -308,10 +308,12 @@ func (s *Service) leaseTx(ctx context.Context, tx *sql.Tx, r *reservation, rows 
 // busyLinesSQL returns, of n endpoints, those with a delivery due and not
 // leased: a first attempt in line (webhook_deliveries_fair, passing over
 // those in flight) or a retry (the earliest due, from
-// webhook_deliveries_retry). Parameters: the n endpoints, now, now.
+// webhook_deliveries_retry); and those disabled since Notify read them,
+// whose deliveries no claim takes. Parameters: the n endpoints, now, now.
 func busyLinesSQL(n int) string {
 	return `SELECT c.column1 FROM (VALUES ` + values(n, 1) + `) AS c
-	WHERE EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.endpoint_id = c.column1
+	WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = c.column1 AND e.disabled_at IS NULL)
+		OR EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.endpoint_id = c.column1
 			AND f.status = 'pending' AND f.attempts = f.schedule_start AND f.next_attempt_at <= ?)
 		OR (SELECT min(r.next_attempt_at) FROM webhook_deliveries r WHERE r.endpoint_id = c.column1
 			AND r.status = 'pending' AND r.attempts > r.schedule_start) <= ?`
