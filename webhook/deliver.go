@@ -678,10 +678,10 @@ func (s *Service) record(rs ...*result) error {
 // recordTx writes the attempts of rs and moves each delivery on: succeeded,
 // due again on the schedule, or failed for good; a 410 disables the
 // endpoint. It takes a few statements per batch, whatever its size: one
-// update per delivery's row, which counts its attempt and holds it (see
-// below), one insert for the attempts that go to webhook_attempts, one
-// update for every success; only failures, each with a schedule of its own,
-// take a statement each.
+// insert for the attempts that go to webhook_attempts, one update for the
+// deliveries taken over, one update for the successes (each row given its
+// own attempt from a VALUES list); only failures, each with a schedule of
+// its own, take a statement each. Each delivery's row is written once.
 //
 // An attempt on a delivery this process still holds is written into the
 // delivery's row (last_attempt and the other last_* columns), and only the
