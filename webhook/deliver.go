@@ -51,6 +51,8 @@ func (s *Service) Start(ctx context.Context) error {
 	workCtx, cancel := context.WithCancel(context.Background())
 	s.running = true
 	s.cancel = cancel
+	s.work = workCtx
+	clear(s.backlogged) // known again from the next claim
 	s.stopping = make(chan struct{})
 	s.loopDone = make(chan struct{})
 	s.results = make(chan *result, 2*s.cfg.MaxConcurrency)
@@ -78,6 +80,9 @@ func (s *Service) Stop(ctx context.Context) error {
 	s.mu.Unlock()
 
 	<-loopDone
+	// A Notify recording deliveries already claimed puts them on the queue
+	// once they have committed: wait for it, so they are released with it.
+	s.preclaims.Wait()
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	s.releaseQueued(rctx)
 	rcancel()
@@ -140,13 +145,19 @@ type claimed struct {
 // attempts: an endpoint holds at most 2 × MaxPerEndpoint deliveries (in
 // flight plus queued) and is refilled only once it holds MaxPerEndpoint or
 // fewer. Queued deliveries are leased like those in flight; Stop releases
-// them.
+// them. Notify may add deliveries it recorded already claimed, within the
+// same bounds (see Notify): the slots it reserves for them count as held
+// until it hands them over, and it reserves none while a claim runs.
 
-// claimAndDispatch tops up the queue from the database and starts what the
-// slots allow.
-func (s *Service) claimAndDispatch(ctx context.Context) error {
-	s.mu.Lock()
-	budget := 2*s.cfg.MaxConcurrency - s.total - len(s.queue)
+// budgetLocked returns how many more deliveries the deliverer may hold, in
+// all: 2 × MaxConcurrency less those in flight, queued and reserved.
+func (s *Service) budgetLocked() int {
+	return 2*s.cfg.MaxConcurrency - s.total - len(s.queue) - s.reserved
+}
+
+// heldLocked returns the deliveries each endpoint holds: in flight, queued
+// and reserved.
+func (s *Service) heldLocked() map[string]int {
 	held := make(map[string]int, len(s.inflight))
 	for k, v := range s.inflight {
 		held[k] += v
@@ -154,10 +165,43 @@ func (s *Service) claimAndDispatch(ctx context.Context) error {
 	for _, c := range s.queue {
 		held[c.row.EndpointID]++
 	}
+	for k, v := range s.reservedPer {
+		held[k] += v
+	}
+	return held
+}
+
+// room returns how many more deliveries an endpoint holding held may be
+// given, limit its concurrency limit now: none while it holds more than
+// its limit (still well supplied), else up to twice its limit.
+func room(limit, held int) int {
+	if held > limit {
+		return 0
+	}
+	return 2*limit - held
+}
+
+// limitNowLocked returns an endpoint's concurrency limit now.
+func (s *Service) limitNowLocked(ep string) int {
+	if l, ok := s.limits[ep]; ok {
+		return l.allowed()
+	}
+	return s.cfg.initialPerEndpoint()
+}
+
+// claimAndDispatch tops up the queue from the database and starts what the
+// slots allow.
+func (s *Service) claimAndDispatch(ctx context.Context) error {
+	s.mu.Lock()
+	budget := s.budgetLocked()
+	held := s.heldLocked()
 	per := make(map[string]int, len(s.limits))
 	for k, l := range s.limits {
 		per[k] = l.allowed()
 	}
+	// A Notify waits for the claim to end before it reserves slots, so the
+	// two never fill the same room.
+	s.claiming = budget > 0
 	s.mu.Unlock()
 	var err error
 	if budget > 0 {
@@ -167,13 +211,12 @@ func (s *Service) claimAndDispatch(ctx context.Context) error {
 			if !ok {
 				n = s.cfg.initialPerEndpoint()
 			}
-			if held[ep] > n {
-				return 0 // still well supplied
-			}
-			return 2*n - held[ep]
+			return room(n, held[ep])
 		})
 		s.mu.Lock()
 		s.queue = append(s.queue, batch...)
+		s.claiming = false
+		s.claimDone.Broadcast()
 		s.mu.Unlock()
 	}
 	s.dispatch(ctx)
@@ -285,7 +328,15 @@ type candidate struct {
 // before it is due), then is claimed at its place in line, which is ahead of
 // the deliveries recorded after it, its lane's included. Of more retries due
 // at once than an endpoint has room for, the earliest due are candidates.
+//
+// Each endpoint probed is marked backlogged (see Notify) when its probe
+// filled the room it asked for (there may be more in line) or not all it
+// found was picked, and clear otherwise, unless a Notify recorded
+// deliveries unleased meanwhile.
 func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(endpointID string) int) ([]claimed, error) {
+	s.mu.Lock()
+	gen := s.unleasedGen
+	s.mu.Unlock()
 	var enabled []string
 	if err := s.db.NewSelect().Model((*endpointRow)(nil)).Column("id").
 		Where("disabled_at IS NULL").Order("id").Scan(ctx, &enabled); err != nil {
@@ -317,7 +368,27 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 			return nil, err
 		}
 	}
+	found := make(map[string]int, len(slots))
+	endpointOf := make(map[string]string, len(cands))
+	for _, c := range cands {
+		found[c.EndpointID]++
+		endpointOf[c.ID] = c.EndpointID
+	}
 	pick := pickInTurn(cands, free, slots)
+	picked := make(map[string]int, len(slots))
+	for _, id := range pick {
+		picked[endpointOf[id]]++
+	}
+	s.mu.Lock()
+	for ep, n := range slots {
+		switch {
+		case found[ep] >= n || picked[ep] < found[ep]:
+			s.backlogged[ep] = true
+		case s.unleasedGen == gen:
+			delete(s.backlogged, ep)
+		}
+	}
+	s.mu.Unlock()
 	if len(pick) == 0 {
 		return nil, nil
 	}
@@ -355,25 +426,13 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	if err := s.db.NewSelect().Model(&eps).Column("id", "url").Where("id IN (?)", bun.List(idList)).Scan(ctx); err != nil {
 		return nil, err
 	}
-	var secrets []secretRow
-	if err := s.db.NewSelect().Model(&secrets).
-		Where("endpoint_id IN (?)", bun.List(idList)).
-		Where("expires_at IS NULL OR expires_at > ?", storage.Micros(now)).
-		OrderExpr("created_at DESC, secret").Scan(ctx); err != nil {
-		return nil, err
-	}
 	urls := map[string]string{}
 	for _, e := range eps {
 		urls[e.ID] = e.URL
 	}
-	keys := map[string][][]byte{}
-	for _, sr := range secrets {
-		k, err := secretKey(sr.Secret)
-		if err != nil {
-			s.log.Error("webhook endpoint has an unusable secret", zap.String("endpoint", sr.EndpointID))
-			continue
-		}
-		keys[sr.EndpointID] = append(keys[sr.EndpointID], k)
+	keys, err := s.signingKeys(ctx, idList, now)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]claimed, 0, len(rows))
 	for _, r := range rows {
@@ -385,6 +444,28 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		out = append(out, claimed{row: r, url: u, keys: keys[r.EndpointID]})
 	}
 	return out, nil
+}
+
+// signingKeys returns the keys of the secrets of each of endpointIDs valid
+// at now, newest first.
+func (s *Service) signingKeys(ctx context.Context, endpointIDs []string, now time.Time) (map[string][][]byte, error) {
+	var secrets []secretRow
+	if err := s.db.NewSelect().Model(&secrets).
+		Where("endpoint_id IN (?)", bun.List(endpointIDs)).
+		Where("expires_at IS NULL OR expires_at > ?", storage.Micros(now)).
+		OrderExpr("created_at DESC, secret").Scan(ctx); err != nil {
+		return nil, err
+	}
+	keys := map[string][][]byte{}
+	for _, sr := range secrets {
+		k, err := secretKey(sr.Secret)
+		if err != nil {
+			s.log.Error("webhook endpoint has an unusable secret", zap.String("endpoint", sr.EndpointID))
+			continue
+		}
+		keys[sr.EndpointID] = append(keys[sr.EndpointID], k)
+	}
+	return keys, nil
 }
 
 // probeSQL is the i-th probe of a claim: one endpoint's first slots due
@@ -597,13 +678,33 @@ func (s *Service) record(rs ...*result) error {
 // recordTx writes the attempts of rs and moves each delivery on: succeeded,
 // due again on the schedule, or failed for good; a 410 disables the
 // endpoint. It takes a few statements per batch, whatever its size: one
-// update counts the attempts, one insert writes them, one update per status
-// code marks the successes; only failures, each with a schedule of its own,
-// take a statement each.
+// insert for the attempts that go to webhook_attempts, one update for the
+// deliveries taken over, one update for the successes (each row given its
+// own attempt from a VALUES list); only failures, each with a schedule of
+// its own, take a statement each. Each delivery's row is written once.
+//
+// An attempt on a delivery this process still holds is written into the
+// delivery's row (last_attempt and the other last_* columns), and only the
+// attempt the row held before, if any, moves to a row of webhook_attempts:
+// a delivery that succeeds at once costs no attempt row. An attempt on a
+// delivery taken over meanwhile (by another process, or canceled) leaves
+// the row to its new holder and goes to webhook_attempts.
 func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now time.Time) error {
-	idList := make([]string, len(rs))
-	for i, r := range rs {
-		idList[i] = r.c.row.ID
+	// A delivery with two results in one batch (the first recorded so late
+	// that its lease ran out and this process claimed it again): the later
+	// is recorded after the first, on the row the first left.
+	var again []*result
+	idList := make([]string, 0, len(rs))
+	seen := make(map[string]bool, len(rs))
+	first := make([]*result, 0, len(rs))
+	for _, r := range rs {
+		if seen[r.c.row.ID] {
+			again = append(again, r)
+			continue
+		}
+		seen[r.c.row.ID] = true
+		first = append(first, r)
+		idList = append(idList, r.c.row.ID)
 	}
 	// The rows as they are now, locked against other processes on Postgres
 	// (SQLite's writes are serialized): each is then written once, by the
@@ -622,35 +723,39 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 		cur[curs[i].ID] = &curs[i]
 	}
 	var others []string // taken over meanwhile: only the attempt is counted
-	attempts := make([]attemptRow, 0, len(rs))
-	succeeded := map[int][]string{} // status code → deliveries
-	var rest []*result
-	for _, r := range rs {
+	attempts := make([]attemptRow, 0, len(first))
+	var succeeded, rest []*result
+	for _, r := range first {
 		c := cur[r.c.row.ID]
 		if c == nil {
 			r.next = "" // the endpoint was removed meanwhile
 			continue
 		}
 		r.attempt = c.Attempts
-		attempts = append(attempts, attemptRow{
-			DeliveryID:   r.c.row.ID,
-			Attempt:      c.Attempts,
-			StartedAt:    storage.Micros(r.started),
-			LatencyUS:    r.o.latency.Microseconds(),
-			StatusCode:   r.o.status,
-			Error:        r.o.err,
-			ResponseBody: r.o.body,
-		})
 		switch {
 		case c.LeaseOwner != s.cfg.Owner || c.Status != string(DeliveryPending):
 			// Another process took it over, or the endpoint was disabled:
 			// the attempt is history, the delivery is theirs.
 			r.next = DeliveryStatus(c.Status)
 			others = append(others, c.ID)
-		case r.o.ok():
+			attempts = append(attempts, attemptRow{
+				DeliveryID:   r.c.row.ID,
+				Attempt:      c.Attempts,
+				StartedAt:    storage.Micros(r.started),
+				LatencyUS:    r.o.latency.Microseconds(),
+				StatusCode:   r.o.status,
+				Error:        r.o.err,
+				ResponseBody: r.o.body,
+			})
+			continue
+		case c.LastAttempt > 0:
+			// The row takes this attempt: the one it held moves out.
+			attempts = append(attempts, c.heldAttempt())
+		}
+		if r.o.ok() {
 			r.next = DeliverySucceeded
-			succeeded[r.o.status] = append(succeeded[r.o.status], r.c.row.ID)
-		default:
+			succeeded = append(succeeded, r)
+		} else {
 			rest = append(rest, r)
 		}
 	}
@@ -666,12 +771,14 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 			return err
 		}
 	}
-	for code, ids := range succeeded {
-		if _, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
-			Set("attempts = attempts + 1").Set("updated_at = ?", storage.Micros(now)).
-			Set("lease_owner = ''").Set("last_status_code = ?", code).Set("last_error = ''").
-			Set("status = ?", string(DeliverySucceeded)).Set("completed_at = ?", storage.Micros(now)).
-			Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
+	for start := 0; start < len(succeeded); start += insertChunk {
+		chunk := succeeded[start:min(start+insertChunk, len(succeeded))]
+		args := make([]any, 0, 2+6*len(chunk))
+		args = append(args, storage.Micros(now), storage.Micros(now))
+		for _, r := range chunk {
+			args = append(args, r.c.row.ID, r.attempt, storage.Micros(r.started), r.o.latency.Microseconds(), r.o.status, r.o.body)
+		}
+		if _, err := tx.NewRaw(succeededSQL(len(chunk)), args...).Exec(ctx); err != nil {
 			return err
 		}
 	}
@@ -680,18 +787,37 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 			return err
 		}
 	}
+	if len(again) > 0 {
+		return s.recordTx(ctx, tx, again, now)
+	}
 	return nil
 }
 
-// moveOnTx moves a delivery on after a failed attempt: due again on the
-// schedule, or failed for good. A 410 disables the endpoint.
+// succeededSQL marks n deliveries succeeded, each holding its successful
+// attempt. Parameters: now, now, then per delivery its id, the attempt's
+// number, start, latency (µs), status code and answer.
+func succeededSQL(n int) string {
+	return `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?, lease_owner = '',
+		status = 'succeeded', completed_at = ?,
+		last_attempt = v.column2, last_started_at = v.column3, last_latency_us = v.column4,
+		last_status_code = v.column5, last_error = '', last_response_body = v.column6
+	FROM (VALUES ` + values(n, 6) + `) AS v WHERE webhook_deliveries.id = v.column1`
+}
+
+// moveOnTx moves a delivery on after a failed attempt, which its row holds
+// from now on: due again on the schedule, or failed for good. A 410
+// disables the endpoint.
 func (s *Service) moveOnTx(ctx context.Context, tx bun.Tx, r *result, cur *deliveryRow, now time.Time) error {
 	o := r.o
 	q := tx.NewUpdate().Model((*deliveryRow)(nil)).
 		Set("attempts = attempts + 1").Set("updated_at = ?", storage.Micros(now)).
 		Set("lease_owner = ''").
+		Set("last_attempt = ?", cur.Attempts).
+		Set("last_started_at = ?", storage.Micros(r.started)).
+		Set("last_latency_us = ?", o.latency.Microseconds()).
 		Set("last_status_code = ?", o.status).
 		Set("last_error = ?", o.err).
+		Set("last_response_body = ?", o.body).
 		Where("id = ?", cur.ID)
 	switch {
 	case o.status == http.StatusGone, cur.Attempts-cur.ScheduleStart >= s.cfg.Retry.Attempts():

@@ -37,6 +37,27 @@
 // A resent delivery ([Service.RetryDelivery]) keeps its place too: it goes
 // first.
 //
+// The deliverer claims due deliveries under a lease, a few per endpoint
+// ahead of those in flight. In the process whose deliverer runs, Notify may
+// record a delivery already claimed instead (leased to that process and
+// queued for sending once committed, which saves the claim's write), under
+// the claim's own bounds and only where that cannot put it ahead of anyone:
+// within the deliverer's budget and the endpoint's room; only when its
+// first attempt is due at once; only for an endpoint not known to have a
+// backlog (its last claim probe found as many deliveries as it had room for,
+// or left some of those it found, or deliveries were recorded for it
+// unleased since); and only if, read in the recording transaction, the
+// endpoint has no delivery due and unleased, whether a first attempt waiting
+// in line or a retry that has come due. The others are recorded unleased
+// and take their place in line. A delivery recorded claimed has its place in
+// line like any other: if its process dies before sending it, its lease runs
+// out and it is claimed in its place, by this or another process.
+//
+// Each attempt is recorded: a delivery's latest attempt on its own row (the
+// delivery's last_* columns), the ones before it in webhook_attempts, so a
+// delivery that succeeds at once costs no attempt row; [Service.ListAttempts]
+// returns them all, in order.
+//
 // Endpoint URLs follow a policy against server-side request forgery, checked
 // at registration and again on every attempt, down to each address the
 // deliverer connects to: live endpoints must be https and resolve to public

@@ -60,8 +60,8 @@ func eventIDs(cs []claimed) []string {
 // batch, a customer arriving later is in the next batch after it arrives, a
 // retry waiting for its delay is passed over and then claimed first, and
 // every customer's deliveries are claimed in the order they were recorded.
-// It also checks that the claim's probe and Notify's key read use the fair
-// queue's indexes.
+// It also checks that the claim's probe and Notify's key read and line check
+// use the fair queue's indexes.
 func TestFairClaim(t *testing.T) {
 	ctx := context.Background()
 	clock := &testClock{}
@@ -210,7 +210,8 @@ func TestFairClaim(t *testing.T) {
 
 // checkPlans checks that the claim's probe reads webhook_deliveries_fair and
 // webhook_deliveries_retry in order (no sort), that Notify's key read probes
-// webhook_deliveries_fair and webhook_lanes' key, and (SQLite) that the
+// webhook_deliveries_fair and webhook_lanes' key and its line check the two
+// indexes of pending deliveries, and (SQLite) that the
 // backlog reads the two indexes of pending deliveries, on the database at
 // hand: EXPLAIN QUERY PLAN on SQLite, EXPLAIN on Postgres (after ANALYZE,
 // with the queue loaded).
@@ -262,6 +263,12 @@ func checkPlans(t *testing.T, db *storage.DB, endpointID string) {
 		t.Errorf("fair key read does not probe webhook_deliveries_fair and webhook_lanes' key:\n%s", p)
 	}
 	t.Logf("fair key read:\n%s", p)
+	p = plan(busyLinesSQL(1), endpointID, now, now)
+	if !strings.Contains(p, "webhook_deliveries_fair") || !strings.Contains(p, "webhook_deliveries_retry") ||
+		strings.Contains(p, "SCAN f") || strings.Contains(p, "SCAN r") || strings.Contains(p, "Seq Scan") {
+		t.Errorf("Notify's line check does not probe webhook_deliveries_fair and webhook_deliveries_retry:\n%s", p)
+	}
+	t.Logf("line check:\n%s", p)
 	if !db.Postgres() { // Postgres may well read the whole table for a count of (here) all of it
 		p = plan(backlogSQL, now, now)
 		if !strings.Contains(p, "webhook_deliveries_fair") || !strings.Contains(p, "webhook_deliveries_retry") {

@@ -137,6 +137,31 @@ type deliveryRow struct {
 	CreatedAt      int64  `bun:"created_at"`
 	UpdatedAt      int64  `bun:"updated_at"`
 	CompletedAt    *int64 `bun:"completed_at"`
+	// The delivery's latest attempt, held on its row (migration
+	// 20261127000001): its number (0 if none is held here: every attempt
+	// is in webhook_attempts), start, latency and answer; its status code
+	// and error are LastStatusCode and LastError.
+	LastAttempt      int    `bun:"last_attempt"`
+	LastStartedAt    *int64 `bun:"last_started_at"`
+	LastLatencyUS    int64  `bun:"last_latency_us"`
+	LastResponseBody string `bun:"last_response_body"`
+}
+
+// heldAttempt returns the attempt held on the row (LastAttempt > 0) as a
+// webhook_attempts row.
+func (r *deliveryRow) heldAttempt() attemptRow {
+	a := attemptRow{
+		DeliveryID:   r.ID,
+		Attempt:      r.LastAttempt,
+		LatencyUS:    r.LastLatencyUS,
+		StatusCode:   r.LastStatusCode,
+		Error:        r.LastError,
+		ResponseBody: r.LastResponseBody,
+	}
+	if r.LastStartedAt != nil {
+		a.StartedAt = *r.LastStartedAt
+	}
+	return a
 }
 
 // laneRow is a lane's last key on an endpoint (see fairKeys).
@@ -148,6 +173,8 @@ type laneRow struct {
 	LastKey    int64  `bun:"last_key"`
 }
 
+// attemptRow is an attempt in webhook_attempts: every attempt of a
+// delivery but the one held on its row (deliveryRow.LastAttempt).
 type attemptRow struct {
 	bun.BaseModel `bun:"table:webhook_attempts"`
 

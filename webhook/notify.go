@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
@@ -29,12 +30,13 @@ func values(n, width int) string {
 	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
-// insertDeliveriesSQL inserts n deliveries; the columns not listed keep
-// their defaults (no attempt yet, no lease).
+// insertDeliveriesSQL inserts n deliveries and returns the ids of those
+// inserted (not those an earlier Notify recorded already); the columns not
+// listed keep their defaults (no attempt yet).
 func insertDeliveriesSQL(n int) string {
 	return `INSERT INTO webhook_deliveries (id, event_id, event_type, endpoint_id, environment, lane, fair_key,
-		payload, status, next_attempt_at, created_at, updated_at) VALUES ` + values(n, 12) + `
-		ON CONFLICT (event_id, endpoint_id) DO NOTHING`
+		payload, status, next_attempt_at, lease_owner, created_at, updated_at) VALUES ` + values(n, 13) + `
+		ON CONFLICT (event_id, endpoint_id) DO NOTHING RETURNING id`
 }
 
 // Notify records one delivery per enabled endpoint of each event's
@@ -48,21 +50,41 @@ func insertDeliveriesSQL(n int) string {
 //
 // Each delivery gets its place in its endpoint's fair queue here (see
 // eventLane and fairKeys): deliveries are taken from customers in turn.
+//
+// In the process whose deliverer runs (between [Service.Start] and
+// [Service.Stop]), deliveries may be recorded already claimed: leased to
+// this process as a claim would lease them, and put on the deliverer's
+// queue once they have committed, so they go out at once and the claim's
+// update is saved. Only what the deliverer could claim now (its budget, 2 ×
+// MaxConcurrency less what it holds, and each endpoint's room, as for a
+// claim), only when the first attempt is due at once, and only for an
+// endpoint whose line is clear: none known backlogged (its last claim probe
+// filled the room it asked for, or left some of what it found, or this
+// process recorded deliveries for it unleased since), and, read in the
+// recording transaction, still enabled with none of its deliveries due and
+// unleased, first attempts or retries. So a delivery recorded claimed never goes ahead of
+// one waiting in line, its lane's or another customer's; the rest are
+// recorded unleased and take their place in line. A delivery recorded
+// claimed keeps its place (fair key) too: if the process dies before
+// sending it, its lease runs out and it is claimed in its place by another.
 func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
 	var endpoints []endpointRow
-	if err := s.db.NewSelect().Model(&endpoints).Column("id", "environment").
+	if err := s.db.NewSelect().Model(&endpoints).Column("id", "environment", "url").
 		Where("disabled_at IS NULL").Order("id").Scan(ctx); err != nil {
 		return fmt.Errorf("webhook: notify: %w", err)
 	}
 	byEnv := map[string][]string{}
+	urls := make(map[string]string, len(endpoints))
 	for _, e := range endpoints {
 		byEnv[e.Environment] = append(byEnv[e.Environment], e.ID)
+		urls[e.ID] = e.URL
 	}
 	now := s.now()
-	due := storage.Micros(now.Add(s.delay(0)))
+	dueAt := now.Add(s.delay(0))
+	due := storage.Micros(dueAt)
 	var rows []deliveryRow
 	for i := range events {
 		ev := &events[i]
@@ -97,38 +119,274 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	var inserted int64
+	var pre *reservation
+	if !dueAt.After(now) {
+		pre = s.reserve(ctx, rows, urls, now)
+	}
+	inserted := map[string]bool{}
 	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
-		inserted = 0
+		clear(inserted)
+		for i := range rows {
+			rows[i].LeaseOwner, rows[i].NextAttemptAt = "", due
+		}
 		if err := fairKeys(ctx, s.sdb, tx.Tx, rows); err != nil {
 			return err
 		}
+		if pre != nil {
+			if err := s.leaseTx(ctx, tx.Tx, pre, rows, now); err != nil {
+				return err
+			}
+		}
 		for start := 0; start < len(rows); start += insertChunk {
 			chunk := rows[start:min(start+insertChunk, len(rows))]
-			args := make([]any, 0, 12*len(chunk))
+			args := make([]any, 0, 13*len(chunk))
 			for _, r := range chunk {
 				args = append(args, r.ID, r.EventID, r.EventType, r.EndpointID, r.Environment, r.Lane, r.FairKey,
-					r.Payload, r.Status, r.NextAttemptAt, r.CreatedAt, r.UpdatedAt)
+					r.Payload, r.Status, r.NextAttemptAt, r.LeaseOwner, r.CreatedAt, r.UpdatedAt)
 			}
 			// An endpoint removed since the read above fails the foreign
 			// key; the engine offers the events again and they skip it.
-			res, err := s.sdb.Exec(ctx, tx.Tx, insertDeliveriesSQL(len(chunk)), args...)
-			if err != nil {
+			if err := insertDeliveries(ctx, s.sdb, tx.Tx, insertDeliveriesSQL(len(chunk)), args, inserted); err != nil {
 				return err
 			}
-			n, _ := res.RowsAffected()
-			inserted += n
 		}
 		return nil
 	})
 	if err != nil {
+		s.handOff(pre, nil, nil)
 		return fmt.Errorf("webhook: notify: %w", err)
 	}
-	s.log.Debug("webhook deliveries recorded", zap.Int("events", len(events)), zap.Int64("deliveries", inserted))
-	if inserted > 0 {
+	queued, unleased := s.handOff(pre, rows, inserted)
+	s.log.Debug("webhook deliveries recorded", zap.Int("events", len(events)), zap.Int("deliveries", len(inserted)),
+		zap.Int("claimed", queued))
+	if unleased > 0 {
 		s.poke()
 	}
 	return nil
+}
+
+// insertDeliveries runs an insertDeliveriesSQL statement and adds the ids
+// it inserted to inserted.
+func insertDeliveries(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, inserted map[string]bool) error {
+	st, err := db.Stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return err
+		}
+		inserted[id] = true
+	}
+	return rs.Err()
+}
+
+// reservation is what one Notify call may record already claimed: up to
+// free deliveries in all and slots[endpoint] per endpoint, reserved in the
+// deliverer's budget until handOff, with each endpoint's URL and signing
+// keys.
+type reservation struct {
+	free  int
+	slots map[string]int
+	urls  map[string]string
+	keys  map[string][][]byte
+	busy  map[string]bool // endpoints whose line the recording found not clear
+}
+
+// reserve reserves, in the running deliverer's budget, the slots the new
+// deliveries of rows may be recorded claimed into (see Notify), or returns
+// nil if there are none. A reservation must be ended by handOff.
+func (s *Service) reserve(ctx context.Context, rows []deliveryRow, urls map[string]string, now time.Time) *reservation {
+	want := map[string]int{}
+	for i := range rows {
+		want[rows[i].EndpointID]++
+	}
+	s.mu.Lock()
+	for s.claiming {
+		s.claimDone.Wait() // a claim's budget and room are its own until it ends
+	}
+	if !s.running || s.work.Err() != nil {
+		s.mu.Unlock()
+		return nil
+	}
+	budget := s.budgetLocked()
+	held := s.heldLocked()
+	r := &reservation{slots: map[string]int{}, urls: urls}
+	sum := 0
+	for ep, n := range want {
+		if s.backlogged[ep] {
+			continue
+		}
+		if n = min(n, room(s.limitNowLocked(ep), held[ep])); n > 0 {
+			r.slots[ep] = n
+			sum += n
+		}
+	}
+	r.free = min(budget, sum)
+	if r.free <= 0 {
+		s.mu.Unlock()
+		return nil
+	}
+	s.reserved += r.free
+	for ep, n := range r.slots {
+		s.reservedPer[ep] += n
+	}
+	s.preclaims.Add(1)
+	s.mu.Unlock()
+
+	eps := make([]string, 0, len(r.slots))
+	for ep := range r.slots {
+		eps = append(eps, ep)
+	}
+	keys, err := s.signingKeys(ctx, eps, now)
+	if err != nil {
+		s.log.Warn("webhook notify: secrets not read; deliveries recorded unclaimed", zap.Error(err))
+	}
+	r.keys = keys
+	return r
+}
+
+// leaseTx decides, in the recording transaction, after fairKeys, which rows
+// are recorded claimed: for each endpoint of r with signing keys and a clear
+// line, its first slots rows in line order, the endpoints taking turns
+// within r.free, as a claim picks them; they are leased to this process.
+// It may run again (a rerun write): it decides afresh.
+func (s *Service) leaseTx(ctx context.Context, tx *sql.Tx, r *reservation, rows []deliveryRow, now time.Time) error {
+	r.busy = map[string]bool{}
+	eps := make([]string, 0, len(r.slots))
+	for ep := range r.slots {
+		if len(r.keys[ep]) > 0 {
+			eps = append(eps, ep)
+		}
+	}
+	if len(eps) == 0 {
+		return nil
+	}
+	slices.Sort(eps)
+	for start := 0; start < len(eps); start += insertChunk {
+		chunk := eps[start:min(start+insertChunk, len(eps))]
+		args := make([]any, 0, len(chunk)+2)
+		for _, ep := range chunk {
+			args = append(args, ep)
+		}
+		args = append(args, storage.Micros(now), storage.Micros(now))
+		if err := readBusy(ctx, s.sdb, tx, busyLinesSQL(len(chunk)), args, r.busy); err != nil {
+			return fmt.Errorf("line check: %w", err)
+		}
+	}
+	slots := make(map[string]int, len(eps))
+	for _, ep := range eps {
+		if !r.busy[ep] {
+			slots[ep] = r.slots[ep]
+		}
+	}
+	var cands []candidate
+	for i := range rows {
+		if slots[rows[i].EndpointID] > 0 {
+			cands = append(cands, candidate{ID: rows[i].ID, EndpointID: rows[i].EndpointID, FairKey: rows[i].FairKey})
+		}
+	}
+	pick := make(map[string]bool, r.free)
+	for _, id := range pickInTurn(cands, r.free, slots) {
+		pick[id] = true
+	}
+	lease := storage.Micros(now.Add(s.cfg.Lease))
+	for i := range rows {
+		if pick[rows[i].ID] {
+			rows[i].LeaseOwner, rows[i].NextAttemptAt = s.cfg.Owner, lease
+		}
+	}
+	return nil
+}
+
+// busyLinesSQL returns, of n endpoints, those with a delivery due and not
+// leased: a first attempt in line (webhook_deliveries_fair, passing over
+// those in flight) or a retry (the earliest due, from
+// webhook_deliveries_retry); and those disabled since Notify read them,
+// whose deliveries no claim takes. Parameters: the n endpoints, now, now.
+func busyLinesSQL(n int) string {
+	return `SELECT c.column1 FROM (VALUES ` + values(n, 1) + `) AS c
+	WHERE NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = c.column1 AND e.disabled_at IS NULL)
+		OR EXISTS (SELECT 1 FROM webhook_deliveries f WHERE f.endpoint_id = c.column1
+			AND f.status = 'pending' AND f.attempts = f.schedule_start AND f.next_attempt_at <= ?)
+		OR (SELECT min(r.next_attempt_at) FROM webhook_deliveries r WHERE r.endpoint_id = c.column1
+			AND r.status = 'pending' AND r.attempts > r.schedule_start) <= ?`
+}
+
+// readBusy runs a busyLinesSQL query and marks the endpoints it returns in
+// busy.
+func readBusy(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, busy map[string]bool) error {
+	st, err := db.Stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	for rs.Next() {
+		var ep string
+		if err := rs.Scan(&ep); err != nil {
+			return err
+		}
+		busy[ep] = true
+	}
+	return rs.Err()
+}
+
+// handOff ends a Notify's recording: the deliveries of rows it inserted
+// (inserted; rows nil if it did not commit) leased to this process go on
+// the deliverer's queue and are started if slots allow, the endpoints that
+// got deliveries unleased or whose line was not clear are marked
+// backlogged, and r's reservation (if any) is given back. It returns the
+// deliveries queued and those recorded unleased.
+func (s *Service) handOff(r *reservation, rows []deliveryRow, inserted map[string]bool) (queued, unleased int) {
+	s.mu.Lock()
+	for i := range rows {
+		row := &rows[i]
+		if !inserted[row.ID] {
+			continue
+		}
+		if row.LeaseOwner == s.cfg.Owner {
+			s.queue = append(s.queue, claimed{row: *row, url: r.urls[row.EndpointID], keys: r.keys[row.EndpointID]})
+			queued++
+			continue
+		}
+		unleased++
+		s.backlogged[row.EndpointID] = true
+	}
+	if unleased > 0 {
+		s.unleasedGen++
+	}
+	work := s.work
+	if r != nil {
+		if rows != nil {
+			for ep := range r.busy {
+				s.backlogged[ep] = true
+			}
+		}
+		s.reserved -= r.free
+		for ep, n := range r.slots {
+			if s.reservedPer[ep] -= n; s.reservedPer[ep] <= 0 {
+				delete(s.reservedPer, ep)
+			}
+		}
+	}
+	s.mu.Unlock()
+	if r != nil {
+		s.preclaims.Done()
+	}
+	if queued > 0 {
+		s.dispatch(work)
+	}
+	return queued, unleased
 }
 
 // eventLane returns the lane of an event's deliveries in the fair queue: the

@@ -1,10 +1,11 @@
 package webhook
 
 import (
-	"github.com/settleflow/settleflow/storage"
+	"database/sql/driver"
 	"testing"
 
 	"github.com/settleflow/settleflow/internal/pgtest"
+	"github.com/settleflow/settleflow/storage"
 )
 
 // TestPostgres runs the delivery and endpoint tests again on Postgres, each
@@ -16,7 +17,16 @@ func TestPostgres(t *testing.T) {
 		t.Helper()
 		return pg.Storage(t, "webhook_test")()
 	}
-	defer func() { pgOpen = nil }()
+	pgOpenWrapped = func(t testing.TB, wrap func(driver.Connector) driver.Connector) *storage.DB {
+		t.Helper()
+		db, err := storage.New(pg.SchemaWrapped(t, "webhook_test", wrap)(), storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	defer func() { pgOpen, pgOpenWrapped = nil, nil }()
 
 	for _, tc := range []struct {
 		name string
@@ -37,6 +47,15 @@ func TestPostgres(t *testing.T) {
 		{"FairDelivery", TestFairDelivery},
 		{"FairQueueMigration", TestFairQueueMigration},
 		{"NotifyConcurrent", TestNotifyConcurrent},
+		{"AttemptsHeldOnDelivery", TestAttemptsHeldOnDelivery},
+		{"AttemptsTwiceInOneBatch", TestAttemptsTwiceInOneBatch},
+		{"LastAttemptMigration", TestLastAttemptMigration},
+		{"NotifyRecordsClaimed", TestNotifyRecordsClaimed},
+		{"NotifyClaimedKeepsLineOrder", TestNotifyClaimedKeepsLineOrder},
+		{"NotifyBackloggedEndpoint", TestNotifyBackloggedEndpoint},
+		{"NotifyBacklogRecordsUnleased", TestNotifyBacklogRecordsUnleased},
+		{"StopReleasesPreclaimed", TestStopReleasesPreclaimed},
+		{"PreclaimedOutlivesItsProcess", TestPreclaimedOutlivesItsProcess},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)

@@ -40,6 +40,10 @@ func TestPrune(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "second delivery", func() bool { return ok.count() == 2 })
 	recentDelivery := onlyDelivery(t, s, recent.ID)
+	waitFor(t, 5*time.Second, "second delivery recorded", func() bool {
+		d, err := s.GetDelivery(ctx, recentDelivery)
+		return err == nil && d.Status == DeliverySucceeded
+	})
 	clock.Advance(2 * time.Hour) // the first is 49 h old, the second 2 h
 	n, err := s.Prune(ctx)
 	if err != nil || n != 1 {

@@ -157,6 +157,23 @@ type Service struct {
 	queue    []claimed                 // claimed, not yet started
 	total    int
 	wg       sync.WaitGroup
+	work     context.Context // the deliverer's, while it runs: attempts run under it
+
+	// Deliveries Notify records already claimed (see Notify): the slots
+	// its calls have reserved and not yet filled, in all and per endpoint;
+	// the calls holding a reservation, which Stop waits for; whether a
+	// claim is running, which a reservation waits for; the endpoints
+	// whose line is known to hold due deliveries (they get no pre-claimed
+	// ones); and a count of the Notify calls that recorded deliveries
+	// unleased, so that a claim that read its probes before such a call
+	// does not declare the line clear.
+	reserved    int
+	reservedPer map[string]int
+	preclaims   sync.WaitGroup
+	claiming    bool       // a claim runs: Notify reserves nothing meanwhile
+	claimDone   *sync.Cond // on mu, when claiming ends
+	backlogged  map[string]bool
+	unleasedGen uint64
 }
 
 // Errors of the endpoint API.
@@ -235,7 +252,11 @@ func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 		wake:      make(chan struct{}, 1),
 		inflight:  map[string]int{},
 		limits:    map[string]*endpointLimit{},
+
+		reservedPer: map[string]int{},
+		backlogged:  map[string]bool{},
 	}
+	s.claimDone = sync.NewCond(&s.mu)
 	if _, ok := cfg.Transport.(*http.Transport); cfg.Transport != nil && !ok {
 		cfg.Logger.Warn("webhook Config.Transport is not an *http.Transport: the URL policy's dial-time address check is off")
 	}
@@ -417,15 +438,24 @@ func (s *Service) disable(ctx context.Context, id, reason string) error {
 	return nil
 }
 
+// disableTx disables an endpoint and cancels its pending deliveries. Their
+// last_error says why; the attempt a delivery's row held (whose error that
+// was) moves to webhook_attempts first.
 func disableTx(ctx context.Context, tx bun.IDB, id, reason string, now int64) error {
 	if _, err := tx.NewUpdate().Model((*endpointRow)(nil)).
 		Set("disabled_at = ?", now).Set("disabled_reason = ?", reason).
 		Where("id = ? AND disabled_at IS NULL", id).Exec(ctx); err != nil {
 		return err
 	}
+	if _, err := tx.NewRaw(`INSERT INTO webhook_attempts (delivery_id, attempt, started_at, latency_us, status_code, error, response_body)
+		SELECT id, last_attempt, COALESCE(last_started_at, 0), last_latency_us, last_status_code, last_error, last_response_body
+		FROM webhook_deliveries WHERE endpoint_id = ? AND status = ? AND last_attempt > 0`,
+		id, string(DeliveryPending)).Exec(ctx); err != nil {
+		return err
+	}
 	_, err := tx.NewUpdate().Model((*deliveryRow)(nil)).
 		Set("status = ?", string(DeliveryCanceled)).
-		Set("lease_owner = ''").
+		Set("lease_owner = ''").Set("last_attempt = 0").
 		Set("last_error = ?", "endpoint disabled: "+reason).
 		Set("updated_at = ?", now).Set("completed_at = ?", now).
 		Where("endpoint_id = ? AND status = ?", id, string(DeliveryPending)).Exec(ctx)
@@ -583,7 +613,7 @@ func (s *Service) GetDelivery(ctx context.Context, id string) (*Delivery, error)
 // ListAttempts returns every recorded attempt of the delivery, in order.
 func (s *Service) ListAttempts(ctx context.Context, deliveryID string) ([]*Attempt, error) {
 	var rows []attemptRow
-	if err := s.db.NewSelect().Model(&rows).Where("delivery_id = ?", deliveryID).Order("attempt").Scan(ctx); err != nil {
+	if err := s.db.NewRaw(listAttemptsSQL, deliveryID, deliveryID).Scan(ctx, &rows); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("webhook: list attempts: %w", err)
 	}
 	out := make([]*Attempt, len(rows))
@@ -592,6 +622,15 @@ func (s *Service) ListAttempts(ctx context.Context, deliveryID string) ([]*Attem
 	}
 	return out, nil
 }
+
+// listAttemptsSQL reads a delivery's attempts: its rows in webhook_attempts
+// and the one held on the delivery's row, if any (see recordTx), in order.
+// Parameters: the delivery, the delivery.
+const listAttemptsSQL = `SELECT delivery_id, attempt, started_at, latency_us, status_code, error, response_body
+		FROM webhook_attempts WHERE delivery_id = ?
+	UNION ALL SELECT id, last_attempt, COALESCE(last_started_at, 0), last_latency_us, last_status_code, last_error, last_response_body
+		FROM webhook_deliveries WHERE id = ? AND last_attempt > 0
+	ORDER BY attempt`
 
 // RetryDelivery makes a finished delivery (failed, canceled, or succeeded:
 // resending one is how a receiver that lost an event gets it again; it
