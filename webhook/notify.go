@@ -146,7 +146,7 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 			}
 			// An endpoint removed since the read above fails the foreign
 			// key; the engine offers the events again and they skip it.
-			if err := insertDeliveries(ctx, s.sdb, tx.Tx, insertDeliveriesSQL(len(chunk)), args, inserted); err != nil {
+			if err := collectIDs(ctx, s.sdb, tx.Tx, insertDeliveriesSQL(len(chunk)), args, inserted); err != nil {
 				return err
 			}
 		}
@@ -165,9 +165,10 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	return nil
 }
 
-// insertDeliveries runs an insertDeliveriesSQL statement and adds the ids
-// it inserted to inserted.
-func insertDeliveries(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, inserted map[string]bool) error {
+// collectIDs runs the prepared query inside tx and adds the first column of
+// each row it returns to set: the ids an insertDeliveriesSQL statement
+// inserted, the endpoints a busyLinesSQL query finds busy.
+func collectIDs(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, set map[string]bool) error {
 	st, err := db.Stmt(ctx, query)
 	if err != nil {
 		return err
@@ -182,7 +183,7 @@ func insertDeliveries(ctx context.Context, db *storage.DB, tx *sql.Tx, query str
 		if err := rs.Scan(&id); err != nil {
 			return err
 		}
-		inserted[id] = true
+		set[id] = true
 	}
 	return rs.Err()
 }
@@ -276,7 +277,7 @@ func (s *Service) leaseTx(ctx context.Context, tx *sql.Tx, r *reservation, rows 
 			args = append(args, ep)
 		}
 		args = append(args, storage.Micros(now), storage.Micros(now))
-		if err := readBusy(ctx, s.sdb, tx, busyLinesSQL(len(chunk)), args, r.busy); err != nil {
+		if err := collectIDs(ctx, s.sdb, tx, busyLinesSQL(len(chunk)), args, r.busy); err != nil {
 			return fmt.Errorf("line check: %w", err)
 		}
 	}
@@ -317,28 +318,6 @@ func busyLinesSQL(n int) string {
 			AND f.status = 'pending' AND f.attempts = f.schedule_start AND f.next_attempt_at <= ?)
 		OR (SELECT min(r.next_attempt_at) FROM webhook_deliveries r WHERE r.endpoint_id = c.column1
 			AND r.status = 'pending' AND r.attempts > r.schedule_start) <= ?`
-}
-
-// readBusy runs a busyLinesSQL query and marks the endpoints it returns in
-// busy.
-func readBusy(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, busy map[string]bool) error {
-	st, err := db.Stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var ep string
-		if err := rs.Scan(&ep); err != nil {
-			return err
-		}
-		busy[ep] = true
-	}
-	return rs.Err()
 }
 
 // handOff ends a Notify's recording: the deliveries of rows it inserted
