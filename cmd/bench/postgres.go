@@ -436,38 +436,45 @@ func runRiver(ctx context.Context, m *pgMeasure, cfg pgConfig) error {
 		client.Stop(sctx) //nolint:errcheck // measured already
 	}()
 	return m.timed(ctx, func() error {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		errs := make(chan error, cfg.goroutines)
-		for g := 0; g < cfg.goroutines; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= int64(cfg.n) {
-					if _, err := client.Insert(ctx, riverNoop{}, nil); err != nil {
-						errs <- err
-						return
-					}
-				}
-			}()
-		}
-		deadline := time.After(10 * time.Minute)
-		for done := 0; done < cfg.n; {
-			select {
-			case ev := <-completed:
-				if ev != nil {
-					done++
-				}
-			case err := <-errs:
-				if err != nil {
-					return err
-				}
-			case <-deadline:
-				return errors.New("river: not all jobs completed in 10 minutes")
-			}
-		}
-		wg.Wait()
-		close(errs)
-		return <-errs
+		return riverInsertAndWait(ctx, client, completed, cfg.n, cfg.goroutines)
 	})
+}
+
+// riverInsertAndWait inserts n no-op jobs into client from goroutines
+// goroutines and returns once n JobCompleted events have come on completed
+// (or an insert failed, or 10 minutes passed).
+func riverInsertAndWait[TTx any](ctx context.Context, client *river.Client[TTx], completed <-chan *river.Event, n, goroutines int) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if _, err := client.Insert(ctx, riverNoop{}, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	deadline := time.After(10 * time.Minute)
+	for done := 0; done < n; {
+		select {
+		case ev := <-completed:
+			if ev != nil {
+				done++
+			}
+		case err := <-errs:
+			if err != nil {
+				return err
+			}
+		case <-deadline:
+			return errors.New("river: not all jobs completed in 10 minutes")
+		}
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
 }

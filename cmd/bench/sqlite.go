@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,8 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -205,38 +202,6 @@ func runRiverOn[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], n,
 		client.Stop(sctx) //nolint:errcheck // measured already
 	}()
 	return sqliteTimed(n, func() error {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		errs := make(chan error, goroutines)
-		for g := 0; g < goroutines; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= int64(n) {
-					if _, err := client.Insert(ctx, riverNoop{}, nil); err != nil {
-						errs <- err
-						return
-					}
-				}
-			}()
-		}
-		deadline := time.After(10 * time.Minute)
-		for done := 0; done < n; {
-			select {
-			case ev := <-completed:
-				if ev != nil {
-					done++
-				}
-			case err := <-errs:
-				if err != nil {
-					return err
-				}
-			case <-deadline:
-				return errors.New("river: not all jobs completed in 10 minutes")
-			}
-		}
-		wg.Wait()
-		close(errs)
-		return <-errs
+		return riverInsertAndWait(ctx, client, completed, n, goroutines)
 	})
 }
