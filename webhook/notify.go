@@ -165,10 +165,9 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	return nil
 }
 
-// collectIDs runs the prepared query inside tx and adds the first column of
-// each row it returns to set: the ids an insertDeliveriesSQL statement
-// inserted, the endpoints a busyLinesSQL query finds busy.
-func collectIDs(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, set map[string]bool) error {
+// eachRow runs the prepared query inside tx and calls scan for each row it
+// returns.
+func eachRow(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, scan func(*sql.Rows) error) error {
 	st, err := db.Stmt(ctx, query)
 	if err != nil {
 		return err
@@ -179,13 +178,25 @@ func collectIDs(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, a
 	}
 	defer rs.Close()
 	for rs.Next() {
+		if err := scan(rs); err != nil {
+			return err
+		}
+	}
+	return rs.Err()
+}
+
+// collectIDs runs the prepared query inside tx and adds the first column of
+// each row it returns to set: the ids an insertDeliveriesSQL statement
+// inserted, the endpoints a busyLinesSQL query finds busy.
+func collectIDs(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, set map[string]bool) error {
+	return eachRow(ctx, db, tx, query, args, func(rs *sql.Rows) error {
 		var id string
 		if err := rs.Scan(&id); err != nil {
 			return err
 		}
 		set[id] = true
-	}
-	return rs.Err()
+		return nil
+	})
 }
 
 // reservation is what one Notify call may record already claimed: up to
@@ -447,24 +458,15 @@ func fairKeys(ctx context.Context, db *storage.DB, tx *sql.Tx, rows []deliveryRo
 // returns to where the line's next key follows: its last key or the head,
 // whichever is further, and at least 0.
 func readLasts(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, last map[line]int64) error {
-	st, err := db.Stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	for rs.Next() {
+	return eachRow(ctx, db, tx, query, args, func(rs *sql.Rows) error {
 		var l line
 		var lastKey, head int64
 		if err := rs.Scan(&l.endpoint, &l.lane, &lastKey, &head); err != nil {
 			return err
 		}
 		last[l] = max(lastKey, head, 0)
-	}
-	return rs.Err()
+		return nil
+	})
 }
 
 // upsertLanesSQL records the last keys of n lines; a key never moves back.
