@@ -443,22 +443,8 @@ func runFairness(c fairConfig) error {
 		}
 		rs = append(rs, r)
 	}
-	med := func(get func(fairRound) time.Duration) time.Duration {
-		v := make([]time.Duration, 0, len(rs))
-		for _, r := range rs {
-			v = append(v, get(r))
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
-	medF := func(get func(fairRound) float64) float64 {
-		v := make([]float64, 0, len(rs))
-		for _, r := range rs {
-			v = append(v, get(r))
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(get func(fairRound) time.Duration) time.Duration { return medianOf(rs, get) }
+	medF := func(get func(fairRound) float64) float64 { return medianOf(rs, get) }
 	// The median row: each figure the median of the rounds'; the bound is
 	// computed from the median idle p99 and batch interval.
 	m := fairRound{

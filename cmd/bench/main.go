@@ -200,21 +200,9 @@ func run(n, rounds int, sync sqlite.Synchronous) error {
 		fmt.Printf("%-6d %14.0f %14.0f %14.0f %14.0f %14.0f\n", r+1, res.raw, res.create1, res.create16, res.e2e, res.e2eFunded)
 		rs = append(rs, res)
 	}
-	med := func(get func(result) float64) float64 {
-		var v []float64
-		for _, r := range rs {
-			v = append(v, get(r))
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(get func(result) float64) float64 { return medianOf(rs, get) }
 	ratio := func(get func(result) float64) float64 {
-		var v []float64
-		for _, r := range rs {
-			v = append(v, get(r)/r.raw)
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
+		return medianOf(rs, func(r result) float64 { return get(r) / r.raw })
 	}
 	fmt.Printf("%-6s %14.0f %14.0f %14.0f %14.0f %14.0f\n", "median", med(func(r result) float64 { return r.raw }),
 		med(func(r result) float64 { return r.create1 }), med(func(r result) float64 { return r.create16 }), med(func(r result) float64 { return r.e2e }),
@@ -379,12 +367,7 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 		rows = append(rows, res)
 	}
 	ratio := func(name string) float64 {
-		var v []float64
-		for _, r := range rows {
-			v = append(v, r[name].PerSecond()/r["noop"].PerSecond())
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
+		return medianOf(rows, func(r map[string]benchmark.LoadResult) float64 { return r[name].PerSecond() / r["noop"].PerSecond() })
 	}
 	fmt.Printf("median ratio: create %.2fx, fetch of a Pending workflow %.2fx (%.2fx read from SQLite), of a Settled one %.2fx of the no-op baseline\n",
 		ratio("create"), ratio("fetch"), ratio("shared"), ratio("settled"))
@@ -396,4 +379,15 @@ func runHTTP(rounds int, d time.Duration, turns, connections int, cpuprofile str
 			ratio("create-normal"), ratio("create-discard"))
 	}
 	return nil
+}
+
+// medianOf returns the median of get over rounds (the upper one of an even
+// count): each figure of a median row is the median of the rounds' own.
+func medianOf[R any, V cmp.Ordered](rounds []R, get func(R) V) V {
+	v := make([]V, len(rounds))
+	for i, r := range rounds {
+		v[i] = get(r)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }

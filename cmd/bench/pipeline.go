@@ -114,14 +114,7 @@ func runPipeline(c pipelineConfig) error {
 		printPipeline(fmt.Sprint(r+1), res)
 		rs = append(rs, res)
 	}
-	med := func(get func(pipelineResult) float64) float64 {
-		v := make([]float64, 0, len(rs))
-		for _, r := range rs {
-			v = append(v, get(r))
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	med := func(get func(pipelineResult) float64) float64 { return medianOf(rs, get) }
 	printPipeline("median", pipelineResult{
 		createPerSec:    med(func(r pipelineResult) float64 { return r.createPerSec }),
 		createP50:       med(func(r pipelineResult) float64 { return r.createP50 }),

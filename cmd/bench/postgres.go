@@ -250,14 +250,7 @@ func runPostgres(cfg pgConfig) error {
 		}
 		rounds = append(rounds, res)
 	}
-	median := func(get func(map[string]pgResult) float64) float64 {
-		var v []float64
-		for _, r := range rounds {
-			v = append(v, get(r))
-		}
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	median := func(get func(map[string]pgResult) float64) float64 { return medianOf(rounds, get) }
 	fmt.Printf("median of %d rounds (ratio: median of the per-round ratios):\n", len(rounds))
 	for _, s := range sides {
 		name := s.name

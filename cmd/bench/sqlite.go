@@ -80,11 +80,7 @@ func runSQLite(cfg sqliteConfig) error {
 		fmt.Printf("%-6d %-6s %12.0f %10.0f %12.0f %10.0f %7.2fx\n", r+1, sides[0].name, rv.perSec, rv.goCPU, en.perSec, en.goCPU, ratio)
 		rivers, engines, ratios = append(rivers, rv.perSec), append(engines, en.perSec), append(ratios, ratio)
 	}
-	median := func(v []float64) float64 {
-		v = slices.Clone(v)
-		slices.Sort(v)
-		return v[len(v)/2]
-	}
+	median := func(v []float64) float64 { return medianOf(v, func(x float64) float64 { return x }) }
 	fmt.Printf("%-6s %-6s %12.0f %10s %12.0f %10s %7.2fx  (ratio: median of the per-round ratios)\n", "median", "",
 		median(rivers), "", median(engines), "", median(ratios))
 	return nil
