@@ -154,25 +154,7 @@ func TestNotifyClaimedKeepsLineOrder(t *testing.T) {
 	cfg := fastConfig(t)
 	cfg.MaxConcurrency, cfg.MaxPerEndpoint = 1, 1
 	cfg.PollInterval = time.Hour // no claim but the first and those the deliverer pokes
-	s, err := New(ctx, db, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := New(ctx, db, fastConfig(t)) // another process's, not delivering
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newGate()
-	rc := newReceiver(t, g.respond)
-	ep, _ := createEndpoint(t, s, settleflow.Test, rc.URL)
-	x := customerEvent("cus_x")
-	if err := other.Notify(ctx, []settleflow.Event{x}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop(context.Background()) })
+	s, other, g, rc, ep, x := startGated(t, db, cfg)
 	if id := g.wait(t); id != x.ID {
 		t.Fatalf("first request for %s, want %s", id, x.ID)
 	}
@@ -215,25 +197,7 @@ func TestNotifyBackloggedEndpoint(t *testing.T) {
 	db := openDB(t)
 	cfg := fastConfig(t)
 	cfg.PollInterval = time.Hour
-	s, err := New(ctx, db, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := New(ctx, db, fastConfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := newGate()
-	rc := newReceiver(t, g.respond)
-	ep, _ := createEndpoint(t, s, settleflow.Test, rc.URL)
-	x := customerEvent("cus_x")
-	if err := other.Notify(ctx, []settleflow.Event{x}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop(context.Background()) })
+	s, _, g, rc, ep, _ := startGated(t, db, cfg)
 	g.wait(t) // x in flight: the first claim is over
 	// recordedClaimed: leased and not updated since it was recorded (a
 	// claim sets updated_at; the receiver holds every attempt).
@@ -448,4 +412,33 @@ func TestPreclaimedOutlivesItsProcess(t *testing.T) {
 	if err := a.Stop(sctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startGated starts a deliverer with cfg on db beside another process's
+// Service (not delivering) and a receiver that holds every request at its
+// gate; the other process has recorded one delivery of cus_x's (x) for the
+// endpoint before the deliverer starts, so the deliverer's first claim takes
+// it and the gate holds it.
+func startGated(t *testing.T, db *storage.DB, cfg Config) (s, other *Service, g *gate, rc *receiver, ep *Endpoint, x settleflow.Event) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := New(ctx, db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other, err = New(ctx, db, fastConfig(t)); err != nil {
+		t.Fatal(err)
+	}
+	g = newGate()
+	rc = newReceiver(t, g.respond)
+	ep, _ = createEndpoint(t, s, settleflow.Test, rc.URL)
+	x = customerEvent("cus_x")
+	if err := other.Notify(ctx, []settleflow.Event{x}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	return s, other, g, rc, ep, x
 }
