@@ -325,13 +325,7 @@ func TestFairDelivery(t *testing.T) {
 func TestFairQueueMigration(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	sub, err := fs.Sub(migrationFiles, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(ctx, storage.Migrations{Table: migrationsTable, Files: sub, Until: "20261123000001_micros"}); err != nil {
-		t.Fatal(err)
-	}
+	migrateUntil(t, db, "20261123000001_micros")
 	secret, err := NewSecret()
 	if err != nil {
 		t.Fatal(err)
@@ -481,5 +475,18 @@ func TestWorkflowEventsQueueByCustomer(t *testing.T) {
 	ev.Data.CustomerID = "" // recorded before events carried the customer
 	if got := eventLane(&ev); got != "" {
 		t.Fatalf("lane %q of an event naming no customer, want the shared lane", got)
+	}
+}
+
+// migrateUntil applies the webhook migrations to db up to and including
+// version, as a database last upgraded by a build of then.
+func migrateUntil(t *testing.T, db *storage.DB, version string) {
+	t.Helper()
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(context.Background(), storage.Migrations{Table: migrationsTable, Files: sub, Until: version}); err != nil {
+		t.Fatal(err)
 	}
 }
