@@ -61,9 +61,20 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 // BenchmarkEndToEndFunded is BenchmarkEndToEnd with every charge paid from
 // its customer's balance (100 funded customers): admission in the insert,
-// the ledger moved when each workflow ends.
+// the ledger moved when each workflow ends. Compare it with
+// BenchmarkEndToEndCustomers, the same creates unfunded.
 func BenchmarkEndToEndFunded(b *testing.B) {
-	e, err := benchmark.OpenSQLiteEngine(filepath.Join(b.TempDir(), "engine.db"), "", benchmark.EngineOptions{Workers: 512, Funded: true})
+	endToEndWith(b, benchmark.EngineOptions{Workers: 512, Funded: true})
+}
+
+// BenchmarkEndToEndCustomers is BenchmarkEndToEnd with the creates spread
+// over the 100 customers of BenchmarkEndToEndFunded, none of them funded.
+func BenchmarkEndToEndCustomers(b *testing.B) {
+	endToEndWith(b, benchmark.EngineOptions{Workers: 512, Customers: benchmark.FundedCustomers})
+}
+
+func endToEndWith(b *testing.B, opts benchmark.EngineOptions) {
+	e, err := benchmark.OpenSQLiteEngine(filepath.Join(b.TempDir(), "engine.db"), "", opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -80,6 +80,7 @@ func main() {
 	pgDSN := flag.String("postgres", "", "http: also measure create and fetch on a Postgres store, on the server at this `DSN` (in a schema of its own, dropped after); postgres: the server (default "+defaultPGDSN+"), a fresh database per side; pipeline: run the servers on this Postgres server (a fresh database each round) and settle on a geth --dev chain (-geth)")
 	geth := flag.String("geth", os.Getenv("SETTLEFLOW_GETH"), "pipeline with -postgres: the geth `binary` for the shared chain (settlement/scripts/install-geth.sh builds it)")
 	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
+	customers := flag.Int("customers", benchmark.FundedCustomers, fmt.Sprintf("engine: customers the funded end to end and its unfunded baseline spread their creates over (1 to %d)", benchmark.FundedCustomers))
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
 	flag.Parse()
 	if *suite == "fairness" {
@@ -132,7 +133,7 @@ func main() {
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*n, *rounds, sqlite.Synchronous(*sync)); err != nil {
+	if err := run(*n, *rounds, *customers, sqlite.Synchronous(*sync)); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -143,12 +144,15 @@ const defaultPGDSN = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disabl
 
 func splitComma(s string) []string { return strings.Split(s, ",") }
 
-type result struct{ raw, create1, create16, e2e, e2eFunded float64 }
+type result struct{ raw, create1, create16, e2e, e2eSpread, e2eFunded float64 }
 
-func run(n, rounds int, sync sqlite.Synchronous) error {
+func run(n, rounds, customers int, sync sqlite.Synchronous) error {
+	if customers < 1 || customers > benchmark.FundedCustomers {
+		return fmt.Errorf("-customers %d: want 1 to %d", customers, benchmark.FundedCustomers)
+	}
 	ctx := context.Background()
 	var rs []result
-	fmt.Printf("%-6s %14s %14s %14s %14s %14s\n", "round", "raw insert/s", "create×1/s", "create×16/s", "end-to-end/s", "funded e2e/s")
+	fmt.Printf("%-6s %14s %14s %14s %14s %14s %14s\n", "round", "raw insert/s", "create×1/s", "create×16/s", "end-to-end/s", fmt.Sprintf("e2e ×%d cus/s", customers), "funded e2e/s")
 	for r := 0; r < rounds; r++ {
 		dir, err := os.MkdirTemp("", "settleflow-bench-")
 		if err != nil {
@@ -171,22 +175,30 @@ func run(n, rounds int, sync sqlite.Synchronous) error {
 		if err != nil {
 			return err
 		}
+		e2e := func(e *benchmark.Engine) error { return benchmark.EndToEnd(ctx, e, n, 64) }
 		for _, m := range []struct {
-			out    *float64
-			name   string
-			funded bool
-			fn     func(e *benchmark.Engine) error
+			out       *float64
+			name      string
+			funded    bool
+			customers int
+			fn        func(e *benchmark.Engine) error
 		}{
-			{&res.create1, "c1", false, func(e *benchmark.Engine) error { return benchmark.CreateLoop(ctx, e, n, 1) }},
-			{&res.create16, "c16", false, func(e *benchmark.Engine) error { return benchmark.CreateLoop(ctx, e, n, 16) }},
-			{&res.e2e, "e2e", false, func(e *benchmark.Engine) error { return benchmark.EndToEnd(ctx, e, n, 64) }},
+			{&res.create1, "c1", false, 0, func(e *benchmark.Engine) error { return benchmark.CreateLoop(ctx, e, n, 1) }},
+			{&res.create16, "c16", false, 0, func(e *benchmark.Engine) error { return benchmark.CreateLoop(ctx, e, n, 16) }},
+			{&res.e2e, "e2e", false, 0, e2e},
+			// The same end to end with the creates spread over the
+			// funded run's customers (-customers): the baseline that run
+			// is compared with (the fair queue takes customers in turn,
+			// which costs something of its own).
+			{&res.e2eSpread, "e2e100", false, customers, e2e},
 			// The same end to end with every charge paid from its
 			// customer's balance: each create admitted against it and
 			// reserving it, each settlement turning the reservation into
-			// a debit (100 funded customers).
-			{&res.e2eFunded, "e2ef", true, func(e *benchmark.Engine) error { return benchmark.EndToEnd(ctx, e, n, 64) }},
+			// a debit.
+			{&res.e2eFunded, "e2ef", true, customers, e2e},
 		} {
-			e, err := benchmark.OpenSQLiteEngine(filepath.Join(dir, m.name+".db"), sync, benchmark.EngineOptions{Workers: 512, Funded: m.funded})
+			e, err := benchmark.OpenSQLiteEngine(filepath.Join(dir, m.name+".db"), sync,
+				benchmark.EngineOptions{Workers: 512, Funded: m.funded, Customers: m.customers})
 			if err != nil {
 				return err
 			}
@@ -197,20 +209,23 @@ func run(n, rounds int, sync sqlite.Synchronous) error {
 			}
 		}
 		os.RemoveAll(dir)
-		fmt.Printf("%-6d %14.0f %14.0f %14.0f %14.0f %14.0f\n", r+1, res.raw, res.create1, res.create16, res.e2e, res.e2eFunded)
+		fmt.Printf("%-6d %14.0f %14.0f %14.0f %14.0f %14.0f %14.0f\n", r+1, res.raw, res.create1, res.create16, res.e2e, res.e2eSpread, res.e2eFunded)
 		rs = append(rs, res)
 	}
 	med := func(get func(result) float64) float64 { return medianOf(rs, get) }
 	ratio := func(get func(result) float64) float64 {
 		return medianOf(rs, func(r result) float64 { return get(r) / r.raw })
 	}
-	fmt.Printf("%-6s %14.0f %14.0f %14.0f %14.0f %14.0f\n", "median", med(func(r result) float64 { return r.raw }),
+	fmt.Printf("%-6s %14.0f %14.0f %14.0f %14.0f %14.0f %14.0f\n", "median", med(func(r result) float64 { return r.raw }),
 		med(func(r result) float64 { return r.create1 }), med(func(r result) float64 { return r.create16 }), med(func(r result) float64 { return r.e2e }),
-		med(func(r result) float64 { return r.e2eFunded }))
-	fmt.Printf("%-6s %14s %13.2fx %13.2fx %13.2fx %13.2fx\n", "ratio", "1.00x",
+		med(func(r result) float64 { return r.e2eSpread }), med(func(r result) float64 { return r.e2eFunded }))
+	fmt.Printf("%-6s %14s %13.2fx %13.2fx %13.2fx %13.2fx %13.2fx\n", "ratio", "1.00x",
 		ratio(func(r result) float64 { return r.create1 }), ratio(func(r result) float64 { return r.create16 }), ratio(func(r result) float64 { return r.e2e }),
-		ratio(func(r result) float64 { return r.e2eFunded }))
-	fmt.Printf("funded end to end / end to end (median of the rounds' ratios): %.3f\n", med(func(r result) float64 { return r.e2eFunded / r.e2e }))
+		ratio(func(r result) float64 { return r.e2eSpread }), ratio(func(r result) float64 { return r.e2eFunded }))
+	fmt.Printf("funded end to end / end to end over the same %d customers (median of the rounds' ratios): %.3f\n",
+		customers, med(func(r result) float64 { return r.e2eFunded / r.e2eSpread }))
+	fmt.Printf("end to end over %d customers / over one (median of the rounds' ratios): %.3f\n",
+		customers, med(func(r result) float64 { return r.e2eSpread / r.e2e }))
 	return nil
 }
 

@@ -137,10 +137,15 @@ func (s *instantSettler) Status(_ context.Context, cs []settleflow.Charge) ([]se
 type fundedSettler struct{ instantSettler }
 
 // FundedCustomers is how many customers the creates of a funded engine
-// spread over (cus_bench_00 … cus_bench_99).
+// spread over by default (cus_bench_00 … cus_bench_99), and how many the
+// funded settler funds.
 const FundedCustomers = 100
 
-func fundedCustomer(i int64) string { return fmt.Sprintf("cus_bench_%02d", i%FundedCustomers) }
+// spreadCustomer is the customer of the i-th create of an engine whose
+// creates spread over n customers.
+func spreadCustomer(i, n int64) string { return fmt.Sprintf("cus_bench_%02d", i%n) }
+
+func fundedCustomer(i int64) string { return spreadCustomer(i, FundedCustomers) }
 
 func (s *fundedSettler) Funded(settleflow.Environment) bool { return true }
 
@@ -186,6 +191,7 @@ type Engine struct {
 	completed atomic.Int64
 	notify    chan struct{}
 	funded    bool
+	customers int // creates spread over this many customers; 0: one, cus_bench
 }
 
 // OpenEngine builds an Engine on the database at path (not started).
@@ -226,9 +232,15 @@ type EngineOptions struct {
 	// of engines sharing a database, one settles at a time.
 	Lease string
 	// Funded makes every charge paid from its customer's balance: creates
-	// spread over FundedCustomers funded customers and are admitted
-	// against their balances, as with the shipped settler.
+	// spread over FundedCustomers funded customers (unless Customers says
+	// otherwise) and are admitted against their balances, as with the
+	// shipped settler.
 	Funded bool
+	// Customers, if not 0, spreads the creates over that many customers
+	// (cus_bench_00, cus_bench_01, …) instead of one (cus_bench), funded
+	// or not: an unfunded engine's creates then meet the same fair queue
+	// as a funded engine's. At most FundedCustomers when Funded.
+	Customers int
 	// Work is how long each execution of the no-op product takes (it
 	// sleeps, or returns early when canceled); default none.
 	Work time.Duration
@@ -265,7 +277,14 @@ func NewEngineOn(store *bunstore.Store, opts EngineOptions) (*Engine, error) {
 		store.Close()
 		return nil, err
 	}
-	e := &Engine{store: store, notify: make(chan struct{}, 1), funded: opts.Funded}
+	if opts.Customers < 0 || opts.Funded && opts.Customers > FundedCustomers {
+		store.Close()
+		return nil, fmt.Errorf("benchmark: Customers is %d: want 0 to %d", opts.Customers, FundedCustomers)
+	}
+	if opts.Funded && opts.Customers == 0 {
+		opts.Customers = FundedCustomers
+	}
+	e := &Engine{store: store, notify: make(chan struct{}, 1), funded: opts.Funded, customers: opts.Customers}
 	var settler settleflow.Settler = &instantSettler{seen: map[string]bool{}}
 	if opts.Funded {
 		settler = &fundedSettler{instantSettler{seen: map[string]bool{}}}
@@ -358,8 +377,8 @@ func CreateLoopMany(ctx context.Context, es []*Engine, n, goroutines int) error 
 			e := es[g%len(es)]
 			p := p
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				if e.funded {
-					p.CustomerID = fundedCustomer(i)
+				if e.customers > 0 {
+					p.CustomerID = spreadCustomer(i, int64(e.customers))
 				}
 				if _, _, err := e.Create(ctx, p); err != nil {
 					errs <- err
