@@ -3,7 +3,9 @@ package settleflow_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/settleflow/settleflow"
@@ -43,6 +45,32 @@ func BenchmarkCreateParallel16(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
+			if _, _, err := e.Create(ctx, p); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkCreateParallel16Customers is BenchmarkCreateParallel16 with the
+// creates spread over benchmark.FundedCustomers customers (none funded),
+// in turn: each batch of the group commit then meets up to 16 customers'
+// places in the fair queue instead of one.
+func BenchmarkCreateParallel16Customers(b *testing.B) {
+	e, err := benchmark.OpenSQLiteEngine(filepath.Join(b.TempDir(), "engine.db"), "", benchmark.EngineOptions{Workers: 512, Customers: benchmark.FundedCustomers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Close() })
+	ctx := context.Background()
+	var next atomic.Int64
+	b.SetParallelism(8) // 8 × GOMAXPROCS(2) = 16 goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		p := settleflow.CreateParams{Environment: settleflow.Test, Product: benchmark.Product, Payload: json.RawMessage(`{"units":1}`)}
+		for pb.Next() {
+			p.CustomerID = fmt.Sprintf("cus_bench_%02d", next.Add(1)%benchmark.FundedCustomers)
 			if _, _, err := e.Create(ctx, p); err != nil {
 				b.Error(err)
 				return
