@@ -235,7 +235,7 @@ func (s *Service) reserve(ctx context.Context, rows []deliveryRow, urls map[stri
 		if s.backlogged[ep] {
 			continue
 		}
-		if n = min(n, room(s.limitNowLocked(ep), held[ep])); n > 0 {
+		if n = min(n, s.preclaimRoomLocked(ep, held[ep])); n > 0 {
 			r.slots[ep] = n
 			sum += n
 		}
@@ -338,6 +338,7 @@ func busyLinesSQL(n int) string {
 // backlogged, and r's reservation (if any) is given back. It returns the
 // deliveries queued and those recorded unleased.
 func (s *Service) handOff(r *reservation, rows []deliveryRow, inserted map[string]bool) (queued, unleased int) {
+	var held []claimed
 	s.mu.Lock()
 	for i := range rows {
 		row := &rows[i]
@@ -345,13 +346,14 @@ func (s *Service) handOff(r *reservation, rows []deliveryRow, inserted map[strin
 			continue
 		}
 		if row.LeaseOwner == s.cfg.Owner {
-			s.queue = append(s.queue, claimed{row: *row, url: r.urls[row.EndpointID], keys: r.keys[row.EndpointID]})
-			queued++
+			held = append(held, claimed{row: *row, url: r.urls[row.EndpointID], keys: r.keys[row.EndpointID]})
 			continue
 		}
 		unleased++
 		s.backlogged[row.EndpointID] = true
 	}
+	s.enqueueLocked(held)
+	queued = len(held)
 	if unleased > 0 {
 		s.unleasedGen++
 	}
