@@ -369,6 +369,10 @@ func (s *Service) dispatch(ctx context.Context) {
 // deliveries queued after it, so that none of those goes ahead of it: they
 // are due again at once, in their place in line, and the endpoint is
 // marked backlogged, so Notify records no delivery claimed ahead of them.
+// If the release cannot be written, they are left to their lease, as a
+// crashed process leaves its own. It runs in the loop before each claim,
+// which takes only deliveries whose lease has ended: those are stale, so a
+// delivery is never queued twice.
 func (s *Service) releaseStale(ctx context.Context) {
 	s.mu.Lock()
 	now := s.now()
