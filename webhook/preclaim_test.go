@@ -480,7 +480,7 @@ func TestNotifyBurstRecordsClaimed(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "the first delivery recorded", func() bool { return succeeded() == 1 })
 
-	const customers, n = 4, 40
+	const customers, n = 4, 24
 	limit, _ := s.EndpointConcurrency(ep.ID)
 	if 2*limit >= n {
 		t.Fatalf("endpoint limit %d: the burst would fit its room, want a burst beyond it", limit)
