@@ -29,7 +29,7 @@ import (
 // maxWritesPerWorkflow bounds the durable writes (rows changed plus commits:
 // see internal/dbcount) one workflow costs from Create to its
 // workflow.completed webhook delivered, in a batch of 100.
-const maxWritesPerWorkflow = 13.0
+const maxWritesPerWorkflow = 12.0
 
 // TestDurableWritesPerWorkflow counts, on SQLite and Postgres, every row the
 // engine and the webhook deliverer change and every commit they make while

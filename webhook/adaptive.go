@@ -32,6 +32,12 @@ type endpointLimit struct {
 	limit   float64
 	max     float64
 	lastCut time.Time
+	// lat is how long the receiver takes to answer, on the high side: it
+	// rises at once to any slower attempt and falls by a quarter of the
+	// difference with each faster one; 0 until an attempt is seen. It
+	// bounds what a Notify may queue for the endpoint (see
+	// Service.preclaimRoomLocked).
+	lat time.Duration
 }
 
 // allowed is how many attempts may be in flight to the endpoint now.
@@ -39,6 +45,7 @@ func (l *endpointLimit) allowed() int { return max(int(l.limit), 1) }
 
 // observe moves the limit on by an attempt's outcome.
 func (l *endpointLimit) observe(o outcome, cfg Config) {
+	l.lat = max(o.latency, (3*l.lat+o.latency)/4)
 	switch {
 	case troubled(o):
 		if now := time.Now(); now.Sub(l.lastCut) >= halvingWindow {

@@ -142,12 +142,78 @@ type claimed struct {
 
 // The deliverer keeps a small queue of claimed deliveries ahead of the
 // attempts in flight, so that one claim (a few statements) serves several
-// attempts: an endpoint holds at most 2 × MaxPerEndpoint deliveries (in
-// flight plus queued) and is refilled only once it holds MaxPerEndpoint or
+// attempts: a claim gives an endpoint at most twice its concurrency limit
+// (in flight plus queued) and refills it only once it holds its limit or
 // fewer. Queued deliveries are leased like those in flight; Stop releases
-// them. Notify may add deliveries it recorded already claimed, within the
-// same bounds (see Notify): the slots it reserves for them count as held
-// until it hands them over, and it reserves none while a claim runs.
+// them. Notify may add deliveries it recorded already claimed (see Notify),
+// within the deliverer's budget and the endpoint's room, which for an
+// endpoint whose receiver has answered goes beyond twice its limit to what
+// its limit sends within preclaimHorizon at the latency seen (see
+// preclaimRoomLocked): the slots it reserves for them count as held until
+// it hands them over, and it reserves none while a claim runs. Each
+// endpoint's queued deliveries are kept in line order, (fair_key, id).
+//
+// An attempt starts only while its lease outlasts it by leaseMargin (see
+// startableLocked): a queued delivery that waited too long (its receiver
+// slowed down) is released instead, with the endpoint's later ones, back
+// to its place in line, where a claim takes it again under a new lease.
+
+// preclaimHorizon bounds how long the deliveries a Notify queues beyond an
+// endpoint's room should take to go out, at its receiver's latency.
+const preclaimHorizon = time.Second
+
+// preclaimRoomLocked returns how many more deliveries a Notify may record
+// claimed for endpoint ep, which holds held: its room, as for a claim, or,
+// once its receiver has answered, as many more as its limit sends within
+// preclaimHorizon (or a quarter of what the lease leaves beyond the
+// timeout, if less) at the latency seen, if that is more. The budget
+// bounds both.
+func (s *Service) preclaimRoomLocked(ep string, held int) int {
+	limit := s.limitNowLocked(ep)
+	r := room(limit, held)
+	l := s.limits[ep]
+	if l == nil || l.lat <= 0 {
+		return r // nothing known of the receiver yet
+	}
+	horizon := min(preclaimHorizon, (s.cfg.Lease-s.cfg.Timeout)/4)
+	rounds := int(min(horizon/l.lat, 1<<20))
+	return max(r, limit*rounds-held)
+}
+
+// leaseMargin is how long a delivery's lease must outlast an attempt on it
+// (Timeout) when the attempt starts, so that it is recorded before another
+// process may take the delivery over.
+func (s *Service) leaseMargin() time.Duration {
+	return min(5*time.Second, (s.cfg.Lease-s.cfg.Timeout)/2)
+}
+
+// startableLocked reports whether an attempt on queued delivery c may start
+// at now: while its lease (next_attempt_at, for a delivery this process
+// holds) outlasts the attempt by leaseMargin.
+func (s *Service) startableLocked(c claimed, now time.Time) bool {
+	return now.Add(s.cfg.Timeout + s.leaseMargin()).Before(storage.FromMicros(c.row.NextAttemptAt))
+}
+
+// enqueueLocked adds deliveries held by this process to the queue, each
+// endpoint's in line order: each before the first queued delivery of its
+// endpoint that follows it in (fair_key, id) order, else at the end.
+func (s *Service) enqueueLocked(cs []claimed) {
+	for _, c := range cs {
+		i := slices.IndexFunc(s.queue, func(q claimed) bool {
+			return q.row.EndpointID == c.row.EndpointID && lineOrder(c.row, q.row) < 0
+		})
+		if i < 0 {
+			s.queue = append(s.queue, c)
+		} else {
+			s.queue = slices.Insert(s.queue, i, c)
+		}
+	}
+}
+
+// lineOrder orders deliveries of one endpoint by their place in its line.
+func lineOrder(a, b deliveryRow) int {
+	return cmp.Or(cmp.Compare(a.FairKey, b.FairKey), strings.Compare(a.ID, b.ID))
+}
 
 // budgetLocked returns how many more deliveries the deliverer may hold, in
 // all: 2 × MaxConcurrency less those in flight, queued and reserved.
@@ -192,6 +258,7 @@ func (s *Service) limitNowLocked(ep string) int {
 // claimAndDispatch tops up the queue from the database and starts what the
 // slots allow.
 func (s *Service) claimAndDispatch(ctx context.Context) error {
+	s.releaseStale(ctx)
 	s.mu.Lock()
 	budget := s.budgetLocked()
 	held := s.heldLocked()
@@ -214,7 +281,7 @@ func (s *Service) claimAndDispatch(ctx context.Context) error {
 			return room(n, held[ep])
 		})
 		s.mu.Lock()
-		s.queue = append(s.queue, batch...)
+		s.enqueueLocked(batch)
 		s.claiming = false
 		s.claimDone.Broadcast()
 		s.mu.Unlock()
@@ -231,11 +298,24 @@ func (s *Service) dispatch(ctx context.Context) {
 	if ctx.Err() != nil || !s.running {
 		return // stopping: start nothing new
 	}
+	now := s.now()
+	var stale map[string]bool
 	kept := s.queue[:0]
 	for _, c := range s.queue {
 		ep := c.row.EndpointID
-		if s.total >= s.cfg.MaxConcurrency || s.inflight[ep] >= s.limitLocked(ep).allowed() {
+		if s.total >= s.cfg.MaxConcurrency || s.inflight[ep] >= s.limitLocked(ep).allowed() || stale[ep] {
 			kept = append(kept, c)
+			continue
+		}
+		if !s.startableLocked(c, now) {
+			// Its lease is too short for an attempt: the loop releases
+			// it (releaseStale). Kept meanwhile, with its endpoint's
+			// later deliveries, so that none of those goes first.
+			kept = append(kept, c)
+			if stale == nil {
+				stale = map[string]bool{}
+			}
+			stale[ep] = true
 			continue
 		}
 		s.inflight[ep]++
@@ -279,6 +359,48 @@ func (s *Service) dispatch(ctx context.Context) {
 	}
 	clear(s.queue[len(kept):])
 	s.queue = kept
+	if stale != nil {
+		s.poke()
+	}
+}
+
+// releaseStale releases the queued deliveries whose lease is too short for
+// an attempt to start (see startableLocked), each with its endpoint's
+// deliveries queued after it, so that none of those goes ahead of it: they
+// are due again at once, in their place in line, and the endpoint is
+// marked backlogged, so Notify records no delivery claimed ahead of them.
+// If the release cannot be written, they are left to their lease, as a
+// crashed process leaves its own. It runs in the loop before each claim,
+// which takes only deliveries whose lease has ended: those are stale, so a
+// delivery is never queued twice.
+func (s *Service) releaseStale(ctx context.Context) {
+	s.mu.Lock()
+	now := s.now()
+	staleEP := map[string]bool{}
+	var out []claimed
+	kept := s.queue[:0]
+	for _, c := range s.queue {
+		ep := c.row.EndpointID
+		if staleEP[ep] || !s.startableLocked(c, now) {
+			staleEP[ep] = true
+			out = append(out, c)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	clear(s.queue[len(kept):])
+	s.queue = kept
+	if len(out) > 0 {
+		for ep := range staleEP {
+			s.backlogged[ep] = true
+		}
+		s.unleasedGen++
+	}
+	s.mu.Unlock()
+	if len(out) > 0 {
+		s.log.Warn("webhook deliveries queued too long for their lease; released to be claimed again", zap.Int("deliveries", len(out)))
+		s.release(ctx, out)
+	}
 }
 
 // releaseQueued gives the leases of queued, unstarted deliveries back, so
@@ -288,6 +410,12 @@ func (s *Service) releaseQueued(ctx context.Context) {
 	q := s.queue
 	s.queue = nil
 	s.mu.Unlock()
+	s.release(ctx, q)
+}
+
+// release gives the leases of deliveries this process holds and has not
+// started back: they are due at once, in their place in line.
+func (s *Service) release(ctx context.Context, q []claimed) {
 	if len(q) == 0 {
 		return
 	}

@@ -42,8 +42,11 @@
 // record a delivery already claimed instead (leased to that process and
 // queued for sending once committed, which saves the claim's write), under
 // the claim's own bounds and only where that cannot put it ahead of anyone:
-// within the deliverer's budget and the endpoint's room; only when its
-// first attempt is due at once; only for an endpoint not known to have a
+// within the deliverer's budget and the endpoint's room (twice its
+// concurrency, as for a claim, or, once its receiver has answered, as many
+// as its concurrency sends within about a second at the latency seen, if
+// that is more, so that a burst recorded at once costs no claim); only
+// when its first attempt is due at once; only for an endpoint not known to have a
 // backlog (its last claim probe found as many deliveries as it had room for,
 // or left some of those it found, or deliveries were recorded for it
 // unleased since); and only if, read in the recording transaction, the
@@ -51,7 +54,12 @@
 // in line or a retry that has come due. The others are recorded unleased
 // and take their place in line. A delivery recorded claimed has its place in
 // line like any other: if its process dies before sending it, its lease runs
-// out and it is claimed in its place, by this or another process.
+// out and it is claimed in its place, by this or another process. Each
+// endpoint's queued deliveries, claimed or recorded claimed, go out in line
+// order, and an attempt starts only while its delivery's lease outlasts it
+// by a margin: a queued delivery that waited longer (its receiver slowed
+// down) is released with its endpoint's later ones, back to their place in
+// line, and claimed again.
 //
 // Each attempt is recorded: a delivery's latest attempt on its own row (the
 // delivery's last_* columns), the ones before it in webhook_attempts, so a

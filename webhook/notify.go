@@ -55,9 +55,11 @@ func insertDeliveriesSQL(n int) string {
 // [Service.Stop]), deliveries may be recorded already claimed: leased to
 // this process as a claim would lease them, and put on the deliverer's
 // queue once they have committed, so they go out at once and the claim's
-// update is saved. Only what the deliverer could claim now (its budget, 2 ×
-// MaxConcurrency less what it holds, and each endpoint's room, as for a
-// claim), only when the first attempt is due at once, and only for an
+// update is saved. Only what the deliverer could hold now (its budget, 2 ×
+// MaxConcurrency less what it holds, and each endpoint's room: as for a
+// claim, or, once the endpoint's receiver has answered, what its limit
+// sends within preclaimHorizon at the latency seen, if that is more: see
+// preclaimRoomLocked), only when the first attempt is due at once, and only for an
 // endpoint whose line is clear: none known backlogged (its last claim probe
 // filled the room it asked for, or left some of what it found, or this
 // process recorded deliveries for it unleased since), and, read in the
@@ -235,7 +237,7 @@ func (s *Service) reserve(ctx context.Context, rows []deliveryRow, urls map[stri
 		if s.backlogged[ep] {
 			continue
 		}
-		if n = min(n, room(s.limitNowLocked(ep), held[ep])); n > 0 {
+		if n = min(n, s.preclaimRoomLocked(ep, held[ep])); n > 0 {
 			r.slots[ep] = n
 			sum += n
 		}
@@ -333,11 +335,13 @@ func busyLinesSQL(n int) string {
 
 // handOff ends a Notify's recording: the deliveries of rows it inserted
 // (inserted; rows nil if it did not commit) leased to this process go on
-// the deliverer's queue and are started if slots allow, the endpoints that
+// the deliverer's queue, each in its place in its endpoint's line, and are
+// started if slots allow, the endpoints that
 // got deliveries unleased or whose line was not clear are marked
 // backlogged, and r's reservation (if any) is given back. It returns the
 // deliveries queued and those recorded unleased.
 func (s *Service) handOff(r *reservation, rows []deliveryRow, inserted map[string]bool) (queued, unleased int) {
+	var held []claimed
 	s.mu.Lock()
 	for i := range rows {
 		row := &rows[i]
@@ -345,13 +349,14 @@ func (s *Service) handOff(r *reservation, rows []deliveryRow, inserted map[strin
 			continue
 		}
 		if row.LeaseOwner == s.cfg.Owner {
-			s.queue = append(s.queue, claimed{row: *row, url: r.urls[row.EndpointID], keys: r.keys[row.EndpointID]})
-			queued++
+			held = append(held, claimed{row: *row, url: r.urls[row.EndpointID], keys: r.keys[row.EndpointID]})
 			continue
 		}
 		unleased++
 		s.backlogged[row.EndpointID] = true
 	}
+	s.enqueueLocked(held)
+	queued = len(held)
 	if unleased > 0 {
 		s.unleasedGen++
 	}

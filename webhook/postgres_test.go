@@ -56,6 +56,8 @@ func TestPostgres(t *testing.T) {
 		{"NotifyBacklogRecordsUnleased", TestNotifyBacklogRecordsUnleased},
 		{"StopReleasesPreclaimed", TestStopReleasesPreclaimed},
 		{"PreclaimedOutlivesItsProcess", TestPreclaimedOutlivesItsProcess},
+		{"NotifyBurstRecordsClaimed", TestNotifyBurstRecordsClaimed},
+		{"QueuedPastLeaseReleased", TestQueuedPastLeaseReleased},
 		{"StandardWebhooksNodeInterop", TestStandardWebhooksNodeInterop},
 	} {
 		t.Run(tc.name, tc.test)

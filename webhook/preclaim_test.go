@@ -442,3 +442,181 @@ func startGated(t *testing.T, db *storage.DB, cfg Config) (s, other *Service, g 
 	t.Cleanup(func() { s.Stop(context.Background()) })
 	return s, other, g, rc, ep, x
 }
+
+// TestNotifyBurstRecordsClaimed: a burst of events for one endpoint whose
+// receiver answers at once, handed over in one Notify, is recorded claimed
+// beyond the endpoint's concurrency (its receiver has answered fast, so
+// its queue goes out well within the lease) and delivered with one insert
+// and one update of webhook_deliveries each: no claim.
+func TestNotifyBurstRecordsClaimed(t *testing.T) {
+	ctx := context.Background()
+	db, c := openCountedDB(t)
+	cfg := fastConfig(t)
+	cfg.PollInterval = time.Hour // no claim but the first and those the deliverer pokes
+	s := newService(t, db, cfg)
+	var mu sync.Mutex
+	var order []string
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		var ev settleflow.Event
+		if err := json.NewDecoder(r.Body).Decode(&ev); err == nil {
+			mu.Lock()
+			order = append(order, ev.ID)
+			mu.Unlock()
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	ep, _ := createEndpoint(t, s, settleflow.Test, rc.URL)
+	succeeded := func() int {
+		t.Helper()
+		n, err := s.db.NewSelect().Model((*deliveryRow)(nil)).Where("status = ?", string(DeliverySucceeded)).Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(n)
+	}
+	// The receiver answers once: from then on its latency is known.
+	if err := s.Notify(ctx, []settleflow.Event{customerEvent("cus_warm")}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the first delivery recorded", func() bool { return succeeded() == 1 })
+
+	const customers, n = 4, 24
+	limit, _ := s.EndpointConcurrency(ep.ID)
+	if 2*limit >= n {
+		t.Fatalf("endpoint limit %d: the burst would fit its room, want a burst beyond it", limit)
+	}
+	evs := make([]settleflow.Event, n)
+	for i := range evs {
+		evs[i] = customerEvent("cus_" + string(rune('a'+i%customers)))
+	}
+	before := c.Snapshot()
+	if err := s.Notify(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the burst recorded as delivered", func() bool { return succeeded() == 1+n })
+	got := c.Snapshot().Sub(before)
+	if ins := got.ByStatement["INSERT webhook_deliveries"]; ins > int64(n) {
+		t.Errorf("%d rows inserted in webhook_deliveries for %d deliveries, want at most %d:\n%s", ins, n, n, got)
+	}
+	if upd := got.ByStatement["UPDATE webhook_deliveries"]; upd > int64(n) {
+		t.Errorf("%d rows updated in webhook_deliveries for %d deliveries, want at most %d (their outcomes; no claim):\n%s",
+			upd, n, n, got)
+	}
+	mu.Lock()
+	arrived := slices.Clone(order[1:])
+	mu.Unlock()
+	slices.Sort(arrived)
+	var all []string
+	for _, ev := range evs {
+		all = append(all, ev.ID)
+	}
+	slices.Sort(all)
+	if !slices.Equal(arrived, all) {
+		t.Fatalf("requests for %v, want one for each of %v", arrived, all)
+	}
+}
+
+// TestQueuedPastLeaseReleased: deliveries recorded claimed and queued
+// behind an attempt that takes so long that their lease could end during
+// their own attempt are not sent under it: they are released to their
+// place in line, claimed again under a new lease, and delivered once each,
+// in the order recorded.
+func TestQueuedPastLeaseReleased(t *testing.T) {
+	ctx := context.Background()
+	clock := &testClock{}
+	cfg := fastConfig(t)
+	cfg.Clock = clock
+	cfg.MaxPerEndpoint = 1
+	cfg.PollInterval = time.Hour // no claim but the first and those the deliverer pokes
+	s := newService(t, openDB(t), cfg)
+	type arrival struct {
+		event string
+		lease time.Time // of its delivery when its request arrived
+	}
+	var mu sync.Mutex
+	var arrivals []arrival
+	var hold chan struct{}
+	arrivedCh := make(chan struct{}, 100)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		var ev settleflow.Event
+		if err := json.NewDecoder(r.Body).Decode(&ev); err != nil {
+			return
+		}
+		var row deliveryRow
+		if err := s.db.NewSelect().Model(&row).Where("event_id = ?", ev.ID).Scan(context.Background()); err != nil {
+			return
+		}
+		mu.Lock()
+		arrivals = append(arrivals, arrival{ev.ID, storage.FromMicros(row.NextAttemptAt)})
+		h := hold
+		mu.Unlock()
+		arrivedCh <- struct{}{}
+		if h != nil {
+			select {
+			case <-h:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	createEndpoint(t, s, settleflow.Test, rc.URL)
+	if err := s.Notify(ctx, []settleflow.Event{customerEvent("cus_warm")}); err != nil {
+		t.Fatal(err)
+	}
+	<-arrivedCh
+	waitFor(t, 5*time.Second, "the first delivery recorded", func() bool {
+		d, err := s.ListDeliveries(ctx, DeliveryQuery{Status: DeliverySucceeded})
+		return err == nil && len(d) == 1
+	})
+
+	mu.Lock()
+	hold = make(chan struct{})
+	release := hold
+	mu.Unlock()
+	a := make([]settleflow.Event, 5)
+	for i := range a {
+		a[i] = customerEvent("cus_a")
+	}
+	if err := s.Notify(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range a {
+		if row := deliveryOf(t, s, ev.ID); row.LeaseOwner != s.cfg.Owner || row.UpdatedAt != row.CreatedAt {
+			t.Fatalf("delivery %s: lease %q, updated %d (recorded %d); want all recorded claimed", ev.ID,
+				row.LeaseOwner, row.UpdatedAt, row.CreatedAt)
+		}
+	}
+	select {
+	case <-arrivedCh: // a[0] in flight, held; the others queued
+	case <-time.After(5 * time.Second):
+		t.Fatal("no request arrived")
+	}
+	clock.Advance(s.cfg.Lease - s.cfg.Timeout) // the queued ones' leases end within an attempt
+	renewedAfter := clock.Now()
+	close(release)
+	waitFor(t, 10*time.Second, "every delivery recorded", func() bool {
+		d, err := s.ListDeliveries(ctx, DeliveryQuery{Status: DeliverySucceeded})
+		return err == nil && len(d) == 1+len(a)
+	})
+	mu.Lock()
+	got := slices.Clone(arrivals[1:])
+	mu.Unlock()
+	var gotIDs []string
+	for _, ar := range got {
+		gotIDs = append(gotIDs, ar.event)
+	}
+	var wantIDs []string
+	for _, ev := range a {
+		wantIDs = append(wantIDs, ev.ID)
+	}
+	if !slices.Equal(gotIDs, wantIDs) {
+		t.Fatalf("arrivals %v, want each once in the order recorded, %v", gotIDs, wantIDs)
+	}
+	for _, ar := range got[1:] {
+		if !ar.lease.After(renewedAfter.Add(s.cfg.Timeout)) {
+			t.Errorf("delivery of %s sent under a lease ending %v, less than an attempt after %v",
+				ar.event, ar.lease, renewedAfter)
+		}
+	}
+}
