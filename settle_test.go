@@ -14,24 +14,6 @@ import (
 	"github.com/settleflow/settleflow"
 )
 
-func (f *fixture) waitStatus(t *testing.T, id string, st settleflow.Status) *settleflow.Workflow {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		w, err := f.engine.Fetch(context.Background(), settleflow.Test, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w.Status == st {
-			return w
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("workflow %s is %s, want %s", id, w.Status, st)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestSettleBatchIsolatesRefusal runs one settle batch holding a charge
 // submitted earlier (claimed again only to poll its confirmation) and a
 // fresh charge, and has the settler refuse the fresh one for good. Only the
