@@ -24,6 +24,11 @@ type settleItem struct {
 	leaseUntil time.Time
 	// due is when a held workflow's charge is asked about next.
 	due time.Time
+	// since is when this engine first submitted the charge, or, for a
+	// workflow it claimed already Settling, first asked about it: how long
+	// the charge has been pending, as far as this engine knows (see
+	// showPendingAfter). Zero until the item's first settle round.
+	since time.Time
 }
 
 // settlerTimeout bounds the Settler calls of one batch.
@@ -138,6 +143,9 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	charges := make([]Charge, len(batch))
 	for i, it := range batch {
 		charges[i] = chargeOf(it.wf)
+		if it.since.IsZero() {
+			batch[i].since = now // submitted (fresh) or first asked about, below
+		}
 	}
 	// done[i] is set once workflow i's update for this round is decided.
 	us := make([]Update, len(batch))
@@ -304,26 +312,49 @@ func (e *Engine) settleLease() time.Duration {
 	return max(minSettleLease, 4*e.opts.SettlementPollInterval)
 }
 
+// showPendingAfter is how long a charge must have been pending (since this
+// engine submitted it, or first asked about a workflow it claimed already
+// Settling) before a check writes its pending settlement to the workflow's
+// row. It exists because most charges never need that write: on a chain that
+// confirms within about a second (the simulated chain, geth --dev, a fast
+// L2) the settlement is written anyway a moment later, with the move to
+// Settled, and writing it while pending too cost each workflow a row update
+// (two, when the block number was learned at a later check) that nobody
+// could usefully read. What it trades: a Settling workflow shows no
+// settlement, or an older one, for its first second or so (until the first
+// check at or past it, within a SettlementPollInterval), and then shows it
+// at every check that finds it moved, as before. Nothing depends on that
+// write for safety: the workflow is Settling with its sequence in the Store,
+// and the chain is asked about the charge by its sequence.
+const showPendingAfter = time.Second
+
 // holdPending keeps a workflow whose charge is pending in memory until its
 // next check at next, leased, instead of releasing it to the Store: it
 // reports whether it does, with the write that holding needs, if any. The
-// check writes only what it learned: a settlement that appeared or moved (a
-// transaction sent, mined in another block after a reorganization), not its
+// check writes only what a reader should see: a settlement that appeared or
+// moved (a transaction sent, mined in another block after a reorganization),
+// and only once the charge has been pending showPendingAfter, not its
 // confirmations, which are recorded when it settles. The lease (settleLease)
-// is renewed when less than half of it would be left at the next check. Past
-// the bound on held workflows nothing is held.
+// is renewed when less than half of it would be left at the next check; that
+// write carries the settlement too, if it moved, however young the charge.
+// Past the bound on held workflows nothing is held.
 func (e *Engine) holdPending(it *settleItem, s *Settlement, now, next time.Time, held int) (*Update, bool) {
 	if held >= maxHeldPerBatch*e.opts.BatchSize {
 		return nil, false
 	}
 	w := it.wf
 	it.fresh, it.due = false, next
+	// w.Settlement is what the Store holds: it changes only when written,
+	// so a settlement not yet shown still counts as moved at later checks.
 	moved := s != nil && (w.Settlement == nil || s.TxHash != w.Settlement.TxHash || s.BlockNumber != w.Settlement.BlockNumber ||
 		s.ChainID != w.Settlement.ChainID)
 	lease := e.settleLease()
-	if !moved && it.leaseUntil.Sub(next) >= lease/2 {
+	renew := it.leaseUntil.Sub(next) < lease/2
+	show := moved && now.Sub(it.since) >= showPendingAfter
+	if !renew && !show {
 		return nil, true
 	}
+	// Either write renews the lease.
 	u := &Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, RunAt: now.Add(lease)}
 	if moved {
 		u.Settlement, w.Settlement = s, s

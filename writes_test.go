@@ -28,8 +28,14 @@ import (
 
 // maxWritesPerWorkflow bounds the durable writes (rows changed plus commits:
 // see internal/dbcount) one workflow costs from Create to its
-// workflow.completed webhook delivered, in a batch of 100.
-const maxWritesPerWorkflow = 12.0
+// workflow.completed webhook delivered, in a batch of 100: about 8.8, with a
+// margin. The workflow's row is written four times (insert, Running,
+// Settling, Settled): on the simulated chain a charge confirms within a
+// second, so its pending settlement is never written (showPendingAfter in
+// settle.go; it was two updates). The delivery is inserted already claimed
+// and updated once, when delivered (webhook.Service.Notify records a burst
+// claimed for a receiver that answers fast).
+const maxWritesPerWorkflow = 9.5
 
 // TestDurableWritesPerWorkflow counts, on SQLite and Postgres, every row the
 // engine and the webhook deliverer change and every commit they make while
@@ -202,7 +208,7 @@ func countWrites(t *testing.T, store *bunstore.Store, c *dbcount.Counter, rows f
 	t.Logf("durable writes per workflow from Create to a delivered webhook (%.0f workflows): %.2f (%.2f rows changed, %.2f commits; %.2f statements changed rows); rows by table:\n%s",
 		n, per, float64(got.Rows)/n, float64(got.Commits)/n, float64(got.Statements)/n, got)
 	if per > maxWritesPerWorkflow {
-		t.Errorf("%.2f durable writes per workflow, want at most %.0f", per, maxWritesPerWorkflow)
+		t.Errorf("%.2f durable writes per workflow, want at most %.1f", per, maxWritesPerWorkflow)
 	}
 }
 
