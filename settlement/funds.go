@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
@@ -289,12 +290,41 @@ func (c *chain) fund(ctx context.Context, customerID string, cents int64) (strin
 			c.fundedUntil = max(c.fundedUntil, head.Number.Uint64()+max(c.cfg.Confirmations, 1)+1)
 			c.mu.Unlock()
 			c.poke()
+			// A node may take a moment to count a sent transaction in the
+			// account's pending nonce (geth promotes it from its pool in
+			// the background): the next deposit, which reads that nonce
+			// under faucetMu, must not reuse this one.
+			c.awaitPendingNonce(ctx, from, nonce)
 			return tx.Hash().Hex(), nil
 		}
-		if attempt < 4 && (isNonceTooLow(err) || isUnderpriced(err)) {
-			continue // another process used the nonce
+		if attempt < 8 && (isNonceTooLow(err) || isUnderpriced(err)) {
+			// Another process used the nonce, or the node has not yet
+			// counted one of ours: read it again after a moment.
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(time.Duration(attempt+1) * 10 * time.Millisecond):
+			}
+			continue
 		}
 		return "", fmt.Errorf("settlement: %s: faucet deposit for %s: %w", c.env, customerID, err)
+	}
+}
+
+// awaitPendingNonce waits, for at most a second, until the node's pending
+// nonce of from has passed nonce (the transaction sent with it is counted).
+// It gives up quietly: the next deposit then retries on a reused nonce.
+func (c *chain) awaitPendingNonce(ctx context.Context, from common.Address, nonce uint64) {
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if n, err := c.b.PendingNonceAt(ctx, from); err != nil || n > nonce {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
 	}
 }
 
