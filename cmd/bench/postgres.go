@@ -15,8 +15,6 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -437,21 +435,10 @@ func runRiver(ctx context.Context, m *pgMeasure, cfg pgConfig) error {
 // goroutines and returns once n JobCompleted events have come on completed
 // (or an insert failed, or 10 minutes passed).
 func riverInsertAndWait[TTx any](ctx context.Context, client *river.Client[TTx], completed <-chan *river.Event, n, goroutines int) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines)
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				if _, err := client.Insert(ctx, riverNoop{}, nil); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
+	errs := benchmark.Fanout(n, goroutines, func(int, int64) error {
+		_, err := client.Insert(ctx, riverNoop{}, nil)
+		return err
+	})
 	deadline := time.After(10 * time.Minute)
 	for done := 0; done < n; {
 		select {
@@ -459,15 +446,20 @@ func riverInsertAndWait[TTx any](ctx context.Context, client *river.Client[TTx],
 			if ev != nil {
 				done++
 			}
-		case err := <-errs:
-			if err != nil {
-				return err
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil // every insert made: wait for the rest to complete
+				continue
 			}
+			return err
 		case <-deadline:
 			return errors.New("river: not all jobs completed in 10 minutes")
 		}
 	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	if errs != nil { // wait for the inserting goroutines
+		for err := range errs {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@
 package benchmark
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -367,29 +368,46 @@ func CreateLoopMany(ctx context.Context, es []*Engine, n, goroutines int) error 
 			}
 		}
 	}
+	var first error
+	for err := range Fanout(n, goroutines, func(g int, i int64) error {
+		e, p := es[g%len(es)], p
+		if e.customers > 0 {
+			p.CustomerID = spreadCustomer(i, int64(e.customers))
+		}
+		_, _, err := e.Create(ctx, p)
+		return err
+	}) {
+		first = cmp.Or(first, err)
+	}
+	return first
+}
+
+// Fanout calls do(g, i) for i = 1 … n from goroutines goroutines (g is the
+// calling goroutine's number, 0 … goroutines-1), each goroutine taking the
+// next i until none is left or its call fails. The returned channel yields
+// each goroutine's error, if any, and is closed once every goroutine has
+// returned.
+func Fanout(n, goroutines int, do func(g int, i int64) error) <-chan error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
-	for g := 0; g < goroutines; g++ {
+	for g := range goroutines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e := es[g%len(es)]
-			p := p
 			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-				if e.customers > 0 {
-					p.CustomerID = spreadCustomer(i, int64(e.customers))
-				}
-				if _, _, err := e.Create(ctx, p); err != nil {
+				if err := do(g, i); err != nil {
 					errs <- err
 					return
 				}
 			}
 		}()
 	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	go func() {
+		wg.Wait()
+		close(errs)
+	}()
+	return errs
 }
 
 // EndToEnd starts e, creates n workflows from the given number of
