@@ -376,12 +376,15 @@ func (s *Service) dispatch(ctx context.Context) {
 func (s *Service) releaseStale(ctx context.Context) {
 	s.mu.Lock()
 	now := s.now()
-	staleEP := map[string]bool{}
+	var staleEP map[string]bool // allocated only when something is stale: this runs before every claim
 	var out []claimed
 	kept := s.queue[:0]
 	for _, c := range s.queue {
 		ep := c.row.EndpointID
 		if staleEP[ep] || !s.startableLocked(c, now) {
+			if staleEP == nil {
+				staleEP = map[string]bool{}
+			}
 			staleEP[ep] = true
 			out = append(out, c)
 			continue
