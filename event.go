@@ -1,8 +1,7 @@
 package settleflow
 
 import (
-	"context"
-
+	"github.com/settleflow/settleflow/driver"
 	"github.com/settleflow/settleflow/wire"
 )
 
@@ -41,19 +40,8 @@ type EventData = wire.EventData
 // (wire.DepositEvent).
 type DepositEvent = wire.DepositEvent
 
-// Notifier receives the events the engine wrote to its outbox, oldest first.
-//
-// Notify returns nil only once it has taken durable responsibility for every
-// event given (for example by recording a delivery per webhook endpoint); the
-// engine then marks them dispatched. After a crash an event may be handed over
-// again, with the same ID; a Notifier dedupes on it. An error leaves the events
-// in the outbox, and they are offered again after a backoff.
-type Notifier interface {
-	Notify(ctx context.Context, events []Event) error
-}
+// Notifier receives the events the engine wrote to its outbox, oldest first ([driver.Notifier]).
+type Notifier = driver.Notifier
 
-// NotifierFunc adapts a function to the [Notifier] interface.
-type NotifierFunc func(ctx context.Context, events []Event) error
-
-// Notify calls f.
-func (f NotifierFunc) Notify(ctx context.Context, events []Event) error { return f(ctx, events) }
+// NotifierFunc adapts a function to the [Notifier] interface ([driver.NotifierFunc]).
+type NotifierFunc = driver.NotifierFunc

@@ -3,8 +3,8 @@ package settleflow
 import (
 	"context"
 	"fmt"
-	"time"
 
+	"github.com/settleflow/settleflow/driver"
 	"github.com/settleflow/settleflow/wire"
 )
 
@@ -30,28 +30,8 @@ const (
 // that would hold more is an error asking for a narrower date range.
 const MaxMarginRows = 1000
 
-// MarginsParams asks for a margins report.
-type MarginsParams struct {
-	Environment Environment
-	// GroupBy is required.
-	GroupBy MarginGroupBy
-	// CreatedAfter and CreatedBefore bound the workflows' creation time
-	// (after: inclusive, before: exclusive); zero is unbounded.
-	CreatedAfter, CreatedBefore time.Time
-	// Product, if set, counts that product's workflows only (a chart of
-	// one product's margin by day).
-	Product string
-}
-
 // MarginRow is one group of a margins report (wire.MarginRow).
 type MarginRow = wire.MarginRow
-
-// MarginTotals is one group's sums as a Store computes them.
-type MarginTotals struct {
-	Key                     string
-	Workflows               int64
-	Charged, Refunded, Cost int64
-}
 
 // MarginReport is a margins report: the wire object of GET /v1/margins
 // (wire.MarginReport).
@@ -75,7 +55,7 @@ func marginOf(kept, cost int64) *BasisPoints {
 	return &m
 }
 
-func (t MarginTotals) row() MarginRow {
+func marginRow(t MarginTotals) MarginRow {
 	return MarginRow{Key: t.Key, Workflows: t.Workflows, Charged: Money{Amount: t.Charged, Currency: Currency},
 		Refunded: Money{Amount: t.Refunded, Currency: Currency}, Cost: Money{Amount: t.Cost, Currency: Currency},
 		Margin: marginOf(t.Charged-t.Refunded, t.Cost)}
@@ -118,12 +98,18 @@ func (e *Engine) Margins(ctx context.Context, p MarginsParams) (*MarginReport, e
 	}
 	var sum MarginTotals
 	for i, t := range totals {
-		rep.Data[i] = t.row()
+		rep.Data[i] = marginRow(t)
 		sum.Workflows += t.Workflows
 		sum.Charged += t.Charged
 		sum.Refunded += t.Refunded
 		sum.Cost += t.Cost
 	}
-	rep.Total = sum.row()
+	rep.Total = marginRow(sum)
 	return rep, nil
 }
+
+// MarginsParams asks for a margins report ([driver.MarginsParams]).
+type MarginsParams = driver.MarginsParams
+
+// MarginTotals is one group's sums as a Store computes them ([driver.MarginTotals]).
+type MarginTotals = driver.MarginTotals
