@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/stage"
 )
 
 // Cancel cancels the workflow id of env while it is still Pending: it moves
@@ -44,7 +45,7 @@ func (e *Engine) Cancel(ctx context.Context, env Environment, id string) (*Workf
 		return nil, &StateError{Op: "cancel", WorkflowID: id, Status: w.Status}
 	}
 	now := e.now()
-	ev := e.event(EventWorkflowCanceled, w, Canceled, now, func(*EventData) {})
+	ev := stage.WorkflowEvent(EventWorkflowCanceled, w, Canceled, now, func(*EventData) {})
 	got, canceled, err := e.store.CancelWorkflow(ctx, env, id, now, ev)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -59,6 +60,6 @@ func (e *Engine) Cancel(ctx context.Context, env Environment, id string) (*Workf
 		// A worker claimed it between the read and the update.
 		return nil, &StateError{Op: "cancel", WorkflowID: id, Status: got.Status}
 	}
-	signal(e.eventsWake)
+	stage.Signal(e.eventsWake)
 	return got, nil
 }

@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/settleflow/settleflow/criteria"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/stage"
 )
 
 var customerIDPattern = regexp.MustCompile(`^cus_[A-Za-z0-9_-]{1,255}$`)
@@ -177,16 +177,6 @@ func (e *Engine) Quote(ctx context.Context, p CreateParams) (QuoteResult, error)
 	return q, nil
 }
 
-type createRequest struct {
-	ins  Insert
-	done chan createResult
-}
-
-type createResult struct {
-	res InsertResult
-	err error
-}
-
 // Create validates and prices p, and durably records the workflow as Pending
 // before it returns: a workflow Create returned survives a crash. It returns
 // the workflow as created and whether it is a replay of an earlier Create
@@ -226,42 +216,33 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		UpdatedAt:  now,
 	}
 	wf.SetTerms(Terms{Pricing: q.Pricing, SuccessCriteria: q.SuccessCriteria, MarginFloor: q.MarginFloor})
-	req := &createRequest{ins: Insert{Workflow: wf}, done: make(chan createResult, 1)}
+	ins := Insert{Workflow: wf}
 	if p.IdempotencyKey != "" {
-		req.ins.IdempotencyKey = p.IdempotencyKey
-		req.ins.RequestHash = requestHash(p.Product, p.CustomerID, payload, p.SuccessCriteria, p.MarginFloor)
+		ins.IdempotencyKey = p.IdempotencyKey
+		ins.RequestHash = requestHash(p.Product, p.CustomerID, payload, p.SuccessCriteria, p.MarginFloor)
 	}
-	if err := e.reserve(ctx, &req.ins, p.Environment); err != nil {
+	if err := e.reserve(ctx, &ins, p.Environment); err != nil {
 		return nil, false, err
 	}
-	e.createMu.RLock()
-	if e.closed {
-		e.createMu.RUnlock()
-		return nil, false, ErrEngineStopped
-	}
-	select {
-	case e.creates <- req:
-		e.createMu.RUnlock()
-	case <-ctx.Done():
-		e.createMu.RUnlock()
-		return nil, false, ctx.Err()
-	}
-	// Once queued, the request is answered whatever ctx does: the caller
+	// Once queued, the insert is answered whatever ctx does: the caller
 	// must learn whether the workflow exists.
-	r := <-req.done
-	if r.err != nil {
-		return nil, false, r.err
+	res, err := e.commits.Insert(ctx, ins)
+	switch {
+	case errors.Is(err, stage.ErrStopped):
+		return nil, false, ErrEngineStopped
+	case err != nil:
+		return nil, false, err
 	}
-	if r.res.Existing != nil {
-		if r.res.ExistingHash != req.ins.RequestHash {
+	if res.Existing != nil {
+		if res.ExistingHash != ins.RequestHash {
 			return nil, false, ErrIdempotencyKeyReused
 		}
-		return r.res.Existing, true, nil
+		return res.Existing, true, nil
 	}
-	if a := r.res.Insufficient; a != nil {
+	if a := res.Insufficient; a != nil {
 		return nil, false, &InsufficientFundsError{Environment: p.Environment, CustomerID: p.CustomerID, Quoted: wf.Quoted, Balance: a.Balance()}
 	}
-	signal(e.wake)
+	e.wake.Now()
 	return wf, false, nil
 }
 
@@ -291,59 +272,4 @@ func compactJSON(raw []byte) (json.RawMessage, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// commitLoop is the group commit: it takes every Create waiting and inserts
-// them in one transaction, so many concurrent Creates cost one commit.
-func (e *Engine) commitLoop() {
-	defer close(e.committed)
-	batch := make([]*createRequest, 0, e.opts.BatchSize)
-	for {
-		var first *createRequest
-		select {
-		case first = <-e.creates:
-		case <-e.stopping:
-			// No Create can queue any more: commit what is queued, then leave.
-			for {
-				select {
-				case r := <-e.creates:
-					e.commit([]*createRequest{r})
-				default:
-					return
-				}
-			}
-		}
-		batch = drain(e.creates, append(batch[:0], first), e.opts.BatchSize)
-		e.commit(batch)
-	}
-}
-
-func (e *Engine) commit(batch []*createRequest) {
-	ins := make([]Insert, len(batch))
-	for i, r := range batch {
-		ins[i] = r.ins
-	}
-	// Not the callers' contexts: one caller giving up must not abort the
-	// others' transaction.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := e.store.InsertWorkflows(ctx, ins)
-	if err != nil && len(batch) > 1 && !isStoreDown(err) {
-		// Isolate the request at fault rather than failing its neighbours.
-		for _, r := range batch {
-			e.commit([]*createRequest{r})
-		}
-		return
-	}
-	for i, r := range batch {
-		if err != nil {
-			r.done <- createResult{err: fmt.Errorf("settleflow: create: %w", err)}
-			continue
-		}
-		r.done <- createResult{res: res[i]}
-	}
-}
-
-func isStoreDown(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }

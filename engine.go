@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -104,27 +103,22 @@ type Engine struct {
 	opts     Options
 	lease    time.Duration
 
-	creates chan *createRequest
-	// createMu orders Creates against Stop: a Create holds it shared while
-	// it queues, Stop takes it to set closed, so nothing is queued after the
-	// commit loop's final drain.
-	createMu  sync.RWMutex
-	closed    bool
-	stopping  chan struct{} // closed by Stop: the commit loop drains and exits
-	committed chan struct{} // closed when the committer has exited
-	stopOnce  sync.Once
-
-	wake chan struct{} // new due workflows (non-blocking send)
-	// wakeMu guards wakeTimes: when work this engine scheduled sooner than
-	// the next poll comes due (a charge the settler expects confirmed in
-	// 300 ms), sorted, at most maxWakeTimes.
-	wakeMu    sync.Mutex
-	wakeTimes []time.Time
-	// eventsWake tells the dispatcher an event is in the outbox unleased
-	// (a cancel's), so it is handed over now, not at the next poll.
+	// env is what every stage is handed: the Store, the clock, the logger,
+	// the retry policy, the worker id and the batch and poll settings.
+	env *stage.Env
+	// commits is the commit stage, the group commit of Creates: it runs
+	// from New to Stop, since Create works before Start.
+	commits *stage.Commit
+	// wake tells the execute stage's claims when due work is coming: a
+	// Create committed, or a check this engine scheduled sooner than the
+	// next poll.
+	wake *stage.Wakeups
+	// eventsWake tells the dispatch stage an event is in the outbox
+	// unleased (a cancel's), so it is handed over now, not at the next
+	// poll.
 	eventsWake chan struct{}
 	// handoffCap is the room for event batches on their way to the
-	// dispatcher in memory; tests shrink it.
+	// dispatch stage in memory; tests shrink it.
 	handoffCap int
 
 	mu      sync.Mutex
@@ -143,25 +137,12 @@ type Engine struct {
 	refundsWake chan struct{}
 }
 
-// runState is what the stages of one run (Start to Stop) share: the
-// hand-offs between them and the context of the work in flight.
+// runState is one run, from Start to Stop: its stages and the in-memory
+// lines between them.
 type runState struct {
 	// stages are the run's stages, started in order, stopped in reverse.
 	stages *stage.Group
-	// workCtx is the context of executions and settler calls: canceled
-	// when Stop's ctx ends before they finish (cancelWork).
-	workCtx    context.Context
-	cancelWork context.CancelFunc
-	slots      chan struct{}  // one token per workflow in flight
-	work       sync.WaitGroup // executions in flight
-	results    chan execResult
-	settle     chan settleItem
-	// handoff carries events this engine just wrote, pre-leased, to the
-	// dispatcher, so it need not claim them from the outbox.
-	handoff chan []Event
-	// settleTerm is the SettlementLease term whose start the claim loop has
-	// handled (ReleaseSettling); touched by the claim loop only.
-	settleTerm uint64
+	lines  *stage.Lines
 }
 
 // New checks opts and returns an Engine. It starts no background work except
@@ -215,154 +196,39 @@ func New(opts Options) (*Engine, error) {
 		opts:     opts,
 		// A lease outlives the execution it covers by a margin, so a slow but
 		// live worker is never overtaken.
-		lease:     opts.ExecutionTimeout + opts.ExecutionTimeout/10 + time.Second,
-		creates:   make(chan *createRequest, 4*opts.BatchSize),
-		stopping:  make(chan struct{}),
-		committed: make(chan struct{}),
-		wake:      make(chan struct{}, 1),
-
+		lease:       opts.ExecutionTimeout + opts.ExecutionTimeout/10 + time.Second,
 		eventsWake:  make(chan struct{}, 1),
 		refundsWake: make(chan struct{}, 1),
 		handoffCap:  64,
 	}
-	go e.commitLoop()
+	e.env = &stage.Env{
+		Store:                  opts.Store,
+		Log:                    opts.Logger,
+		Now:                    e.now,
+		Backoff:                opts.Retry.Backoff,
+		WorkerID:               opts.WorkerID,
+		BatchSize:              opts.BatchSize,
+		PollInterval:           opts.PollInterval,
+		NotifyTimeout:          opts.NotifyTimeout,
+		Lease:                  e.lease,
+		SettlementPollInterval: opts.SettlementPollInterval,
+		SettlementLease:        opts.SettlementLease,
+	}
+	e.wake = stage.NewWakeups(e.now, opts.PollInterval)
+	e.commits = stage.NewCommit(e.env)
+	if err := e.commits.Start(context.Background()); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
 // settles reports whether this engine settles charges now (see
 // Options.SettlementLease).
-func (e *Engine) settles() bool {
-	return e.opts.SettlementLease == nil || e.opts.SettlementLease.Term() != 0
-}
-
-// awaitStage waits for a pipeline stage's goroutine to end (done closed),
-// gracefully until ctx ends; then it cancels the run's work in flight and
-// waits for the goroutine to notice, returning ctx's error. A stage never
-// started (done nil) is done.
-func awaitStage(ctx context.Context, rs *runState, done <-chan struct{}) error {
-	if done == nil {
-		return nil
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		rs.cancelWork()
-		<-done
-		return ctx.Err()
-	}
-}
-
-// drainStage is a pipeline stage that runs one loop, which ends by itself
-// once its input is closed by the stage after it; Stop waits for that, and
-// when Stop's ctx ends first it cancels the run's work in flight.
-type drainStage struct {
-	name string
-	rs   *runState
-	run  func()
-	done chan struct{}
-}
-
-func (s *drainStage) Name() string { return s.name }
-
-func (s *drainStage) Start(context.Context) error {
-	s.done = goStage(s.run)
-	return nil
-}
-
-func (s *drainStage) Stop(ctx context.Context) error { return awaitStage(ctx, s.rs, s.done) }
-
-// goStage runs fn in a goroutine and returns the channel closed when it
-// returns.
-func goStage(fn func()) chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	return done
-}
+func (e *Engine) settles() bool { return e.env.Settles() }
 
 func setDefault[T int | int64 | time.Duration](v *T, d T) {
 	if *v == 0 {
 		*v = d
-	}
-}
-
-// drain is the batching of every stage: it appends to batch what ch holds
-// right now, without waiting, until batch holds max items or ch is empty or
-// closed. Work that arrives together is done together (one transaction, one
-// settler call), and work that arrives alone is not held back.
-func drain[T any](ch <-chan T, batch []T, max int) []T {
-	for len(batch) < max {
-		select {
-		case v, ok := <-ch:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, v)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
-// maxWakeTimes bounds the remembered wake-up times; work scheduled beyond
-// them waits for the next poll.
-const maxWakeTimes = 64
-
-// wakeAt makes the claim loop look for due work at t, if that is before its
-// next poll: work this engine scheduled for soon does not wait a whole
-// PollInterval. Times within a millisecond of one already held are merged.
-func (e *Engine) wakeAt(t time.Time) {
-	if !t.Before(e.now().Add(e.opts.PollInterval)) {
-		return
-	}
-	e.wakeMu.Lock()
-	i, found := slices.BinarySearchFunc(e.wakeTimes, t, func(a, b time.Time) int { return a.Compare(b) })
-	if found || (i > 0 && t.Sub(e.wakeTimes[i-1]) < time.Millisecond) || (i < len(e.wakeTimes) && e.wakeTimes[i].Sub(t) < time.Millisecond) {
-		e.wakeMu.Unlock()
-		return
-	}
-	if len(e.wakeTimes) >= maxWakeTimes {
-		if i == len(e.wakeTimes) {
-			e.wakeMu.Unlock()
-			return
-		}
-		e.wakeTimes = e.wakeTimes[:len(e.wakeTimes)-1]
-	}
-	e.wakeTimes = slices.Insert(e.wakeTimes, i, t)
-	first := i == 0
-	e.wakeMu.Unlock()
-	if first {
-		signal(e.wake) // the claim loop sets its timer anew
-	}
-}
-
-// nextPoll is how long the claim loop sleeps: PollInterval, or less if a
-// wake-up time comes first. claimed is when the claims it just made began:
-// the wake-up times up to then are served and dropped; a later one, even if
-// it has passed meanwhile, makes the loop claim again at once.
-func (e *Engine) nextPoll(claimed time.Time) time.Duration {
-	now := e.now()
-	e.wakeMu.Lock()
-	defer e.wakeMu.Unlock()
-	served := 0
-	for served < len(e.wakeTimes) && !e.wakeTimes[served].After(claimed) {
-		served++
-	}
-	e.wakeTimes = e.wakeTimes[:copy(e.wakeTimes, e.wakeTimes[served:])]
-	if len(e.wakeTimes) == 0 {
-		return e.opts.PollInterval
-	}
-	return max(min(e.wakeTimes[0].Sub(now), e.opts.PollInterval), 0)
-}
-
-func signal(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
 	}
 }
 
@@ -372,10 +238,8 @@ func signal(c chan struct{}) {
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	select {
-	case <-e.stopping:
+	if e.commits.Stopped() {
 		return ErrEngineStopped
-	default:
 	}
 	if e.started {
 		return errors.New("settleflow: engine already started")
@@ -384,34 +248,28 @@ func (e *Engine) Start(ctx context.Context) error {
 		return fmt.Errorf("settleflow: releasing leases of a previous run: %w", err)
 	}
 	e.started = true
-	workCtx, cancelWork := context.WithCancel(context.Background())
-	rs := &runState{
-		workCtx:    workCtx,
-		cancelWork: cancelWork,
-		slots:      make(chan struct{}, e.opts.Workers),
-		results:    make(chan execResult, e.opts.Workers),
-		settle:     make(chan settleItem, e.opts.Workers),
-		handoff:    make(chan []Event, e.handoffCap),
-	}
+	rs := &runState{lines: stage.NewLines(e.opts.Workers, e.handoffCap)}
+	rec := stage.NewRecorder(e.env, rs.lines, e.eventsWake)
+	execute := stage.NewExecute(e.env, rs.lines, e.wake, e.execute)
 	// Started in this order and stopped in the reverse: a stage hands work
 	// only to stages started before it, which drain after it stops.
 	rs.stages = stage.NewGroup(
-		stage.NewLoop("dispatch", func(ctx context.Context) { e.dispatchLoop(ctx, rs) }),
-		stage.NewLoop("retention", e.retentionLoop),
+		stage.NewDispatch(e.env, rs.lines, e.notifier, e.eventsWake),
+		stage.NewRetention(e.env, e.opts.Retention.Interval, e.Prune),
 		stage.NewLoop("funds", e.fundsLoop),
 		stage.NewLoop("refunds", e.refundLoop),
 		// The settle stage submits charges and follows each to the
-		// chain's decision (settle.go); it ends once the finish and
-		// execute stages have stopped and it has released what it holds.
-		&drainStage{name: "settle", rs: rs, run: func() { e.settleLoop(workCtx, rs) }},
+		// chain's decision; it ends once the finish and execute stages
+		// have stopped and it has released what it holds.
+		stage.NewSettle(e.env, rs.lines, rec, e.wake, e.settler),
 		// The finish stage records execution results and hands charges to
-		// the settle stage (execute.go); it ends once the execute stage
-		// has stopped and its results are recorded.
-		&drainStage{name: "finish", rs: rs, run: func() { e.finishLoop(workCtx, rs) }},
-		&executeStage{e: e, rs: rs},
+		// the settle stage; it ends once the execute stage has stopped and
+		// its results are recorded.
+		stage.NewFinish(e.env, rs.lines, rec, execute.Results(), e.finish),
+		execute,
 	)
 	if err := rs.stages.Start(ctx); err != nil {
-		cancelWork()
+		rs.lines.CancelWork()
 		return fmt.Errorf("settleflow: %w", err)
 	}
 	e.run = rs
@@ -426,13 +284,7 @@ func (e *Engine) Start(ctx context.Context) error {
 // another worker, so nothing is left half-done. Stop returns ctx's error if
 // it had to cut work short.
 func (e *Engine) Stop(ctx context.Context) error {
-	e.stopOnce.Do(func() {
-		e.createMu.Lock()
-		e.closed = true
-		e.createMu.Unlock()
-		close(e.stopping)
-	})
-	<-e.committed
+	_ = e.commits.Stop(ctx) // answers every Create queued, whatever ctx does
 	e.mu.Lock()
 	rs := e.run
 	e.run = nil
@@ -444,7 +296,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	// executions finish (or are canceled when ctx ends), their results are
 	// recorded, charges on their way are settled or released; the event
 	// stages stop last. Events are durable in the outbox: whatever the
-	// dispatcher has not handed over yet goes at the next Start.
+	// dispatch stage has not handed over yet goes at the next Start.
 	var cut error
 	if err := rs.stages.Stop(ctx); err != nil {
 		cut = ctx.Err()
@@ -452,7 +304,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 			cut = err
 		}
 	}
-	rs.cancelWork()
+	rs.lines.CancelWork()
 	e.log.Info("settleflow engine stopped", zap.String("worker", e.opts.WorkerID))
 	return cut
 }

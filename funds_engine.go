@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/stage"
 	"go.uber.org/zap"
 )
 
@@ -233,7 +234,7 @@ func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 					zap.String("ref", ev.Ref), zap.Int64("amount", ev.Amount), zap.String("tx", ev.TxHash))
 			}
 			if len(evs) > 0 {
-				signal(e.eventsWake)
+				stage.Signal(e.eventsWake)
 			}
 		}
 		// Not applied: another engine moved the cursor; read it again.

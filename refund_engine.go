@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/stage"
 	"go.uber.org/zap"
 )
 
@@ -91,7 +92,7 @@ func (e *Engine) Refund(ctx context.Context, p RefundParams) (*Refund, bool, err
 		return res.Refund, true, nil
 	}
 	e.log.Info("refund recorded", zap.String("refund", res.Refund.ID), zap.String("workflow", p.WorkflowID), zap.Int64("amount", res.Refund.Amount))
-	signal(e.refundsWake)
+	stage.Signal(e.refundsWake)
 	return res.Refund, false, nil
 }
 
@@ -179,7 +180,7 @@ func (e *Engine) refundRound(ctx context.Context) (int, time.Time) {
 		return 0, time.Time{}
 	}
 	f := e.settler.(Funds)
-	sctx, cancel := context.WithTimeout(ctx, settlerTimeout)
+	sctx, cancel := context.WithTimeout(ctx, stage.SettlerTimeout)
 	defer cancel()
 	charges := make([]RefundCharge, len(batch))
 	for i, r := range batch {
@@ -298,7 +299,7 @@ func (e *Engine) updateRefunds(ctx context.Context, us []RefundUpdate) []bool {
 	for attempt := 1; ; attempt++ {
 		applied, err := e.store.UpdateRefunds(context.WithoutCancel(ctx), us)
 		if err == nil {
-			signal(e.eventsWake)
+			stage.Signal(e.eventsWake)
 			return applied
 		}
 		e.log.Error("recording refund updates failed; retrying", zap.Int("attempt", attempt), zap.Error(err))

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // Retention says how long the engine keeps what it no longer needs. A
@@ -85,26 +83,6 @@ func (e *Engine) Prune(ctx context.Context) (PruneResult, error) {
 		}
 		if err := ctx.Err(); err != nil {
 			return total, err
-		}
-	}
-}
-
-// retentionLoop runs Prune every Retention.Interval until ctx ends.
-func (e *Engine) retentionLoop(ctx context.Context) {
-	t := time.NewTicker(e.opts.Retention.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		res, err := e.Prune(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			e.log.Warn("retention: pruning failed; retried at the next interval", zap.Error(err))
-		case res.Events > 0 || res.IdempotencyKeys > 0:
-			e.log.Info("retention: pruned", zap.Int("events", res.Events), zap.Int("idempotency_keys", res.IdempotencyKeys))
 		}
 	}
 }

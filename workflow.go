@@ -51,16 +51,6 @@ type Transition = wire.Transition
 // the state machine in the database too.
 func Transitions() []Transition { return wire.Transitions() }
 
-// mustTo is from.To(next) for transitions the engine hard-codes; a typo is
-// a bug found by the first test that takes the path.
-func mustTo(from, next Status) Transition {
-	t, err := from.To(next)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
 // Workflow is a priced run of a product for a customer (wire.Workflow). Its
 // JSON form is the wire object of the HTTP API.
 type Workflow = wire.Workflow
@@ -69,16 +59,3 @@ type Workflow = wire.Workflow
 // (wire.Terms): pricing, success criteria and margin floor, kept by a Store
 // as one value.
 type Terms = wire.Terms
-
-// chargeOf is the charge that settles w: its Charged amount (the quoted
-// amount for a workflow recorded before charges were decided).
-func chargeOf(w *Workflow) Charge {
-	return Charge{
-		WorkflowID:  w.ID,
-		Sequence:    w.Sequence,
-		Environment: w.Environment(),
-		CustomerID:  w.CustomerID,
-		Amount:      w.ChargeAmount(),
-		Currency:    w.Quoted.Currency,
-	}
-}

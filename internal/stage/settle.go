@@ -1,4 +1,4 @@
-package settleflow
+package stage
 
 import (
 	"container/heap"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/settleflow/settleflow/driver"
+	"github.com/settleflow/settleflow/wire"
 	"go.uber.org/zap"
 )
 
@@ -16,7 +18,7 @@ import (
 // charged) only when the settler has said so for that very charge.
 
 type settleItem struct {
-	wf *Workflow
+	wf *wire.Workflow
 	// fresh: moved to Settling just now by this engine, so never submitted.
 	fresh bool
 	// leaseUntil is when this engine's lease on the workflow ends: the
@@ -31,8 +33,8 @@ type settleItem struct {
 	since time.Time
 }
 
-// settlerTimeout bounds the Settler calls of one batch.
-const settlerTimeout = time.Minute
+// SettlerTimeout bounds the Settler calls of one batch.
+const SettlerTimeout = time.Minute
 
 // maxHeldPerBatch bounds the Settling workflows the settle stage holds in
 // memory, in batches: past BatchSize × maxHeldPerBatch, a pending charge's
@@ -40,38 +42,87 @@ const settlerTimeout = time.Minute
 // a transient error.
 const maxHeldPerBatch = 64
 
+// Settle is the settle stage: it takes the Settling workflows the execute
+// stage claims and the finish stage moves to Settling, submits their charges
+// to the Settler and follows each to the chain's decision. Stop waits until
+// the stages that feed it have stopped (its line is closed) and it has
+// released what it holds.
+type Settle struct {
+	env     *Env
+	lines   *Lines
+	rec     *Recorder
+	wake    *Wakeups
+	settler driver.Settler
+	done    chan struct{}
+}
+
+// NewSettle returns the settle stage of a run.
+func NewSettle(env *Env, lines *Lines, rec *Recorder, wake *Wakeups, settler driver.Settler) *Settle {
+	return &Settle{env: env, lines: lines, rec: rec, wake: wake, settler: settler}
+}
+
+// Name implements Stage.
+func (ss *Settle) Name() string { return "settle" }
+
+// Start implements Stage.
+func (ss *Settle) Start(context.Context) error {
+	ss.done = goStage(func() { ss.loop(ss.lines.WorkCtx) })
+	return nil
+}
+
+// Stop implements Stage.
+func (ss *Settle) Stop(ctx context.Context) error { return await(ctx, ss.lines, ss.done) }
+
+// Round runs one round of the stage over ws outside its loop, as the loop
+// does for a batch; fresh[i] tells whether ws[i] was just moved to Settling
+// by this engine (so never submitted). The workflows must be Settling and
+// leased to the engine's WorkerID. Tests use it.
+func (ss *Settle) Round(ctx context.Context, ws []*wire.Workflow, fresh []bool) {
+	batch := make([]settleItem, len(ws))
+	for i, w := range ws {
+		batch[i] = settleItem{wf: w, fresh: fresh[i]}
+	}
+	ss.settleBatch(ctx, batch, &heldItems{})
+}
+
+// SettleLease is how long an engine leases a Settling workflow it holds in
+// memory, for a SettlementPollInterval of poll: long enough that it is
+// renewed only every half of it, short enough that if the engine dies,
+// another takes the charge over soon.
+func SettleLease(poll time.Duration) time.Duration {
+	return max(minSettleLease, 4*poll)
+}
+
 // settleLoop submits charges and records confirmations, in batches. A
 // workflow whose charge is pending stays in its memory, leased, until the
 // chain decides (see holdPending): its checks write nothing unless they
 // learn something, and it is never released to the Store and claimed
 // again between them.
-func (e *Engine) settleLoop(ctx context.Context, rs *runState) {
+func (ss *Settle) loop(ctx context.Context) {
 	held := &heldItems{}
-	batch := make([]settleItem, 0, e.opts.BatchSize)
+	batch := make([]settleItem, 0, ss.env.BatchSize)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
 		var due <-chan time.Time
 		if held.Len() > 0 {
-			timer.Reset(max(held.next().Sub(e.now()), 0))
+			timer.Reset(max(held.next().Sub(ss.env.Now()), 0))
 			due = timer.C
 		}
 		select {
-		case first, ok := <-rs.settle:
+		case first, ok := <-ss.lines.settle:
 			if !ok {
-				e.releaseHeld(ctx, rs, held)
+				ss.releaseHeld(ctx, held)
 				return
 			}
-			batch = drain(rs.settle, append(batch[:0], first), e.opts.BatchSize)
+			batch = drain(ss.lines.settle, append(batch[:0], first), ss.env.BatchSize)
 			slots := len(batch)
-			batch = held.popDue(batch, e.now(), e.opts.BatchSize)
-			e.settleBatch(ctx, rs, batch, held)
-			for range slots {
-				<-rs.slots
-			}
+			batch = held.popDue(batch, ss.env.Now(), ss.env.BatchSize)
+			ss.settleBatch(ctx, batch, held)
+			ss.lines.release(slots)
 		case <-due:
-			if batch = held.popDue(batch[:0], e.now(), e.opts.BatchSize); len(batch) > 0 {
-				e.settleBatch(ctx, rs, batch, held)
+			if batch = held.popDue(batch[:0], ss.env.Now(), ss.env.BatchSize); len(batch) > 0 {
+				ss.settleBatch(ctx, batch, held)
 			}
 		}
 		timer.Stop()
@@ -80,17 +131,17 @@ func (e *Engine) settleLoop(ctx context.Context, rs *runState) {
 
 // releaseHeld gives the held workflows back to the Store at Stop, each due
 // at its next check, for whichever engine settles next.
-func (e *Engine) releaseHeld(ctx context.Context, rs *runState, held *heldItems) {
+func (ss *Settle) releaseHeld(ctx context.Context, held *heldItems) {
 	if held.Len() == 0 {
 		return
 	}
-	now := e.now()
-	us := make([]Update, 0, held.Len())
+	now := ss.env.Now()
+	us := make([]driver.Update, 0, held.Len())
 	for _, it := range *held {
-		us = append(us, Update{ID: it.wf.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true, RunAt: it.due})
+		us = append(us, driver.Update{ID: it.wf.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, Release: true, RunAt: it.due})
 	}
 	*held = (*held)[:0]
-	e.update(ctx, rs, us)
+	ss.rec.Record(ctx, us)
 }
 
 // heldItems is a min-heap of held workflows by their next check.
@@ -124,23 +175,23 @@ func (h *heldItems) popDue(batch []settleItem, now time.Time, max int) []settleI
 // they are about: a refusal fails only the charges it names, and a charge
 // that may have been submitted before fails only once the settler confirms
 // it is not settled.
-func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleItem, held *heldItems) {
+func (ss *Settle) settleBatch(ctx context.Context, batch []settleItem, held *heldItems) {
 	// A settler call that hangs (an RPC node that accepts and never answers)
 	// must not stall the pipeline: it fails as a transient error.
-	ctx, cancel := context.WithTimeout(ctx, settlerTimeout)
+	ctx, cancel := context.WithTimeout(ctx, SettlerTimeout)
 	defer cancel()
-	now := e.now()
-	if !e.settles() {
+	now := ss.env.Now()
+	if !ss.env.Settles() {
 		// The SettlementLease went to another engine since these were
 		// claimed: release them to it, untouched.
-		us := make([]Update, len(batch))
+		us := make([]driver.Update, len(batch))
 		for i, it := range batch {
-			us[i] = Update{ID: it.wf.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, RunAt: now, Release: true}
+			us[i] = driver.Update{ID: it.wf.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, RunAt: now, Release: true}
 		}
-		e.update(ctx, rs, us)
+		ss.rec.Record(ctx, us)
 		return
 	}
-	charges := make([]Charge, len(batch))
+	charges := make([]driver.Charge, len(batch))
 	for i, it := range batch {
 		charges[i] = chargeOf(it.wf)
 		if it.since.IsZero() {
@@ -148,18 +199,18 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 		}
 	}
 	// done[i] is set once workflow i's update for this round is decided.
-	us := make([]Update, len(batch))
+	us := make([]driver.Update, len(batch))
 	done := make([]bool, len(batch))
 	hold := make([]bool, len(batch)) // kept in memory until its next check
-	decide := func(i int, u Update) { us[i], done[i] = u, true }
+	decide := func(i int, u driver.Update) { us[i], done[i] = u, true }
 	// A charge of 0 goes nowhere near the chain: the workflow is Settled
 	// at once, with no settlement.
 	for i, it := range batch {
 		if charges[i].Amount == 0 {
 			w := it.wf
-			u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true, RunAt: now,
-				Transition: mustTo(Settling, Settled)}
-			u.Event = e.event(EventWorkflowCompleted, w, Settled, now, func(*EventData) {})
+			u := driver.Update{ID: w.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, Release: true, RunAt: now,
+				Transition: MustTo(wire.Settling, wire.Settled)}
+			u.Event = WorkflowEvent(wire.EventWorkflowCompleted, w, wire.Settled, now, func(*wire.EventData) {})
 			decide(i, u)
 		}
 	}
@@ -176,31 +227,31 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	// Fresh charges were never submitted: a refusal fails them at once,
 	// since nothing can be on its way to the chain.
 	if fresh := open(func(i int) bool { return batch[i].fresh }); len(fresh) > 0 {
-		refused, err := e.submit(ctx, pick(charges, fresh))
+		refused, err := ss.submit(ctx, pick(charges, fresh))
 		for _, i := range fresh {
 			switch f := refused[charges[i].WorkflowID]; {
 			case err != nil:
-				decide(i, e.settleLater(batch[i].wf, now, err))
+				decide(i, ss.settleLater(batch[i].wf, now, err))
 			case f != nil:
-				decide(i, e.failUpdate(batch[i].wf, now, f))
+				decide(i, ss.failUpdate(batch[i].wf, now, f))
 			}
 		}
 	}
 
 	asked := open(func(int) bool { return true })
 	if len(asked) == 0 {
-		e.update(ctx, rs, us)
+		ss.rec.Record(ctx, us)
 		return
 	}
-	sts, err := e.status(ctx, pick(charges, asked))
+	sts, err := ss.status(ctx, pick(charges, asked))
 	if err != nil {
 		for _, i := range asked {
-			decide(i, e.settleLater(batch[i].wf, now, err))
+			decide(i, ss.settleLater(batch[i].wf, now, err))
 		}
-		e.update(ctx, rs, us)
+		ss.rec.Record(ctx, us)
 		return
 	}
-	state := make(map[int]SettlementStatus, len(asked))
+	state := make(map[int]driver.SettlementStatus, len(asked))
 	for j, i := range asked {
 		state[i] = sts[j]
 	}
@@ -211,21 +262,21 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	// a refusal fails it only if the settler, asked again, still finds no
 	// settlement of it.
 	forgotten := open(func(i int) bool {
-		return state[i].Err == nil && state[i].State == SettlementUnknown && !batch[i].fresh
+		return state[i].Err == nil && state[i].State == driver.SettlementUnknown && !batch[i].fresh
 	})
 	if len(forgotten) > 0 {
-		refused, err := e.submit(ctx, pick(charges, forgotten))
+		refused, err := ss.submit(ctx, pick(charges, forgotten))
 		if err == nil {
-			var again []SettlementStatus
-			again, err = e.status(ctx, pick(charges, forgotten))
+			var again []driver.SettlementStatus
+			again, err = ss.status(ctx, pick(charges, forgotten))
 			for j, i := range forgotten {
 				if err != nil {
 					break
 				}
 				st := again[j]
-				if f := refused[charges[i].WorkflowID]; f != nil && st.Err == nil && st.State == SettlementUnknown {
-					st.State = SettlementFailed
-					st.Failure = &Failure{Code: f.Code, Message: f.Message +
+				if f := refused[charges[i].WorkflowID]; f != nil && st.Err == nil && st.State == driver.SettlementUnknown {
+					st.State = driver.SettlementFailed
+					st.Failure = &wire.Failure{Code: f.Code, Message: f.Message +
 						" (The settler was asked again after refusing this charge and holds no settlement of it: nothing was charged.)"}
 				}
 				state[i] = st
@@ -233,34 +284,34 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 		}
 		if err != nil {
 			for _, i := range forgotten {
-				decide(i, e.settleLater(batch[i].wf, now, err))
+				decide(i, ss.settleLater(batch[i].wf, now, err))
 			}
 		}
 	}
 
-	now = e.now()
+	now = ss.env.Now()
 	var checks []time.Time // when pending charges are due to be asked about again
 	for _, i := range open(func(int) bool { return true }) {
 		w, st := batch[i].wf, state[i]
 		if st.Err != nil {
-			decide(i, e.settleLater(w, now, st.Err))
+			decide(i, ss.settleLater(w, now, st.Err))
 			continue
 		}
-		u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true}
+		u := driver.Update{ID: w.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, Release: true}
 		switch st.State {
-		case SettlementConfirmed:
+		case driver.SettlementConfirmed:
 			s := st.Settlement
-			u.Transition, u.Settlement, u.RunAt = mustTo(Settling, Settled), s, now
-			u.Event = e.event(EventWorkflowCompleted, w, Settled, now, func(d *EventData) { d.Settlement = s })
-		case SettlementFailed:
+			u.Transition, u.Settlement, u.RunAt = MustTo(wire.Settling, wire.Settled), s, now
+			u.Event = WorkflowEvent(wire.EventWorkflowCompleted, w, wire.Settled, now, func(d *wire.EventData) { d.Settlement = s })
+		case driver.SettlementFailed:
 			f := st.Failure
 			if f == nil {
-				f = &Failure{Code: FailureSettlementFailed, Message: "the settler reported the charge failed"}
+				f = &wire.Failure{Code: wire.FailureSettlementFailed, Message: "the settler reported the charge failed"}
 			}
-			e.fail(&u, w, now, f)
+			Fail(&u, w, now, f)
 		default: // pending (or still unknown right after submission)
-			next := now.Add(e.settleCheck(st.CheckAfter))
-			if hu, ok := e.holdPending(&batch[i], st.Settlement, now, next, held.Len()); ok {
+			next := now.Add(ss.settleCheck(st.CheckAfter))
+			if hu, ok := ss.holdPending(&batch[i], st.Settlement, now, next, held.Len()); ok {
 				hold[i] = true
 				if hu == nil {
 					done[i] = true // nothing to write
@@ -275,7 +326,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 		decide(i, u)
 	}
 	var (
-		write []Update
+		write []driver.Update
 		at    []int // batch index of write[j]
 	)
 	for i := range batch {
@@ -283,7 +334,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 			write, at = append(write, us[i]), append(at, i)
 		}
 	}
-	applied := e.update(ctx, rs, write)
+	applied := ss.rec.Record(ctx, write)
 	wrote := make([]bool, len(batch))
 	for j, i := range at {
 		wrote[i] = applied[j]
@@ -298,7 +349,7 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 	// Wake-ups only once the updates are written: a wake-up that came first
 	// would find the check not yet due and be spent.
 	for _, t := range checks {
-		e.wakeAt(t)
+		ss.wake.At(t)
 	}
 }
 
@@ -306,10 +357,9 @@ func (e *Engine) settleBatch(ctx context.Context, rs *runState, batch []settleIt
 const minSettleLease = 30 * time.Second
 
 // settleLease is how long this engine leases a Settling workflow it holds
-// in memory: long enough that it is renewed only every half of it, short
-// enough that if this engine dies, another takes the charge over soon.
-func (e *Engine) settleLease() time.Duration {
-	return max(minSettleLease, 4*e.opts.SettlementPollInterval)
+// (see SettleLease).
+func (ss *Settle) settleLease() time.Duration {
+	return SettleLease(ss.env.SettlementPollInterval)
 }
 
 // showPendingAfter is how long a charge must have been pending (since this
@@ -338,8 +388,8 @@ const showPendingAfter = time.Second
 // is renewed when less than half of it would be left at the next check; that
 // write carries the settlement too, if it moved, however young the charge.
 // Past the bound on held workflows nothing is held.
-func (e *Engine) holdPending(it *settleItem, s *Settlement, now, next time.Time, held int) (*Update, bool) {
-	if held >= maxHeldPerBatch*e.opts.BatchSize {
+func (ss *Settle) holdPending(it *settleItem, s *wire.Settlement, now, next time.Time, held int) (*driver.Update, bool) {
+	if held >= maxHeldPerBatch*ss.env.BatchSize {
 		return nil, false
 	}
 	w := it.wf
@@ -348,14 +398,14 @@ func (e *Engine) holdPending(it *settleItem, s *Settlement, now, next time.Time,
 	// so a settlement not yet shown still counts as moved at later checks.
 	moved := s != nil && (w.Settlement == nil || s.TxHash != w.Settlement.TxHash || s.BlockNumber != w.Settlement.BlockNumber ||
 		s.ChainID != w.Settlement.ChainID)
-	lease := e.settleLease()
+	lease := ss.settleLease()
 	renew := it.leaseUntil.Sub(next) < lease/2
 	show := moved && now.Sub(it.since) >= showPendingAfter
 	if !renew && !show {
 		return nil, true
 	}
 	// Either write renews the lease.
-	u := &Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, RunAt: now.Add(lease)}
+	u := &driver.Update{ID: w.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, RunAt: now.Add(lease)}
 	if moved {
 		u.Settlement, w.Settlement = s, s
 	}
@@ -368,36 +418,36 @@ func (e *Engine) holdPending(it *settleItem, s *Settlement, now, next time.Time,
 // taken or refused. A permanent error that names no charge is narrowed down
 // by submitting the charges in halves (submitting a charge again is
 // harmless), so it fails only the charges it is about.
-func (e *Engine) submit(ctx context.Context, cs []Charge) (map[string]*Failure, error) {
-	err := e.settler.Submit(ctx, cs)
+func (ss *Settle) submit(ctx context.Context, cs []driver.Charge) (map[string]*wire.Failure, error) {
+	err := ss.settler.Submit(ctx, cs)
 	if err == nil {
 		return nil, nil
 	}
-	var re *RefusedError
+	var re *driver.RefusedError
 	if errors.As(err, &re) {
-		refused := make(map[string]*Failure, len(re.Refused))
+		refused := make(map[string]*wire.Failure, len(re.Refused))
 		for _, c := range cs {
 			if f := re.Refused[c.WorkflowID]; f != nil {
 				refused[c.WorkflowID] = f
 			}
 		}
 		if len(refused) < len(re.Refused) {
-			e.log.Error("the settler refused charges it was not given; ignoring them", zap.Int("refused", len(re.Refused)), zap.Int("given", len(refused)))
+			ss.env.Log.Error("the settler refused charges it was not given; ignoring them", zap.Int("refused", len(re.Refused)), zap.Int("given", len(refused)))
 		}
 		return refused, nil
 	}
-	if !IsPermanent(err) {
+	if !driver.IsPermanent(err) {
 		return nil, err
 	}
 	if len(cs) == 1 {
-		return map[string]*Failure{cs[0].WorkflowID: failureOf(err, FailureSettlementFailed)}, nil
+		return map[string]*wire.Failure{cs[0].WorkflowID: FailureOf(err, wire.FailureSettlementFailed)}, nil
 	}
 	half := len(cs) / 2
-	refused, err := e.submit(ctx, cs[:half])
+	refused, err := ss.submit(ctx, cs[:half])
 	if err != nil {
 		return nil, err
 	}
-	more, err := e.submit(ctx, cs[half:])
+	more, err := ss.submit(ctx, cs[half:])
 	if err != nil {
 		return nil, err
 	}
@@ -413,11 +463,11 @@ func (e *Engine) submit(ctx context.Context, cs []Charge) (map[string]*Failure, 
 // status asks the settler for the state of cs. Any error, and an answer of
 // the wrong length, is transient: the engine cannot account for the charges
 // and asks again later.
-func (e *Engine) status(ctx context.Context, cs []Charge) ([]SettlementStatus, error) {
+func (ss *Settle) status(ctx context.Context, cs []driver.Charge) ([]driver.SettlementStatus, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	sts, err := e.settler.Status(ctx, cs)
+	sts, err := ss.settler.Status(ctx, cs)
 	if err == nil && len(sts) != len(cs) {
 		err = fmt.Errorf("settler answered %d statuses for %d charges", len(sts), len(cs))
 	}
@@ -429,33 +479,33 @@ const minSettleCheck = 10 * time.Millisecond
 
 // settleCheck is how long a pending charge waits for its next check: the
 // settler's hint, within [minSettleCheck, SettlementPollInterval].
-func (e *Engine) settleCheck(hint time.Duration) time.Duration {
+func (ss *Settle) settleCheck(hint time.Duration) time.Duration {
 	if hint <= 0 {
-		return e.opts.SettlementPollInterval
+		return ss.env.SettlementPollInterval
 	}
-	return min(max(hint, minSettleCheck), e.opts.SettlementPollInterval)
+	return min(max(hint, minSettleCheck), ss.env.SettlementPollInterval)
 }
 
 // settleLater is the update after a transient settler error: the workflow
 // stays Settling and is checked again after a backoff, without limit, since
 // a charge that may be on its way to the chain is never given up on.
-func (e *Engine) settleLater(w *Workflow, now time.Time, err error) Update {
-	u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now, Release: true}
+func (ss *Settle) settleLater(w *wire.Workflow, now time.Time, err error) driver.Update {
+	u := driver.Update{ID: w.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, Release: true}
 	u.Attempts = w.Attempts + 1
-	u.RunAt = now.Add(e.opts.Retry.Backoff(u.Attempts))
-	e.log.Warn("settlement failed; will retry", zap.String("workflow", w.ID), zap.Int("attempt", u.Attempts), zap.Error(err))
+	u.RunAt = now.Add(ss.env.Backoff(u.Attempts))
+	ss.env.Log.Warn("settlement failed; will retry", zap.String("workflow", w.ID), zap.Int("attempt", u.Attempts), zap.Error(err))
 	return u
 }
 
 // failUpdate is the update that fails a Settling workflow with f.
-func (e *Engine) failUpdate(w *Workflow, now time.Time, f *Failure) Update {
-	u := Update{ID: w.ID, Owner: e.opts.WorkerID, Status: Settling, UpdatedAt: now}
-	e.fail(&u, w, now, f)
+func (ss *Settle) failUpdate(w *wire.Workflow, now time.Time, f *wire.Failure) driver.Update {
+	u := driver.Update{ID: w.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now}
+	Fail(&u, w, now, f)
 	return u
 }
 
-func pick(cs []Charge, at []int) []Charge {
-	out := make([]Charge, len(at))
+func pick(cs []driver.Charge, at []int) []driver.Charge {
+	out := make([]driver.Charge, len(at))
 	for j, i := range at {
 		out[j] = cs[i]
 	}

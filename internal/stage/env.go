@@ -1,0 +1,151 @@
+package stage
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow/driver"
+	"github.com/settleflow/settleflow/wire"
+)
+
+// Env is what the engine hands every stage: one Store, one clock, one
+// logger, one retry policy, one worker id, and the engine's batch, poll and
+// lease settings. Stages read it and never change it.
+type Env struct {
+	Store driver.Store
+	Log   *zap.Logger
+	// Now is the engine's clock: UTC, in whole microseconds.
+	Now func() time.Time
+	// Backoff is the engine's retry policy: the delay after the given
+	// failed attempt (1-based).
+	Backoff func(attempt int) time.Duration
+	// WorkerID names this engine's leases.
+	WorkerID string
+	// BatchSize bounds the items one transaction or settler call takes.
+	BatchSize int
+	// PollInterval is how often a stage looks for due work that nothing
+	// woke it for.
+	PollInterval time.Duration
+	// NotifyTimeout bounds one Notify call; events are leased for twice as
+	// long.
+	NotifyTimeout time.Duration
+	// Lease is how long a claimed workflow or refund is leased.
+	Lease time.Duration
+	// SettlementPollInterval is the longest a pending charge waits between
+	// checks.
+	SettlementPollInterval time.Duration
+	// SettlementLease, if not nil, says whether this engine settles now
+	// (see Settles).
+	SettlementLease driver.SettlementLease
+}
+
+// Settles reports whether this engine settles charges now: it holds the
+// SettlementLease, or there is none (it is the only engine).
+func (e *Env) Settles() bool {
+	return e.SettlementLease == nil || e.SettlementLease.Term() != 0
+}
+
+// Lines are the in-memory hand-offs of one run, from Start to Stop, between
+// stages that would otherwise meet in the Store: a workflow claimed or
+// executed by this engine goes to the settle stage (Settling), and the
+// events the engine writes go to the dispatch stage, already leased. Each
+// line has one stage that sends and one that receives; the sender closes it,
+// or the run ends.
+type Lines struct {
+	// WorkCtx is the context of executions and settler calls: canceled
+	// (CancelWork) when Stop's ctx ends before they finish.
+	WorkCtx    context.Context
+	cancelWork context.CancelFunc
+	// slots holds one token per workflow this engine holds, from its claim
+	// until it is released, fails or leaves the settle stage: at most
+	// Workers at once.
+	slots chan struct{}
+	// settle carries Settling workflows to the settle stage.
+	settle chan settleItem
+	// handoff carries events this engine just wrote, pre-leased, to the
+	// dispatch stage, so it need not claim them from the outbox.
+	handoff chan []wire.Event
+}
+
+// NewLines returns the lines of one run for an engine of workers slots;
+// handoffCap is the room for event batches on their way to the dispatch
+// stage.
+func NewLines(workers, handoffCap int) *Lines {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Lines{
+		WorkCtx:    ctx,
+		cancelWork: cancel,
+		slots:      make(chan struct{}, workers),
+		settle:     make(chan settleItem, workers),
+		handoff:    make(chan []wire.Event, handoffCap),
+	}
+}
+
+// CancelWork cancels the executions and settler calls in flight.
+func (l *Lines) CancelWork() { l.cancelWork() }
+
+// release gives back n slots.
+func (l *Lines) release(n int) {
+	for range n {
+		<-l.slots
+	}
+}
+
+// Signal wakes whoever waits on c, without blocking: c has room for one
+// signal, and a second one before it is taken is the same signal.
+func Signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// drain is the batching of every stage: it appends to batch what ch holds
+// right now, without waiting, until batch holds max items or ch is empty or
+// closed. Work that arrives together is done together (one transaction, one
+// settler call), and work that arrives alone is not held back.
+func drain[T any](ch <-chan T, batch []T, max int) []T {
+	for len(batch) < max {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, v)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// goStage runs fn in a goroutine and returns the channel closed when it
+// returns.
+func goStage(fn func()) chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	return done
+}
+
+// await waits for a pipeline stage's goroutine to end (done closed),
+// gracefully until ctx ends; then it cancels the run's work in flight and
+// waits for the goroutine to notice, returning ctx's error. A stage never
+// started (done nil) is done.
+func await(ctx context.Context, l *Lines, done <-chan struct{}) error {
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		l.CancelWork()
+		<-done
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,82 @@
+package stage
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow/driver"
+	"github.com/settleflow/settleflow/wire"
+)
+
+// Recorder writes the workflow updates the finish and settle stages decide,
+// and hands the events of those that applied to the dispatch stage in
+// memory, already leased. It is the one writer of workflow updates of a
+// run.
+type Recorder struct {
+	env   *Env
+	lines *Lines
+	// eventsWake wakes the dispatch stage to claim events handed back to
+	// the outbox.
+	eventsWake chan struct{}
+}
+
+// NewRecorder returns the Recorder of a run.
+func NewRecorder(env *Env, lines *Lines, eventsWake chan struct{}) *Recorder {
+	return &Recorder{env: env, lines: lines, eventsWake: eventsWake}
+}
+
+// Record applies us, retrying the Store until it answers: results the
+// engine computed are not thrown away for a passing database error. It gives
+// up only when ctx ends (the leases then expire and the work is redone).
+// applied[i] reports whether us[i] applied.
+func (r *Recorder) Record(ctx context.Context, us []driver.Update) []bool {
+	lease := r.env.Now().Add(2 * r.env.NotifyTimeout)
+	for i := range us {
+		if us[i].Event != nil {
+			us[i].EventLease = lease
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		applied, err := r.env.Store.UpdateWorkflows(context.WithoutCancel(ctx), us)
+		if err == nil {
+			var evs []wire.Event
+			for i, ok := range applied {
+				if ok && us[i].Event != nil {
+					evs = append(evs, *us[i].Event)
+				}
+			}
+			if len(evs) > 0 {
+				select {
+				case r.lines.handoff <- evs:
+				default:
+					r.handBack(ctx, evs)
+				}
+			}
+			return applied
+		}
+		r.env.Log.Error("recording workflow updates failed; retrying", zap.Int("attempt", attempt), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return make([]bool, len(us))
+		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, 5*time.Second)):
+		}
+	}
+}
+
+// handBack returns events the dispatch stage had no room for to the outbox,
+// due now, and wakes it to claim them: a missed hand-off costs a claim, not
+// the lease they were written with. If even that write fails, the events
+// come back when their lease ends.
+func (r *Recorder) handBack(ctx context.Context, evs []wire.Event) {
+	ids := make([]string, len(evs))
+	for i := range evs {
+		ids[i] = evs[i].ID
+	}
+	if err := r.env.Store.RetryEvents(context.WithoutCancel(ctx), ids, r.env.Now()); err != nil {
+		r.env.Log.Warn("events not handed back to the outbox; they are dispatched when their lease ends", zap.Int("events", len(ids)), zap.Error(err))
+		return
+	}
+	Signal(r.eventsWake)
+}
