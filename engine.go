@@ -222,9 +222,6 @@ func New(opts Options) (*Engine, error) {
 	return e, nil
 }
 
-// settles reports whether this engine settles charges now (see
-// Options.SettlementLease).
-func (e *Engine) settles() bool { return e.env.Settles() }
 
 func setDefault[T int | int64 | time.Duration](v *T, d T) {
 	if *v == 0 {
@@ -253,11 +250,16 @@ func (e *Engine) Start(ctx context.Context) error {
 	execute := stage.NewExecute(e.env, rs.lines, e.wake, e.execute)
 	// Started in this order and stopped in the reverse: a stage hands work
 	// only to stages started before it, which drain after it stops.
-	rs.stages = stage.NewGroup(
+	stages := []stage.Stage{
 		stage.NewDispatch(e.env, rs.lines, e.notifier, e.eventsWake),
 		stage.NewRetention(e.env, e.opts.Retention.Interval, e.Prune),
-		stage.NewLoop("funds", e.fundsLoop),
-		stage.NewLoop("refunds", e.refundLoop),
+		stage.NewFunds(e.env, e.fundedEnvs(), e.opts.FundsPollInterval, e.SyncFunds),
+	}
+	if f, ok := e.settler.(Funds); ok {
+		stages = append(stages, stage.NewRefunds(e.env, f, e.refundsWake, e.eventsWake,
+			func(env Environment, id string) { e.terminal.drop(env, id) }))
+	}
+	stages = append(stages,
 		// The settle stage submits charges and follows each to the
 		// chain's decision; it ends once the finish and execute stages
 		// have stopped and it has released what it holds.
@@ -268,6 +270,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		stage.NewFinish(e.env, rs.lines, rec, execute.Results(), e.finish),
 		execute,
 	)
+	rs.stages = stage.NewGroup(stages...)
 	if err := rs.stages.Start(ctx); err != nil {
 		rs.lines.CancelWork()
 		return fmt.Errorf("settleflow: %w", err)

@@ -2,7 +2,6 @@ package settleflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -256,43 +255,6 @@ func (e *Engine) fundedEvent(env Environment, ev FundsEvent, after *Account) *Ev
 			Deposit: &DepositEvent{Amount: Money{Amount: ev.Amount, Currency: Currency}, TxHash: ev.TxHash, BlockNumber: ev.BlockNumber}}}
 }
 
-// fundsLoop follows every funded environment's chain while the engine
-// settles (holds the SettlementLease), so one engine of several reads it.
-func (e *Engine) fundsLoop(ctx context.Context) {
-	envs := make([]Environment, 0, 2)
-	for _, env := range []Environment{Test, Live} {
-		if _, ok := e.funds(env); ok {
-			envs = append(envs, env)
-		}
-	}
-	if len(envs) == 0 {
-		return
-	}
-	failures := 0
-	for {
-		wait := e.opts.FundsPollInterval
-		if e.settles() {
-			var err error
-			for _, env := range envs {
-				err = errors.Join(err, e.SyncFunds(ctx, env))
-			}
-			switch {
-			case err != nil && ctx.Err() == nil:
-				failures++
-				wait = max(wait, e.opts.Retry.Backoff(failures))
-				e.log.Warn("following deposits on chain failed; retrying", zap.Int("attempt", failures), zap.Duration("in", wait), zap.Error(err))
-			case err == nil:
-				failures = 0
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
-}
-
 // Customer returns a customer's balance and deposit instructions in env. A
 // customer never seen has a zero balance (it can be funded before its first
 // workflow). An invalid customer id is an *InvalidError naming customerId.
@@ -334,4 +296,16 @@ func checkCustomerID(id string) error {
 		return &InvalidError{Code: CodeParameterInvalid, Param: "customerId", Message: customerIDMessage}
 	}
 	return nil
+}
+
+// fundedEnvs lists the environments whose charges are paid from customer
+// balances: those the funds stage follows.
+func (e *Engine) fundedEnvs() []Environment {
+	var envs []Environment
+	for _, env := range []Environment{Test, Live} {
+		if _, ok := e.funds(env); ok {
+			envs = append(envs, env)
+		}
+	}
+	return envs
 }

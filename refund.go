@@ -29,12 +29,6 @@ func ParseRefundStatus(s string) (RefundStatus, error) { return wire.ParseRefund
 // customer's balance on chain (wire.Refund).
 type Refund = wire.Refund
 
-// refundChargeOf is what settles r.
-func refundChargeOf(r *Refund) RefundCharge {
-	return RefundCharge{RefundID: r.ID, WorkflowID: r.WorkflowID, Environment: r.Environment(),
-		CustomerID: r.CustomerID, Sequence: r.Sequence, Amount: r.Amount, Currency: r.Currency}
-}
-
 // InsufficientFundsError is returned by Create when the customer's available
 // balance cannot cover the quote; nothing was stored. Over HTTP it is a 402
 // with code insufficient_funds.
