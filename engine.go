@@ -222,7 +222,6 @@ func New(opts Options) (*Engine, error) {
 	return e, nil
 }
 
-
 func setDefault[T int | int64 | time.Duration](v *T, d T) {
 	if *v == 0 {
 		*v = d
