@@ -91,6 +91,12 @@
 //     typed payload decoded strictly and validated, its JSON Schema, its
 //     [Price], an Estimate of its cost and its Execute.
 //
+// Store, Settler, Funds and Notifier, with the values they pass, are
+// declared in package github.com/settleflow/settleflow/driver, which
+// depends on wire and the standard library only, and are the same types
+// here under the same names: a platform team that swaps the storage or the
+// chain adapter implements them.
+//
 // # Pricing
 //
 // Money is an integer count of minor units and margins are basis points
