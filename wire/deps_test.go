@@ -12,9 +12,11 @@ const module = "github.com/settleflow/settleflow"
 // leaves are the packages that must depend on nothing outside the standard
 // library, golang.org/x and the packages named in allowedDeps: what a
 // program that only calls a settleflow server, or only receives its
-// webhooks, compiles in.
+// webhooks, compiles in, and the contracts a Store or Settler implements
+// (driver), which the engine's stages import.
 var leaves = []string{
 	module + "/wire",
+	module + "/driver",
 	module + "/client",
 	module + "/webhook/signature",
 	module + "/examples/webhook-receiver",
@@ -33,8 +35,8 @@ func allowedDep(path string, standard bool) bool {
 		strings.HasPrefix(path, "golang.org/x/") || strings.HasPrefix(path, "vendor/golang.org/x/")
 }
 
-// TestLeafDependencies fails when client, wire, webhook/signature or the
-// webhook receiver example gains a dependency outside the standard library,
+// TestLeafDependencies fails when client, wire, driver, webhook/signature or
+// the webhook receiver example gains a dependency outside the standard library,
 // golang.org/x and the two leaf packages, naming the package and what
 // imports it.
 func TestLeafDependencies(t *testing.T) {
