@@ -178,7 +178,7 @@ func New(opts Options) (*Engine, error) {
 	setDefault(&opts.Retry.Max, 10*time.Minute)
 	setDefault(&opts.Retry.MaxAttempts, 10)
 	if opts.WorkerID == "" {
-		opts.WorkerID = ids.NewWorker()
+		opts.WorkerID = ids.NewWorker(opts.Clock.Now())
 	}
 	if err := opts.Retention.setDefaults(); err != nil {
 		return nil, err

@@ -192,8 +192,8 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // ServeHTTP runs the chain: request id and log, deadline, then routing
 // (authentication and rate limiting happen inside, per route).
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	reqID := ids.New(ids.Request, start)
+	start := time.Now() // monotonic: the request's duration
+	reqID := ids.New(ids.Request, h.opts.Now())
 	w.Header().Set("Request-Id", reqID)
 	// Every answer is JSON; no browser may take it for anything else.
 	w.Header().Set("X-Content-Type-Options", "nosniff")

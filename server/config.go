@@ -119,6 +119,12 @@ type Config struct {
 	// wait before GET /readyz answers 503. Default 30 s.
 	ReadyMaxLag time.Duration
 
+	// Clock is the one clock of the server's engine, webhook deliverer, API
+	// keys, API (request ids, rate-limit windows), dashboard (sessions) and
+	// health checks; waits and durations stay on the monotonic clock.
+	// Default settleflow.SystemClock.
+	Clock settleflow.Clock
+
 	// Logger receives the server's logs (never a secret). Default: none.
 	Logger *zap.Logger
 	// Output receives what an operator must read once, in lines of text:
@@ -167,6 +173,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.AuthFailuresPerMinute == 0 {
 		c.AuthFailuresPerMinute = 60
+	}
+	if c.Clock == nil {
+		c.Clock = settleflow.SystemClock
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

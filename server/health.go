@@ -38,8 +38,13 @@ type health struct {
 	// lease is the settlement lease: whether this instance is the one
 	// settling for every instance on the database.
 	lease interface{ Held() bool }
+	// now is the server's clock, of CheckedAt.
+	now func() time.Time
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// readAt is when the stages were read, on the monotonic clock (their
+	// time to live); at is the same moment on the server's clock.
+	readAt time.Time
 	at     time.Time
 	stages []settleflow.StageBacklog
 	err    error
@@ -63,7 +68,7 @@ type healthBody struct {
 func (h *health) backlog(ctx context.Context) ([]settleflow.StageBacklog, time.Time, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if time.Since(h.at) < healthTTL {
+	if !h.readAt.IsZero() && time.Since(h.readAt) < healthTTL {
 		return h.stages, h.at, h.err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -79,7 +84,7 @@ func (h *health) backlog(ctx context.Context) ([]settleflow.StageBacklog, time.T
 		h.log.Warn("health: reading the backlog failed", zap.Error(err))
 		stages, err = nil, errors.New("the database did not answer")
 	}
-	h.stages, h.err, h.at = stages, err, time.Now().UTC()
+	h.stages, h.err, h.readAt, h.at = stages, err, time.Now(), h.now().UTC()
 	return h.stages, h.at, h.err
 }
 

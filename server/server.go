@@ -160,7 +160,7 @@ func (s *Server) openDatabase(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if s.keys, err = apikey.New(s.store.DB(), apikey.Options{}); err != nil {
+	if s.keys, err = apikey.New(s.store.DB(), apikey.Options{Clock: s.cfg.Clock}); err != nil {
 		return err
 	}
 	s.onClose(func() { s.keys.Close() })
@@ -234,18 +234,18 @@ func (s *Server) openChain(ctx context.Context) error {
 // and the handler in front of them, and loads the certificate.
 func (s *Server) build(ctx context.Context) error {
 	c := s.cfg
-	workerID, err := stableWorkerID(c.DataDir)
+	workerID, err := stableWorkerID(c.DataDir, c.Clock.Now())
 	if err != nil {
 		return err
 	}
 	if s.hooks, err = webhook.New(ctx, s.store.DB(), webhook.Config{Logger: s.log.Named("webhook"), ShortName: c.WebhookShortName,
-		StrictTestURLs: c.WebhookStrictTestURLs, Owner: workerID, Retry: c.WebhookRetry}); err != nil {
+		StrictTestURLs: c.WebhookStrictTestURLs, Owner: workerID, Retry: c.WebhookRetry, Clock: c.Clock}); err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	if s.engine, err = settleflow.New(settleflow.Options{
 		Store: s.store, Settler: s.chain, Notifier: s.hooks, Products: c.Products, Logger: s.log.Named("engine"),
 		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, SettlementLease: s.lease,
-		TestFaucet: c.TestFaucet,
+		TestFaucet: c.TestFaucet, Clock: c.Clock,
 	}); err != nil {
 		return err
 	}
@@ -253,6 +253,7 @@ func (s *Server) build(ctx context.Context) error {
 		Engine: s.engine, Keys: httpapi.APIKeys(s.keys), Limiter: s.limiter, Logger: s.log.Named("http"),
 		LiveConfigured: func() bool { return s.chain.Configured(settleflow.Live) },
 		RequestTimeout: c.RequestTimeout, AuthFailureWindows: authFailureWindows(c.AuthFailuresPerMinute),
+		Now: c.Clock.Now,
 	})
 	if err != nil {
 		return err
@@ -261,12 +262,12 @@ func (s *Server) build(ctx context.Context) error {
 		return fmt.Errorf("tls: %w", err)
 	}
 	if s.dash, err = dashboard.New(ctx, dashboard.Options{Engine: s.engine, Keys: s.keys, Webhooks: s.hooks, DB: s.store.DB(),
-		Explorers: c.Explorers, Logger: s.log.Named("dashboard")}); err != nil {
+		Explorers: c.Explorers, Logger: s.log.Named("dashboard"), Clock: c.Clock}); err != nil {
 		return err
 	}
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	hl := &health{engine: s.engine, hooks: s.hooks, maxLag: c.ReadyMaxLag, log: s.log.Named("health"), lease: s.lease}
+	hl := &health{engine: s.engine, hooks: s.hooks, maxLag: c.ReadyMaxLag, log: s.log.Named("health"), lease: s.lease, now: c.Clock.Now}
 	s.reg.MustRegister(hl)
 	s.refused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "settleflow_connections_refused_total", Help: "Connections closed at accept: over the per-address cap.",
@@ -526,11 +527,11 @@ func shutdownServers(ctx context.Context, servers []*http.Server, grace time.Dur
 // stableWorkerID is the engine's lease owner, kept in the data directory: a
 // server restarted after a crash takes its leased work back at once. (One
 // server per data directory: the listeners' ports enforce that too.)
-func stableWorkerID(dataDir string) (string, error) {
+func stableWorkerID(dataDir string, now time.Time) (string, error) {
 	path := filepath.Join(dataDir, "worker-id")
 	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 		return strings.TrimSpace(string(b)), nil
 	}
-	id := ids.NewWorker()
+	id := ids.NewWorker(now)
 	return id, os.WriteFile(path, []byte(id+"\n"), 0o600)
 }

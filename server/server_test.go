@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/oklog/ulid/v2"
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/client"
 	"github.com/settleflow/settleflow/server"
@@ -299,4 +301,89 @@ func TestStopCutShortLosesNothing(t *testing.T) {
 	}
 	defer again.Stop(context.Background())
 	settle(t, client.New(key, client.WithBaseURL(again.URL()), client.WithRootCAs(again.RootCAs())), ids...)
+}
+
+// offsetClock is the wall clock moved by d: a clock no part of the server
+// could agree with by reading the wall clock itself.
+type offsetClock struct{ d time.Duration }
+
+func (c offsetClock) Now() time.Time { return time.Now().Add(c.d).UTC() }
+
+// ulidTime is the time of the ULID that ends id (after its last '_').
+func ulidTime(t *testing.T, id string) time.Time {
+	t.Helper()
+	u, err := ulid.ParseStrict(id[strings.LastIndexByte(id, '_')+1:])
+	if err != nil {
+		t.Fatalf("%q does not end in a ULID: %v", id, err)
+	}
+	return ulid.Time(u.Time()).UTC()
+}
+
+// Config.Clock is the one clock of the whole server: the engine's
+// timestamps, the API's request ids, the health check's time and the
+// worker id all read it, not the wall clock.
+func TestConfigClockIsTheOneClock(t *testing.T) {
+	const d = 400 * 24 * time.Hour
+	dir := t.TempDir()
+	s, err := server.New(t.Context(), server.Config{Products: products(t, open()), DataDir: dir, Addr: "127.0.0.1:0",
+		Logger: zaptest.NewLogger(t), Clock: offsetClock{d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	// within reports whether at is on the offset clock between from and to
+	// (wall times), to the millisecond of a ULID.
+	within := func(what string, at, from, to time.Time) {
+		t.Helper()
+		lo, hi := from.Add(d).Truncate(time.Millisecond), to.Add(d)
+		if at.Before(lo) || at.After(hi) {
+			t.Errorf("%s is %s, want it on Config.Clock, between %s and %s", what, at, lo, hi)
+		}
+	}
+	started := time.Now()
+
+	c := client.New(s.FirstStartKey(), client.WithBaseURL(s.URL()), client.WithRootCAs(s.RootCAs()))
+	before := time.Now()
+	wf, err := c.Workflows.Create(t.Context(), &client.WorkflowCreateParams{Product: "echo", CustomerID: "cus_1", Payload: map[string]any{"text": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	within("the workflow's createdAt", wf.CreatedAt, before, after)
+	within("the workflow id's time", ulidTime(t, wf.ID), before, after)
+
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.RootCAs()}}}
+	before = time.Now()
+	resp, err := hc.Get(s.URL() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		CheckedAt time.Time `json:"checkedAt"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	after = time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	within("/readyz's checkedAt", health.CheckedAt, before, after)
+
+	before = time.Now()
+	resp, err = hc.Get(s.URL() + "/v1/workflows") // no key: 401, with its Request-Id
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	after = time.Now()
+	within("the API's Request-Id time", ulidTime(t, resp.Header.Get("Request-Id")), before, after)
+
+	worker, err := os.ReadFile(filepath.Join(dir, "worker-id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	within("the worker id's time", ulidTime(t, strings.TrimSpace(string(worker))), started.Add(-time.Minute), after)
 }

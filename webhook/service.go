@@ -236,7 +236,7 @@ func New(ctx context.Context, db *storage.DB, cfg Config) (*Service, error) {
 		cfg.Clock = settleflow.SystemClock
 	}
 	if cfg.Owner == "" {
-		cfg.Owner = ids.NewWorker()
+		cfg.Owner = ids.NewWorker(cfg.Clock.Now())
 	}
 	if err := Migrate(ctx, db); err != nil {
 		return nil, err

@@ -86,8 +86,9 @@ func isCrockford(c byte) bool {
 // name (at most 40 characters of it), the process id and a fresh ULID, for
 // example worker_web-1_4242_01JD3Q6Y6F8Q2W9T4M5N7P8R0S. The engine, the
 // webhook deliverer and the reference server take their lease owners from
-// here, so a lease in the database says which process holds it.
-func NewWorker() string {
+// here, so a lease in the database says which process holds it. now is the
+// time in its ULID, on the caller's clock.
+func NewWorker(now time.Time) string {
 	host, _ := os.Hostname()
 	host = strings.Map(func(r rune) rune {
 		if r < 0x21 || r > 0x7e || r == '_' {
@@ -101,5 +102,5 @@ func NewWorker() string {
 	if host == "" {
 		host = "host"
 	}
-	return fmt.Sprintf("worker_%s_%d_%s", host, os.Getpid(), New("", time.Now()))
+	return fmt.Sprintf("worker_%s_%d_%s", host, os.Getpid(), New("", now))
 }

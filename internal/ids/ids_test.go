@@ -49,7 +49,7 @@ func TestValidOnlyCanonical(t *testing.T) {
 }
 
 func TestNewWorker(t *testing.T) {
-	a, b := NewWorker(), NewWorker()
+	a, b := NewWorker(time.Now()), NewWorker(time.Now())
 	if a == b || !strings.HasPrefix(a, "worker_") || len(a) > 128 || strings.ContainsAny(a, " \t\n") {
 		t.Fatalf("worker ids %q, %q: want distinct, prefixed, printable, at most 128 bytes", a, b)
 	}

@@ -311,6 +311,9 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, 
 			accounts[k] = &settleflow.Account{Environment: env, Ref: k.ref}
 		}
 	}
+	// at is when the accounts change: the latest creation time of the
+	// workflows admitted, on the engine's clock.
+	var at time.Time
 	added := map[key]int64{}
 	for i, in := range ins {
 		if !insert[i] || !in.Reserve {
@@ -331,6 +334,9 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, 
 		a.Reserved += w.Quoted.Amount
 		added[k] += w.Quoted.Amount
 		w.Reserved, w.AccountRef = w.Quoted.Amount, in.Ref
+		if w.CreatedAt.After(at) {
+			at = w.CreatedAt
+		}
 	}
 	// One update of every account that reserved something.
 	var rows []string
@@ -345,7 +351,7 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, 
 	if len(rows) == 0 {
 		return nil
 	}
-	args = append([]any{micros(time.Now())}, args...)
+	args = append([]any{micros(at)}, args...)
 	if _, err := s.exec(ctx, tx, `UPDATE settleflow_accounts SET reserved = settleflow_accounts.reserved + d.amount,
 			customer_id = coalesce(settleflow_accounts.customer_id, d.customer_id), updated_at = ?
 		FROM (`+strings.Join(rows, " UNION ALL ")+`) AS d

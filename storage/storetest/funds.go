@@ -104,6 +104,11 @@ func testFundsAdmission(t *testing.T, s settleflow.Store) {
 	if got.Reserved != 1250 || got.AccountRef != "0xref" {
 		t.Fatalf("admitted workflow reserved %d against %q", got.Reserved, got.AccountRef)
 	}
+	// The account changed at the admitted workflow's creation, on the
+	// engine's clock, not the Store's.
+	if a, err := s.GetAccount(ctx, settleflow.Test, "cus_f", "0xref"); err != nil || !a.UpdatedAt.Equal(x.CreatedAt) {
+		t.Fatalf("the admission wrote the account's updatedAt %v (%v), want the admitted workflow's creation time %s", a.UpdatedAt, err, x.CreatedAt)
+	}
 	// A replay is never refused.
 	k := newWorkflow(settleflow.Test, base.Add(3*time.Second), "cus_f", "triage")
 	in := reserveInsert(k, "0xref")
