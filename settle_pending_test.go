@@ -207,3 +207,29 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestPendingSettlementWrittenAtStop: a charge pending for less than a
+// second, whose settlement no check has written yet, has it written with
+// the release at Stop, so the workflow left Settling in the Store shows its
+// transaction to whoever reads it or settles it next.
+func TestPendingSettlementWrittenAtStop(t *testing.T) {
+	f, ps := newPendingFixture(t, 1<<30, nil)
+	ctx := context.Background()
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w := f.create(t, settleflow.Test, "T-stop", 0)
+	want := f.settler.settlement(w.ID, 0)
+	waitUntil(t, "the charge checked pending twice", func() bool { return f.settler.polled(w.ID) >= 2 })
+	if err := f.engine.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ps.Store.GetWorkflow(ctx, settleflow.Test, w.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != settleflow.Settling || got.Settlement == nil || got.Settlement.TxHash != want.TxHash ||
+		got.Settlement.BlockNumber != want.BlockNumber {
+		t.Fatalf("after Stop: %s with settlement %+v; want Settling with the pending transaction %s", got.Status, got.Settlement, want.TxHash)
+	}
+}

@@ -149,3 +149,22 @@ func await(ctx context.Context, l *Lines, done <-chan struct{}) error {
 		return ctx.Err()
 	}
 }
+
+// untilWritten applies us with write, retrying until the Store answers:
+// what a stage computed is not thrown away for a passing database error.
+// It gives up only when ctx ends (the leases then expire and the work is
+// redone), reporting nothing applied. what names the updates in the log.
+func untilWritten[U any](ctx context.Context, env *Env, what string, us []U, write func(context.Context, []U) ([]bool, error)) []bool {
+	for attempt := 1; ; attempt++ {
+		applied, err := write(context.WithoutCancel(ctx), us)
+		if err == nil {
+			return applied
+		}
+		env.Log.Error("recording "+what+" failed; retrying", zap.Int("attempt", attempt), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return make([]bool, len(us))
+		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, 5*time.Second)):
+		}
+	}
+}

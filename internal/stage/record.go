@@ -2,7 +2,6 @@ package stage
 
 import (
 	"context"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -38,31 +37,21 @@ func (r *Recorder) Record(ctx context.Context, us []driver.Update) []bool {
 			us[i].EventLease = lease
 		}
 	}
-	for attempt := 1; ; attempt++ {
-		applied, err := r.env.Store.UpdateWorkflows(context.WithoutCancel(ctx), us)
-		if err == nil {
-			var evs []wire.Event
-			for i, ok := range applied {
-				if ok && us[i].Event != nil {
-					evs = append(evs, *us[i].Event)
-				}
-			}
-			if len(evs) > 0 {
-				select {
-				case r.lines.handoff <- evs:
-				default:
-					r.handBack(ctx, evs)
-				}
-			}
-			return applied
-		}
-		r.env.Log.Error("recording workflow updates failed; retrying", zap.Int("attempt", attempt), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return make([]bool, len(us))
-		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, 5*time.Second)):
+	applied := untilWritten(ctx, r.env, "workflow updates", us, r.env.Store.UpdateWorkflows)
+	var evs []wire.Event
+	for i, ok := range applied {
+		if ok && us[i].Event != nil {
+			evs = append(evs, *us[i].Event)
 		}
 	}
+	if len(evs) > 0 {
+		select {
+		case r.lines.handoff <- evs:
+		default:
+			r.handBack(ctx, evs)
+		}
+	}
+	return applied
 }
 
 // handBack returns events the dispatch stage had no room for to the outbox,

@@ -192,20 +192,10 @@ func refundEvent(t wire.EventType, r *wire.Refund, st wire.RefundStatus, s *wire
 		Data: wire.EventData{WorkflowID: r.WorkflowID, Refund: &after}}
 }
 
-// updateRefunds applies us, retrying the store until it answers or ctx ends
-// (the leases then expire and the refunds are checked again).
+// update applies us, retrying the store until it answers or ctx ends (the
+// leases then expire and the refunds are checked again).
 func (s *Refunds) update(ctx context.Context, us []driver.RefundUpdate) []bool {
-	for attempt := 1; ; attempt++ {
-		applied, err := s.env.Store.UpdateRefunds(context.WithoutCancel(ctx), us)
-		if err == nil {
-			Signal(s.eventsWake)
-			return applied
-		}
-		s.env.Log.Error("recording refund updates failed; retrying", zap.Int("attempt", attempt), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return make([]bool, len(us))
-		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, 5*time.Second)):
-		}
-	}
+	applied := untilWritten(ctx, s.env, "refund updates", us, s.env.Store.UpdateRefunds)
+	Signal(s.eventsWake)
+	return applied
 }

@@ -31,6 +31,10 @@ type settleItem struct {
 	// the charge has been pending, as far as this engine knows (see
 	// showPendingAfter). Zero until the item's first settle round.
 	since time.Time
+	// unshown is the pending settlement the last check found that the
+	// Store does not hold yet (younger than showPendingAfter): written if
+	// the workflow is released at Stop.
+	unshown *wire.Settlement
 }
 
 // SettlerTimeout bounds the Settler calls of one batch.
@@ -130,7 +134,8 @@ func (ss *Settle) loop(ctx context.Context) {
 }
 
 // releaseHeld gives the held workflows back to the Store at Stop, each due
-// at its next check, for whichever engine settles next.
+// at its next check, for whichever engine settles next, with the pending
+// settlement a check found and did not write yet.
 func (ss *Settle) releaseHeld(ctx context.Context, held *heldItems) {
 	if held.Len() == 0 {
 		return
@@ -138,7 +143,10 @@ func (ss *Settle) releaseHeld(ctx context.Context, held *heldItems) {
 	now := ss.env.Now()
 	us := make([]driver.Update, 0, held.Len())
 	for _, it := range *held {
-		us = append(us, driver.Update{ID: it.wf.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, Release: true, RunAt: it.due})
+		// The write that releases it shows its settlement too: the next
+		// engine knows the charge is on its way however young it is.
+		us = append(us, driver.Update{ID: it.wf.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, Release: true, RunAt: it.due,
+			Settlement: it.unshown})
 	}
 	*held = (*held)[:0]
 	ss.rec.Record(ctx, us)
@@ -401,6 +409,10 @@ func (ss *Settle) holdPending(it *settleItem, s *wire.Settlement, now, next time
 	lease := ss.settleLease()
 	renew := it.leaseUntil.Sub(next) < lease/2
 	show := moved && now.Sub(it.since) >= showPendingAfter
+	it.unshown = nil
+	if moved && !renew && !show {
+		it.unshown = s
+	}
 	if !renew && !show {
 		return nil, true
 	}
