@@ -47,6 +47,17 @@ func (e *Env) Settles() bool {
 	return e.SettlementLease == nil || e.SettlementLease.Term() != 0
 }
 
+// minSettleLease is the shortest lease on a Settling workflow.
+const minSettleLease = 30 * time.Second
+
+// SettleLease is how long an engine leases a Settling workflow it holds in
+// memory (the finish stage's move to Settling, the settle stage's renewals):
+// long enough that it is renewed only every half of it, short enough that
+// if the engine dies, another takes the charge over soon.
+func (e *Env) SettleLease() time.Duration {
+	return max(minSettleLease, 4*e.SettlementPollInterval)
+}
+
 // Lines are the in-memory hand-offs of one run, from Start to Stop, between
 // stages that would otherwise meet in the Store: a workflow claimed or
 // executed by this engine goes to the settle stage (Settling), and the
@@ -68,6 +79,32 @@ type Lines struct {
 	// dispatch stage, so it need not claim them from the outbox.
 	handoff chan []wire.Event
 }
+
+// settleItem is one Settling workflow on the settle stage's line (from the
+// execute stage's claims or the finish stage) or held by the settle stage
+// between checks.
+type settleItem struct {
+	wf *wire.Workflow
+	// fresh: moved to Settling just now by this engine, so never submitted.
+	fresh bool
+	// leaseUntil is when this engine's lease on the workflow ends: the
+	// RunAt of the last write that kept the lease.
+	leaseUntil time.Time
+	// due is when a held workflow's charge is asked about next.
+	due time.Time
+	// since is when this engine first submitted the charge, or, for a
+	// workflow it claimed already Settling, first asked about it: how long
+	// the charge has been pending, as far as this engine knows (see
+	// showPendingAfter). Zero until the item's first settle round.
+	since time.Time
+	// unshown is the pending settlement the last check found that the
+	// Store does not hold yet (younger than showPendingAfter): written if
+	// the workflow is released at Stop.
+	unshown *wire.Settlement
+}
+
+// SettlerTimeout bounds the Settler calls of one batch.
+const SettlerTimeout = time.Minute
 
 // NewLines returns the lines of one run for an engine of workers slots;
 // handoffCap is the room for event batches on their way to the dispatch

@@ -223,7 +223,7 @@ func (f *Finish[R]) finish(ctx context.Context, batch []R) {
 			// the sequence the Store gives it in the same transaction (a
 			// charge of 0 takes none: it never reaches the chain), and
 			// holds the workflow until the chain decides.
-			u.RunAt = now.Add(SettleLease(f.env.SettlementPollInterval))
+			u.RunAt = now.Add(f.env.SettleLease())
 			if next.ChargeAmount() > 0 {
 				u.Sequence = &next.Sequence
 			}

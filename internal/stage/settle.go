@@ -17,29 +17,6 @@ import (
 // rule is that a workflow is Failed (which tells the client nothing was
 // charged) only when the settler has said so for that very charge.
 
-type settleItem struct {
-	wf *wire.Workflow
-	// fresh: moved to Settling just now by this engine, so never submitted.
-	fresh bool
-	// leaseUntil is when this engine's lease on the workflow ends: the
-	// RunAt of the last write that kept the lease.
-	leaseUntil time.Time
-	// due is when a held workflow's charge is asked about next.
-	due time.Time
-	// since is when this engine first submitted the charge, or, for a
-	// workflow it claimed already Settling, first asked about it: how long
-	// the charge has been pending, as far as this engine knows (see
-	// showPendingAfter). Zero until the item's first settle round.
-	since time.Time
-	// unshown is the pending settlement the last check found that the
-	// Store does not hold yet (younger than showPendingAfter): written if
-	// the workflow is released at Stop.
-	unshown *wire.Settlement
-}
-
-// SettlerTimeout bounds the Settler calls of one batch.
-const SettlerTimeout = time.Minute
-
 // maxHeldPerBatch bounds the Settling workflows the settle stage holds in
 // memory, in batches: past BatchSize × maxHeldPerBatch, a pending charge's
 // workflow is released to the Store until its next check, as any is after
@@ -87,14 +64,6 @@ func (ss *Settle) Round(ctx context.Context, ws []*wire.Workflow, fresh []bool) 
 		batch[i] = settleItem{wf: w, fresh: fresh[i]}
 	}
 	ss.settleBatch(ctx, batch, &heldItems{})
-}
-
-// SettleLease is how long an engine leases a Settling workflow it holds in
-// memory, for a SettlementPollInterval of poll: long enough that it is
-// renewed only every half of it, short enough that if the engine dies,
-// another takes the charge over soon.
-func SettleLease(poll time.Duration) time.Duration {
-	return max(minSettleLease, 4*poll)
 }
 
 // settleLoop submits charges and records confirmations, in batches. A
@@ -361,15 +330,6 @@ func (ss *Settle) settleBatch(ctx context.Context, batch []settleItem, held *hel
 	}
 }
 
-// minSettleLease is the shortest lease on a Settling workflow.
-const minSettleLease = 30 * time.Second
-
-// settleLease is how long this engine leases a Settling workflow it holds
-// (see SettleLease).
-func (ss *Settle) settleLease() time.Duration {
-	return SettleLease(ss.env.SettlementPollInterval)
-}
-
 // showPendingAfter is how long a charge must have been pending (since this
 // engine submitted it, or first asked about a workflow it claimed already
 // Settling) before a check writes its pending settlement to the workflow's
@@ -392,7 +352,7 @@ const showPendingAfter = time.Second
 // check writes only what a reader should see: a settlement that appeared or
 // moved (a transaction sent, mined in another block after a reorganization),
 // and only once the charge has been pending showPendingAfter, not its
-// confirmations, which are recorded when it settles. The lease (settleLease)
+// confirmations, which are recorded when it settles. The lease (Env.SettleLease)
 // is renewed when less than half of it would be left at the next check; that
 // write carries the settlement too, if it moved, however young the charge.
 // Past the bound on held workflows nothing is held.
@@ -406,7 +366,7 @@ func (ss *Settle) holdPending(it *settleItem, s *wire.Settlement, now, next time
 	// so a settlement not yet shown still counts as moved at later checks.
 	moved := s != nil && (w.Settlement == nil || s.TxHash != w.Settlement.TxHash || s.BlockNumber != w.Settlement.BlockNumber ||
 		s.ChainID != w.Settlement.ChainID)
-	lease := ss.settleLease()
+	lease := ss.env.SettleLease()
 	renew := it.leaseUntil.Sub(next) < lease/2
 	show := moved && now.Sub(it.since) >= showPendingAfter
 	it.unshown = nil

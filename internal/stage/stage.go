@@ -1,7 +1,12 @@
-// Package stage is the one start/stop contract of the engine's background
-// stages (commit, execute, finish, settle, dispatch, retention, funds,
-// refunds) and of services run beside them, such as the webhook deliverer:
-// in the manner of River's startstop services.
+// Package stage holds the engine's background stages as named types
+// (Commit, Execute, Finish, Settle, Dispatch, Funds, Refunds, Retention)
+// and the one start/stop contract they share with services run beside
+// them, such as the webhook deliverer, in the manner of River's startstop
+// services. Every stage is handed one Env (the Store, the clock, the
+// logger, the retry policy, the worker id); stages meet on a run's Lines or
+// in the Store, never by calling into one another. The contracts they use
+// (Store, Settler, Notifier) come from package driver, so this package does
+// not import the engine's.
 //
 // One meaning of the context everywhere: the ctx given to Start bounds
 // starting only (a stage's work runs until Stop, whatever becomes of that
