@@ -578,7 +578,9 @@ type Migrations struct {
 	// Files holds the migrations as bun's migrate package reads them:
 	// NAME.up.sql / NAME.down.sql (".tx." for one transaction), NAME a
 	// timestamp followed by a description; "--bun:split" separates
-	// statements.
+	// statements. A ".tx." migration is recorded in its own transaction, so
+	// a process killed while migrating never leaves it half done; one
+	// without ".tx." can be.
 	Files fs.FS
 	// Until, if set, applies only the migrations whose names sort at or
 	// before it (tests build databases as older releases left them).
@@ -609,7 +611,18 @@ func (d *DB) Migrate(ctx context.Context, ms Migrations) error {
 	opts := []migrate.MigratorOption{
 		migrate.WithTableName(ms.Table),
 		migrate.WithLocksTableName(strings.TrimSuffix(ms.Table, "s") + "_locks"),
-		migrate.WithMarkAppliedOnSuccess(true),
+		// A migration is recorded in its own transaction, after its
+		// statements: a process killed at any point leaves it either
+		// applied and recorded or neither (bun's own marking, before or
+		// after the transaction, leaves one without the other).
+		migrate.AfterMigration(func(ctx context.Context, db bun.IConn, mig *migrate.Migration) error {
+			idb, ok := db.(bun.IDB)
+			if !ok {
+				return fmt.Errorf("migration %s: cannot record it on a %T", mig.Name, db)
+			}
+			_, err := idb.NewInsert().Model(mig).ModelTableExpr(ms.Table).Exec(ctx)
+			return err
+		}),
 	}
 	if ms.TemplateData != nil {
 		opts = append(opts, migrate.WithTemplateData(ms.TemplateData))
@@ -629,8 +642,21 @@ func (d *DB) Migrate(ctx context.Context, ms Migrations) error {
 	if err := m.Init(ctx); err != nil {
 		return fmt.Errorf("storage: %s: %w", ms.Table, err)
 	}
-	if _, err := m.Migrate(ctx); err != nil {
+	// Migrator.Migrate's loop, without its marking: each migration's Up
+	// records it in its transaction (the hook above).
+	status, err := m.MigrationsWithStatus(ctx)
+	if err != nil {
 		return fmt.Errorf("storage: %s: %w", ms.Table, err)
+	}
+	group := status.LastGroupID() + 1
+	for _, mig := range status.Unapplied() {
+		if mig.Up == nil {
+			continue
+		}
+		mig.GroupID = group
+		if err := mig.Up(ctx, m, &mig); err != nil {
+			return fmt.Errorf("storage: %s: %s: up: %w", ms.Table, mig.Name, err)
+		}
 	}
 	return nil
 }
