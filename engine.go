@@ -82,12 +82,44 @@ type Options struct {
 	// FundsPollInterval is how often deposits and withdrawals are followed
 	// on chain. Default 2 s.
 	FundsPollInterval time.Duration
+	// Services are background services the engine runs beside its own
+	// stages, such as the webhook deliverer (*webhook.Service): Start
+	// starts them first, in order, and Stop stops them last, in reverse,
+	// so a service that takes over what the stages hand on runs for as
+	// long as they do. Default: none.
+	Services []Service
 	// WorkerID names this engine's leases; default a fresh one from the one
 	// worker-id source (host, process id and a random part). Two engines
 	// sharing a Store must have different ids. An engine restarted with the
 	// same id takes its dead predecessor's work back at once, at Start,
 	// instead of waiting for the leases to expire.
 	WorkerID string
+}
+
+// Service is a background service with the start/stop contract of the
+// engine's own stages: Start begins its work and returns, its ctx bounding
+// starting only; Stop ends the work, gracefully until its ctx ends, then cut
+// short, and returns once the work has stopped. See Options.Services.
+type Service interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// service is a Service as one of a run's stages, named by its Name method
+// when it has one.
+type service struct {
+	Service
+	name string
+}
+
+func (s service) Name() string { return s.name }
+
+func serviceStage(i int, svc Service) stage.Stage {
+	name := fmt.Sprintf("service %d (%T)", i, svc)
+	if n, ok := svc.(interface{ Name() string }); ok {
+		name = n.Name()
+	}
+	return service{Service: svc, name: name}
 }
 
 // Engine prices, runs and settles workflows. Create it with New; call Start
@@ -157,6 +189,11 @@ func New(opts Options) (*Engine, error) {
 		return nil, errors.New("settleflow: Options.Notifier is required")
 	case opts.Products == nil:
 		return nil, errors.New("settleflow: Options.Products is required")
+	}
+	for i, svc := range opts.Services {
+		if svc == nil {
+			return nil, fmt.Errorf("settleflow: Options.Services[%d] is nil", i)
+		}
 	}
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
@@ -230,7 +267,8 @@ func setDefault[T int | int64 | time.Duration](v *T, d T) {
 
 // Start runs the background workers: they claim due workflows (including any
 // left Pending, Running or Settling by a crash), execute products, settle
-// charges and hand events to the Notifier. ctx only bounds Start itself.
+// charges and hand events to the Notifier. Options.Services start first. ctx
+// only bounds Start itself.
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -249,11 +287,15 @@ func (e *Engine) Start(ctx context.Context) error {
 	execute := stage.NewExecute(e.env, rs.lines, e.wake, e.execute)
 	// Started in this order and stopped in the reverse: a stage hands work
 	// only to stages started before it, which drain after it stops.
-	stages := []stage.Stage{
+	var stages []stage.Stage
+	for i, svc := range e.opts.Services {
+		stages = append(stages, serviceStage(i, svc))
+	}
+	stages = append(stages,
 		stage.NewDispatch(e.env, rs.lines, e.notifier, e.eventsWake),
 		stage.NewRetention(e.env, e.opts.Retention.Interval, e.Prune),
 		stage.NewFunds(e.env, e.fundedEnvs(), e.opts.FundsPollInterval, e.SyncFunds),
-	}
+	)
 	if f, ok := e.settler.(Funds); ok {
 		stages = append(stages, stage.NewRefunds(e.env, f, e.refundsWake, e.eventsWake,
 			func(env Environment, id string) { e.terminal.drop(env, id) }))

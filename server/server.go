@@ -246,6 +246,9 @@ func (s *Server) build(ctx context.Context) error {
 		Store: s.store, Settler: s.chain, Notifier: s.hooks, Products: c.Products, Logger: s.log.Named("engine"),
 		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, SettlementLease: s.lease,
 		TestFaucet: c.TestFaucet, Clock: c.Clock,
+		// The webhook deliverer starts before the engine's stages and
+		// stops after them.
+		Services: []settleflow.Service{s.hooks},
 	}); err != nil {
 		return err
 	}
@@ -308,14 +311,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	link, err := s.signInLink(ctx)
 	if err == nil {
-		err = s.hooks.Start(ctx)
+		err = s.engine.Start(ctx) // and the webhook deliverer, first
 	}
 	if err != nil {
-		s.closeListeners()
-		return err
-	}
-	if err := s.engine.Start(ctx); err != nil {
-		s.hooks.Stop(ctx) //nolint:errcheck // within Start's ctx: an attempt it cuts short is retried after its lease
 		s.closeListeners()
 		return err
 	}
@@ -463,12 +461,9 @@ func (s *Server) stop(ctx context.Context) (failure, cut error) {
 	s.stopped = true
 	if s.started {
 		shutdownServers(ctx, s.servers, s.cfg.ShutdownGrace, s.log)
+		// The engine stops its stages, then the webhook deliverer.
 		if err := s.engine.Stop(ctx); err != nil {
 			s.log.Warn("engine stop cut work short; it resumes at the next start", zap.Error(err))
-			cut = err
-		}
-		if err := s.hooks.Stop(ctx); err != nil {
-			s.log.Warn("webhook stop cut deliveries short; they resume at the next start", zap.Error(err))
 			cut = err
 		}
 		select {

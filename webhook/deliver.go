@@ -30,7 +30,9 @@ import (
 // that died; then it returns at once. ctx only bounds Start itself, as for
 // [settleflow.Engine.Start]: the deliverer runs until [Service.Stop], which
 // stops it gracefully, or hard once Stop's ctx ends (attempts in flight are
-// then abandoned and retried after their lease).
+// then abandoned and retried after their lease). An engine given the
+// Service in settleflow.Options.Services starts and stops it with its own
+// stages.
 func (s *Service) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -63,6 +65,10 @@ func (s *Service) Start(ctx context.Context) error {
 		zap.Int("max_concurrency", s.cfg.MaxConcurrency), zap.Int("max_per_endpoint", s.cfg.MaxPerEndpoint))
 	return nil
 }
+
+// Name names the deliverer among the services an engine runs
+// (settleflow.Options.Services): "webhooks".
+func (s *Service) Name() string { return "webhooks" }
 
 // Stop stops claiming deliveries and waits for the attempts in flight to
 // finish and be recorded. If ctx ends first, it abandons them (they are
