@@ -175,7 +175,25 @@ func TestRequestsWaitingAreDecidedInOneStatement(t *testing.T) {
 	for range n {
 		go ask()
 	}
-	waitFor(t, func() bool { _, waiting := l.Waiting(); return waiting == n })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		running, waiting := l.Waiting()
+		if waiting == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			// Say what the blocked statement did, and let go of the row
+			// so that the schema can be dropped.
+			lock.Rollback() //nolint:errcheck // the test has failed already
+			var early []string
+			for len(answers) > 0 {
+				a := <-answers
+				early = append(early, fmt.Sprintf("%+v %v", a.d, a.err))
+			}
+			t.Fatalf("after 10 s, %d of %d requests wait behind the blocked statement (running %v); answered early: %q", waiting, n, running, early)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if err := lock.Rollback(); err != nil {
 		t.Fatal(err)
 	}
