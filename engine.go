@@ -281,7 +281,6 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.store.ReleaseLeases(ctx, e.opts.WorkerID, e.now()); err != nil {
 		return fmt.Errorf("settleflow: releasing leases of a previous run: %w", err)
 	}
-	e.started = true
 	rs := &runState{lines: stage.NewLines(e.opts.Workers, e.handoffCap)}
 	rec := stage.NewRecorder(e.env, rs.lines, e.eventsWake)
 	execute := stage.NewExecute(e.env, rs.lines, e.wake, e.execute)
@@ -316,6 +315,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		rs.lines.CancelWork()
 		return fmt.Errorf("settleflow: %w", err)
 	}
+	// Started only once every stage and service has: a Start that failed
+	// (a service that could not start) may be called again.
+	e.started = true
 	e.run = rs
 	e.log.Info("settleflow engine started", zap.String("worker", e.opts.WorkerID), zap.Int("workers", e.opts.Workers))
 	return nil

@@ -93,6 +93,7 @@ func TestServicesRunAroundTheStages(t *testing.T) {
 
 // A service whose Start fails fails the engine's Start, naming it; the
 // services started before it are stopped, and the engine claims nothing.
+// Start can be called again.
 func TestServiceStartFailureFailsStart(t *testing.T) {
 	log := &orderLog{}
 	a := &loggedService{name: "a", log: log}
@@ -108,6 +109,14 @@ func TestServiceStartFailureFailsStart(t *testing.T) {
 	}
 	if got, err := f.engine.Fetch(context.Background(), settleflow.Test, w.ID); err != nil || got.Status != settleflow.Pending {
 		t.Fatalf("%v %v; want the workflow still Pending: the engine did not start", got, err)
+	}
+	// Once the service can start, Start may be called again, and runs.
+	bad.startErr = nil
+	if err := f.engine.Start(context.Background()); err != nil {
+		t.Fatalf("Start again once the service starts: %v", err)
+	}
+	if got := f.waitTerminal(t, settleflow.Test, w.ID)[w.ID]; got.Status != settleflow.Settled {
+		t.Fatalf("%s after the second Start, want Settled", got.Status)
 	}
 }
 
