@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/stage"
 	"github.com/settleflow/settleflow/storage"
 	"github.com/uptrace/bun"
 	"go.uber.org/zap"
@@ -704,19 +705,7 @@ func (s *Service) recorder(in <-chan *result, done chan<- struct{}) {
 	defer close(done)
 	batch := make([]*result, 0, maxRecordBatch)
 	for r := range in {
-		batch = append(batch[:0], r)
-	more:
-		for len(batch) < maxRecordBatch {
-			select {
-			case r, ok := <-in:
-				if !ok {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
+		batch = stage.Drain(in, append(batch[:0], r), maxRecordBatch)
 		s.recordBatch(batch)
 	}
 }

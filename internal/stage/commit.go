@@ -125,7 +125,7 @@ func (c *Commit) loop() {
 				}
 			}
 		}
-		batch = drain(c.creates, append(batch[:0], first), c.env.BatchSize)
+		batch = Drain(c.creates, append(batch[:0], first), c.env.BatchSize)
 		c.commit(batch)
 	}
 }

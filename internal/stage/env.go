@@ -139,11 +139,12 @@ func Signal(c chan struct{}) {
 	}
 }
 
-// drain is the batching of every stage: it appends to batch what ch holds
+// Drain is the batching of every stage (and of the webhook deliverer's
+// recorder): it appends to batch what ch holds
 // right now, without waiting, until batch holds max items or ch is empty or
 // closed. Work that arrives together is done together (one transaction, one
 // settler call), and work that arrives alone is not held back.
-func drain[T any](ch <-chan T, batch []T, max int) []T {
+func Drain[T any](ch <-chan T, batch []T, max int) []T {
 	for len(batch) < max {
 		select {
 		case v, ok := <-ch:

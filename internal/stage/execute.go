@@ -200,7 +200,7 @@ func (f *Finish[R]) loop() {
 	defer close(f.lines.settle)
 	batch := make([]R, 0, f.env.BatchSize)
 	for first := range f.results {
-		batch = drain(f.results, append(batch[:0], first), f.env.BatchSize)
+		batch = Drain(f.results, append(batch[:0], first), f.env.BatchSize)
 		f.finish(f.lines.WorkCtx, batch)
 	}
 }

@@ -88,7 +88,7 @@ func (ss *Settle) loop(ctx context.Context) {
 				ss.releaseHeld(ctx, held)
 				return
 			}
-			batch = drain(ss.lines.settle, append(batch[:0], first), ss.env.BatchSize)
+			batch = Drain(ss.lines.settle, append(batch[:0], first), ss.env.BatchSize)
 			slots := len(batch)
 			batch = held.popDue(batch, ss.env.Now(), ss.env.BatchSize)
 			ss.settleBatch(ctx, batch, held)
