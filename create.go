@@ -242,7 +242,9 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 	if a := res.Insufficient; a != nil {
 		return nil, false, &InsufficientFundsError{Environment: p.Environment, CustomerID: p.CustomerID, Quoted: wf.Quoted, Balance: a.Balance()}
 	}
-	e.wake.Now()
+	if !res.Claimed {
+		e.wake.Now() // a worker claims it; one inserted claimed is running already
+	}
 	return wf, false, nil
 }
 

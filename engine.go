@@ -319,6 +319,8 @@ func (e *Engine) Start(ctx context.Context) error {
 	// (a service that could not start) may be called again.
 	e.started = true
 	e.run = rs
+	// From now on a Create takes a free worker as it is inserted.
+	e.commits.SetClaimer(execute)
 	e.log.Info("settleflow engine started", zap.String("worker", e.opts.WorkerID), zap.Int("workers", e.opts.Workers))
 	return nil
 }

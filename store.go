@@ -14,6 +14,9 @@ type PruneResult = driver.PruneResult
 // Insert is one workflow to insert, optionally under an idempotency key ([driver.Insert]).
 type Insert = driver.Insert
 
+// InsertClaim is the lease an Insert asks its workflow to be inserted with ([driver.InsertClaim]).
+type InsertClaim = driver.InsertClaim
+
 // InsertResult reports what an Insert did ([driver.InsertResult]).
 type InsertResult = driver.InsertResult
 

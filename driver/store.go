@@ -22,6 +22,16 @@ type Store interface {
 	// the existing record instead. Results are in the order of ins. An
 	// inserted workflow has no Sequence yet (0): it gets one when it is
 	// first to be settled (Update.Sequence, ClaimWorkflows).
+	//
+	// An insert with Claim set may be inserted already claimed: Running and
+	// leased to Claim.Owner until Claim.LeaseUntil, as ClaimWorkflows would
+	// leave it, which the result reports (InsertResult.Claimed). A Store does
+	// so only when the workflow's customer (environment and CustomerID) has
+	// no Pending workflow, neither stored nor earlier in ins, so a claim at
+	// insert never goes ahead of a workflow its customer already has waiting
+	// (the fair queue's order within one customer is kept). A Store that
+	// does not claim at insert ignores Claim and reports Claimed false: the
+	// workflow is Pending, claimed later as any other.
 	InsertWorkflows(ctx context.Context, ins []Insert) ([]InsertResult, error)
 
 	// GetWorkflow returns the workflow with id in env, or ErrNotFound.
@@ -207,6 +217,17 @@ type Insert struct {
 	Reserve bool
 	// Ref is the customer's Account.Ref, when Reserve is set.
 	Ref string
+	// Claim, when not nil, asks for the workflow to be inserted already
+	// claimed (see Store.InsertWorkflows): the engine sets it when it has a
+	// worker free to run the workflow at once, so the claim costs no write
+	// of its own.
+	Claim *InsertClaim
+}
+
+// InsertClaim is the lease an Insert asks its workflow to be inserted with.
+type InsertClaim struct {
+	Owner      string
+	LeaseUntil time.Time
 }
 
 // InsertResult reports what an Insert did.
@@ -220,6 +241,10 @@ type InsertResult struct {
 	// funds (Insert.Reserve): the account as the admission saw it. Nothing
 	// was stored.
 	Insufficient *Account
+	// Claimed reports that the workflow was inserted Running, leased to
+	// Insert.Claim.Owner until Insert.Claim.LeaseUntil (see
+	// Store.InsertWorkflows).
+	Claimed bool
 }
 
 // ListQuery selects a page of workflows. Workflows are ordered by id, which

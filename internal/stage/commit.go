@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/settleflow/settleflow/driver"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // ErrStopped is what Commit.Insert returns once the commit stage is
@@ -31,6 +33,47 @@ type Commit struct {
 	stopping chan struct{} // closed by Stop: the loop drains and exits
 	done     chan struct{} // closed when the loop has exited
 	stopOnce sync.Once
+
+	claimer atomic.Pointer[Claimer]
+}
+
+// SetClaimer makes the commit stage insert workflows already claimed, as
+// far as c lends it slots (nil: never).
+func (c *Commit) SetClaimer(cl Claimer) {
+	if cl == nil {
+		c.claimer.Store(nil)
+		return
+	}
+	c.claimer.Store(&cl)
+}
+
+// Claimer lends the commit stage worker slots, so that a Create's workflow
+// can be inserted already claimed and run at once, its claim costing no
+// write of its own (driver.Insert.Claim). The execute stage is one.
+type Claimer interface {
+	// Reserve lends up to n slots free now, or returns nil.
+	Reserve(n int) *Reservation
+}
+
+// Reservation is worker slots lent for inserts: N of them, under the lease
+// Owner holds until LeaseUntil. Each must be either run (Run, a workflow
+// inserted claimed) or given back (Release).
+type Reservation struct {
+	Owner      string
+	LeaseUntil time.Time
+	N          int
+	run        func(*wire.Workflow)
+	release    func(n int)
+}
+
+// Run runs w, inserted claimed under r, on one of r's slots.
+func (r *Reservation) Run(w *wire.Workflow) { r.run(w) }
+
+// Release gives back n of r's slots, unused; nothing on a nil r.
+func (r *Reservation) Release(n int) {
+	if r != nil && n > 0 {
+		r.release(n)
+	}
 }
 
 type createRequest struct {
@@ -135,6 +178,19 @@ func (c *Commit) commit(batch []*createRequest) {
 	for i, r := range batch {
 		ins[i] = r.ins
 	}
+	// Workers free now take the first inserts of the batch as they are
+	// inserted: the Store claims each for them unless its customer has a
+	// workflow waiting in line.
+	var lent *Reservation
+	if cl := c.claimer.Load(); cl != nil {
+		lent = (*cl).Reserve(len(ins))
+	}
+	if lent != nil {
+		claim := &driver.InsertClaim{Owner: lent.Owner, LeaseUntil: lent.LeaseUntil}
+		for i := range lent.N {
+			ins[i].Claim = claim
+		}
+	}
 	// Not the callers' contexts: one caller giving up must not abort the
 	// others' transaction.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -142,10 +198,27 @@ func (c *Commit) commit(batch []*createRequest) {
 	res, err := c.env.Store.InsertWorkflows(ctx, ins)
 	if err != nil && len(batch) > 1 && !isStoreDown(err) {
 		// Isolate the request at fault rather than failing its neighbours.
+		if lent != nil {
+			lent.Release(lent.N)
+		}
 		for _, r := range batch {
 			c.commit([]*createRequest{r})
 		}
 		return
+	}
+	if lent != nil {
+		ran := 0
+		for i := range ins {
+			if err == nil && res[i].Claimed {
+				// The caller's workflow stays as created (Pending); the
+				// execution has its own copy, as claimed.
+				w := *ins[i].Workflow
+				w.Status, w.UpdatedAt = wire.Running, w.CreatedAt
+				lent.Run(&w)
+				ran++
+			}
+		}
+		lent.Release(lent.N - ran)
 	}
 	for i, r := range batch {
 		if err != nil {

@@ -30,6 +30,11 @@ type Execute[R any] struct {
 	settleTerm   uint64
 	cancelClaims context.CancelFunc
 	claimsDone   chan struct{}
+
+	// mu orders Reserve against Stop: no slot is lent once Stop has begun
+	// to wait for the executions.
+	mu       sync.Mutex
+	stopping bool
 }
 
 // NewExecute returns the execute stage of a run, whose executions call run.
@@ -59,6 +64,9 @@ func (s *Execute[R]) Stop(ctx context.Context) error {
 	}
 	s.cancelClaims()
 	<-s.claimsDone
+	s.mu.Lock()
+	s.stopping = true
+	s.mu.Unlock()
 	executed := goStage(s.work.Wait)
 	err := await(ctx, s.lines, executed)
 	close(s.results) // no execution is left to send
@@ -131,6 +139,41 @@ func (s *Execute[R]) claimOnce(ctx context.Context) int {
 		}
 	}
 	return len(ws)
+}
+
+// Reserve implements Claimer: it lends up to n worker slots free now,
+// without waiting, for workflows inserted already claimed. It returns nil
+// when none is free or the stage is stopping.
+func (s *Execute[R]) Reserve(n int) *Reservation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping || s.cancelClaims == nil {
+		return nil
+	}
+	k := 0
+	for k < n {
+		select {
+		case s.lines.slots <- struct{}{}:
+			k++
+			continue
+		default:
+		}
+		break
+	}
+	if k == 0 {
+		return nil
+	}
+	s.work.Add(k) // Stop waits for what is lent, run or given back
+	return &Reservation{
+		Owner:      s.env.WorkerID,
+		LeaseUntil: s.env.Now().Add(s.env.Lease),
+		N:          k,
+		run:        func(w *wire.Workflow) { go s.execute(w) },
+		release: func(k int) {
+			s.lines.release(k)
+			s.work.Add(-k)
+		},
+	}
 }
 
 func (s *Execute[R]) execute(w *wire.Workflow) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/storage"
@@ -103,7 +104,12 @@ func (a *pgArray) String() string {
 
 // pgInsertWorkflowsSQL inserts workflows of one environment, in array
 // order, in one statement, without sequences (0: a workflow is numbered
-// when it is first to be settled); it returns how many rows it inserted.
+// when it is first to be settled); it returns how many rows it inserted
+// and the ids of those it inserted claimed, comma-separated. A workflow
+// with a lease owner (the last two arrays: owner, or NULL, and lease end)
+// is inserted claimed, Running and leased, when its customer has no
+// Pending workflow (pgClaims has dropped the claim of any that follows an
+// unclaimed one of its customer in the batch).
 // Each gets its place in the fair queue as fairKeys gives it on SQLite: one
 // past its customer's last Pending workflow (an indexed max), or one past
 // the head of the line; the workflows of one customer in the batch follow
@@ -111,39 +117,43 @@ func (a *pgArray) String() string {
 // the same last key: equal keys are served in id order.)
 const pgInsertWorkflowsSQL = `WITH p AS (SELECT ?::boolean AS live),
 	v AS (SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::bigint[],
-			?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[]) WITH ORDINALITY
+			?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY
 			AS v(id, product, customer_id, payload, quoted_amount, currency, target_margin_bps,
-				status, run_at, created_at, updated_at, reserved, account_ref, terms, ord)),
+				status, run_at, created_at, updated_at, reserved, account_ref, terms, lease_owner, lease_until, ord)),
 	h AS (SELECT coalesce(min(fair_key), 0) AS k FROM settleflow_workflows WHERE status = 'Pending'),
-	k AS (SELECT v.ord, greatest(h.k, coalesce(l.k, 0)) + row_number() OVER (PARTITION BY v.customer_id ORDER BY v.ord) AS fair_key
+	k AS (SELECT v.ord, greatest(h.k, coalesce(l.k, 0)) + row_number() OVER (PARTITION BY v.customer_id ORDER BY v.ord) AS fair_key,
+			v.lease_owner IS NOT NULL AND l.k IS NULL AS claim
 		FROM v CROSS JOIN h CROSS JOIN p LEFT JOIN LATERAL (SELECT max(w.fair_key) AS k FROM settleflow_workflows w
 			WHERE w.status = 'Pending' AND w.livemode = p.live AND w.customer_id = v.customer_id) l ON true),
 	i AS (
 		INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
 			quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms,
-			fair_key, sequence)
+			fair_key, lease_owner, sequence)
 		SELECT v.id, p.live, v.product, v.customer_id, v.payload, v.quoted_amount, v.currency,
-			v.target_margin_bps, v.status, v.run_at, v.created_at, v.updated_at, v.reserved, v.account_ref, v.terms,
-			k.fair_key, 0
+			v.target_margin_bps, CASE WHEN k.claim THEN 'Running' ELSE v.status END,
+			CASE WHEN k.claim THEN v.lease_until ELSE v.run_at END,
+			v.created_at, v.updated_at, v.reserved, v.account_ref, v.terms,
+			k.fair_key, CASE WHEN k.claim THEN v.lease_owner END, 0
 		FROM v JOIN k ON k.ord = v.ord CROSS JOIN p
 		ORDER BY v.ord
-		RETURNING 1)
-	SELECT count(*) FROM i`
+		RETURNING id, status)
+	SELECT count(*), coalesce(string_agg(id, ',') FILTER (WHERE status = 'Running'), '') FROM i`
 
 // pgInsertWorkflows inserts the workflows ins[i] with insert[i] set, one
 // statement per environment; then the idempotency
 // records of those with a key (each points at its workflow, so after it).
-func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, insert []bool) ([]*settleflow.Workflow, error) {
+func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, insert []bool, results []settleflow.InsertResult) ([]*settleflow.Workflow, error) {
 	var inserted []*settleflow.Workflow
+	claims := pgClaims(ins, insert)
 	for _, live := range []bool{false, true} {
-		var cols [14]pgArray
+		var cols [pgInsertColumns]pgArray
 		var ws []*settleflow.Workflow
 		for i, in := range ins {
 			if !insert[i] || in.Workflow.Livemode != live {
 				continue
 			}
 			in.Workflow.Sequence = 0
-			appendInsertColumns(&cols, in.Workflow)
+			appendInsertColumns(&cols, in.Workflow, claims[i])
 			ws = append(ws, in.Workflow)
 		}
 		if len(ws) == 0 {
@@ -154,12 +164,14 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 			return nil, err
 		}
 		var count int64
-		if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, insertArgs(live, &cols)...).Scan(&count); err != nil {
+		var claimed string
+		if err := tx.StmtContext(ctx, st).QueryRowContext(ctx, insertArgs(live, &cols)...).Scan(&count, &claimed); err != nil {
 			return nil, fmt.Errorf("bunstore: insert: %w", err)
 		}
 		if count != int64(len(ws)) {
 			return nil, fmt.Errorf("bunstore: insert: %d of %d workflows inserted", count, len(ws))
 		}
+		markClaimed(ins, insert, results, claimed)
 		inserted = append(inserted, ws...)
 	}
 	for i, in := range ins {
@@ -325,7 +337,7 @@ func markApplied(rows *sql.Rows, us []settleflow.Update, applied []bool) error {
 
 // appendInsertColumns appends w's inserted columns to the statement's
 // arrays, in the order of the insert's unnest.
-func appendInsertColumns(cols *[14]pgArray, w *settleflow.Workflow) {
+func appendInsertColumns(cols *[pgInsertColumns]pgArray, w *settleflow.Workflow, claim *settleflow.InsertClaim) {
 	r := toRow(w)
 	cols[0].text(r.ID)
 	cols[1].text(r.Product)
@@ -341,6 +353,61 @@ func appendInsertColumns(cols *[14]pgArray, w *settleflow.Workflow) {
 	cols[11].int(r.Reserved)
 	cols[12].nullText(r.AccountRef)
 	cols[13].nullText(r.Terms)
+	if claim != nil {
+		cols[14].text(claim.Owner)
+		cols[15].int(micros(claim.LeaseUntil))
+	} else {
+		cols[14].null()
+		cols[15].int(0)
+	}
+}
+
+// pgInsertColumns is the number of arrays pgInsertWorkflowsSQL takes.
+const pgInsertColumns = 16
+
+// pgClaims returns the claim each insert asks for (for those inserted,
+// insert[i]), less those that follow an unclaimed insert of their
+// customer in ins: that one waits in line, and a claim must not go ahead
+// of it (pgInsertWorkflowsSQL checks only the Pending rows stored).
+func pgClaims(ins []settleflow.Insert, insert []bool) []*settleflow.InsertClaim {
+	type customer struct {
+		live bool
+		id   string
+	}
+	claims := make([]*settleflow.InsertClaim, len(ins))
+	var waiting map[customer]bool
+	for i, in := range ins {
+		if insert != nil && !insert[i] {
+			continue
+		}
+		c := customer{in.Workflow.Livemode, in.Workflow.CustomerID}
+		if in.Claim == nil || waiting[c] {
+			if waiting == nil {
+				waiting = map[customer]bool{}
+			}
+			waiting[c] = true
+			continue
+		}
+		claims[i] = in.Claim
+	}
+	return claims
+}
+
+// markClaimed sets Claimed in the results of the inserts whose workflow ids
+// are among claimed (comma-separated, as pgInsertWorkflowsSQL returns them).
+func markClaimed(ins []settleflow.Insert, insert []bool, results []settleflow.InsertResult, claimed string) {
+	if claimed == "" {
+		return
+	}
+	ids := map[string]bool{}
+	for _, id := range strings.Split(claimed, ",") {
+		ids[id] = true
+	}
+	for i, in := range ins {
+		if (insert == nil || insert[i]) && ids[in.Workflow.ID] {
+			results[i].Claimed = true
+		}
+	}
 }
 
 // pgUpdateChunk is updateChunk and the chunk's events in one statement,
@@ -382,7 +449,7 @@ func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update) (
 }
 
 // insertArgs are the arguments of pgInsertWorkflowsSQL.
-func insertArgs(live bool, cols *[14]pgArray) []any {
+func insertArgs(live bool, cols *[pgInsertColumns]pgArray) []any {
 	args := []any{live}
 	for i := range cols {
 		args = append(args, cols[i].String())
@@ -396,15 +463,17 @@ func insertArgs(live bool, cols *[14]pgArray) []any {
 // waiting, while the stages' writes grow into groups).
 func (s *Store) pgInsertStatement(ctx context.Context, ins []settleflow.Insert) ([]settleflow.InsertResult, error) {
 	live := ins[0].Workflow.Livemode
-	var cols [14]pgArray
-	for _, in := range ins {
+	var cols [pgInsertColumns]pgArray
+	claims := pgClaims(ins, nil)
+	for i, in := range ins {
 		in.Workflow.Sequence = 0
-		appendInsertColumns(&cols, in.Workflow)
+		appendInsertColumns(&cols, in.Workflow, claims[i])
 	}
 	var count int64
+	var claimed string
 	err := s.sdb.WriteStatement(ctx, pgInsertWorkflowsSQL, insertArgs(live, &cols), func(rows *sql.Rows) error {
 		for rows.Next() {
-			if err := rows.Scan(&count); err != nil {
+			if err := rows.Scan(&count, &claimed); err != nil {
 				return err
 			}
 		}
@@ -416,7 +485,9 @@ func (s *Store) pgInsertStatement(ctx context.Context, ins []settleflow.Insert) 
 	if err != nil {
 		return nil, fmt.Errorf("bunstore: insert: %w", err)
 	}
-	return make([]settleflow.InsertResult, len(ins)), nil
+	results := make([]settleflow.InsertResult, len(ins))
+	markClaimed(ins, nil, results, claimed)
+	return results, nil
 }
 
 // pgDispatchedEventsSQL ends the lease on events and marks them

@@ -443,7 +443,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		}
 		if s.postgres {
 			var err error
-			inserted, err = s.pgInsertWorkflows(ctx, tx, ins, insert)
+			inserted, err = s.pgInsertWorkflows(ctx, tx, ins, insert, results)
 			return err
 		}
 		var fresh []*settleflow.Workflow
@@ -452,7 +452,13 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 				fresh = append(fresh, in.Workflow)
 			}
 		}
-		keys, err := s.fairKeys(ctx, tx, fresh)
+		var claims []*settleflow.InsertClaim
+		for i, in := range ins {
+			if insert[i] {
+				claims = append(claims, in.Claim)
+			}
+		}
+		keys, claimed, err := s.fairKeys(ctx, tx, fresh, claims)
 		if err != nil {
 			return err
 		}
@@ -473,9 +479,14 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			w := in.Workflow
 			w.Sequence = 0
 			r := toRow(w)
+			var owner *string
+			if claimed[len(inserted)] {
+				r.Status, r.RunAt, owner = string(settleflow.Running), micros(in.Claim.LeaseUntil), &in.Claim.Owner
+				results[i].Claimed = true
+			}
 			rows = append(rows, r.ID, r.Livemode, r.Product, r.CustomerID, r.Payload,
 				r.QuotedAmount, r.Currency, r.TargetMarginBps, r.Status, r.RunAt, r.CreatedAt, r.UpdatedAt, r.Reserved, r.AccountRef, r.Terms,
-				keys[len(inserted)])
+				keys[len(inserted)], owner)
 			inserted = append(inserted, w)
 			n++
 			if in.IdempotencyKey != "" {
@@ -503,7 +514,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	}, storage.WriteOptions{
 		Committed: func() {
 			if s.recent != nil {
-				s.recent.put(inserted)
+				s.recent.put(asInserted(ins, results, inserted))
 			}
 		},
 	})
@@ -511,6 +522,29 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		return nil, err
 	}
 	return results, nil
+}
+
+// asInserted returns the inserted workflows as stored: those inserted
+// claimed are Running.
+func asInserted(ins []settleflow.Insert, results []settleflow.InsertResult, inserted []*settleflow.Workflow) []*settleflow.Workflow {
+	running := map[*settleflow.Workflow]bool{}
+	for i, r := range results {
+		if r.Claimed {
+			running[ins[i].Workflow] = true
+		}
+	}
+	if len(running) == 0 {
+		return inserted
+	}
+	out := make([]*settleflow.Workflow, len(inserted))
+	for i, w := range inserted {
+		out[i] = w
+		if running[w] {
+			out[i] = cloneWorkflow(w)
+			out[i].Status = settleflow.Running
+		}
+	}
+	return out
 }
 
 // fairKeys gives each of ws, new Pending workflows in the order they are
@@ -521,16 +555,21 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 // customer with a long queue takes every later turn, not the next N, and
 // within one customer keys grow in insert order. One read per batch: the
 // head and, per customer of the batch, an indexed max.
-func (s *Store) fairKeys(ctx context.Context, tx *sql.Tx, ws []*settleflow.Workflow) ([]int64, error) {
-	keys := make([]int64, len(ws))
+//
+// claims[i], when not nil, asks for ws[i] to be inserted claimed; claimed[i]
+// reports it may be: its customer has no Pending workflow, stored or
+// earlier in ws (see settleflow.Store.InsertWorkflows).
+func (s *Store) fairKeys(ctx context.Context, tx *sql.Tx, ws []*settleflow.Workflow, claims []*settleflow.InsertClaim) (keys []int64, claimed []bool, err error) {
+	keys, claimed = make([]int64, len(ws)), make([]bool, len(ws))
 	if len(ws) == 0 {
-		return keys, nil
+		return keys, claimed, nil
 	}
 	type customer struct {
 		live bool
 		id   string
 	}
 	last := make(map[customer]int64, len(ws))
+	waiting := make(map[customer]bool, len(ws))
 	var args []any
 	for _, w := range ws {
 		c := customer{w.Livemode, w.CustomerID}
@@ -541,11 +580,11 @@ func (s *Store) fairKeys(ctx context.Context, tx *sql.Tx, ws []*settleflow.Workf
 	}
 	st, err := s.stmt(ctx, fairKeysSQL(len(args)/2))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+		return nil, nil, fmt.Errorf("bunstore: fair queue: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -553,19 +592,25 @@ func (s *Store) fairKeys(ctx context.Context, tx *sql.Tx, ws []*settleflow.Workf
 		var head int64
 		var m sql.NullInt64
 		if err := rows.Scan(&c.live, &c.id, &m, &head); err != nil {
-			return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+			return nil, nil, fmt.Errorf("bunstore: fair queue: %w", err)
 		}
 		last[c] = max(head, m.Int64)
+		waiting[c] = m.Valid
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("bunstore: fair queue: %w", err)
+		return nil, nil, fmt.Errorf("bunstore: fair queue: %w", err)
 	}
 	for i, w := range ws {
 		c := customer{w.Livemode, w.CustomerID}
+		if claims[i] != nil && !waiting[c] {
+			claimed[i] = true
+			continue
+		}
+		waiting[c] = true
 		last[c]++
 		keys[i] = last[c]
 	}
-	return keys, nil
+	return keys, claimed, nil
 }
 
 // fairKeysSQL reads, for n (livemode, customer) pairs, each customer's
@@ -597,7 +642,7 @@ func snapshot(w *settleflow.Workflow) *settleflow.Workflow {
 	return &out
 }
 
-// maxInsertRows bounds the rows of one multi-row INSERT (16 parameters
+// maxInsertRows bounds the rows of one multi-row INSERT (17 parameters
 // each, far below SQLite's limit of 32,766).
 const maxInsertRows = 64
 
@@ -607,9 +652,9 @@ const maxInsertRows = 64
 // A workflow is inserted without a sequence (0): it gets one when it is
 // first to be settled (settleflow.Update.Sequence).
 func insertWorkflowsSQL(n int) string {
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	return `INSERT INTO settleflow_workflows (id, livemode, product, customer_id, payload,
-		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms, fair_key, sequence)
+		quoted_amount, currency, target_margin_bps, status, run_at, created_at, updated_at, reserved, account_ref, terms, fair_key, lease_owner, sequence)
 		VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
