@@ -29,9 +29,10 @@ type Store interface {
 	// so only when the workflow's customer (environment and CustomerID) has
 	// no Pending workflow, neither stored nor earlier in ins, so a claim at
 	// insert never goes ahead of a workflow its customer already has waiting
-	// (the fair queue's order within one customer is kept). A Store that
-	// does not claim at insert ignores Claim and reports Claimed false: the
-	// workflow is Pending, claimed later as any other.
+	// (the fair queue's order within one customer is kept). The conformance
+	// suite requires the claim; a Store written before Claim existed, which
+	// ignores it and reports Claimed false, is still safe: the workflow is
+	// Pending and claimed later as any other.
 	InsertWorkflows(ctx context.Context, ins []Insert) ([]InsertResult, error)
 
 	// GetWorkflow returns the workflow with id in env, or ErrNotFound.

@@ -31,8 +31,10 @@ type Execute[R any] struct {
 	cancelClaims context.CancelFunc
 	claimsDone   chan struct{}
 
-	// mu orders Reserve against Stop: no slot is lent once Stop has begun
-	// to wait for the executions.
+	// mu orders Reserve against Stop (no slot is lent once Stop has begun
+	// to wait for the executions) and against a claim in progress, which
+	// holds every slot free while it asks the Store for that many
+	// workflows: Reserve waits for it to give back those it did not use.
 	mu       sync.Mutex
 	stopping bool
 }
@@ -102,6 +104,7 @@ func (s *Execute[R]) claimOnce(ctx context.Context) int {
 	case <-ctx.Done():
 		return -1
 	}
+	s.mu.Lock()
 	free := 1
 	for free < s.env.BatchSize {
 		select {
@@ -123,6 +126,7 @@ func (s *Execute[R]) claimOnce(ctx context.Context) int {
 		ws = nil
 	}
 	s.lines.release(free - len(ws))
+	s.mu.Unlock()
 	if err != nil {
 		return -1
 	}

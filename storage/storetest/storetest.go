@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"Margins", testMargins},
 		{"Outcome", testOutcome},
 		{"FairQueue", testFairQueue},
+		{"InsertClaimed", testInsertClaimed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
