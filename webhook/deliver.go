@@ -533,12 +533,20 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	var rows []deliveryRow
 	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		rows = rows[:0]
-		return tx.NewRaw(`UPDATE webhook_deliveries
-			SET lease_owner = ?, next_attempt_at = ?, updated_at = ?
-			WHERE id IN (?) AND status = ? AND next_attempt_at <= ?
-			RETURNING *`,
-			s.cfg.Owner, storage.Micros(now.Add(s.cfg.Lease)), storage.Micros(now),
-			bun.List(pick), string(DeliveryPending), storage.Micros(now)).Scan(ctx, &rows)
+		for start := 0; start < len(pick); start += insertChunk {
+			chunk := pick[start:min(start+insertChunk, len(pick))]
+			args := make([]any, 0, 5+len(chunk))
+			args = append(args, s.cfg.Owner, storage.Micros(now.Add(s.cfg.Lease)), storage.Micros(now))
+			for _, id := range chunk {
+				args = append(args, id)
+			}
+			args = append(args, string(DeliveryPending), storage.Micros(now))
+			var err error
+			if rows, err = s.scanDeliveries(ctx, tx.Tx, leaseSQL(len(chunk)), args, rows); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -840,8 +848,16 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 		lock = " FOR UPDATE"
 	}
 	var curs []deliveryRow
-	if err := tx.NewRaw(`SELECT * FROM webhook_deliveries WHERE id IN (?)`+lock, bun.List(idList)).Scan(ctx, &curs); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	for start := 0; start < len(idList); start += insertChunk {
+		chunk := idList[start:min(start+insertChunk, len(idList))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		var err error
+		if curs, err = s.scanDeliveries(ctx, tx.Tx, `SELECT * FROM webhook_deliveries WHERE id IN (`+placeholders(len(chunk))+`)`+lock, args, curs); err != nil {
+			return err
+		}
 	}
 	cur := make(map[string]*deliveryRow, len(curs))
 	for i := range curs {
@@ -904,7 +920,7 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 		for _, r := range chunk {
 			args = append(args, r.c.row.ID, r.attempt, storage.Micros(r.started), r.o.latency.Microseconds(), r.o.status, r.o.body)
 		}
-		if _, err := tx.NewRaw(succeededSQL(len(chunk)), args...).Exec(ctx); err != nil {
+		if _, err := s.sdb.Exec(ctx, tx.Tx, succeededSQL(len(chunk)), args...); err != nil {
 			return err
 		}
 	}
@@ -921,13 +937,45 @@ func (s *Service) recordTx(ctx context.Context, tx bun.Tx, rs []*result, now tim
 
 // succeededSQL marks n deliveries succeeded, each holding its successful
 // attempt. Parameters: now, now, then per delivery its id, the attempt's
-// number, start, latency (µs), status code and answer.
+// number, start, latency (µs), status code and answer. Prepared once per n
+// (storage.DB.Exec); the casts type the values' columns on Postgres.
 func succeededSQL(n int) string {
+	const row = "(?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS TEXT))"
 	return `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = ?, lease_owner = '',
 		status = 'succeeded', completed_at = ?,
 		last_attempt = v.column2, last_started_at = v.column3, last_latency_us = v.column4,
 		last_status_code = v.column5, last_error = '', last_response_body = v.column6
-	FROM (VALUES ` + values(n, 6) + `) AS v WHERE webhook_deliveries.id = v.column1`
+	FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + `) AS v WHERE webhook_deliveries.id = v.column1`
+}
+
+// leaseSQL leases n deliveries still pending and due, and returns them.
+// Parameters: the owner, the lease's end, now, the n ids, the pending
+// status, now. Prepared once per n, up to insertChunk.
+func leaseSQL(n int) string {
+	return `UPDATE webhook_deliveries SET lease_owner = ?, next_attempt_at = ?, updated_at = ?
+		WHERE id IN (` + placeholders(n) + `) AND status = ? AND next_attempt_at <= ?
+		RETURNING *`
+}
+
+// placeholders is n comma-separated placeholders.
+func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
+
+// scanDeliveries runs the prepared query inside tx and appends the
+// deliveries it returns to dst.
+func (s *Service) scanDeliveries(ctx context.Context, tx *sql.Tx, query string, args []any, dst []deliveryRow) ([]deliveryRow, error) {
+	st, err := s.sdb.Stmt(ctx, query)
+	if err != nil {
+		return dst, err
+	}
+	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if err != nil {
+		return dst, err
+	}
+	var got []deliveryRow
+	if err := s.db.ScanRows(ctx, rs, &got); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return dst, err
+	}
+	return append(dst, got...), nil
 }
 
 // moveOnTx moves a delivery on after a failed attempt, which its row holds
