@@ -475,10 +475,13 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	s.mu.Lock()
 	gen := s.unleasedGen
 	s.mu.Unlock()
-	var enabled []string
-	if err := s.db.NewSelect().Model((*endpointRow)(nil)).Column("id").
-		Where("disabled_at IS NULL").Order("id").Scan(ctx, &enabled); err != nil {
+	endpoints, err := s.enabledEndpoints(ctx)
+	if err != nil {
 		return nil, err
+	}
+	enabled := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		enabled[i] = e.ID
 	}
 	var cands []candidate
 	slots := make(map[string]int, len(enabled))
@@ -531,7 +534,7 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 		return nil, nil
 	}
 	var rows []deliveryRow
-	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		rows = rows[:0]
 		for start := 0; start < len(pick); start += insertChunk {
 			chunk := pick[start:min(start+insertChunk, len(pick))]

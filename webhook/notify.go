@@ -73,9 +73,8 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	var endpoints []endpointRow
-	if err := s.db.NewSelect().Model(&endpoints).Column("id", "environment", "url").
-		Where("disabled_at IS NULL").Order("id").Scan(ctx); err != nil {
+	endpoints, err := s.enabledEndpoints(ctx)
+	if err != nil {
 		return fmt.Errorf("webhook: notify: %w", err)
 	}
 	byEnv := map[string][]string{}
@@ -126,7 +125,7 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 		pre = s.reserve(ctx, rows, urls, now)
 	}
 	inserted := map[string]bool{}
-	err := s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		clear(inserted)
 		for i := range rows {
 			rows[i].LeaseOwner, rows[i].NextAttemptAt = "", due
@@ -165,6 +164,33 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 		s.poke()
 	}
 	return nil
+}
+
+// enabledEndpointsSQL reads the enabled endpoints, by id: what every Notify
+// and every claim reads first, so it is prepared once.
+const enabledEndpointsSQL = `SELECT id, environment, url FROM webhook_endpoints WHERE disabled_at IS NULL ORDER BY id`
+
+// enabledEndpoints returns the enabled endpoints (id, environment and URL
+// only), by id.
+func (s *Service) enabledEndpoints(ctx context.Context) ([]endpointRow, error) {
+	st, err := s.sdb.Stmt(ctx, enabledEndpointsSQL)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := st.QueryContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var out []endpointRow
+	for rs.Next() {
+		var e endpointRow
+		if err := rs.Scan(&e.ID, &e.Environment, &e.URL); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rs.Err()
 }
 
 // eachRow runs the prepared query inside tx and calls scan for each row it
