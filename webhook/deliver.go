@@ -571,12 +571,11 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 	for id := range epIDs {
 		idList = append(idList, id)
 	}
-	var eps []endpointRow
-	if err := s.db.NewSelect().Model(&eps).Column("id", "url").Where("id IN (?)", bun.List(idList)).Scan(ctx); err != nil {
-		return nil, err
-	}
-	urls := map[string]string{}
-	for _, e := range eps {
+	// The URLs as read at the start of this claim: an endpoint removed
+	// since has no deliveries left to lease (they go with it), and one
+	// disabled since has none pending.
+	urls := make(map[string]string, len(endpoints))
+	for _, e := range endpoints {
 		urls[e.ID] = e.URL
 	}
 	keys, err := s.signingKeys(ctx, idList, now)
@@ -599,11 +598,35 @@ func (s *Service) claim(ctx context.Context, now time.Time, free int, room func(
 // at now, newest first.
 func (s *Service) signingKeys(ctx context.Context, endpointIDs []string, now time.Time) (map[string][][]byte, error) {
 	var secrets []secretRow
-	if err := s.db.NewSelect().Model(&secrets).
-		Where("endpoint_id IN (?)", bun.List(endpointIDs)).
-		Where("expires_at IS NULL OR expires_at > ?", storage.Micros(now)).
-		OrderExpr("created_at DESC, secret").Scan(ctx); err != nil {
-		return nil, err
+	for start := 0; start < len(endpointIDs); start += insertChunk {
+		chunk := endpointIDs[start:min(start+insertChunk, len(endpointIDs))]
+		args := make([]any, 0, len(chunk)+1)
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		args = append(args, storage.Micros(now))
+		st, err := s.sdb.Stmt(ctx, `SELECT endpoint_id, secret FROM webhook_secrets
+			WHERE endpoint_id IN (`+placeholders(len(chunk))+`) AND (expires_at IS NULL OR expires_at > ?)
+			ORDER BY created_at DESC, secret`)
+		if err != nil {
+			return nil, err
+		}
+		rs, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rs.Next() {
+			var sr secretRow
+			if err := rs.Scan(&sr.EndpointID, &sr.Secret); err != nil {
+				rs.Close()
+				return nil, err
+			}
+			secrets = append(secrets, sr)
+		}
+		rs.Close()
+		if err := rs.Err(); err != nil {
+			return nil, err
+		}
 	}
 	keys := map[string][][]byte{}
 	for _, sr := range secrets {
