@@ -206,3 +206,32 @@ func untilWritten[U any](ctx context.Context, env *Env, what string, us []U, wri
 		}
 	}
 }
+
+// Claimer lends the commit stage worker slots, so that a Create's workflow
+// can be inserted already claimed and run at once, its claim costing no
+// write of its own (driver.Insert.Claim). The execute stage is one.
+type Claimer interface {
+	// Reserve lends up to n slots free now, or returns nil.
+	Reserve(n int) *Reservation
+}
+
+// Reservation is worker slots lent for inserts: N of them, under the lease
+// Owner holds until LeaseUntil. Each must be either run (Run, a workflow
+// inserted claimed) or given back (Release).
+type Reservation struct {
+	Owner      string
+	LeaseUntil time.Time
+	N          int
+	run        func(*wire.Workflow)
+	release    func(n int)
+}
+
+// Run runs w, inserted claimed under r, on one of r's slots.
+func (r *Reservation) Run(w *wire.Workflow) { r.run(w) }
+
+// Release gives back n of r's slots, unused; nothing on a nil r.
+func (r *Reservation) Release(n int) {
+	if r != nil && n > 0 {
+		r.release(n)
+	}
+}
