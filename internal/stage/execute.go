@@ -145,9 +145,10 @@ func (s *Execute[R]) claimOnce(ctx context.Context) int {
 	return len(ws)
 }
 
-// Reserve implements Claimer: it lends up to n worker slots free now,
-// without waiting, for workflows inserted already claimed. It returns nil
-// when none is free or the stage is stopping.
+// Reserve implements Claimer: it lends up to n worker slots free now, for
+// workflows inserted already claimed. It never waits for a slot to free
+// up, only for a claim in progress to give back the slots it did not use.
+// It returns nil when none is free or the stage is stopping.
 func (s *Execute[R]) Reserve(n int) *Reservation {
 	s.mu.Lock()
 	defer s.mu.Unlock()
