@@ -605,26 +605,17 @@ func (s *Service) signingKeys(ctx context.Context, endpointIDs []string, now tim
 			args = append(args, id)
 		}
 		args = append(args, storage.Micros(now))
-		st, err := s.sdb.Stmt(ctx, `SELECT endpoint_id, secret FROM webhook_secrets
+		err := eachRow(ctx, s.sdb, nil, `SELECT endpoint_id, secret FROM webhook_secrets
 			WHERE endpoint_id IN (`+placeholders(len(chunk))+`) AND (expires_at IS NULL OR expires_at > ?)
-			ORDER BY created_at DESC, secret`)
-		if err != nil {
-			return nil, err
-		}
-		rs, err := st.QueryContext(ctx, args...)
-		if err != nil {
-			return nil, err
-		}
-		for rs.Next() {
+			ORDER BY created_at DESC, secret`, args, func(rs *sql.Rows) error {
 			var sr secretRow
 			if err := rs.Scan(&sr.EndpointID, &sr.Secret); err != nil {
-				rs.Close()
-				return nil, err
+				return err
 			}
 			secrets = append(secrets, sr)
-		}
-		rs.Close()
-		if err := rs.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -658,23 +649,15 @@ func probeSQL(i int) string {
 // endpoints probed (so a claim is not parsed again), and appends what they
 // find to cands.
 func (s *Service) probe(ctx context.Context, query string, args []any, cands []candidate) ([]candidate, error) {
-	st, err := s.sdb.Stmt(ctx, query)
-	if err != nil {
-		return cands, err
-	}
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return cands, err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := eachRow(ctx, s.sdb, nil, query, args, func(rows *sql.Rows) error {
 		var c candidate
 		if err := rows.Scan(&c.ID, &c.EndpointID, &c.FairKey); err != nil {
-			return cands, err
+			return err
 		}
 		cands = append(cands, c)
-	}
-	return cands, rows.Err()
+		return nil
+	})
+	return cands, err
 }
 
 // pickInTurn returns the ids of up to free candidates, each endpoint's first

@@ -173,34 +173,29 @@ const enabledEndpointsSQL = `SELECT id, environment, url FROM webhook_endpoints 
 // enabledEndpoints returns the enabled endpoints (id, environment and URL
 // only), by id.
 func (s *Service) enabledEndpoints(ctx context.Context) ([]endpointRow, error) {
-	st, err := s.sdb.Stmt(ctx, enabledEndpointsSQL)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := st.QueryContext(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
 	var out []endpointRow
-	for rs.Next() {
+	err := eachRow(ctx, s.sdb, nil, enabledEndpointsSQL, nil, func(rs *sql.Rows) error {
 		var e endpointRow
 		if err := rs.Scan(&e.ID, &e.Environment, &e.URL); err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, e)
-	}
-	return out, rs.Err()
+		return nil
+	})
+	return out, err
 }
 
-// eachRow runs the prepared query inside tx and calls scan for each row it
-// returns.
+// eachRow runs the prepared query inside tx (nil: outside any transaction)
+// and calls scan for each row it returns.
 func eachRow(ctx context.Context, db *storage.DB, tx *sql.Tx, query string, args []any, scan func(*sql.Rows) error) error {
 	st, err := db.Stmt(ctx, query)
 	if err != nil {
 		return err
 	}
-	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
+	}
+	rs, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}
