@@ -37,9 +37,11 @@
 // the chain confirms them (Settled) or refuses one (Failed: nothing charged).
 // A charge of 0 is Settled without touching the chain. [Engine.Cancel]
 // cancels a workflow still Pending (workflow.canceled). Every event is written
-// to an outbox in the same transaction as its state change and handed to the
-// Notifier at least once, with a stable id; [Engine.ListEvents] and
-// [Engine.FetchEvent] read them back.
+// in the same transaction as its state change and handed to the Notifier at
+// least once, with a stable id: through an outbox, or, for a workflow update's
+// event when the Notifier is the webhook package on the Store's database,
+// inside that transaction (its deliveries recorded with it);
+// [Engine.ListEvents] and [Engine.FetchEvent] read them back.
 //
 // A workflow that was Running or Settling when its process died is claimed
 // again when its lease ends (at once if the engine restarts with the same

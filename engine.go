@@ -282,7 +282,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		return fmt.Errorf("settleflow: releasing leases of a previous run: %w", err)
 	}
 	rs := &runState{lines: stage.NewLines(e.opts.Workers, e.handoffCap)}
-	rec := stage.NewRecorder(e.env, rs.lines, e.eventsWake)
+	rec := stage.NewRecorder(e.env, rs.lines, e.notifier, e.eventsWake)
 	execute := stage.NewExecute(e.env, rs.lines, e.wake, e.execute)
 	// Started in this order and stopped in the reverse: a stage hands work
 	// only to stages started before it, which drain after it stops.

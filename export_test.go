@@ -13,7 +13,7 @@ import (
 func (e *Engine) SettleOnce(ctx context.Context, ws []*Workflow, fresh []bool) {
 	lines := stage.NewLines(len(ws)+1, 64)
 	defer lines.CancelWork()
-	rec := stage.NewRecorder(e.env, lines, e.eventsWake)
+	rec := stage.NewRecorder(e.env, lines, e.notifier, e.eventsWake)
 	stage.NewSettle(e.env, lines, rec, e.wake, e.settler).Round(ctx, ws, fresh)
 }
 

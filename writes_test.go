@@ -28,15 +28,16 @@ import (
 
 // maxWritesPerWorkflow bounds the durable writes (rows changed plus commits:
 // see internal/dbcount) one workflow costs from Create to its
-// workflow.completed webhook delivered, in a batch of 100: about 7.9 (7.5 on
+// workflow.completed webhook delivered, in a batch of 100: about 6.55 (6.5 on
 // Postgres), with a margin. The workflow's row is written three times
 // (inserted already claimed, Running, as a worker is free; Settling;
 // Settled): on the simulated chain a charge confirms within a
 // second, so its pending settlement is never written (showPendingAfter in
-// settle.go; it was two updates). The delivery is inserted already claimed
-// and updated once, when delivered (webhook.Service.Notify records a burst
-// claimed for a receiver that answers fast).
-const maxWritesPerWorkflow = 8.5
+// settle.go; it was two updates). The event is written once, already
+// dispatched: the webhook deliverer records its delivery in the Settled
+// update's own transaction (storage.TxNotifier). The delivery is inserted
+// already claimed and updated once, when delivered.
+const maxWritesPerWorkflow = 7.2
 
 // TestDurableWritesPerWorkflow counts, on SQLite and Postgres, every row the
 // engine and the webhook deliverer change and every commit they make while

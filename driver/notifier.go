@@ -10,7 +10,9 @@ import (
 //
 // Notify returns nil only once it has taken durable responsibility for every
 // event given (for example by recording a delivery per webhook endpoint); the
-// engine then marks them dispatched. After a crash an event may be handed over
+// engine then marks them dispatched. A Notifier that can record inside the
+// Store's own transaction (storage.TxNotifier, with storage/bunstore) is
+// handed a workflow update's events there instead (see Update.Notifier). After a crash an event may be handed over
 // again, with the same ID; a Notifier dedupes on it. An error leaves the events
 // in the outbox, and they are offered again after a backoff.
 type Notifier interface {

@@ -348,4 +348,16 @@ type Update struct {
 	// claiming it. If the engine dies first, the lease expires and any
 	// engine claims it.
 	EventLease time.Time
+	// Notifier, if not nil, is the Notifier the engine hands Event to. A
+	// Store that can have it record the event inside the update's own
+	// transaction (storage/bunstore, when the Notifier is a
+	// storage.TxNotifier on the same database, as a webhook.Service sharing
+	// it is) does so, writes Event already dispatched and sets
+	// EventNotified: the event is then written once, and the engine does
+	// not hand it over. Any other Store ignores it.
+	Notifier Notifier
+	// EventNotified is set by UpdateWorkflows, on the caller's update,
+	// when the update applied and its Event was handed to Notifier in the
+	// update's transaction.
+	EventNotified bool
 }

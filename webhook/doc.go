@@ -5,7 +5,11 @@
 // implements [settleflow.Notifier]: Notify durably records one delivery per
 // enabled endpoint of each event's environment, and the deliverer started by
 // [Service.Start] POSTs each event at least once, signed, retrying failures on
-// a schedule that spans about three days.
+// a schedule that spans about three days. It is also a
+// [storage.TxNotifier]: when it shares the engine's database, the workflow
+// store (storage/bunstore) has it record a workflow update's deliveries in
+// that update's own transaction, so the event is written once, already
+// dispatched, and commits together with its deliveries.
 //
 // Every delivery carries two signatures over the exact bytes of the body:
 //

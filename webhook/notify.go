@@ -70,12 +70,81 @@ func insertDeliveriesSQL(n int) string {
 // claimed keeps its place (fair key) too: if the process dies before
 // sending it, its lease runs out and it is claimed in its place by another.
 func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
-	if len(events) == 0 {
+	n, err := s.prepareNotify(ctx, events)
+	if err != nil {
+		return err
+	}
+	if n == nil {
 		return nil
+	}
+	err = s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		return n.Record(ctx, tx.Tx, nil)
+	})
+	n.Done(err == nil)
+	if err != nil {
+		return fmt.Errorf("webhook: notify: %w", err)
+	}
+	return nil
+}
+
+var _ storage.TxNotifier = (*Service)(nil)
+
+// DB returns the database the Service keeps its endpoints and deliveries
+// in (see [storage.TxNotifier]).
+func (s *Service) DB() *storage.DB { return s.sdb }
+
+// PrepareNotify implements [storage.TxNotifier]: it does what [Service.Notify]
+// does before its transaction, and returns the recording that Notify would
+// run in it, for a Store on the same database to run in the transaction
+// that writes the events. So an event and its deliveries commit together,
+// and the event is written once, already dispatched. Everything Notify
+// promises holds: one delivery per enabled endpoint of the event's
+// environment, each in its place in its endpoint's fair queue, recorded
+// claimed by this process when the line is clear.
+func (s *Service) PrepareNotify(ctx context.Context, events []settleflow.Event) (storage.Notice, error) {
+	n, err := s.prepareNotify(ctx, events)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return noNotice{}, nil
+	}
+	n.inTx = true
+	return n, nil
+}
+
+// noNotice records nothing: the events go to no endpoint.
+type noNotice struct{}
+
+func (noNotice) Record(context.Context, *sql.Tx, func(string) bool) error { return nil }
+func (noNotice) Done(bool)                                                {}
+
+// notice is one batch of events' deliveries on their way to being recorded
+// (see [Service.PrepareNotify]).
+type notice struct {
+	s        *Service
+	events   int
+	all      []deliveryRow // one per event and enabled endpoint
+	rows     []deliveryRow // those of the last Record, kept
+	due      int64
+	now      time.Time
+	pre      *reservation
+	inserted map[string]bool
+	// inTx: run in another package's write (PrepareNotify); failed: the
+	// last Record's error.
+	inTx   bool
+	failed error
+}
+
+// prepareNotify builds the deliveries of events, or returns nil when there
+// are none (no enabled endpoint for any).
+func (s *Service) prepareNotify(ctx context.Context, events []settleflow.Event) (*notice, error) {
+	if len(events) == 0 {
+		return nil, nil
 	}
 	endpoints, err := s.enabledEndpoints(ctx)
 	if err != nil {
-		return fmt.Errorf("webhook: notify: %w", err)
+		return nil, fmt.Errorf("webhook: notify: %w", err)
 	}
 	byEnv := map[string][]string{}
 	urls := make(map[string]string, len(endpoints))
@@ -85,12 +154,11 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 	}
 	now := s.now()
 	dueAt := now.Add(s.delay(0))
-	due := storage.Micros(dueAt)
-	var rows []deliveryRow
+	n := &notice{s: s, events: len(events), due: storage.Micros(dueAt), now: now, inserted: map[string]bool{}}
 	for i := range events {
 		ev := &events[i]
 		if ev.ID == "" {
-			return errors.New("webhook: notify: event without id")
+			return nil, errors.New("webhook: notify: event without id")
 		}
 		env := ev.Environment()
 		lane := eventLane(ev)
@@ -99,10 +167,10 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 		}
 		body, err := json.Marshal(ev)
 		if err != nil {
-			return fmt.Errorf("webhook: notify: marshal %s: %w", ev.ID, err)
+			return nil, fmt.Errorf("webhook: notify: marshal %s: %w", ev.ID, err)
 		}
 		for _, ep := range byEnv[string(env)] {
-			rows = append(rows, deliveryRow{
+			n.all = append(n.all, deliveryRow{
 				ID:            ids.New(ids.Delivery, now),
 				EventID:       ev.ID,
 				EventType:     string(ev.Type),
@@ -111,59 +179,86 @@ func (s *Service) Notify(ctx context.Context, events []settleflow.Event) error {
 				Lane:          lane,
 				Payload:       string(body),
 				Status:        string(DeliveryPending),
-				NextAttemptAt: due,
+				NextAttemptAt: n.due,
 				CreatedAt:     storage.Micros(now),
 				UpdatedAt:     storage.Micros(now),
 			})
 		}
 	}
+	if len(n.all) == 0 {
+		return nil, nil
+	}
+	if !dueAt.After(now) {
+		n.pre = s.reserve(ctx, n.all, urls, now)
+	}
+	return n, nil
+}
+
+// Record implements [storage.Notice]: inside tx, it gives the deliveries of
+// the events keep reports (nil: all) their places in line, decides which are
+// recorded claimed and inserts them.
+func (n *notice) Record(ctx context.Context, tx *sql.Tx, keep func(eventID string) bool) error {
+	n.failed = n.record(ctx, tx, keep)
+	return n.failed
+}
+
+func (n *notice) record(ctx context.Context, tx *sql.Tx, keep func(eventID string) bool) error {
+	s := n.s
+	clear(n.inserted)
+	n.rows = n.rows[:0]
+	for _, r := range n.all {
+		if keep == nil || keep(r.EventID) {
+			r.LeaseOwner, r.NextAttemptAt = "", n.due
+			n.rows = append(n.rows, r)
+		}
+	}
+	rows := n.rows
 	if len(rows) == 0 {
 		return nil
 	}
-	var pre *reservation
-	if !dueAt.After(now) {
-		pre = s.reserve(ctx, rows, urls, now)
+	if err := fairKeys(ctx, s.sdb, tx, rows); err != nil {
+		return err
 	}
-	inserted := map[string]bool{}
-	err = s.sdb.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
-		clear(inserted)
-		for i := range rows {
-			rows[i].LeaseOwner, rows[i].NextAttemptAt = "", due
-		}
-		if err := fairKeys(ctx, s.sdb, tx.Tx, rows); err != nil {
+	if n.pre != nil {
+		if err := s.leaseTx(ctx, tx, n.pre, rows, n.now); err != nil {
 			return err
 		}
-		if pre != nil {
-			if err := s.leaseTx(ctx, tx.Tx, pre, rows, now); err != nil {
-				return err
-			}
-		}
-		for start := 0; start < len(rows); start += insertChunk {
-			chunk := rows[start:min(start+insertChunk, len(rows))]
-			args := make([]any, 0, 13*len(chunk))
-			for _, r := range chunk {
-				args = append(args, r.ID, r.EventID, r.EventType, r.EndpointID, r.Environment, r.Lane, r.FairKey,
-					r.Payload, r.Status, r.NextAttemptAt, r.LeaseOwner, r.CreatedAt, r.UpdatedAt)
-			}
-			// An endpoint removed since the read above fails the foreign
-			// key; the engine offers the events again and they skip it.
-			if err := collectIDs(ctx, s.sdb, tx.Tx, insertDeliveriesSQL(len(chunk)), args, inserted); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		s.handOff(pre, nil, nil)
-		return fmt.Errorf("webhook: notify: %w", err)
 	}
-	queued, unleased := s.handOff(pre, rows, inserted)
-	s.log.Debug("webhook deliveries recorded", zap.Int("events", len(events)), zap.Int("deliveries", len(inserted)),
+	for start := 0; start < len(rows); start += insertChunk {
+		chunk := rows[start:min(start+insertChunk, len(rows))]
+		args := make([]any, 0, 13*len(chunk))
+		for _, r := range chunk {
+			args = append(args, r.ID, r.EventID, r.EventType, r.EndpointID, r.Environment, r.Lane, r.FairKey,
+				r.Payload, r.Status, r.NextAttemptAt, r.LeaseOwner, r.CreatedAt, r.UpdatedAt)
+		}
+		// An endpoint removed since the read above fails the foreign key;
+		// the events are offered again (Notify) or left to the engine's
+		// outbox (a Store's transaction), and then skip it.
+		if err := collectIDs(ctx, s.sdb, tx, insertDeliveriesSQL(len(chunk)), args, n.inserted); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Done implements [storage.Notice]: deliveries recorded claimed go on the
+// deliverer's queue, and the reservation is given back.
+func (n *notice) Done(committed bool) {
+	s := n.s
+	if !committed {
+		if n.inTx && n.failed != nil {
+			s.log.Warn("webhook deliveries not recorded in the writer's transaction; its events go through its outbox",
+				zap.Int("events", n.events), zap.Error(n.failed))
+		}
+		s.handOff(n.pre, nil, nil)
+		return
+	}
+	queued, unleased := s.handOff(n.pre, n.rows, n.inserted)
+	s.log.Debug("webhook deliveries recorded", zap.Int("events", n.events), zap.Int("deliveries", len(n.inserted)),
 		zap.Int("claimed", queued))
 	if unleased > 0 {
 		s.poke()
 	}
-	return nil
 }
 
 // enabledEndpointsSQL reads the enabled endpoints, by id: what every Notify

@@ -14,33 +14,39 @@ import (
 // memory, already leased. It is the one writer of workflow updates of a
 // run.
 type Recorder struct {
-	env   *Env
-	lines *Lines
+	env      *Env
+	lines    *Lines
+	notifier driver.Notifier
 	// eventsWake wakes the dispatch stage to claim events handed back to
 	// the outbox.
 	eventsWake chan struct{}
 }
 
-// NewRecorder returns the Recorder of a run.
-func NewRecorder(env *Env, lines *Lines, eventsWake chan struct{}) *Recorder {
-	return &Recorder{env: env, lines: lines, eventsWake: eventsWake}
+// NewRecorder returns the Recorder of a run; it offers each update's event
+// to the Store for notifier to record in the update's own transaction
+// (driver.Update.Notifier).
+func NewRecorder(env *Env, lines *Lines, notifier driver.Notifier, eventsWake chan struct{}) *Recorder {
+	return &Recorder{env: env, lines: lines, notifier: notifier, eventsWake: eventsWake}
 }
 
 // Record applies us, retrying the Store until it answers: results the
 // engine computed are not thrown away for a passing database error. It gives
 // up only when ctx ends (the leases then expire and the work is redone).
-// applied[i] reports whether us[i] applied.
+// applied[i] reports whether us[i] applied. The events of those that applied
+// and that the Store did not have the Notifier record in their transaction
+// go to the dispatch stage.
 func (r *Recorder) Record(ctx context.Context, us []driver.Update) []bool {
 	lease := r.env.Now().Add(2 * r.env.NotifyTimeout)
 	for i := range us {
 		if us[i].Event != nil {
 			us[i].EventLease = lease
+			us[i].Notifier = r.notifier
 		}
 	}
 	applied := untilWritten(ctx, r.env, "workflow updates", us, r.env.Store.UpdateWorkflows)
 	var evs []wire.Event
 	for i, ok := range applied {
-		if ok && us[i].Event != nil {
+		if ok && us[i].Event != nil && !us[i].EventNotified {
 			evs = append(evs, *us[i].Event)
 		}
 	}

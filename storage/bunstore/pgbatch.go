@@ -235,17 +235,18 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 			GROUP BY u.livemode, u.account_ref) d, (SELECT count(*) AS locked FROM l) lk
 		WHERE acc.livemode = d.livemode AND acc.ref = d.account_ref AND lk.locked >= 0),
 	e AS (
-		INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
-		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::bigint[], ?::bigint[], ?::text[])
-			AS e(id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
+		INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner, dispatched_at)
+		SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::boolean[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[])
+			AS e(id, workflow_id, type, livemode, data, created_at, run_at, lease_owner, dispatched_at)
 		WHERE e.workflow_id IN (SELECT id FROM u))
 	SELECT id, sequence FROM u`
 
 // pgUpdateArgs are the arguments of pgUpdateWorkflowsSQL for us, giving
-// the workflows numbers their sequences.
-func pgUpdateArgs(us []settleflow.Update, numbers map[string]int64) ([]any, error) {
+// the workflows numbers their sequences; the events are written dispatched
+// if dispatched is set (see eventRow.outboxOrDispatched).
+func pgUpdateArgs(us []settleflow.Update, numbers map[string]int64, dispatched bool) ([]any, error) {
 	var cols [17]pgArray
-	var evs [8]pgArray
+	var evs [9]pgArray
 	for _, u := range us {
 		status, owner, achieved := updateColumns(u)
 		cols[0].text(u.ID)
@@ -279,9 +280,7 @@ func pgUpdateArgs(us []settleflow.Update, numbers map[string]int64) ([]any, erro
 		if ev.WorkflowID != u.ID {
 			return nil, fmt.Errorf("bunstore: update of %s: its event %s is about %s", u.ID, ev.ID, ev.WorkflowID)
 		}
-		if !u.EventLease.IsZero() {
-			ev.LeaseOwner, ev.RunAt = &u.Owner, micros(u.EventLease)
-		}
+		ev.outboxOrDispatched(u, dispatched)
 		evs[0].text(ev.ID)
 		evs[1].text(ev.WorkflowID)
 		evs[2].text(ev.Type)
@@ -290,6 +289,7 @@ func pgUpdateArgs(us []settleflow.Update, numbers map[string]int64) ([]any, erro
 		evs[5].int(ev.CreatedAt)
 		evs[6].int(ev.RunAt)
 		evs[7].nullText(ev.LeaseOwner)
+		evs[8].nullInt(ev.DispatchedAt)
 	}
 	args := make([]any, 0, len(cols)+2+len(evs))
 	for i := range cols {
@@ -411,13 +411,13 @@ func markClaimed(ins []settleflow.Insert, insert []bool, results []settleflow.In
 }
 
 // pgUpdateChunk is updateChunk and the chunk's events in one statement,
-// inside tx.
-func (s *Store) pgUpdateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Update, applied []bool) error {
+// inside tx (written dispatched if dispatched is set).
+func (s *Store) pgUpdateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.Update, applied []bool, dispatched bool) error {
 	numbers, err := s.numberUpdated(ctx, tx, us)
 	if err != nil {
 		return err
 	}
-	args, err := pgUpdateArgs(us, numbers)
+	args, err := pgUpdateArgs(us, numbers, dispatched)
 	if err != nil {
 		return err
 	}
@@ -435,15 +435,39 @@ func (s *Store) pgUpdateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.U
 
 // pgUpdateStatement applies us (distinct workflows, none asking for a
 // sequence) and their events in one statement (storage.DB.WriteStatement,
-// in the group commit).
-func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update) ([]bool, error) {
-	args, err := pgUpdateArgs(us, nil)
+// in the group commit); with a notice n, in a write that runs n after it.
+func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update, n storage.Notice) ([]bool, error) {
+	args, err := pgUpdateArgs(us, nil, n != nil)
 	if err != nil {
 		return nil, err
 	}
 	applied := make([]bool, len(us))
-	if err := s.sdb.WriteStatement(ctx, pgUpdateWorkflowsSQL, args, scanApplied(us, applied), storage.WriteOptions{}); err != nil {
-		return nil, fmt.Errorf("bunstore: update: %w", err)
+	if n == nil {
+		if err := s.sdb.WriteStatement(ctx, pgUpdateWorkflowsSQL, args, scanApplied(us, applied), storage.WriteOptions{}); err != nil {
+			return nil, fmt.Errorf("bunstore: update: %w", err)
+		}
+		return applied, nil
+	}
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := s.stmt(ctx, pgUpdateWorkflowsSQL)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		if err != nil {
+			return fmt.Errorf("bunstore: update: %w", err)
+		}
+		err = scanApplied(us, applied)(rows)
+		if cerr := rows.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("bunstore: update: %w", err)
+		}
+		return recordNotice(ctx, tx, n, us, applied)
+	}, storage.WriteOptions{})
+	if err != nil {
+		return nil, err
 	}
 	return applied, nil
 }

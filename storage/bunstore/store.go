@@ -950,7 +950,7 @@ func (s *Store) CancelWorkflow(ctx context.Context, env settleflow.Environment, 
 				}
 			}
 			if _, err := s.exec(ctx, tx, insertEventsSQL(1), evRow.ID, evRow.WorkflowID, evRow.Type, evRow.Livemode,
-				evRow.Data, evRow.CreatedAt, evRow.RunAt, evRow.LeaseOwner); err != nil {
+				evRow.Data, evRow.CreatedAt, evRow.RunAt, evRow.LeaseOwner, evRow.DispatchedAt); err != nil {
 				return fmt.Errorf("bunstore: outbox: %w", err)
 			}
 		case errors.Is(err, sql.ErrNoRows):
@@ -1007,15 +1007,95 @@ type eventRow struct {
 // (VALUES …) RETURNING statement per chunk, each row guarded by its expected
 // status and owner, then one multi-row INSERT of the events of the updates
 // that applied: two statement executions for a batch, not two per row.
+//
+// When the updates' Notifier is a [storage.TxNotifier] on this Store's own
+// database (a webhook.Service sharing it), the events are handed to it in
+// the same transaction (its deliveries recorded with them) and written
+// already dispatched: each event is written once, and the engine skips
+// handing it over (Update.EventNotified). If that recording fails, the
+// updates are written again alone, their events to the outbox as usual.
 func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]bool, error) {
-	applied := make([]bool, len(us))
 	for _, u := range us {
 		if !u.Transition.IsZero() && u.Transition.From() != u.Status {
 			return nil, fmt.Errorf("bunstore: update of %s: transition from %s but status %s", u.ID, u.Transition.From(), u.Status)
 		}
 	}
+	for i := range us {
+		us[i].EventNotified = false
+	}
+	if n := s.prepareNotice(ctx, us); n != nil {
+		applied, err := s.updateWorkflows(ctx, us, n)
+		n.Done(err == nil)
+		if err == nil {
+			for i := range us {
+				us[i].EventNotified = applied[i] && us[i].Event != nil
+			}
+			return applied, nil
+		}
+		if !errors.Is(err, errNotice) {
+			return nil, err
+		}
+	}
+	return s.updateWorkflows(ctx, us, nil)
+}
+
+// errNotice marks a write that failed because its notice (the Notifier's
+// recording in the transaction) failed.
+var errNotice = errors.New("bunstore: notifier's recording failed")
+
+// prepareNotice returns the recording of the events of us by their
+// Notifier, to run in the update's transaction, or nil: when no update
+// carries an event, when their Notifier is not a storage.TxNotifier on this
+// Store's database (or not the same for all), or when it cannot prepare
+// them (they go through the outbox).
+func (s *Store) prepareNotice(ctx context.Context, us []settleflow.Update) storage.Notice {
+	var tn storage.TxNotifier
+	var evs []settleflow.Event
+	for _, u := range us {
+		if u.Event == nil {
+			continue
+		}
+		t, ok := u.Notifier.(storage.TxNotifier)
+		if !ok || t.DB() != s.sdb || (tn != nil && tn != t) {
+			return nil
+		}
+		tn = t
+		evs = append(evs, *u.Event)
+	}
+	if tn == nil {
+		return nil
+	}
+	n, err := tn.PrepareNotify(ctx, evs)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// recordNotice runs n, if not nil, in tx for the events of the updates that
+// applied.
+func recordNotice(ctx context.Context, tx *sql.Tx, n storage.Notice, us []settleflow.Update, applied []bool) error {
+	if n == nil {
+		return nil
+	}
+	written := make(map[string]bool, len(us))
+	for i, u := range us {
+		if applied[i] && u.Event != nil {
+			written[u.Event.ID] = true
+		}
+	}
+	if err := n.Record(ctx, tx, func(id string) bool { return written[id] }); err != nil {
+		return fmt.Errorf("%w: %w", errNotice, err)
+	}
+	return nil
+}
+
+// updateWorkflows is UpdateWorkflows, the events handed to n in the
+// transaction if n is not nil (and then written dispatched).
+func (s *Store) updateWorkflows(ctx context.Context, us []settleflow.Update, n storage.Notice) ([]bool, error) {
+	applied := make([]bool, len(us))
 	if s.postgres && distinctUpdates(us) && !asksSequence(us) {
-		return s.pgUpdateStatement(ctx, us)
+		return s.pgUpdateStatement(ctx, us, n)
 	}
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for i := range applied {
@@ -1033,23 +1113,25 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 				seen[us[end].ID] = true
 				end++
 			}
-			update := s.updateChunk
+			var err error
 			if s.postgres {
-				update = s.pgUpdateChunk // with the chunk's events
+				err = s.pgUpdateChunk(ctx, tx, us[start:end], applied[start:end], n != nil) // with the chunk's events
+			} else {
+				err = s.updateChunk(ctx, tx, us[start:end], applied[start:end])
 			}
-			if err := update(ctx, tx, us[start:end], applied[start:end]); err != nil {
+			if err != nil {
 				return err
 			}
 			start = end
 		}
 		if s.postgres {
-			return nil
+			return recordNotice(ctx, tx, n, us, applied)
 		}
 		if err := s.settleLedger(ctx, tx, us, applied); err != nil {
 			return err
 		}
 		var args []any
-		n := 0
+		k := 0
 		for i, u := range us {
 			if !applied[i] || u.Event == nil {
 				continue
@@ -1058,24 +1140,22 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 			if err != nil {
 				return err
 			}
-			if !u.EventLease.IsZero() {
-				ev.LeaseOwner, ev.RunAt = &u.Owner, micros(u.EventLease)
-			}
-			args = append(args, ev.ID, ev.WorkflowID, ev.Type, ev.Livemode, ev.Data, ev.CreatedAt, ev.RunAt, ev.LeaseOwner)
-			n++
-			if n == maxUpdateRows {
-				if _, err := s.exec(ctx, tx, insertEventsSQL(n), args...); err != nil {
+			ev.outboxOrDispatched(u, n != nil)
+			args = append(args, ev.ID, ev.WorkflowID, ev.Type, ev.Livemode, ev.Data, ev.CreatedAt, ev.RunAt, ev.LeaseOwner, ev.DispatchedAt)
+			k++
+			if k == maxUpdateRows {
+				if _, err := s.exec(ctx, tx, insertEventsSQL(k), args...); err != nil {
 					return fmt.Errorf("bunstore: outbox: %w", err)
 				}
-				args, n = args[:0], 0
+				args, k = args[:0], 0
 			}
 		}
-		if n > 0 {
-			if _, err := s.exec(ctx, tx, insertEventsSQL(n), args...); err != nil {
+		if k > 0 {
+			if _, err := s.exec(ctx, tx, insertEventsSQL(k), args...); err != nil {
 				return fmt.Errorf("bunstore: outbox: %w", err)
 			}
 		}
-		return nil
+		return recordNotice(ctx, tx, n, us, applied)
 	}, func() {
 		if s.recent != nil {
 			ids := make([]string, len(us))
@@ -1089,6 +1169,19 @@ func (s *Store) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]
 		return nil, err
 	}
 	return applied, nil
+}
+
+// outboxOrDispatched sets how u's event is written: already dispatched
+// (handed to the Notifier in the update's transaction), leased to u.Owner
+// until u.EventLease (the engine hands it over itself), or due in the
+// outbox now.
+func (r *eventRow) outboxOrDispatched(u settleflow.Update, dispatched bool) {
+	switch {
+	case dispatched:
+		r.DispatchedAt = &r.CreatedAt
+	case !u.EventLease.IsZero():
+		r.LeaseOwner, r.RunAt = &u.Owner, micros(u.EventLease)
+	}
 }
 
 // asksSequence reports whether an update of us asks for its workflow's
@@ -1326,8 +1419,8 @@ func (s *Store) number(ctx context.Context, tx *sql.Tx, ws []unnumbered) (map[st
 
 // insertEventsSQL inserts n outbox events in one statement.
 func insertEventsSQL(n int) string {
-	return `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner)
-		VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+	return `INSERT INTO settleflow_events (id, workflow_id, type, livemode, data, created_at, run_at, lease_owner, dispatched_at)
+		VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
 }
 
 func toEventRow(e *settleflow.Event) (*eventRow, error) {
