@@ -421,6 +421,12 @@ func (s *Store) pgUpdateChunk(ctx context.Context, tx *sql.Tx, us []settleflow.U
 	if err != nil {
 		return err
 	}
+	return s.pgRunUpdate(ctx, tx, args, us, applied)
+}
+
+// pgRunUpdate runs pgUpdateWorkflowsSQL with args inside tx and sets
+// applied from the rows it returns.
+func (s *Store) pgRunUpdate(ctx context.Context, tx *sql.Tx, args []any, us []settleflow.Update, applied []bool) error {
 	st, err := s.stmt(ctx, pgUpdateWorkflowsSQL)
 	if err != nil {
 		return err
@@ -449,20 +455,8 @@ func (s *Store) pgUpdateStatement(ctx context.Context, us []settleflow.Update, n
 		return applied, nil
 	}
 	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		st, err := s.stmt(ctx, pgUpdateWorkflowsSQL)
-		if err != nil {
+		if err := s.pgRunUpdate(ctx, tx, args, us, applied); err != nil {
 			return err
-		}
-		rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-		if err != nil {
-			return fmt.Errorf("bunstore: update: %w", err)
-		}
-		err = scanApplied(us, applied)(rows)
-		if cerr := rows.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("bunstore: update: %w", err)
 		}
 		return recordNotice(ctx, tx, n, us, applied)
 	}, storage.WriteOptions{})

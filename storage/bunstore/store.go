@@ -1045,9 +1045,12 @@ var errNotice = errors.New("bunstore: notifier's recording failed")
 
 // prepareNotice returns the recording of the events of us by their
 // Notifier, to run in the update's transaction, or nil: when no update
-// carries an event, when their Notifier is not a storage.TxNotifier on this
-// Store's database (or not the same for all), or when it cannot prepare
-// them (they go through the outbox).
+// carries an event, when an update's Notifier is not a storage.TxNotifier
+// on this Store's database, or when it cannot prepare them (they go through
+// the outbox). The engine gives every update of a batch the same Notifier:
+// the first one's records them all (two notifiers on one database record
+// to the same tables; they are not compared, since a Notifier's type need
+// not be comparable).
 func (s *Store) prepareNotice(ctx context.Context, us []settleflow.Update) storage.Notice {
 	var tn storage.TxNotifier
 	var evs []settleflow.Event
@@ -1056,10 +1059,12 @@ func (s *Store) prepareNotice(ctx context.Context, us []settleflow.Update) stora
 			continue
 		}
 		t, ok := u.Notifier.(storage.TxNotifier)
-		if !ok || t.DB() != s.sdb || (tn != nil && tn != t) {
+		if !ok || t.DB() != s.sdb {
 			return nil
 		}
-		tn = t
+		if tn == nil {
+			tn = t
+		}
 		evs = append(evs, *u.Event)
 	}
 	if tn == nil {
