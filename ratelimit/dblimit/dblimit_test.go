@@ -169,6 +169,11 @@ func TestRequestsWaitingAreDecidedInOneStatement(t *testing.T) {
 		d, err := l.Allow(ctx, "key_batch", ws, now)
 		answers <- answer{d, err}
 	}
+	// The batcher that decided the first request may still be winding
+	// down (running, nothing queued): the check below would pass before the
+	// next request is even queued, and the requests that follow could then
+	// join the blocked statement's batch instead of waiting behind it.
+	waitFor(t, func() bool { running, _ := l.Waiting(); return !running })
 	go ask() // the first statement, blocked on the lock
 	waitFor(t, func() bool { running, waiting := l.Waiting(); return running && waiting == 0 })
 	before := db.Commits()
