@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -211,6 +212,19 @@ func countWrites(t *testing.T, store *bunstore.Store, c *dbcount.Counter, rows f
 		n, per, float64(got.Rows)/n, float64(got.Commits)/n, float64(got.Statements)/n, got)
 	if per > maxWritesPerWorkflow {
 		t.Errorf("%.2f durable writes per workflow, want at most %.1f", per, maxWritesPerWorkflow)
+	}
+	// Each workflow's event is written once, already dispatched: the
+	// deliverer recorded its delivery in the Settled update's transaction.
+	// (Keys are "INSERT settleflow_events" and the like on SQLite, the
+	// table alone on Postgres.)
+	var events int64
+	for k, v := range got.ByStatement {
+		if k == "settleflow_events" || strings.HasSuffix(k, " settleflow_events") {
+			events += v
+		}
+	}
+	if events != int64(customers*perCustomer) {
+		t.Errorf("%d event rows written for %d workflows (one event each), want each written once", events, customers*perCustomer)
 	}
 }
 
