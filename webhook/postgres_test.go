@@ -33,6 +33,7 @@ func TestPostgres(t *testing.T) {
 		test func(*testing.T)
 	}{
 		{"DeliverySignedAndVerified", TestDeliverySignedAndVerified},
+		{"NoticeRerunRecordsOnce", TestNoticeRerunRecordsOnce},
 		{"Retries", TestRetries},
 		{"ScheduleExhaustedFails", TestScheduleExhaustedFails},
 		{"GoneDisablesEndpoint", TestGoneDisablesEndpoint},
