@@ -19,8 +19,8 @@ type TxNotifier interface {
 	DB() *DB
 	// PrepareNotify does, outside any transaction, what recording events
 	// needs first (reading endpoints, marshalling, reserving room to send
-	// at once). It returns an error only for events it can never record
-	// (the Store then leaves them to its outbox).
+	// at once). It returns an error, and then no Notice, when it cannot
+	// record the events (the Store then leaves them to its outbox).
 	PrepareNotify(ctx context.Context, events []wire.Event) (Notice, error)
 }
 

@@ -1072,6 +1072,9 @@ func (s *Store) prepareNotice(ctx context.Context, us []settleflow.Update) stora
 	}
 	n, err := tn.PrepareNotify(ctx, evs)
 	if err != nil {
+		if n != nil {
+			n.Done(false) // a notifier that returned both: end it all the same
+		}
 		return nil
 	}
 	return n

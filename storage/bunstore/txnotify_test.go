@@ -64,10 +64,14 @@ type removing struct {
 
 func (r removing) PrepareNotify(ctx context.Context, evs []settleflow.Event) (storage.Notice, error) {
 	n, err := r.Service.PrepareNotify(ctx, evs)
-	if err == nil {
-		err = r.RemoveEndpoint(ctx, r.endpoint)
+	if err != nil {
+		return nil, err
 	}
-	return n, err
+	if err := r.RemoveEndpoint(ctx, r.endpoint); err != nil {
+		n.Done(false)
+		return nil, err
+	}
+	return n, nil
 }
 
 func testTxNotify(t *testing.T, s, other *bunstore.Store) {
