@@ -1567,46 +1567,40 @@ func sortEvents(evs []settleflow.Event) {
 
 // MarkEventsDispatched implements settleflow.Store.
 func (s *Store) MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error {
-	if s.postgres {
-		if len(ids) == 0 {
-			return nil
-		}
-		return s.pgUpdateEvents(ctx, pgDispatchedEventsSQL, ids, micros(at))
-	}
-	return s.updateEvents(ctx, ids, func(q *bun.UpdateQuery) *bun.UpdateQuery {
-		return q.Set("dispatched_at = ?", micros(at))
-	})
+	return s.updateEvents(ctx, dispatchedEventsSQL, pgDispatchedEventsSQL, ids, at)
 }
 
 // RetryEvents implements settleflow.Store.
 func (s *Store) RetryEvents(ctx context.Context, ids []string, at time.Time) error {
-	if s.postgres {
-		if len(ids) == 0 {
-			return nil
-		}
-		return s.pgUpdateEvents(ctx, pgRetryEventsSQL, ids, micros(at))
-	}
-	return s.updateEvents(ctx, ids, func(q *bun.UpdateQuery) *bun.UpdateQuery {
-		return q.Set("run_at = ?", micros(at)).Where("dispatched_at IS NULL")
-	})
+	return s.updateEvents(ctx, retryEventsSQL, pgRetryEventsSQL, ids, at)
 }
 
-// updateEvents ends the lease on the events ids and applies set to them.
-func (s *Store) updateEvents(ctx context.Context, ids []string, set func(*bun.UpdateQuery) *bun.UpdateQuery) error {
+// dispatchedEventsSQL ends the lease on events and marks them dispatched;
+// retryEventsSQL ends it and makes the undispatched ones due at a time.
+// They are the SQLite forms of pgDispatchedEventsSQL and pgRetryEventsSQL:
+// the ids come as one JSON array, so that one prepared statement serves
+// every number of events.
+const (
+	dispatchedEventsSQL = `UPDATE settleflow_events SET lease_owner = NULL, dispatched_at = ?
+		WHERE id IN (SELECT value FROM json_each(?))`
+	retryEventsSQL = `UPDATE settleflow_events SET lease_owner = NULL, run_at = ?
+		WHERE id IN (SELECT value FROM json_each(?)) AND dispatched_at IS NULL`
+)
+
+// updateEvents runs query (SQLite) or pgQuery (Postgres), one of the pairs
+// above, on the events ids at a time, in one statement.
+func (s *Store) updateEvents(ctx context.Context, query, pgQuery string, ids []string, at time.Time) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	q, err := set(s.db.NewUpdate().Table("settleflow_events").
-		Set("lease_owner = NULL").
-		Where("id IN (?)", bun.List(ids))).
-		AppendQuery(s.db.QueryGen(), nil)
+	if s.postgres {
+		return s.pgUpdateEvents(ctx, pgQuery, ids, micros(at))
+	}
+	list, err := json.Marshal(ids)
 	if err != nil {
 		return err
 	}
-	return s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, string(q))
-		return err
-	})
+	return s.sdb.WriteStatement(ctx, query, []any{micros(at), string(list)}, nil, storage.WriteOptions{})
 }
 
 // ReleaseLeases implements settleflow.Store.
