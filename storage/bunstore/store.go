@@ -414,31 +414,8 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		inserted = inserted[:0]
 		clear(results)
-		// First the idempotency keys: which inserts happen at all. A key
-		// used twice in this batch replays the first use.
-		insert := make([]bool, len(ins))
-		firstUse := map[[2]any]int{}
-		for i, in := range ins {
-			w := in.Workflow
-			if in.IdempotencyKey != "" {
-				k := [2]any{w.Livemode, in.IdempotencyKey}
-				if j, dup := firstUse[k]; dup {
-					results[i] = settleflow.InsertResult{Existing: snapshot(ins[j].Workflow), ExistingHash: ins[j].RequestHash}
-					continue
-				}
-				existing, err := s.idempotencyRecord(ctx, tx, w, in)
-				if err != nil {
-					return err
-				}
-				if existing != nil {
-					results[i] = *existing
-					continue
-				}
-				firstUse[k] = i
-			}
-			insert[i] = true
-		}
-		if err := s.admit(ctx, tx, ins, insert, results); err != nil {
+		insert, err := s.resolveInserts(ctx, tx, ins, results)
+		if err != nil {
 			return err
 		}
 		if s.postgres {
@@ -522,6 +499,70 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 		return nil, err
 	}
 	return results, nil
+}
+
+// resolveInserts decides which of ins are inserted (insert[i]) and answers
+// the others in results: a key with a live record replays it, a reservation
+// the balance cannot cover is refused (admit). A key used more than once in
+// the batch is answered as if the uses came one after the other: a later
+// use replays the first only if the first is inserted; if the first is
+// refused nothing is stored under the key, so the next use is decided on its
+// own, as a fresh request, in a further round of admission (the same
+// request is then refused again: the balance it saw has not grown). So a
+// replay never names a workflow that was not stored.
+func (s *Store) resolveInserts(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, results []settleflow.InsertResult) ([]bool, error) {
+	insert := make([]bool, len(ins))
+	firstUse := map[[2]any]int{}
+	var later []int // uses of a key after its first in this batch
+	for i, in := range ins {
+		w := in.Workflow
+		if in.IdempotencyKey != "" {
+			k := [2]any{w.Livemode, in.IdempotencyKey}
+			if _, dup := firstUse[k]; dup {
+				later = append(later, i)
+				continue
+			}
+			existing, err := s.idempotencyRecord(ctx, tx, w, in)
+			if err != nil {
+				return nil, err
+			}
+			if existing != nil {
+				results[i] = *existing
+				continue
+			}
+			firstUse[k] = i
+		}
+		insert[i] = true
+	}
+	if err := s.admit(ctx, tx, ins, insert, results); err != nil {
+		return nil, err
+	}
+	for len(later) > 0 {
+		round := make([]bool, len(ins))
+		taken := map[[2]any]bool{}
+		var next []int
+		for _, i := range later {
+			k := [2]any{ins[i].Workflow.Livemode, ins[i].IdempotencyKey}
+			if j := firstUse[k]; insert[j] {
+				results[i] = settleflow.InsertResult{Existing: snapshot(ins[j].Workflow), ExistingHash: ins[j].RequestHash}
+				continue
+			}
+			if taken[k] {
+				next = append(next, i) // after this round's use of the key
+				continue
+			}
+			// The key's use so far was refused: this one is its first.
+			taken[k], firstUse[k], round[i] = true, i, true
+		}
+		if err := s.admit(ctx, tx, ins, round, results); err != nil {
+			return nil, err
+		}
+		for i, ok := range round {
+			insert[i] = insert[i] || ok
+		}
+		later = next
+	}
+	return insert, nil
 }
 
 // asInserted returns the inserted workflows as stored: those inserted

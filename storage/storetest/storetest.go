@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"InsertBatchIsAtomic", testInsertBatchAtomic},
 		{"Sequence", testSequence},
 		{"Idempotency", testIdempotency},
+		{"IdempotencyRefusedFirstUse", testIdempotencyRefusedFirstUse},
 		{"List", testList},
 		{"Claim", testClaim},
 		{"ClaimConcurrent", testClaimConcurrent},
