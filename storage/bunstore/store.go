@@ -410,8 +410,22 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	if s.postgres && plainInserts(ins) {
 		return s.pgInsertStatement(ctx, ins)
 	}
+	var err error
+	for range 3 {
+		if err = s.insertWorkflows(ctx, ins, results); !errors.Is(err, errKeyTaken) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// insertWorkflows is one attempt of InsertWorkflows (see errKeyTaken).
+func (s *Store) insertWorkflows(ctx context.Context, ins []settleflow.Insert, results []settleflow.InsertResult) error {
 	var inserted []*settleflow.Workflow
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		inserted = inserted[:0]
 		clear(results)
 		insert, err := s.resolveInserts(ctx, tx, ins, results)
@@ -475,8 +489,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 				if err != nil {
 					return err
 				}
-				if _, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
-					w.ID, string(b), micros(w.CreatedAt)); err != nil {
+				if err := s.recordKey(ctx, tx, w, in, b); err != nil {
 					return err
 				}
 				continue
@@ -495,10 +508,6 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			}
 		},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return results, nil
 }
 
 // resolveInserts decides which of ins are inserted (insert[i]) and answers
@@ -704,10 +713,34 @@ const (
 		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
 		RETURNING last`
 	insertIdempotencySQL = `INSERT INTO settleflow_idempotency_keys (livemode, key, request_hash, workflow_id, response, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (livemode, key) DO NOTHING`
 	selectIdempotencySQL = `SELECT request_hash, response, created_at FROM settleflow_idempotency_keys WHERE livemode = ? AND key = ?`
 	deleteIdempotencySQL = `DELETE FROM settleflow_idempotency_keys WHERE livemode = ? AND key = ?`
 )
+
+// errKeyTaken rolls back a write whose idempotency key another
+// transaction (another instance, on Postgres) recorded after it was read:
+// the write runs again, and then answers with that record.
+var errKeyTaken = errors.New("bunstore: idempotency key recorded concurrently")
+
+// recordKey records in's idempotency key for w (response: w as JSON), or
+// returns errKeyTaken if another transaction recorded it first (on
+// Postgres the insert waits for that transaction to end).
+func (s *Store) recordKey(ctx context.Context, tx *sql.Tx, w *settleflow.Workflow, in settleflow.Insert, response []byte) error {
+	res, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
+		w.ID, string(response), micros(w.CreatedAt))
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return errKeyTaken
+	}
+	return nil
+}
 
 // idempotencyRecord returns the live record under in's key, or nil after
 // clearing an expired one.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/ids"
 )
 
 // testIdempotencyRefusedFirstUse: a key used more than once in one batch
@@ -61,5 +62,40 @@ func testIdempotencyRefusedFirstUse(t *testing.T, s settleflow.Store) {
 	res, err = s.InsertWorkflows(ctx, []settleflow.Insert{keyed(mk(time.Second, 1250), "h-dear")})
 	if err != nil || res[0].Existing == nil || res[0].Existing.ID != cheaper.ID {
 		t.Fatalf("later batch: %+v %v", res, err)
+	}
+}
+
+// testRefundKeyTTL: a refund's idempotency key is honoured for
+// IdempotencyTTL after the refund it recorded, as a workflow's is, and may
+// then be used again (a fresh refund).
+func testRefundKeyTTL(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	fund(t, s, settleflow.Test, "0xt", 1250)
+	w := newWorkflow(settleflow.Test, base, "cus_t", "triage")
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(w, "0xt")}); err != nil || res[0].Insufficient != nil {
+		t.Fatal(res, err)
+	}
+	settle(t, s, []*settleflow.Workflow{w}, []settleflow.Status{settleflow.Settled})
+	first := base.Add(2 * time.Hour)
+	refund := func(at time.Time, hash string) (settleflow.RefundInsertResult, error) {
+		r := &settleflow.Refund{ID: ids.New(ids.Refund, at), Object: "refund", WorkflowID: w.ID, Amount: 100, Currency: "usd",
+			Status: settleflow.RefundPending, CreatedAt: at, UpdatedAt: at}
+		return s.InsertRefund(ctx, settleflow.RefundInsert{Refund: r, IdempotencyKey: "rk-ttl", RequestHash: hash})
+	}
+	orig, err := refund(first, "h")
+	if err != nil || orig.Existing {
+		t.Fatalf("first refund: %+v %v", orig, err)
+	}
+	within, err := refund(first.Add(settleflow.IdempotencyTTL-time.Second), "h2")
+	if err != nil || !within.Existing || within.Refund.ID != orig.Refund.ID || within.ExistingHash != "h" {
+		t.Fatalf("within the TTL: %+v %v; want the first refund replayed", within, err)
+	}
+	late, err := refund(first.Add(settleflow.IdempotencyTTL), "h3")
+	if err != nil || late.Existing || late.Refund.ID == orig.Refund.ID {
+		t.Fatalf("at the TTL: %+v %v; want a fresh refund, the key free again", late, err)
+	}
+	again, err := refund(first.Add(settleflow.IdempotencyTTL+time.Second), "h3")
+	if err != nil || !again.Existing || again.Refund.ID != late.Refund.ID {
+		t.Fatalf("after the key's reuse: %+v %v; want the new refund replayed", again, err)
 	}
 }

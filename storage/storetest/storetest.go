@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"FundsAdmission", testFundsAdmission},
 		{"FundsLedger", testFundsLedger},
 		{"Refunds", testRefunds},
+		{"RefundKeyTTL", testRefundKeyTTL},
 		{"Margins", testMargins},
 		{"Outcome", testOutcome},
 		{"FairQueue", testFairQueue},
