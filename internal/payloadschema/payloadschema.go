@@ -1,0 +1,117 @@
+// Package payloadschema compiles a product's payload JSON Schema (draft
+// 2020-12) and checks payloads against it, reporting the first fault as a
+// path into the payload, so that the engine can name the field as it does
+// for a Go product's payload ("payload.pages").
+package payloadschema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// english words the validator's errors.
+var english = message.NewPrinter(language.English)
+
+// location is the URL the schema is compiled under; it names no file.
+const location = "urn:settleflow:payload"
+
+// Compile compiles raw, a JSON Schema document, by draft 2020-12 unless it
+// names another draft with "$schema". A reference to any other document
+// ("$ref": "https://…", "file:…") is refused: nothing is ever loaded.
+// "format" is an annotation, as draft 2020-12 has it, not an assertion.
+func Compile(raw []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("the schema is not JSON: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(jsonschema.SchemeURLLoader{}) // no scheme: nothing is loaded
+	if err := c.AddResource(location, doc); err != nil {
+		return nil, clean(err)
+	}
+	s, err := c.Compile(location)
+	if err != nil {
+		return nil, clean(err)
+	}
+	return s, nil
+}
+
+// clean drops the compiler's made-up URL from its messages.
+func clean(err error) error {
+	msg := strings.ReplaceAll(err.Error(), location+"#", "#")
+	msg = strings.ReplaceAll(msg, location, "the schema")
+	return errors.New(msg)
+}
+
+// Violation is why a payload is refused: Path is where in the payload
+// (member names and array indices), Kind what is wrong.
+type Violation struct {
+	Kind    ViolationKind
+	Path    []string
+	Message string // what is wrong, without the path: "must be an integer, not a string"
+}
+
+// ViolationKind classifies a Violation as the engine's error codes do.
+type ViolationKind int
+
+// Kinds of Violation.
+const (
+	// Invalid: a value breaks the schema.
+	Invalid ViolationKind = iota
+	// Missing: a required member is absent; Path ends with its name.
+	Missing
+	// Unknown: a member the schema does not allow; Path ends with its name.
+	Unknown
+)
+
+func (v *Violation) Error() string {
+	return "/" + strings.Join(v.Path, "/") + ": " + v.Message
+}
+
+// Decode decodes a JSON document as the validator reads it: numbers as
+// encoding/json.Number, so no digit is rounded.
+func Decode(raw []byte) (any, error) {
+	return jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+}
+
+// Validate checks v, a decoded payload (Decode), against s. The error is a
+// *Violation naming the first fault, the deepest of the first causes (the
+// one a person can act on).
+func Validate(s *jsonschema.Schema, v any) error {
+	err := s.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &Violation{Kind: Invalid, Message: err.Error()}
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	path := append([]string(nil), ve.InstanceLocation...)
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		missing := append([]string(nil), k.Missing...)
+		sort.Strings(missing)
+		return &Violation{Kind: Missing, Path: append(path, missing[0]), Message: "is required"}
+	case *kind.AdditionalProperties:
+		props := append([]string(nil), k.Properties...)
+		sort.Strings(props)
+		return &Violation{Kind: Unknown, Path: append(path, props[0]), Message: "is not a field of this product (names are case-sensitive)"}
+	case *kind.Type:
+		return &Violation{Kind: Invalid, Path: path, Message: fmt.Sprintf("must be %s, not %s", strings.Join(k.Want, " or "), k.Got)}
+	case *kind.FalseSchema:
+		return &Violation{Kind: Invalid, Path: path, Message: "is not allowed by this product's schema"}
+	}
+	return &Violation{Kind: Invalid, Path: path, Message: "is invalid: " + ve.ErrorKind.LocalizedString(english)}
+}
