@@ -210,6 +210,10 @@ func (d *doc) product(at []string, pj *productJSON) (*Product, error) {
 	}
 	schema, err := payloadschema.Compile(pj.PayloadSchema)
 	if err != nil {
+		var se *payloadschema.SchemaError
+		if errors.As(err, &se) {
+			return nil, d.errAt(sub(append([]string{"payloadSchema"}, se.Path...)...), "the payload schema is refused: %s", se.Message)
+		}
 		return nil, d.errAt(sub("payloadSchema"), "the payload schema is refused: %v", err)
 	}
 	if f := factsOf(schema, 0); len(f.types) != 1 || f.types[0] != "object" {

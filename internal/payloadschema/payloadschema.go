@@ -45,11 +45,40 @@ func Compile(raw []byte) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// clean drops the compiler's made-up URL from its messages.
+// SchemaError is a schema the compiler refuses: Path is where in the
+// schema document (member names and array indices; empty for the document
+// or when the compiler does not say).
+type SchemaError struct {
+	Path    []string
+	Message string
+}
+
+func (e *SchemaError) Error() string {
+	if len(e.Path) == 0 {
+		return e.Message
+	}
+	return "at /" + strings.Join(e.Path, "/") + ": " + e.Message
+}
+
+// clean turns the compiler's error into a *SchemaError: the deepest first
+// cause of a metaschema violation, a reference to another document said
+// as such, and no made-up URL.
 func clean(err error) error {
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &sve) && errors.As(sve.Err, &ve) {
+		for len(ve.Causes) > 0 {
+			ve = ve.Causes[0]
+		}
+		return &SchemaError{Path: append([]string(nil), ve.InstanceLocation...), Message: ve.ErrorKind.LocalizedString(english)}
+	}
+	var le *jsonschema.LoadURLError
+	if errors.As(err, &le) {
+		return &SchemaError{Message: fmt.Sprintf("it refers to another document (%s); a payload schema must be self-contained, with its definitions under $defs", le.URL)}
+	}
 	msg := strings.ReplaceAll(err.Error(), location+"#", "#")
 	msg = strings.ReplaceAll(msg, location, "the schema")
-	return errors.New(msg)
+	return &SchemaError{Message: msg}
 }
 
 // Violation is why a payload is refused: Path is where in the payload
