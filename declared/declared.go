@@ -63,6 +63,9 @@ type Product struct {
 	MarginFloor     settleflow.BasisPoints
 	PricingSummary  string
 	Estimate        *Estimate
+	// Source is the product's object as the file declares it, compacted:
+	// what an operator's tool stores or shows, and Parse reads back.
+	Source json.RawMessage
 }
 
 // The file as JSON. Amounts are integers of minor units; ratios
@@ -145,6 +148,12 @@ func Parse(name string, data []byte) ([]*Product, error) {
 	if f.Products == nil {
 		return nil, d.errAt(nil, `"products" is required: a list of products`)
 	}
+	// The products' own bytes, for Source; the file has passed the strict
+	// decoder, so encoding/json reads the same values.
+	var sources struct{ Products []json.RawMessage }
+	if err := json.Unmarshal(data, &sources); err != nil || len(sources.Products) != len(f.Products) {
+		return nil, d.errAt([]string{"products"}, "not valid JSON")
+	}
 	out := make([]*Product, 0, len(f.Products))
 	first := map[string]int{}
 	for i := range f.Products {
@@ -157,6 +166,11 @@ func Parse(name string, data []byte) ([]*Product, error) {
 			return nil, d.errAt(append(at, "name"), "product %q is declared twice (first as products[%d])", p.Name, j)
 		}
 		first[p.Name] = i
+		var src bytes.Buffer
+		if err := json.Compact(&src, sources.Products[i]); err != nil {
+			return nil, d.errAt(at, "not valid JSON")
+		}
+		p.Source = src.Bytes()
 		out = append(out, p)
 	}
 	return out, nil
@@ -584,6 +598,10 @@ func (p *Product) Raw(x Executor) settleflow.RawProduct { return p.raw(x) }
 
 func (p *Product) raw(x Executor) settleflow.RawProduct {
 	name := p.Name
+	var estimate func(any) (int64, error)
+	if p.Estimate != nil {
+		estimate = p.Estimate.Cost // else RegisterRaw refuses the product
+	}
 	return settleflow.RawProduct{
 		Name:            p.Name,
 		Description:     p.Description,
@@ -593,7 +611,7 @@ func (p *Product) raw(x Executor) settleflow.RawProduct {
 		PricingSummary:  p.PricingSummary,
 		PayloadSchema:   p.PayloadSchema,
 		Example:         p.Example,
-		Estimate:        p.Estimate.Cost,
+		Estimate:        estimate,
 		Execute: func(ctx context.Context, payload json.RawMessage) (settleflow.Execution, error) {
 			return x.Execute(ctx, name, payload)
 		},

@@ -67,6 +67,14 @@ func TestParseValid(t *testing.T) {
 	if err != nil || cost != 170 {
 		t.Fatalf("cost %d, %v; want 170", cost, err)
 	}
+	// Source is the product as declared, and reads back the same.
+	if want := `{"name":"capped","payloadSchema":{"type":"object"},"pricing":{"model":"capped","targetMargin":0.2,"minimumCharge":10,"markup":0.25},"estimate":{"base":40}}`; string(ps[1].Source) != want {
+		t.Errorf("source %s", ps[1].Source)
+	}
+	again, err := Parse("again.json", []byte(`{"products": [`+string(ps[0].Source)+`, `+string(ps[1].Source)+`]}`))
+	if err != nil || len(again) != 2 || again[0].Price != ps[0].Price || string(again[0].Source) != string(ps[0].Source) {
+		t.Errorf("read back: %v", err)
+	}
 }
 
 // Each refusal names the file, the line and column of the field at fault,
