@@ -1,4 +1,4 @@
-package declared_test
+package enginetest_test
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 
 // The demo products, declared (examples/server/testdata/demo-products.json):
 // one of each pricing model.
-const demoFile = "../examples/server/testdata/demo-products.json"
+const demoFile = "../../examples/server/testdata/demo-products.json"
 
 // Declared products on a real engine (SQLite, the simulated chain) beside a
 // Go product: each workflow is quoted at create by the declared estimate,
