@@ -162,6 +162,10 @@ func TestParseErrors(t *testing.T) {
 			`products.json:22:102: products[0].estimate.surcharges[0].absent: /tier is required by the payload schema, so it is never absent: drop "absent"`},
 		{"empty file", "  \n", `products.json:1:1: the file is empty; it holds one JSON object: {"products": [ … ]}`},
 		{"not an object", "\n[]", `products.json:2:1: the file must hold one JSON object: {"products": [ … ]}`},
+		{"duplicate name inside the schema", edit(t, `"title": {"type": "string"},`, `"title": {"type": "string", "type": "integer"},`),
+			`products.json:10:39: products[0].payloadSchema.properties.title.type: given more than once`},
+		{"duplicate name inside the example", edit(t, `"example": {"pages": 3},`, `"example": {"pages": 3, "pages": 4},`),
+			`products.json:18:31: products[0].example.pages: given more than once`},
 		{"no products", `{}`, `products.json:1:1: "products" is required: a list of products`},
 	}
 	for _, c := range cases {

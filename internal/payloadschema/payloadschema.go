@@ -20,8 +20,11 @@ import (
 // english words the validator's errors.
 var english = message.NewPrinter(language.English)
 
-// location is the URL the schema is compiled under; it names no file.
-const location = "urn:settleflow:payload"
+// location is the URL the schema is compiled under; it names no file. It
+// is hierarchical so that a relative reference ("other.json") resolves to
+// another document, which is refused, rather than to this one (as it would
+// against a URN).
+const location = "https://payload.settleflow.invalid/schema.json"
 
 // Compile compiles raw, a JSON Schema document, by draft 2020-12 unless it
 // names another draft with "$schema". A reference to any other document
@@ -74,7 +77,8 @@ func clean(err error) error {
 	}
 	var le *jsonschema.LoadURLError
 	if errors.As(err, &le) {
-		return &SchemaError{Message: fmt.Sprintf("it refers to another document (%s); a payload schema must be self-contained, with its definitions under $defs", le.URL)}
+		url := strings.TrimPrefix(le.URL, location[:strings.LastIndexByte(location, '/')+1])
+		return &SchemaError{Message: fmt.Sprintf("it refers to another document (%s); a payload schema must be self-contained, with its definitions under $defs", url)}
 	}
 	msg := strings.ReplaceAll(err.Error(), location+"#", "#")
 	msg = strings.ReplaceAll(msg, location, "the schema")
