@@ -78,7 +78,7 @@ func TestDeclaredDemoProductsQuoteAsGo(t *testing.T) {
 
 // demoEngines are two engines on one store and chain, not started (Quote
 // needs neither): one with the Go demo products, one with the declared.
-func demoEngines(t *testing.T) (goEngine, declaredEngine *settleflow.Engine) {
+func demoEngines(t testing.TB) (goEngine, declaredEngine *settleflow.Engine) {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "settleflow.db"), sqlite.OpenOptions{})
@@ -260,4 +260,31 @@ func clip(s string) string {
 		return s[:120] + "…"
 	}
 	return s
+}
+
+// BenchmarkQuote compares a quote of a Go demo product and of its declared
+// version, on a small payload and on the largest text document-summary
+// takes:
+//
+//	go test ./examples/server -run '^$' -bench BenchmarkQuote -benchmem
+func BenchmarkQuote(b *testing.B) {
+	goEngine, declaredEngine := demoEngines(b)
+	for _, c := range []struct{ name, product, payload string }{
+		{"triage", "ticket-triage", `{"ticketId":"T-42","subject":"Refund for invoice 7","attachments":3}`},
+		{"summary-200k", "document-summary", marshal(map[string]any{"text": strings.Repeat("é", 200000)})},
+	} {
+		for _, e := range []struct {
+			kind   string
+			engine *settleflow.Engine
+		}{{"go", goEngine}, {"declared", declaredEngine}} {
+			b.Run(c.name+"/"+e.kind, func(b *testing.B) {
+				params := settleflow.CreateParams{Environment: settleflow.Test, Product: c.product, CustomerID: "cus_1", Payload: json.RawMessage(c.payload)}
+				for b.Loop() {
+					if _, err := e.engine.Quote(context.Background(), params); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }
