@@ -370,3 +370,24 @@ func (c *chain) finishOwners(_ context.Context, t *sentTx) error {
 	}
 	return nil
 }
+
+// Owner implements settleflow.OwnerSetter: the owner the contract records
+// for the customer at the latest block.
+func (s *Settler) Owner(ctx context.Context, env settleflow.Environment, customerID string) (string, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return "", fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackAccount(c.ref(customerID))}, nil)
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: reading the owner of %s: %w", env, customerID, err)
+	}
+	a, err := settlementABI.UnpackAccount(out)
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: reading the owner of %s: %w", env, customerID, err)
+	}
+	if a.Owner == (common.Address{}) {
+		return "", nil
+	}
+	return a.Owner.Hex(), nil
+}
