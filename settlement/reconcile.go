@@ -100,10 +100,12 @@ const (
 	// reported in ReconcileReport.Surplus, not a discrepancy).
 	HoldingsMismatch DiscrepancyKind = "holdings_mismatch"
 	// OwnerNotSetByEngine: an owner the contract recorded (an OwnerSet
-	// event) that no owner grant the engine sent explains: the operator's
-	// key used outside the engine, or a grant the database lost. An owner
-	// that moved its balance to an address of its own (changeOwner) is
-	// explained when the owner it replaced was.
+	// event), or an owner change it was asked to make after the notice (an
+	// OwnerChangeProposed event: the operator can still cancel it), that no
+	// owner grant the engine sent explains: the operator's key used outside
+	// the engine, or a grant the database lost. An owner that moved its
+	// balance to an address of its own (changeOwner) is explained when the
+	// owner it replaced was.
 	OwnerNotSetByEngine DiscrepancyKind = "owner_not_set_by_engine"
 )
 
@@ -177,13 +179,20 @@ type ReconcileOptions struct {
 	OwnerGrants []OwnerGrantRecord
 }
 
-// ownerSet is one OwnerSet event.
+// ownerSet is one OwnerSet event, or an OwnerChangeProposed one (proposed,
+// with the time it is due).
 type ownerSet struct {
 	ref   [32]byte
 	owner common.Address
 	tx    common.Hash
 	block uint64
+	// proposed: an OwnerChangeProposed, due at effectiveAt (Unix seconds).
+	proposed    bool
+	effectiveAt *big.Int
 }
+
+// ownerChangeProposedEventID is the OwnerChangeProposed event's topic.
+var ownerChangeProposedEventID = settlementABI.GetABI().Events["OwnerChangeProposed"].ID
 
 // ReconcileBackend is what Reconcile reads the chain with: logs, and the
 // settle transactions' calldata and receipts. *ethclient.Client and the
@@ -233,7 +242,7 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 		logs, err := b.FilterLogs(ctx, ethereum.FilterQuery{
 			FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
 			Addresses: []common.Address{o.Contract},
-			Topics:    [][]common.Hash{{wordSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID, ownerSetEventID}},
+			Topics:    [][]common.Hash{{wordSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID, ownerSetEventID, ownerChangeProposedEventID}},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("settlement: reconcile: logs of blocks %d–%d: %w", from, to, err)
@@ -302,7 +311,13 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 				if len(l.Topics) != 3 {
 					return nil, bad(fmt.Errorf("OwnerSet with %d topics", len(l.Topics)))
 				}
-				owners = append(owners, ownerSet{l.Topics[1], common.BytesToAddress(l.Topics[2][12:]), l.TxHash, l.BlockNumber})
+				owners = append(owners, ownerSet{ref: l.Topics[1], owner: common.BytesToAddress(l.Topics[2][12:]), tx: l.TxHash, block: l.BlockNumber})
+			case ownerChangeProposedEventID:
+				if len(l.Topics) != 3 || len(l.Data) != 32 {
+					return nil, bad(fmt.Errorf("OwnerChangeProposed with %d topics and %d bytes", len(l.Topics), len(l.Data)))
+				}
+				owners = append(owners, ownerSet{ref: l.Topics[1], owner: common.BytesToAddress(l.Topics[2][12:]), tx: l.TxHash, block: l.BlockNumber,
+					proposed: true, effectiveAt: new(big.Int).SetBytes(l.Data)})
 			}
 		}
 		if to == o.ToBlock {
@@ -599,6 +614,17 @@ func reconcileOwners(ctx context.Context, b ReconcileBackend, o ReconcileOptions
 	explained := map[[32]byte]bool{} // whether each customer's current owner is explained
 	for _, s := range sets {
 		ok := granted[s.ref][s.owner]
+		if s.proposed {
+			if !ok {
+				name := who[s.ref]
+				if name == "" {
+					name = common.Hash(s.ref).Hex()
+				}
+				add(OwnerNotSetByEngine, 0, name, "the contract was asked in %s (block %d) to make %s the owner of %s's balance from %s (Unix time %s; cancelOwnerChange stops it), but the engine sent no grant of that address for that customer",
+					s.tx.Hex(), s.block, s.owner.Hex(), name, time.Unix(s.effectiveAt.Int64(), 0).UTC().Format(time.RFC3339), s.effectiveAt)
+			}
+			continue
+		}
 		if !ok && explained[s.ref] {
 			tx, _, err := b.TransactionByHash(ctx, s.tx)
 			if err != nil {

@@ -46,6 +46,21 @@ func TestReconcileReportsOwnersNotSetByEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A proposal the engine sends (the customer has an owner) is
+	// explained; one from the operator's key outside it is reported while
+	// it waits for its notice.
+	nextKey, _ := crypto.GenerateKey()
+	ng := newGrant(t, s, nextKey, "cus_engine")
+	if tx, err = s.SetOwner(ctx, settleflow.Test, "cus_engine", ng); err != nil {
+		t.Fatal(err)
+	}
+	record("cus_engine", ng, tx)
+	s.Commit()
+	waitMined(t, s)
+	thiefKey, _ := crypto.GenerateKey()
+	if _, err := op.Send(ctx, &s.Addresses.Contract, packGrant(t, refOf(s, "cus_engine"), newGrant(t, s, thiefKey, "cus_engine"), false)); err != nil {
+		t.Fatal(err)
+	}
 	head, err := s.Backend.Client().BlockNumber(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -56,20 +71,27 @@ func TestReconcileReportsOwnersNotSetByEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Discrepancies) != 1 || rep.Discrepancies[0].Kind != OwnerNotSetByEngine || rep.Discrepancies[0].WorkflowID != "cus_rogue" {
-		t.Fatalf("discrepancies %+v, want cus_rogue's owner alone reported", rep.Discrepancies)
+	if len(rep.Discrepancies) != 2 || rep.Discrepancies[0].Kind != OwnerNotSetByEngine || rep.Discrepancies[1].Kind != OwnerNotSetByEngine ||
+		rep.Discrepancies[0].WorkflowID != "cus_engine" || rep.Discrepancies[1].WorkflowID != "cus_rogue" {
+		t.Fatalf("discrepancies %+v, want the thief's proposal for cus_engine and cus_rogue's owner", rep.Discrepancies)
 	}
-	t.Logf("reported: %s", rep.Discrepancies[0].Detail)
-	if d := rep.Discrepancies[0].Detail; !strings.Contains(d, crypto.PubkeyToAddress(rogueKey.PublicKey).Hex()) || !strings.Contains(d, rogueTx.TxHash.Hex()) {
+	for _, d := range rep.Discrepancies {
+		t.Logf("reported: %s", d.Detail)
+	}
+	if d := rep.Discrepancies[0].Detail; !strings.Contains(d, crypto.PubkeyToAddress(thiefKey.PublicKey).Hex()) || !strings.Contains(d, "cancelOwnerChange") {
+		t.Errorf("detail %q does not name the proposed owner and how to stop it", d)
+	}
+	if d := rep.Discrepancies[1].Detail; !strings.Contains(d, crypto.PubkeyToAddress(rogueKey.PublicKey).Hex()) || !strings.Contains(d, rogueTx.TxHash.Hex()) {
 		t.Errorf("detail %q names neither the owner nor the transaction", d)
 	}
-	// Recorded, it is explained.
-	o.OwnerGrants = append(o.OwnerGrants, OwnerGrantRecord{CustomerID: "cus_rogue", Ref: refOf(s, "cus_rogue"), Owner: common.HexToAddress(rogue.Owner)})
+	// Recorded, they are explained.
+	o.OwnerGrants = append(o.OwnerGrants, OwnerGrantRecord{CustomerID: "cus_rogue", Ref: refOf(s, "cus_rogue"), Owner: common.HexToAddress(rogue.Owner)},
+		OwnerGrantRecord{CustomerID: "cus_engine", Ref: refOf(s, "cus_engine"), Owner: crypto.PubkeyToAddress(thiefKey.PublicKey)})
 	if rep, err = Reconcile(ctx, s.Backend.Client(), nil, o); err != nil || len(rep.Discrepancies) != 0 {
 		t.Fatalf("with every grant recorded: %+v, %v", rep.Discrepancies, err)
 	}
 	// A changeOwner from an owner the engine did not set is not explained
-	// by the move: drop the engine's record and both are reported.
+	// by the move: drop the engine's first record and both are reported.
 	o.OwnerGrants = o.OwnerGrants[1:]
 	if rep, err = Reconcile(ctx, s.Backend.Client(), nil, o); err != nil || len(rep.Discrepancies) != 2 {
 		t.Fatalf("without the engine's record: %+v, %v; want its owner and the move reported", rep.Discrepancies, err)

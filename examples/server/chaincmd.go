@@ -177,7 +177,7 @@ func chainGroup() *group {
 				"each Settled workflow charged more than 0 debited once, for exactly its charge (not its quote), from its customer, in the transaction it names; none charged 0 on chain; no debit without its workflow; " +
 				"each Succeeded refund applied once, within its charge; each customer's balance equal to deposits − withdrawals − charges + refunds, " +
 				"on chain and in the database; the contract holding exactly its customers' balances plus what the payee is owed; " +
-				"each balance owner set on chain by an owner grant the engine sent (POST /v1/customers/{id}/owner), or moved by that owner itself. " +
+				"each balance owner set or proposed on chain by an owner grant the engine sent (POST /v1/customers/{id}/owner), or moved by that owner itself. " +
 				"Exits 1 if anything disagrees, naming each discrepancy.",
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&env, "env", "test", "environment: `test` (-test-rpc, -test-contract; else the embedded chain, with the server stopped) or live (-live-rpc, -live-contract)")
