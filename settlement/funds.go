@@ -266,7 +266,7 @@ func (c *chain) fund(ctx context.Context, customerID string, cents int64) (strin
 	if holds.Cmp(amount) < 0 {
 		have := new(big.Int).Quo(holds, c.unit)
 		return "", &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "amount",
-			Message: fmt.Sprintf("the test faucet holds %s (%d cents), less than the %d cents asked for; ask for less, or refill it: mint test tokens to the faucet %s (TestUSD's mint, from the deployer) or start a new test chain",
+			Message: fmt.Sprintf("the test faucet holds %s (%d cents), less than the %d cents asked for; ask for less, or refill it: mint test tokens to the faucet %s (TestUSD's mint, signed by the key that deployed the token: the operator's on the embedded chain and on a chain deploy --dev), or start a new test chain",
 				FormatUnits(holds, int(c.decimals)), have.Int64(), cents, from.Hex())}
 	}
 	// A deposit names the owner the contract records (none: zero), or it
