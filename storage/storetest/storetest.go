@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"Outcome", testOutcome},
 		{"FairQueue", testFairQueue},
 		{"InsertClaimed", testInsertClaimed},
+		{"OwnerGrants", testOwnerGrants},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
