@@ -94,6 +94,9 @@ type chain struct {
 	faucet   *ecdsa.PrivateKey // the test faucet's key; nil: no faucet
 	faucetMu sync.Mutex
 	deployed uint64 // the contract's deployment block: no event is older
+	// fundsLogs is the funds follower's log query window (FundsLogRange at
+	// most), halved while the node refuses a range.
+	fundsLogs logWindow
 	closer   func()
 	lease    settleflow.SettlementLease // nil: always the sender
 	// term is the lease term of the current step (1 without a lease); 0:
@@ -127,7 +130,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	cc = cc.withDefaults()
 	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{},
 		refunds: map[string]*ritem{}, settles: map[common.Hash]*settleTx{}, words: map[uint64]*wordHistory{},
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), fundsLogs: logWindow{max: FundsLogRange}}
 
 	if c.b == nil {
 		if cc.RPCURL == "" {

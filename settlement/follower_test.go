@@ -1,0 +1,193 @@
+package settlement
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"math/big"
+	"path/filepath"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/pgtest"
+	"github.com/settleflow/settleflow/storage/postgres"
+	"github.com/settleflow/settleflow/storage/sqlite"
+)
+
+// The funds follower against the simulated chain, on both databases: one
+// customer's hostile event never stops it (issue 37, finding 2), it follows
+// owners (finding 4) and it recovers from a reorg deeper than the
+// confirmation depth (finding 8).
+
+// followerStores opens an empty Store of each kind the machine has.
+func followerStores(t *testing.T) map[string]func(t *testing.T) settleflow.Store {
+	return map[string]func(t *testing.T) settleflow.Store{
+		"sqlite": func(t *testing.T) settleflow.Store {
+			s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "settleflow.db"), sqlite.OpenOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		"postgres": func(t *testing.T) settleflow.Store {
+			open := pgtest.Connect(t).Schema(t, "sf_follower")
+			s, err := postgres.OpenDB(context.Background(), open())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+	}
+}
+
+type followerJob struct {
+	N int `json:"n"`
+}
+
+// followerEngine is an engine on store and the simulated chain s, not
+// started: the test follows the chain with SyncFunds.
+func followerEngine(t *testing.T, store settleflow.Store, s *Simulated, tweak func(*settleflow.Options)) *settleflow.Engine {
+	t.Helper()
+	ps := settleflow.NewProducts()
+	if err := settleflow.Register(ps, settleflow.Product[followerJob]{
+		Name:     "noop",
+		Price:    settleflow.Price{TargetMargin: 2000, MinimumCharge: 100},
+		Estimate: func(followerJob) (int64, error) { return 50, nil },
+		Execute: func(context.Context, followerJob) (settleflow.Execution, error) {
+			return settleflow.Execution{ActualCost: 50}, nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	o := settleflow.Options{Store: store, Settler: s, Products: ps, Logger: zaptest.NewLogger(t), TestFaucet: -1,
+		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })}
+	if tweak != nil {
+		tweak(&o)
+	}
+	e, err := settleflow.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func createNoop(ctx context.Context, e *settleflow.Engine, customerID string) (*settleflow.Workflow, error) {
+	wf, _, err := e.Create(ctx, settleflow.CreateParams{Environment: settleflow.Test, Product: "noop", CustomerID: customerID, Payload: []byte(`{"n":1}`)})
+	return wf, err
+}
+
+// walletFor gives a fresh account ETH for gas and cents of test tokens, and
+// approves the contract for them.
+func walletFor(t *testing.T, s *Simulated, amount int64) (*ecdsa.PrivateKey, Transactor) {
+	t.Helper()
+	ctx := context.Background()
+	key, _ := crypto.GenerateKey()
+	who := crypto.PubkeyToAddress(key.PublicKey)
+	faucet := Transactor{Backend: s.Backend.Client(), Key: s.FaucetKey, Mine: s.Commit}
+	if _, err := faucet.SendValue(ctx, &who, big.NewInt(1e18), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := faucet.Send(ctx, &s.Addresses.Token, erc20ABI.PackTransfer(who, cents(amount))); err != nil {
+		t.Fatal(err)
+	}
+	tr := Transactor{Backend: s.Backend.Client(), Key: key, Mine: s.Commit}
+	if _, err := tr.Send(ctx, &s.Addresses.Token, erc20ABI.PackApprove(s.Addresses.Contract, cents(amount))); err != nil {
+		t.Fatal(err)
+	}
+	return key, tr
+}
+
+// syncAll mines past the confirmation depth and follows the chain.
+func syncAll(t *testing.T, s *Simulated, e *settleflow.Engine) {
+	t.Helper()
+	for range 3 {
+		s.Commit()
+	}
+	if err := e.SyncFunds(context.Background(), settleflow.Test); err != nil {
+		t.Fatalf("SyncFunds: %v", err)
+	}
+}
+
+// A withdrawal request whose amount does not fit an int64 of cents (the v2
+// contract accepts any amount from the owner) is quarantined: the follower
+// goes on, later deposits of other customers are applied, the hostile
+// customer's creates are refused (funds_unavailable, its balance unknown),
+// readiness counts it. One that just fits makes the available balance
+// negative (saturated), never wrapped positive.
+func TestFollowerQuarantinesAHostileEvent(t *testing.T) {
+	for name, open := range followerStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			e := followerEngine(t, open(t), s, nil)
+			syncAll(t, s, e)
+
+			// The attacker deposits $10 for a customer, naming itself
+			// the owner, then asks to withdraw unit × 2^63.
+			_, attacker := walletFor(t, s, 1000)
+			hostile := refOf(s, "cus_hostile")
+			if _, err := attacker.Send(ctx, &s.Addresses.Contract, settlementABI.PackDeposit(hostile, crypto.PubkeyToAddress(attacker.Key.PublicKey), cents(1000))); err != nil {
+				t.Fatal(err)
+			}
+			huge := new(big.Int).Lsh(cents(1), 63)
+			if _, err := attacker.Send(ctx, &s.Addresses.Contract, settlementABI.PackRequestWithdrawal(hostile, huge)); err != nil {
+				t.Fatalf("the v2 contract refused the hostile request (the test needs it accepted): %v", err)
+			}
+			// Another owner asks for just less than fits: saturated.
+			_, fits := walletFor(t, s, 1000)
+			near := refOf(s, "cus_near")
+			if _, err := fits.Send(ctx, &s.Addresses.Contract, settlementABI.PackDeposit(near, crypto.PubkeyToAddress(fits.Key.PublicKey), cents(1000))); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fits.Send(ctx, &s.Addresses.Contract, settlementABI.PackRequestWithdrawal(near, new(big.Int).Mul(cents(1), big.NewInt(1<<62)))); err != nil {
+				t.Fatal(err)
+			}
+			// Later: other customers deposit.
+			deposit(t, s, "cus_t0", 500)
+			deposit(t, s, "cus_later", 700)
+			syncAll(t, s, e)
+
+			if c, err := e.Customer(ctx, settleflow.Test, "cus_later"); err != nil || c.Balance.OnChain != 700 {
+				t.Fatalf("a deposit after the hostile event was not applied: %+v %v", c, err)
+			}
+			if c, err := e.Customer(ctx, settleflow.Test, "cus_t0"); err != nil || c.Balance.OnChain != 100_000_000+500 {
+				t.Fatalf("cus_t0 after the hostile event: %+v %v", c, err)
+			}
+			h, err := e.FundsHealth(ctx)
+			if err != nil || len(h) != 1 || h[0].Quarantined != 1 {
+				t.Fatalf("funds health %+v %v; want one quarantined event", h, err)
+			}
+			_, err = createNoop(ctx, e, "cus_hostile")
+			var fu *settleflow.FundsUnavailableError
+			if !errors.As(err, &fu) || fu.CustomerID != "cus_hostile" || fu.Quarantined != 1 {
+				t.Fatalf("create for the hostile customer: %v; want funds unavailable (quarantined)", err)
+			}
+			if _, err := createNoop(ctx, e, "cus_later"); err != nil {
+				t.Fatalf("create for another customer: %v", err)
+			}
+			// Just fits: applied, available negative, refused 402.
+			c, err := e.Customer(ctx, settleflow.Test, "cus_near")
+			if err != nil || c.Balance.PendingWithdrawal != 1<<62 || c.Balance.Available >= 0 {
+				t.Fatalf("near-overflow request: %+v %v", c, err)
+			}
+			var insufficient *settleflow.InsufficientFundsError
+			if _, err := createNoop(ctx, e, "cus_near"); !errors.As(err, &insufficient) {
+				t.Fatalf("create against a pending withdrawal larger than the balance: %v", err)
+			}
+			// The follower goes on: nothing new, no error, once more.
+			deposit(t, s, "cus_later", 300)
+			syncAll(t, s, e)
+			if c, err := e.Customer(ctx, settleflow.Test, "cus_later"); err != nil || c.Balance.OnChain != 1000 {
+				t.Fatalf("the follower stopped after the quarantine: %+v %v", c, err)
+			}
+			if h, _ := e.FundsHealth(ctx); h[0].Quarantined != 1 {
+				t.Fatalf("quarantined twice: %+v", h)
+			}
+		})
+	}
+}
