@@ -94,14 +94,15 @@ type chain struct {
 	faucet   *ecdsa.PrivateKey // the test faucet's key; nil: no faucet
 	faucetMu sync.Mutex
 	deployed uint64 // the contract's deployment block: no event is older
-	// fundsLogs is the funds follower's log query window (FundsLogRange at
-	// most), halved while the node refuses a range.
-	fundsLogs logWindow
 	closer   func()
 	lease    settleflow.SettlementLease // nil: always the sender
 	// term is the lease term of the current step (1 without a lease); 0:
 	// not the sender. Touched by the worker goroutine only.
 	term uint64
+
+	// fundsLogs is the funds follower's log query window (FundsLogRange at
+	// most), halved while the node refuses a range.
+	fundsLogs logWindow
 
 	mu        sync.Mutex
 	items     map[string]*item
