@@ -3,16 +3,23 @@ package settlement
 import (
 	"context"
 	"crypto/ecdsa"
+	"encoding/json"
 	"errors"
+	"io"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/httpapi"
 	"github.com/settleflow/settleflow/internal/pgtest"
+	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/storage/postgres"
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
@@ -187,6 +194,87 @@ func TestFollowerQuarantinesAHostileEvent(t *testing.T) {
 			}
 			if h, _ := e.FundsHealth(ctx); h[0].Quarantined != 1 {
 				t.Fatalf("quarantined twice: %+v", h)
+			}
+		})
+	}
+}
+
+// testKey authenticates every request as a test key.
+type testKey struct{}
+
+func (testKey) Authenticate(context.Context, string) (httpapi.Principal, error) {
+	return httpapi.Principal{KeyID: "key_test", Environment: settleflow.Test, RateLimitKey: "key_test",
+		Windows: []ratelimit.Window{ratelimit.Minute(100_000)}}, nil
+}
+
+// serveAPI serves e's API over HTTP on loopback.
+func serveAPI(t *testing.T, e *settleflow.Engine) *httptest.Server {
+	t.Helper()
+	h, err := httpapi.New(httpapi.Options{Engine: e, Keys: testKey{}, Limiter: ratelimit.NewMemory(), Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func call(t *testing.T, srv *httptest.Server, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer sk_test_x")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// The owner a deposit names (the v2 contract sets it on the first
+// deposit and emits OwnerSet; later versions set it otherwise and emit the
+// same event) is followed into the database and shown by GET
+// /v1/customers/{id}; a customer with no owner shows null (issue 37,
+// finding 4).
+func TestFollowerOwnerOnTheCustomer(t *testing.T) {
+	for name, open := range followerStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			e := followerEngine(t, open(t), s, nil)
+			srv := serveAPI(t, e)
+			ownerKey, _ := crypto.GenerateKey()
+			owner := crypto.PubkeyToAddress(ownerKey.PublicKey)
+			_, payer := walletFor(t, s, 1000)
+			if _, err := payer.Send(ctx, &s.Addresses.Contract, settlementABI.PackDeposit(refOf(s, "cus_owned"), owner, cents(1000))); err != nil {
+				t.Fatal(err)
+			}
+			syncAll(t, s, e)
+			if _, err := e.Customer(ctx, settleflow.Test, "cus_owned"); err != nil {
+				t.Fatalf("customer: %v", err)
+			}
+			for _, c := range []struct {
+				id    string
+				owner any
+			}{{"cus_owned", owner.Hex()}, {"cus_nobody", nil}} {
+				resp, body := call(t, srv, http.MethodGet, "/v1/customers/"+c.id, "")
+				var got map[string]any
+				if err := json.Unmarshal(body, &got); err != nil || resp.StatusCode != http.StatusOK {
+					t.Fatalf("GET %s: %d %s", c.id, resp.StatusCode, body)
+				}
+				if o, ok := got["owner"]; !ok || o != c.owner {
+					t.Fatalf("GET %s: owner %v (present %v), want %v: %s", c.id, o, ok, c.owner, body)
+				}
 			}
 		})
 	}
