@@ -11,7 +11,9 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"go.uber.org/zap/zaptest"
@@ -275,6 +277,159 @@ func TestFollowerOwnerOnTheCustomer(t *testing.T) {
 				if o, ok := got["owner"]; !ok || o != c.owner {
 					t.Fatalf("GET %s: owner %v (present %v), want %v: %s", c.id, o, ok, c.owner, body)
 				}
+			}
+		})
+	}
+}
+
+// A reorg deeper than the confirmation depth: the follower rewinds by
+// itself to a block both chains share, reverts the deposit the new chain
+// dropped, counts the re-included one once and applies the new chain's
+// own; every balance then matches the contract's (issue 37, finding 8).
+func TestFollowerRecoversFromADeepReorg(t *testing.T) {
+	for name, open := range followerStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			e := followerEngine(t, open(t), s, nil)
+			_, gone := walletFor(t, s, 1000)
+			_, kept := walletFor(t, s, 1000)
+			_, fresh := walletFor(t, s, 1000)
+			syncAll(t, s, e)
+			parent, err := s.Backend.Client().HeaderByNumber(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The old branch: two deposits, then blocks past the depth.
+			goneTx, err := gone.Send(ctx, &s.Addresses.Contract, settlementABI.PackDeposit(refOf(s, "cus_gone"), crypto.PubkeyToAddress(gone.Key.PublicKey), cents(1000)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keptTx, err := kept.Send(ctx, &s.Addresses.Contract, settlementABI.PackDeposit(refOf(s, "cus_kept"), crypto.PubkeyToAddress(kept.Key.PublicKey), cents(500)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				s.Commit()
+			}
+			syncAll(t, s, e)
+			for id, want := range map[string]int64{"cus_gone": 1000, "cus_kept": 500} {
+				if c, _ := e.Customer(ctx, settleflow.Test, id); c.Balance.OnChain != want {
+					t.Fatalf("%s before the reorg: %+v", id, c.Balance)
+				}
+			}
+			keep, _, err := s.Backend.Client().TransactionByHash(ctx, keptTx.TxHash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The reorg: back to the parent; the node forgets both
+			// deposits, the kept one is sent again, a new one is made,
+			// and the new branch outgrows the old one.
+			if err := s.Backend.Fork(parent.Hash()); err != nil {
+				t.Fatal(err)
+			}
+			waitInPool(t, s, goneTx.TxHash)
+			s.Backend.Rollback()
+			if err := s.Backend.Client().SendTransaction(ctx, keep); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fresh.Send(ctx, &s.Addresses.Contract, settlementABI.PackDeposit(refOf(s, "cus_new"), crypto.PubkeyToAddress(fresh.Key.PublicKey), cents(300))); err != nil {
+				t.Fatal(err)
+			}
+			for range 8 {
+				s.Commit()
+			}
+			if r, err := s.Backend.Client().TransactionReceipt(ctx, goneTx.TxHash); err == nil {
+				t.Fatalf("the dropped deposit is on the new chain: %+v", r)
+			}
+			syncAll(t, s, e)
+			for _, id := range append([]string{"cus_gone", "cus_kept", "cus_new"}, testCustomers...) {
+				c, err := e.Customer(ctx, settleflow.Test, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				onChain := new(big.Int).Quo(customerBalance(t, s, id), cents(1)).Int64()
+				if c.Balance.OnChain != onChain {
+					t.Errorf("%s: the engine says %d, the contract holds %d", id, c.Balance.OnChain, onChain)
+				}
+			}
+			for id, want := range map[string]int64{"cus_gone": 0, "cus_kept": 500, "cus_new": 300} {
+				if c, _ := e.Customer(ctx, settleflow.Test, id); c.Balance.OnChain != want {
+					t.Errorf("%s after the reorg: %+v, want %d", id, c.Balance, want)
+				}
+			}
+			// And it goes on following.
+			deposit(t, s, "cus_new", 1)
+			syncAll(t, s, e)
+			if c, _ := e.Customer(ctx, settleflow.Test, "cus_new"); c.Balance.OnChain != 301 {
+				t.Errorf("after the recovery: %+v", c.Balance)
+			}
+		})
+	}
+}
+
+// stepClock is a clock the test moves.
+type stepClock struct{ at atomic.Int64 }
+
+func (c *stepClock) Now() time.Time          { return time.Unix(0, c.at.Load()).UTC() }
+func (c *stepClock) Advance(d time.Duration) { c.at.Add(int64(d)) }
+func newStepClock(at time.Time) *stepClock   { c := &stepClock{}; c.at.Store(at.UnixNano()); return c }
+func (c *stepClock) String() string          { return c.Now().String() }
+
+var _ settleflow.Clock = (*stepClock)(nil)
+
+// A follower that has not been current for longer than FundsMaxAge: a
+// create that needs funds answers 503 funds_unavailable with Retry-After,
+// nothing is stored, FundsHealth reports it stale; once the follower is
+// current again creates are admitted (issue 37, finding 8).
+func TestFollowerStaleRefusesCreates(t *testing.T) {
+	for name, open := range followerStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			clock := newStepClock(time.Now())
+			e := followerEngine(t, open(t), s, func(o *settleflow.Options) {
+				o.Clock, o.FundsMaxAge = clock, time.Minute
+			})
+			srv := serveAPI(t, e)
+			body := `{"product": "noop", "customerId": "cus_t0", "payload": {"n": 1}}`
+			// Never followed: refused.
+			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusServiceUnavailable {
+				t.Fatalf("create before the first follow: %d %s", resp.StatusCode, b)
+			}
+			syncAll(t, s, e)
+			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create with a current view: %d %s", resp.StatusCode, b)
+			}
+			// The follower stops; time passes.
+			clock.Advance(2 * time.Minute)
+			resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body)
+			var env struct {
+				Error struct {
+					Type, Code string
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(b, &env); err != nil || resp.StatusCode != http.StatusServiceUnavailable ||
+				env.Error.Code != "funds_unavailable" || env.Error.Type != "api_error" || resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("create with a stale view: %d %s (Retry-After %q)", resp.StatusCode, b, resp.Header.Get("Retry-After"))
+			}
+			page, err := e.List(ctx, settleflow.ListParams{Environment: settleflow.Test, Limit: 100})
+			if err != nil || len(page.Data) != 1 {
+				t.Fatalf("stored %+v (%v), want the one workflow admitted while current", page, err)
+			}
+			h, err := e.FundsHealth(ctx)
+			if err != nil || len(h) != 1 || !h[0].Stale || h[0].AgeSeconds < 120 {
+				t.Fatalf("funds health %+v %v; want stale", h, err)
+			}
+			// Current again: admitted.
+			if err := e.SyncFunds(ctx, settleflow.Test); err != nil {
+				t.Fatal(err)
+			}
+			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create once current again: %d %s", resp.StatusCode, b)
+			}
+			if h, _ := e.FundsHealth(ctx); h[0].Stale {
+				t.Fatalf("still stale: %+v", h)
 			}
 		})
 	}
