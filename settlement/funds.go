@@ -3,7 +3,6 @@ package settlement
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -165,11 +164,14 @@ func (c *chain) safeHead(ctx context.Context) (*types.Header, error) {
 func (c *chain) fundsEvents(ctx context.Context, after settleflow.FundsCursor) ([]settleflow.FundsEvent, settleflow.FundsCursor, error) {
 	from := c.deployed
 	if after.Block != 0 || after.Hash != "" {
+		// A block the node does not have is not a reorg: a node behind
+		// (another one behind a load balancer) does not know it yet. A
+		// block of that number with another hash is one.
 		h, err := c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(after.Block))
-		if err != nil && !errors.Is(err, ethereum.NotFound) {
-			return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, after.Block, err)
+		if err != nil {
+			return nil, after, fmt.Errorf("settlement: %s: block %d, where deposits were last read: %w", c.env, after.Block, err)
 		}
-		if err != nil || h.Hash() != common.HexToHash(after.Hash) {
+		if h.Hash() != common.HexToHash(after.Hash) {
 			return nil, after, fmt.Errorf("settlement: %s: block %d (%s), where deposits were last read, is no longer on the chain: a reorg deeper than the confirmation depth (%d): %w",
 				c.env, after.Block, after.Hash, c.cfg.Confirmations, settleflow.ErrFundsReorg)
 		}
