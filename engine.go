@@ -84,9 +84,10 @@ type Options struct {
 	FundsPollInterval time.Duration
 	// FundsMaxAge bounds how old the engine's view of customer funds may
 	// be: while the funds follower has not been current with the chain
-	// (at the confirmation depth) for longer, Create refuses workflows
-	// that need funds with a *FundsUnavailableError (HTTP 503
-	// funds_unavailable) and FundsHealth reports it stale, until it is
+	// (at the confirmation depth) for longer, a Create that needs funds
+	// first follows the chain itself (for up to 5 s) and, if that fails,
+	// is refused with a *FundsUnavailableError (HTTP 503
+	// funds_unavailable), and FundsHealth reports it stale, until it is
 	// current again. Default 0: no bound.
 	FundsMaxAge time.Duration
 	// Services are background services the engine runs beside its own

@@ -50,6 +50,9 @@ type fundsState struct {
 	// engine last followed it or read it; readAt is when it last read it
 	// from the Store (unix microseconds, the engine's clock).
 	currentAt, readAt [2]atomic.Int64
+	// triedAt is when a create last followed the chain itself because the
+	// view was stale (unix microseconds, the engine's clock).
+	triedAt [2]atomic.Int64
 }
 
 func envIndex(env Environment) int {
@@ -275,12 +278,39 @@ func (e *Engine) fundsCurrent(ctx context.Context, env Environment) error {
 		e.noteCurrent(env, st.CurrentAt)
 		e.funds0.readAt[i].Store(now.UnixMicro())
 	}
+	if _, ok := fresh(); ok {
+		return nil
+	}
+	// Stale: follow the chain now (the background follower may not have
+	// run yet, or may run on a stopped instance), for a bounded time; one
+	// caller at a time, the others then find it current.
+	// A sync that failed a moment ago is not tried again at once: while
+	// the node is down, creates are refused, not queued behind each other.
+	mu := &e.funds0.syncMu[i]
+	mu.Lock() // waits for a sync under way
+	now = e.now()
+	_, current := fresh()
+	mu.Unlock()
+	if !current && now.UnixMicro()-e.funds0.triedAt[i].Load() >= fundsStatusEvery.Microseconds() {
+		wait, cancel := context.WithTimeout(ctx, fundsCatchUp)
+		err := e.SyncFunds(wait, env)
+		cancel()
+		now = e.now()
+		e.funds0.triedAt[i].Store(now.UnixMicro())
+		if err != nil {
+			e.log.Warn("following deposits on chain for a create failed", zap.String("env", string(env)), zap.Error(err))
+		}
+	}
 	at, ok := fresh()
 	if ok {
 		return nil
 	}
 	return &FundsUnavailableError{Environment: env, CurrentAt: at, MaxAge: maxAge, RetryAfter: e.fundsRetryAfter()}
 }
+
+// fundsCatchUp bounds how long a create whose view of funds is stale
+// follows the chain itself before it is refused.
+const fundsCatchUp = 5 * time.Second
 
 // fundsRetryAfter is the Retry-After of a create refused while the view of
 // funds is stale: the follower's next round.

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"go.uber.org/zap/zaptest"
 
@@ -60,7 +62,7 @@ type followerJob struct {
 
 // followerEngine is an engine on store and the simulated chain s, not
 // started: the test follows the chain with SyncFunds.
-func followerEngine(t *testing.T, store settleflow.Store, s *Simulated, tweak func(*settleflow.Options)) *settleflow.Engine {
+func followerEngine(t *testing.T, store settleflow.Store, s settleflow.Settler, tweak func(*settleflow.Options)) *settleflow.Engine {
 	t.Helper()
 	ps := settleflow.NewProducts()
 	if err := settleflow.Register(ps, settleflow.Product[followerJob]{
@@ -378,30 +380,61 @@ func (c *stepClock) String() string          { return c.Now().String() }
 
 var _ settleflow.Clock = (*stepClock)(nil)
 
-// A follower that has not been current for longer than FundsMaxAge: a
-// create that needs funds answers 503 funds_unavailable with Retry-After,
-// nothing is stored, FundsHealth reports it stale; once the follower is
-// current again creates are admitted (issue 37, finding 8).
+// downNode is a node that stops answering when down is set.
+type downNode struct {
+	Backend
+	down atomic.Bool
+}
+
+var errNodeDown = errors.New("dial tcp 127.0.0.1:8545: connect: connection refused")
+
+func (n *downNode) HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error) {
+	if n.down.Load() {
+		return nil, errNodeDown
+	}
+	return n.Backend.HeaderByNumber(ctx, number)
+}
+
+func (n *downNode) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	if n.down.Load() {
+		return nil, errNodeDown
+	}
+	return n.Backend.FilterLogs(ctx, q)
+}
+
+// A follower that has not been current for longer than FundsMaxAge (its
+// node stopped answering): a create that needs funds answers 503
+// funds_unavailable with Retry-After, nothing is stored, FundsHealth
+// reports it stale; a create finding the view stale with the node up
+// follows the chain itself and is admitted (issue 37, finding 8).
 func TestFollowerStaleRefusesCreates(t *testing.T) {
 	for name, open := range followerStores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			node := &downNode{Backend: s.Backend.Client()}
+			cc := ChainConfig{Client: node, Contract: s.Addresses.Contract, Token: s.Addresses.Token, Payee: s.Settler.chains[settleflow.Test].payee,
+				Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2, Network: "simulated"}
+			st, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
 			clock := newStepClock(time.Now())
-			e := followerEngine(t, open(t), s, func(o *settleflow.Options) {
+			e := followerEngine(t, open(t), st, func(o *settleflow.Options) {
 				o.Clock, o.FundsMaxAge = clock, time.Minute
 			})
 			srv := serveAPI(t, e)
 			body := `{"product": "noop", "customerId": "cus_t0", "payload": {"n": 1}}`
-			// Never followed: refused.
-			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusServiceUnavailable {
+			for range 3 {
+				s.Commit()
+			}
+			// Never followed: the create follows the chain itself.
+			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusCreated {
 				t.Fatalf("create before the first follow: %d %s", resp.StatusCode, b)
 			}
-			syncAll(t, s, e)
-			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusCreated {
-				t.Fatalf("create with a current view: %d %s", resp.StatusCode, b)
-			}
-			// The follower stops; time passes.
+			// The node stops answering; time passes.
+			node.down.Store(true)
 			clock.Advance(2 * time.Minute)
 			resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body)
 			var env struct {
@@ -421,12 +454,15 @@ func TestFollowerStaleRefusesCreates(t *testing.T) {
 			if err != nil || len(h) != 1 || !h[0].Stale || h[0].AgeSeconds < 120 {
 				t.Fatalf("funds health %+v %v; want stale", h, err)
 			}
-			// Current again: admitted.
-			if err := e.SyncFunds(ctx, settleflow.Test); err != nil {
-				t.Fatal(err)
+			if err := e.SyncFunds(ctx, settleflow.Test); err == nil {
+				t.Fatal("SyncFunds with the node down: no error")
 			}
+			// The node is back: the next create (a moment later) follows
+			// the chain and is admitted.
+			node.down.Store(false)
+			clock.Advance(time.Second)
 			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusCreated {
-				t.Fatalf("create once current again: %d %s", resp.StatusCode, b)
+				t.Fatalf("create once the node is back: %d %s", resp.StatusCode, b)
 			}
 			if h, _ := e.FundsHealth(ctx); h[0].Stale {
 				t.Fatalf("still stale: %+v", h)
