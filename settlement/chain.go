@@ -131,7 +131,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	cc = cc.withDefaults()
 	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{},
 		refunds: map[string]*ritem{}, settles: map[common.Hash]*settleTx{}, words: map[uint64]*wordHistory{},
-		wake: make(chan struct{}, 1), done: make(chan struct{}), fundsLogs: logWindow{max: FundsLogRange}}
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
 
 	if c.b == nil {
 		if cc.RPCURL == "" {

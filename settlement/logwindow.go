@@ -16,18 +16,25 @@ import (
 // "block range too large"), and a flood of small deposits can make any
 // fixed range too large. A refused query is retried over half the blocks,
 // down to one block; after each success the window doubles back toward its
-// maximum. The zero value spans max blocks once max is set. Safe for
-// concurrent use.
+// maximum. The zero value spans FundsLogRange blocks. Safe for concurrent
+// use.
 type logWindow struct {
-	max  uint64
+	max  uint64        // 0: FundsLogRange
 	size atomic.Uint64 // 0: max
+}
+
+func (w *logWindow) limit() uint64 {
+	if w.max == 0 {
+		return FundsLogRange
+	}
+	return w.max
 }
 
 func (w *logWindow) current() uint64 {
 	if n := w.size.Load(); n > 0 {
-		return min(n, w.max)
+		return min(n, w.limit())
 	}
-	return w.max
+	return w.limit()
 }
 
 // read returns the logs q selects in blocks from to at most upTo, as many
@@ -45,7 +52,7 @@ func (w *logWindow) read(ctx context.Context, b ethereum.LogFilterer, q ethereum
 		logs, err := b.FilterLogs(ctx, q)
 		if err == nil {
 			// Grow back after a success (a flood passes).
-			w.size.Store(min(size*2, w.max))
+			w.size.Store(min(size*2, w.limit()))
 			return logs, to, nil
 		}
 		if ctx.Err() != nil || size == 1 {
