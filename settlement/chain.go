@@ -60,6 +60,7 @@ type sentTx struct {
 	nonce    uint64
 	items    []*item  // the charges of a settle transaction
 	refunds  []*ritem // the refunds of a refund transaction
+	owners   []*oitem // the owner grants of a setOwner transaction
 	word     uint64   // the bitmap word a refund transaction refunds charges of
 	txs      []*types.Transaction
 	sentAt   time.Time
@@ -110,6 +111,8 @@ type chain struct {
 	queue     []*item
 	refunds   map[string]*ritem // by refund id
 	rqueue    []*ritem
+	owners    map[[32]byte]*oitem // owner grants, by nonce
+	oqueue    []*oitem
 	settles   map[common.Hash]*settleTx // settle transactions read back
 	words     map[uint64]*wordHistory   // words' debits read back
 	txs       []*sentTx
@@ -130,7 +133,7 @@ type chain struct {
 func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger, clock settleflow.Clock, lease settleflow.SettlementLease) (_ *chain, err error) {
 	cc = cc.withDefaults()
 	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{},
-		refunds: map[string]*ritem{}, settles: map[common.Hash]*settleTx{}, words: map[uint64]*wordHistory{},
+		refunds: map[string]*ritem{}, owners: map[[32]byte]*oitem{}, settles: map[common.Hash]*settleTx{}, words: map[uint64]*wordHistory{},
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 
 	if c.b == nil {
@@ -215,6 +218,10 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 		return nil, fmt.Errorf("settlement: %s: %s is not a SettleflowSettlement contract with a sequence bitmap (deployedAt: %v)", env, c.contract, err)
 	}
 	c.deployed = deployed.Uint64()
+	if v, err := contractVersion(ctx, c.b, c.contract); err != nil || v != ContractVersion {
+		return nil, fmt.Errorf("settlement: %s: %s is settlement contract %s; this build needs version %d (owners set by the operator with the owner's signed grant): deploy it with `chain deploy` and configure its address",
+			env, c.contract, versionName(v, err), ContractVersion)
+	}
 	if out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackUnit()}, nil); err == nil {
 		c.unit, err = settlementABI.UnpackUnit(out)
 	}
@@ -301,7 +308,7 @@ func (c *chain) poke() {
 func (c *chain) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.queue) > 0 || len(c.rqueue) > 0 || len(c.txs) > 0 || c.head < c.fundedUntil
+	return len(c.queue) > 0 || len(c.rqueue) > 0 || len(c.oqueue) > 0 || len(c.txs) > 0 || c.head < c.fundedUntil
 }
 
 // ref is a customer's reference in this environment's contract.
@@ -364,6 +371,9 @@ func (c *chain) step(ctx context.Context) error {
 		if err := c.flushRefunds(ctx, head); err != nil {
 			return err
 		}
+		if err := c.flushOwners(ctx, head); err != nil {
+			return err
+		}
 	}
 	c.prune()
 	return nil
@@ -416,6 +426,13 @@ func (c *chain) followLease() {
 		dropped += len(c.rqueue)
 		clear(c.rqueue)
 		c.rqueue = c.rqueue[:0]
+		for _, it := range c.oqueue {
+			it.state, it.err, it.doneAt = stFailed, errLeaseLost, c.now()
+			closeOnce(it.sent)
+		}
+		dropped += len(c.oqueue)
+		clear(c.oqueue)
+		c.oqueue = c.oqueue[:0]
 		c.log.Warn("settlement lease lost: sending stops; unsent charges and refunds dropped for the new holder", zap.Int("dropped", dropped))
 	} else {
 		c.nonceOK = false
@@ -441,6 +458,11 @@ func (c *chain) prune() {
 	for id, r := range c.refunds {
 		if (r.state == stConfirmed || r.state == stFailed) && r.doneAt.Before(cut) {
 			delete(c.refunds, id)
+		}
+	}
+	for n, it := range c.owners {
+		if (it.state == stConfirmed || it.state == stFailed) && it.doneAt.Before(cut) {
+			delete(c.owners, n)
 		}
 	}
 }
@@ -517,6 +539,9 @@ func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, g
 	what, n := "charges", len(t.items)
 	if t.refunds != nil {
 		what, n = "refunds", len(t.refunds)
+	}
+	if t.owners != nil {
+		what, n = "ownerGrants", len(t.owners)
 	}
 	// Logged before it leaves: a process killed right after sending still
 	// shows which transaction, under which nonce, it may have sent.
@@ -644,6 +669,9 @@ func (c *chain) track(ctx context.Context, head *types.Header) error {
 			if t.refunds != nil {
 				finish = c.finishRefunds
 			}
+			if t.owners != nil {
+				finish = c.finishOwners
+			}
 			if err := finish(ctx, t); err != nil {
 				return err
 			}
@@ -711,6 +739,10 @@ func (c *chain) unmined(ctx context.Context, head *types.Header, t *sentTx, late
 			r.state, r.tx, r.queuedAt = stQueued, nil, now
 		}
 		c.rqueue = append(append([]*ritem(nil), t.refunds...), c.rqueue...)
+		for _, it := range t.owners {
+			it.state, it.tx, it.queuedAt = stQueued, nil, now
+		}
+		c.oqueue = append(append([]*oitem(nil), t.owners...), c.oqueue...)
 		return nil
 	}
 	if time.Since(t.sentAt) >= c.cfg.StuckAfter && head.Number.Uint64() > t.sentHead {
