@@ -51,8 +51,9 @@ type fundsState struct {
 	// from the Store (unix microseconds, the engine's clock).
 	currentAt, readAt [2]atomic.Int64
 	// triedAt is when a create last followed the chain itself because the
-	// view was stale (unix microseconds, the engine's clock).
-	triedAt [2]atomic.Int64
+	// view was stale; markedAt when this engine last told the Store it was
+	// current (unix microseconds, the engine's clock).
+	triedAt, markedAt [2]atomic.Int64
 }
 
 func envIndex(env Environment) int {
@@ -341,6 +342,15 @@ func (e *Engine) fundsCurrent(ctx context.Context, env Environment) error {
 // follows the chain itself before it is refused.
 const fundsCatchUp = 5 * time.Second
 
+// fundsMarkEvery is how often, at most, a current follower records it in
+// the Store: a tenth of FundsMaxAge, at most 10 s.
+func (e *Engine) fundsMarkEvery() time.Duration {
+	if e.opts.FundsMaxAge <= 0 {
+		return 10 * time.Second
+	}
+	return min(10*time.Second, e.opts.FundsMaxAge/10)
+}
+
 // fundsRetryAfter is the Retry-After of a create refused while the view of
 // funds is stale: the follower's next round.
 func (e *Engine) fundsRetryAfter() time.Duration {
@@ -398,9 +408,15 @@ func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 			return fmt.Errorf("settleflow: following %s deposits: %w", env, err)
 		}
 		if to == from {
+			// Current. The Store learns it at most every fundsMarkEvery
+			// (other instances read it there), not at every poll.
 			now := e.now()
-			if err := e.store.MarkFundsCurrent(ctx, env, from, now); err != nil {
-				return fmt.Errorf("settleflow: funds cursor: %w", err)
+			marked := &e.funds0.markedAt[envIndex(env)]
+			if now.UnixMicro()-marked.Load() >= e.fundsMarkEvery().Microseconds() {
+				if err := e.store.MarkFundsCurrent(ctx, env, from, now); err != nil {
+					return fmt.Errorf("settleflow: funds cursor: %w", err)
+				}
+				marked.Store(now.UnixMicro())
 			}
 			e.noteCurrent(env, now)
 			return nil
