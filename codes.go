@@ -34,6 +34,8 @@ const (
 	CodeWorkflowNotSettled = wire.CodeWorkflowNotSettled
 	// CodeRefundsNotSupported: a refund where charges are not paid from balances ([ErrRefundsNotSupported]).
 	CodeRefundsNotSupported = wire.CodeRefundsNotSupported
+	// CodeFundsUnavailable: the customer's balance cannot be known now ([FundsUnavailableError]).
+	CodeFundsUnavailable = wire.CodeFundsUnavailable
 	// CodeLivemodeNotConfigured: the settler has no chain for live mode ([ErrEnvironmentNotConfigured]).
 	CodeLivemodeNotConfigured = wire.CodeLivemodeNotConfigured
 )

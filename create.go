@@ -239,6 +239,9 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		}
 		return res.Existing, true, nil
 	}
+	if a := res.Insufficient; a != nil && a.Quarantined > 0 {
+		return nil, false, &FundsUnavailableError{Environment: p.Environment, CustomerID: p.CustomerID, Quarantined: a.Quarantined, RetryAfter: quarantinedRetryAfter}
+	}
 	if a := res.Insufficient; a != nil {
 		return nil, false, &InsufficientFundsError{Environment: p.Environment, CustomerID: p.CustomerID, Quoted: wf.Quoted, Balance: a.Balance()}
 	}

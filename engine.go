@@ -82,6 +82,14 @@ type Options struct {
 	// FundsPollInterval is how often deposits and withdrawals are followed
 	// on chain. Default 2 s.
 	FundsPollInterval time.Duration
+	// FundsMaxAge bounds how old the engine's view of customer funds may
+	// be: while the funds follower has not been current with the chain
+	// (at the confirmation depth) for longer, a Create that needs funds
+	// first follows the chain itself (for up to 5 s) and, if that fails,
+	// is refused with a *FundsUnavailableError (HTTP 503
+	// funds_unavailable), and FundsHealth reports it stale, until it is
+	// current again. Default 0: no bound.
+	FundsMaxAge time.Duration
 	// Services are background services the engine runs beside its own
 	// stages, such as the webhook deliverer (*webhook.Service): Start
 	// starts them first, in order, and Stop stops them last, in reverse,

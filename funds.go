@@ -41,6 +41,21 @@ type FundsCursor = driver.FundsCursor
 // FundsBatch is one step of following an environment's balance changes ([driver.FundsBatch]).
 type FundsBatch = driver.FundsBatch
 
+// FundsApplied is what one Store.ApplyFunds did ([driver.FundsApplied]).
+type FundsApplied = driver.FundsApplied
+
+// QuarantinedFunds is a balance change on chain a Store could not apply ([driver.QuarantinedFunds]).
+type QuarantinedFunds = driver.QuarantinedFunds
+
+// FundsStatus is how far and how well a Store follows an environment's balance changes ([driver.FundsStatus]).
+type FundsStatus = driver.FundsStatus
+
+// FundsRewind moves an environment's cursor back after a deep reorg ([driver.FundsRewind]).
+type FundsRewind = driver.FundsRewind
+
+// ErrFundsReorg is wrapped by FundsEvents' error when the cursor's block left the chain ([driver.ErrFundsReorg]).
+var ErrFundsReorg = driver.ErrFundsReorg
+
 // RefundCharge is one refund handed to a [Funds] settler ([driver.RefundCharge]).
 type RefundCharge = driver.RefundCharge
 
@@ -53,4 +68,5 @@ const (
 	FundsWithdrawalRequested = driver.FundsWithdrawalRequested
 	FundsWithdrawalCanceled  = driver.FundsWithdrawalCanceled
 	FundsWithdrawn           = driver.FundsWithdrawn
+	FundsOwnerSet            = driver.FundsOwnerSet
 )

@@ -2,8 +2,11 @@ package settleflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/settleflow/settleflow/internal/ids"
@@ -42,6 +45,15 @@ type fundsState struct {
 	faucetSeen sync.Map // customer id → struct{}
 	// syncMu serializes following the chain of each environment.
 	syncMu [2]sync.Mutex
+	// currentAt is, per environment, when the view of funds was last
+	// current (FundsStatus.CurrentAt, unix microseconds; 0 never), as this
+	// engine last followed it or read it; readAt is when it last read it
+	// from the Store (unix microseconds, the engine's clock).
+	currentAt, readAt [2]atomic.Int64
+	// triedAt is when a create last followed the chain itself because the
+	// view was stale; markedAt when this engine last told the Store it was
+	// current (unix microseconds, the engine's clock).
+	triedAt, markedAt [2]atomic.Int64
 }
 
 func envIndex(env Environment) int {
@@ -71,7 +83,9 @@ func (e *Engine) reserve(ctx context.Context, ins *Insert, env Environment) erro
 			e.log.Warn("test faucet failed", zap.String("customer", ins.Workflow.CustomerID), zap.Error(err))
 		}
 	}
-	return nil
+	// After the faucet, which follows the chain while it waits: a balance
+	// older than the bound is not trusted.
+	return e.fundsCurrent(ctx, env)
 }
 
 // faucet funds a test customer the first time any engine sharing the Store
@@ -226,10 +240,150 @@ func (e *Engine) FundTestCustomer(ctx context.Context, customerID string, amount
 // before it lets other work run.
 const maxFundsSteps = 100
 
-// SyncFunds applies the deposits and withdrawals confirmed on env's chain
-// since the last time, at once (the engine also does it in the background
-// every Options.FundsPollInterval while started). It does nothing for an
-// environment whose charges are not paid from customer balances.
+// fundsHistoryLimit bounds the cursors a rewind after a reorg looks back
+// through for a block both chains share.
+const fundsHistoryLimit = 1024
+
+// FundsUnavailableError is returned by Create when the engine cannot know
+// whether the customer can pay: its view of the environment's funds is
+// older than Options.FundsMaxAge (the funds follower is stopped or behind),
+// or the customer has balance changes on chain that could not be applied
+// (quarantined: its balance is unknown). Nothing was stored. Over HTTP it
+// is a 503 with code funds_unavailable and a Retry-After header.
+type FundsUnavailableError struct {
+	Environment Environment
+	// CustomerID and Quarantined are set when only this customer's
+	// balance is unknown: Quarantined of its events are quarantined.
+	CustomerID  string
+	Quarantined int64
+	// CurrentAt is when the view of funds was last current (zero: never),
+	// MaxAge the bound it passed; both zero for a quarantined customer.
+	CurrentAt time.Time
+	MaxAge    time.Duration
+	// RetryAfter is when to try again.
+	RetryAfter time.Duration
+}
+
+func (e *FundsUnavailableError) Error() string {
+	if e.CustomerID != "" {
+		return fmt.Sprintf("settleflow: funds unavailable: %d balance change(s) of customer %s on chain could not be applied (quarantined), so its balance is unknown",
+			e.Quarantined, e.CustomerID)
+	}
+	if e.CurrentAt.IsZero() {
+		return fmt.Sprintf("settleflow: funds unavailable: the %s deposits and withdrawals on chain have not been followed yet", e.Environment)
+	}
+	return fmt.Sprintf("settleflow: funds unavailable: the view of %s funds was last current at %s, longer ago than %s",
+		e.Environment, e.CurrentAt.Format(time.RFC3339), e.MaxAge)
+}
+
+// fundsStatusEvery is how often, at most, an engine whose view of funds is
+// stale reads the Store for a fresher one (another engine may follow).
+const fundsStatusEvery = 250 * time.Millisecond
+
+// fundsCurrent refuses, with a *FundsUnavailableError, a create that needs
+// funds of env while the view of them is older than Options.FundsMaxAge.
+func (e *Engine) fundsCurrent(ctx context.Context, env Environment) error {
+	maxAge := e.opts.FundsMaxAge
+	if maxAge <= 0 {
+		return nil
+	}
+	i := envIndex(env)
+	now := e.now()
+	fresh := func() (time.Time, bool) {
+		us := e.funds0.currentAt[i].Load()
+		if us == 0 {
+			return time.Time{}, false
+		}
+		at := time.UnixMicro(us).UTC()
+		return at, now.Sub(at) <= maxAge
+	}
+	if _, ok := fresh(); ok {
+		return nil
+	}
+	if now.UnixMicro()-e.funds0.readAt[i].Load() >= fundsStatusEvery.Microseconds() {
+		st, err := e.store.FundsStatus(ctx, env)
+		if err != nil {
+			return fmt.Errorf("settleflow: funds status: %w", err)
+		}
+		e.noteCurrent(env, st.CurrentAt)
+		e.funds0.readAt[i].Store(now.UnixMicro())
+	}
+	if _, ok := fresh(); ok {
+		return nil
+	}
+	// Stale: follow the chain now (the background follower may not have
+	// run yet, or may run on a stopped instance), for a bounded time; one
+	// caller at a time, the others then find it current.
+	// A sync that failed a moment ago is not tried again at once: while
+	// the node is down, creates are refused, not queued behind each other.
+	mu := &e.funds0.syncMu[i]
+	mu.Lock() // waits for a sync under way
+	now = e.now()
+	_, current := fresh()
+	mu.Unlock()
+	if !current && now.UnixMicro()-e.funds0.triedAt[i].Load() >= fundsStatusEvery.Microseconds() {
+		wait, cancel := context.WithTimeout(ctx, fundsCatchUp)
+		err := e.SyncFunds(wait, env)
+		cancel()
+		now = e.now()
+		e.funds0.triedAt[i].Store(now.UnixMicro())
+		if err != nil {
+			e.log.Warn("following deposits on chain for a create failed", zap.String("env", string(env)), zap.Error(err))
+		}
+	}
+	at, ok := fresh()
+	if ok {
+		return nil
+	}
+	return &FundsUnavailableError{Environment: env, CurrentAt: at, MaxAge: maxAge, RetryAfter: e.fundsRetryAfter()}
+}
+
+// fundsCatchUp bounds how long a create whose view of funds is stale
+// follows the chain itself before it is refused.
+const fundsCatchUp = 5 * time.Second
+
+// fundsMarkEvery is how often, at most, a current follower records it in
+// the Store: a tenth of FundsMaxAge, at most 10 s.
+func (e *Engine) fundsMarkEvery() time.Duration {
+	if e.opts.FundsMaxAge <= 0 {
+		return 10 * time.Second
+	}
+	return min(10*time.Second, e.opts.FundsMaxAge/10)
+}
+
+// fundsRetryAfter is the Retry-After of a create refused while the view of
+// funds is stale: the follower's next round.
+func (e *Engine) fundsRetryAfter() time.Duration {
+	return max(time.Second, e.opts.FundsPollInterval)
+}
+
+// quarantinedRetryAfter is the Retry-After of a create refused for a
+// customer with quarantined events: an operator must look first.
+const quarantinedRetryAfter = time.Minute
+
+// noteCurrent records at as when env's view of funds was current, unless
+// a later time is known.
+func (e *Engine) noteCurrent(env Environment, at time.Time) {
+	if at.IsZero() {
+		return
+	}
+	c := &e.funds0.currentAt[envIndex(env)]
+	for {
+		old := c.Load()
+		if old >= at.UnixMicro() || c.CompareAndSwap(old, at.UnixMicro()) {
+			return
+		}
+	}
+}
+
+// SyncFunds applies the deposits, withdrawals and owner changes confirmed
+// on env's chain since the last time, at once (the engine also does it in
+// the background every Options.FundsPollInterval while started). An event
+// that cannot be applied is quarantined (logged, counted in FundsHealth)
+// and the others are applied; after a reorg deeper than the confirmation
+// depth it rewinds to a block both chains share and applies the new
+// chain's events. It does nothing for an environment whose charges are not
+// paid from customer balances.
 func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 	f, ok := e.funds(env)
 	if !ok {
@@ -244,22 +398,50 @@ func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 			return fmt.Errorf("settleflow: funds cursor: %w", err)
 		}
 		evs, to, err := f.FundsEvents(ctx, env, from)
+		if errors.Is(err, ErrFundsReorg) {
+			if err := e.rewindFunds(ctx, f, env, from, err); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("settleflow: following %s deposits: %w", env, err)
 		}
 		if to == from {
+			// Current. The Store learns it at most every fundsMarkEvery
+			// (other instances read it there), not at every poll.
+			now := e.now()
+			marked := &e.funds0.markedAt[envIndex(env)]
+			if now.UnixMicro()-marked.Load() >= e.fundsMarkEvery().Microseconds() {
+				if err := e.store.MarkFundsCurrent(ctx, env, from, now); err != nil {
+					return fmt.Errorf("settleflow: funds cursor: %w", err)
+				}
+				marked.Store(now.UnixMicro())
+			}
+			e.noteCurrent(env, now)
 			return nil
 		}
-		applied, err := e.store.ApplyFunds(ctx, FundsBatch{Environment: env, From: from, To: to, Events: evs,
+		res, err := e.store.ApplyFunds(ctx, FundsBatch{Environment: env, From: from, To: to, Events: evs,
 			EventsFor: func(ev FundsEvent, after *Account) *Event { return e.fundedEvent(env, ev, after) },
 			UpdatedAt: e.now()})
 		if err != nil {
 			return fmt.Errorf("settleflow: applying %s deposits: %w", env, err)
 		}
-		if applied {
+		if res.Applied {
+			quarantined := map[string]string{}
+			for _, q := range res.Quarantined {
+				quarantined[fmt.Sprintf("%s/%d", q.Event.TxHash, q.Event.LogIndex)] = q.Reason
+				e.log.Error("funds on chain: an event could not be applied and is quarantined; its customer's creates are refused until an operator resolves it",
+					zap.String("env", string(env)), zap.String("kind", string(q.Event.Kind)), zap.String("ref", q.Event.Ref),
+					zap.String("tx", q.Event.TxHash), zap.Uint("logIndex", q.Event.LogIndex), zap.Uint64("block", q.Event.BlockNumber),
+					zap.String("reason", q.Reason))
+			}
 			for _, ev := range evs {
+				if _, q := quarantined[fmt.Sprintf("%s/%d", ev.TxHash, ev.LogIndex)]; q || ev.Invalid != "" {
+					continue
+				}
 				e.log.Info("funds on chain", zap.String("env", string(env)), zap.String("kind", string(ev.Kind)),
-					zap.String("ref", ev.Ref), zap.Int64("amount", ev.Amount), zap.String("tx", ev.TxHash))
+					zap.String("ref", ev.Ref), zap.Int64("amount", ev.Amount), zap.String("owner", ev.Owner), zap.String("tx", ev.TxHash))
 			}
 			if len(evs) > 0 {
 				stage.Signal(e.eventsWake)
@@ -268,6 +450,84 @@ func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 		// Not applied: another engine moved the cursor; read it again.
 	}
 	return nil
+}
+
+// rewindFunds goes back, after a reorg deeper than the confirmation depth
+// made the cursor's block leave the chain, to the newest block of the
+// Store's history still on the chain, reverting what was applied after it.
+func (e *Engine) rewindFunds(ctx context.Context, f Funds, env Environment, from FundsCursor, cause error) error {
+	hist, err := e.store.FundsHistory(ctx, env, fundsHistoryLimit)
+	if err != nil {
+		return fmt.Errorf("settleflow: funds history: %w", err)
+	}
+	for _, c := range hist {
+		if c.Block >= from.Block {
+			continue
+		}
+		_, _, err := f.FundsEvents(ctx, env, c)
+		if errors.Is(err, ErrFundsReorg) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("settleflow: following %s deposits after a reorg: %w", env, err)
+		}
+		ok, err := e.store.RewindFunds(ctx, FundsRewind{Environment: env, From: from, To: c, UpdatedAt: e.now()})
+		if err != nil {
+			return fmt.Errorf("settleflow: rewinding %s deposits after a reorg: %w", env, err)
+		}
+		if ok {
+			e.log.Error("funds on chain: a reorg deeper than the confirmation depth; rewound to a block both chains share and applying the new chain's events",
+				zap.String("env", string(env)), zap.Uint64("from", from.Block), zap.String("fromHash", from.Hash),
+				zap.Uint64("to", c.Block), zap.String("toHash", c.Hash), zap.NamedError("cause", cause))
+		}
+		return nil
+	}
+	return fmt.Errorf("settleflow: following %s deposits: %w; and none of the %d blocks kept of the cursor's history is on the chain any more: the funds follower cannot rewind by itself", env, cause, len(hist))
+}
+
+// FundsHealth is how current an engine's view of one environment's
+// customer funds is: part of the server's readiness.
+type FundsHealth struct {
+	Environment Environment `json:"environment"`
+	// Block is the last block followed (at the confirmation depth).
+	Block uint64 `json:"block"`
+	// CurrentAt is when the follower last found nothing newer on chain;
+	// null if never.
+	CurrentAt *time.Time `json:"currentAt"`
+	// AgeSeconds is how old the view is (since CurrentAt; -1 if never).
+	AgeSeconds float64 `json:"ageSeconds"`
+	// MaxAgeSeconds is Options.FundsMaxAge (0: no bound).
+	MaxAgeSeconds float64 `json:"maxAgeSeconds"`
+	// Stale is set while AgeSeconds passes MaxAgeSeconds: creates that
+	// need funds are refused (funds_unavailable).
+	Stale bool `json:"stale"`
+	// Quarantined counts the environment's balance changes on chain that
+	// could not be applied; their customers' creates are refused.
+	Quarantined int64 `json:"quarantined"`
+}
+
+// FundsHealth reports, for each environment whose charges are paid from
+// customer balances, how current the engine's view of funds is and how many
+// events are quarantined (one read of the Store each).
+func (e *Engine) FundsHealth(ctx context.Context) ([]FundsHealth, error) {
+	var out []FundsHealth
+	now := e.now()
+	for _, env := range e.fundedEnvs() {
+		st, err := e.store.FundsStatus(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		e.noteCurrent(env, st.CurrentAt)
+		h := FundsHealth{Environment: env, Block: st.Cursor.Block, AgeSeconds: -1, MaxAgeSeconds: e.opts.FundsMaxAge.Seconds(), Quarantined: st.Quarantined}
+		if !st.CurrentAt.IsZero() {
+			at := st.CurrentAt
+			h.CurrentAt = &at
+			h.AgeSeconds = math.Max(0, now.Sub(at).Seconds())
+		}
+		h.Stale = e.opts.FundsMaxAge > 0 && (h.CurrentAt == nil || now.Sub(st.CurrentAt) > e.opts.FundsMaxAge)
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // fundedEvent is the customer.funded event of a deposit, for a customer the
@@ -310,6 +570,10 @@ func (e *Engine) Customer(ctx context.Context, env Environment, customerID strin
 		return nil, err
 	}
 	c.Balance = a.Balance()
+	if a.Owner != "" {
+		owner := a.Owner
+		c.Owner = &owner
+	}
 	d, err := f.DepositInfo(env, customerID)
 	if err != nil {
 		return nil, fmt.Errorf("settleflow: deposit instructions: %w", err)

@@ -62,8 +62,8 @@ func (s *ledgerSettler) block(evs ...settleflow.FundsEvent) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.head++
-	for _, ev := range evs {
-		ev.BlockNumber = s.head
+	for i, ev := range evs {
+		ev.BlockNumber, ev.LogIndex = s.head, uint(i)
 		ev.TxHash = fmt.Sprintf("0x%064x", s.head)
 		switch ev.Kind {
 		case settleflow.FundsDeposit:

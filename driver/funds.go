@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"errors"
+	"math"
 	"time"
 
 	"github.com/settleflow/settleflow/wire"
@@ -29,17 +31,58 @@ type Account struct {
 	Reserved int64
 	// PendingWithdrawal is the amount under withdrawal notice.
 	PendingWithdrawal int64
+	// Owner is the address that owns the customer's balance in the
+	// contract (the last FundsOwnerSet followed), 0x-hex; empty if none.
+	Owner string
+	// Quarantined counts the customer's balance changes on chain the
+	// engine could not apply (see FundsEvent.Invalid): while it is not
+	// zero the customer's balance is unknown, and admission refuses every
+	// workflow that needs funds.
+	Quarantined int64
 	// FaucetAt is when the test faucet funded the customer; zero if never.
 	FaucetAt time.Time
 	// UpdatedAt is the last change; zero for an account never written.
 	UpdatedAt time.Time
 }
 
-// OnChain is Deposited − Charged + Refunded.
-func (a *Account) OnChain() int64 { return a.Deposited - a.Charged + a.Refunded }
+// OnChain is Deposited − Charged + Refunded, saturated at the bounds of
+// int64 (never wrapped).
+func (a *Account) OnChain() int64 { return SubSat(AddSat(a.Deposited, a.Refunded), a.Charged) }
 
-// Available is OnChain − Reserved − PendingWithdrawal.
-func (a *Account) Available() int64 { return a.OnChain() - a.Reserved - a.PendingWithdrawal }
+// Available is OnChain − Reserved − PendingWithdrawal, saturated at the
+// bounds of int64: a pending withdrawal or reservations larger than the
+// balance make it negative, never wrap it positive.
+func (a *Account) Available() int64 {
+	return SubSat(SubSat(a.OnChain(), a.Reserved), a.PendingWithdrawal)
+}
+
+// Admits reports whether a workflow quoted amount may be admitted against
+// the account: its balance is known (nothing quarantined) and Available
+// covers amount.
+func (a *Account) Admits(amount int64) bool { return a.Quarantined == 0 && a.Available() >= amount }
+
+// AddSat is x + y saturated at math.MaxInt64 and math.MinInt64.
+func AddSat(x, y int64) int64 {
+	s := x + y
+	switch {
+	case x > 0 && y > 0 && s < 0:
+		return math.MaxInt64
+	case x < 0 && y < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// SubSat is x − y saturated at math.MaxInt64 and math.MinInt64.
+func SubSat(x, y int64) int64 {
+	if y == math.MinInt64 {
+		if x >= 0 {
+			return math.MaxInt64
+		}
+		return x - y
+	}
+	return AddSat(x, -y)
+}
 
 // Balance is the account's wire balance.
 func (a *Account) Balance() wire.Balance {
@@ -62,6 +105,9 @@ const (
 	// FundsWithdrawn: Amount left the contract to the owner; the request
 	// is over.
 	FundsWithdrawn FundsEventKind = "withdrawn"
+	// FundsOwnerSet: the balance's owner became Owner (set for the first
+	// time or changed); Amount is 0.
+	FundsOwnerSet FundsEventKind = "owner_set"
 )
 
 // FundsEvent is one balance change a [Funds] settler found on chain, at the
@@ -72,13 +118,65 @@ type FundsEvent struct {
 	Ref string
 	// Amount in minor units.
 	Amount int64
-	// Owner is the customer's owner address named by the deposit (the
-	// first deposit's owner is the only one that counts on chain).
+	// Owner is the balance's new owner (0x-hex) of a FundsOwnerSet.
 	Owner       string
 	TxHash      string
 	BlockNumber uint64
-	LogIndex    uint
+	// LogIndex is the event's index in its block: with TxHash, the
+	// event's identity (a Store applies each at most once).
+	LogIndex uint
+	// Invalid, when not empty, says why the event cannot be applied (an
+	// amount that is not whole minor units or does not fit an int64, a log
+	// that does not decode): the Store quarantines it instead (see
+	// Store.ApplyFunds) and goes on with the others.
+	Invalid string
 }
+
+// QuarantinedFunds is a balance change on chain a Store could not apply:
+// kept with the reason, it makes its customer's balance unknown
+// (Account.Quarantined) until an operator resolves it.
+type QuarantinedFunds struct {
+	Event  FundsEvent
+	Reason string
+}
+
+// FundsApplied is what one Store.ApplyFunds did.
+type FundsApplied struct {
+	// Applied is false when the Store's cursor was not the batch's From
+	// (another engine applied it, or the cursor moved): nothing was done.
+	Applied bool
+	// Quarantined are the batch's events set aside instead of applied.
+	Quarantined []QuarantinedFunds
+}
+
+// FundsStatus is how far and how well a Store follows an environment's
+// balance changes.
+type FundsStatus struct {
+	Cursor FundsCursor
+	// CurrentAt is when the follower last found nothing newer on chain
+	// than Cursor (at the confirmation depth); zero if never.
+	CurrentAt time.Time
+	// Quarantined counts the environment's quarantined events.
+	Quarantined int64
+}
+
+// FundsRewind moves an environment's cursor back to a block both the
+// Store's history and the chain share, after a reorg deeper than the
+// confirmation depth (see Store.RewindFunds).
+type FundsRewind struct {
+	Environment wire.Environment
+	// From must be the cursor the Store holds (compare and set).
+	From FundsCursor
+	// To is the cursor to go back to (a block of the Store's history
+	// still on the chain), or the zero cursor.
+	To        FundsCursor
+	UpdatedAt time.Time
+}
+
+// ErrFundsReorg is wrapped by the error of FundsEvents when the cursor's
+// block is no longer on the canonical chain (a reorg deeper than the
+// confirmation depth): the caller rewinds to an older cursor.
+var ErrFundsReorg = errors.New("the cursor's block is no longer on the chain")
 
 // FundsCursor is how far the engine has applied an environment's
 // FundsEvents: every event in blocks up to and including Block (whose hash
@@ -140,7 +238,8 @@ type Funds interface {
 	// confirmation depth) in blocks after cursor, oldest first, and the
 	// cursor after them; a bounded range of blocks per call, so the caller
 	// calls again while the cursor moves. A cursor whose block is no longer
-	// on the canonical chain is an error: nothing is applied.
+	// on the canonical chain is an error wrapping ErrFundsReorg. An event
+	// that cannot be read is returned with Invalid set, never an error.
 	FundsEvents(ctx context.Context, env wire.Environment, after FundsCursor) ([]FundsEvent, FundsCursor, error)
 	// Faucet deposits amount for a customer of the test environment from
 	// the operator's test tokens. It returns once the deposit is sent;

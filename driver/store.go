@@ -143,12 +143,39 @@ type Store interface {
 
 	// ApplyFunds applies b in one transaction if the Store's cursor for
 	// b.Environment still equals b.From, and moves it to b.To; it reports
-	// whether it applied. A deposit adds to Deposited (creating the account
-	// by Ref if needed), a withdrawal request sets PendingWithdrawal, a
+	// whether it applied. Each event is applied at most once, by (TxHash,
+	// LogIndex): a deposit adds to Deposited (creating the account by Ref
+	// if needed), a withdrawal request sets PendingWithdrawal, a
 	// cancellation zeroes it, a withdrawal subtracts its Amount from
-	// Deposited and zeroes PendingWithdrawal. The event b.EventsFor builds
-	// for each deposit is written to the outbox in the same transaction.
-	ApplyFunds(ctx context.Context, b FundsBatch) (applied bool, err error)
+	// Deposited and zeroes PendingWithdrawal, an owner change sets Owner.
+	// An event it cannot apply (Invalid set, a negative amount, a sum that
+	// would pass the bounds of int64) is quarantined instead, with its
+	// reason, and counted in its account's Quarantined; the others are
+	// applied. The event b.EventsFor builds for each deposit is written to
+	// the outbox in the same transaction.
+	ApplyFunds(ctx context.Context, b FundsBatch) (FundsApplied, error)
+
+	// FundsStatus returns env's cursor, when the follower was last current
+	// and how many of env's events are quarantined.
+	FundsStatus(ctx context.Context, env wire.Environment) (FundsStatus, error)
+
+	// MarkFundsCurrent records at as the time the follower found nothing
+	// newer on chain than cursor, if cursor is still env's cursor.
+	MarkFundsCurrent(ctx context.Context, env wire.Environment, cursor FundsCursor, at time.Time) error
+
+	// FundsHistory returns up to limit of the cursors env's batches moved
+	// to, newest first, the current one included: the blocks a rewind after
+	// a reorg can go back to.
+	FundsHistory(ctx context.Context, env wire.Environment, limit int) ([]FundsCursor, error)
+
+	// RewindFunds moves env's cursor back from r.From to r.To in one
+	// transaction, if the cursor still equals r.From: it reverts the events
+	// applied in blocks after r.To (newest first), drops the events
+	// quarantined there and the history after r.To, so the events of the
+	// new chain are applied by the next batches (an event applied again
+	// after being reverted announces nothing new). It reports whether it
+	// rewound.
+	RewindFunds(ctx context.Context, r FundsRewind) (bool, error)
 
 	// InsertRefund records a Pending refund of a Settled workflow, in one
 	// transaction with the checks that admit it: the workflow (in the

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/wire"
@@ -39,6 +42,7 @@ func toError(err error) *Error {
 	var stateErr *settleflow.StateError
 	var funds *settleflow.InsufficientFundsError
 	var refundable *settleflow.RefundableError
+	var unavailable *settleflow.FundsUnavailableError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -46,6 +50,8 @@ func toError(err error) *Error {
 		return invalid(inv.Code, inv.Param, inv.Message)
 	case errors.As(err, &funds):
 		return insufficientFunds(funds)
+	case errors.As(err, &unavailable):
+		return fundsUnavailable(unavailable)
 	case errors.As(err, &refundable):
 		if refundable.Refundable <= 0 {
 			return invalid(settleflow.CodeAmountExceedsRefundable, "amount",
@@ -88,6 +94,19 @@ func insufficientFunds(e *settleflow.InsufficientFundsError) *Error {
 		Message: fmt.Sprintf("Insufficient funds: customer %s has %d %s available (minor units), and this workflow is quoted %d. Deposit to the customer's balance (GET /v1/customers/%s says where), or wait for its unfinished workflows to settle or fail.",
 			e.CustomerID, available, e.Quoted.Currency, amount, e.CustomerID),
 		Available: &available, Amount: &amount, Currency: e.Quoted.Currency, CustomerID: e.CustomerID}
+}
+
+// fundsUnavailable is the 503 of a create refused because the customer's
+// balance cannot be known now, with Retry-After.
+func fundsUnavailable(e *settleflow.FundsUnavailableError) *Error {
+	msg := "Customer funds are unavailable: this server's view of deposits and withdrawals on chain is out of date, so no workflow that needs funds is admitted until it has caught up. Nothing was stored; retry after the time in Retry-After."
+	if e.CustomerID != "" {
+		msg = fmt.Sprintf("Customer funds are unavailable: %d balance change(s) of customer %s on chain could not be applied, so its balance is unknown and no workflow of it that needs funds is admitted until the operator resolves them. Nothing was stored.",
+			e.Quarantined, e.CustomerID)
+	}
+	retry := int64(math.Ceil(max(e.RetryAfter, time.Second).Seconds()))
+	return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: settleflow.CodeFundsUnavailable, Message: msg,
+		CustomerID: e.CustomerID, Header: http.Header{"Retry-After": {strconv.FormatInt(retry, 10)}}}
 }
 
 func internalError() *Error {

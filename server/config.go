@@ -71,6 +71,11 @@ type Config struct {
 	// negative amount turns the faucet off. Default
 	// settleflow.DefaultTestFaucet.
 	TestFaucet int64
+	// FundsMaxAge bounds how old the view of customer funds may be
+	// (settleflow.Options.FundsMaxAge): past it, creates that need funds
+	// answer 503 funds_unavailable and /readyz 503, until the funds
+	// follower is current again. 0: no bound.
+	FundsMaxAge time.Duration
 
 	// Workers is how many products may execute at once. Default 100.
 	Workers int

@@ -23,7 +23,10 @@ import (
 // deliveries waiting to be sent — with the wait of its oldest due item.
 // /healthz answers 200 while the database answers; /readyz answers 503 also
 // when a stage is behind (its oldest due item older than Config.ReadyMaxLag), so
-// a load balancer sends new work elsewhere until it has caught up. The same
+// a load balancer sends new work elsewhere until it has caught up. With
+// customer funds, they also report the funds follower: "behind" (503 on
+// /readyz) while the view of funds is older than the engine's FundsMaxAge,
+// "degraded" (200) while balance changes on chain are quarantined. The same
 // figures are Prometheus gauges. One reading serves every caller for a
 // second, so probes cannot load the database.
 
@@ -47,29 +50,37 @@ type health struct {
 	readAt time.Time
 	at     time.Time
 	stages []settleflow.StageBacklog
+	funds  []settleflow.FundsHealth
 	err    error
 }
 
 // healthBody is the JSON of /healthz and /readyz.
 type healthBody struct {
-	// Status is "ok", "behind" (a stage's oldest due item waited longer
-	// than maxLagSeconds) or "unavailable" (the database did not answer).
+	// Status is "ok", "degraded" (balance changes on chain are
+	// quarantined: their customers' creates are refused, the others
+	// served), "behind" (a stage's oldest due item waited longer than
+	// maxLagSeconds, or the view of customer funds is older than its
+	// bound) or "unavailable" (the database did not answer).
 	Status        string                    `json:"status"`
 	CheckedAt     time.Time                 `json:"checkedAt"`
 	MaxLagSeconds float64                   `json:"maxLagSeconds"`
 	Stages        []settleflow.StageBacklog `json:"stages"`
+	// Funds is, per environment paid from customer balances, how current
+	// the view of funds is and how many events are quarantined.
+	Funds []settleflow.FundsHealth `json:"funds,omitempty"`
 	// SettlementSender tells whether this instance holds the settlement
 	// lease: of the instances sharing a database, it alone sends charges.
 	SettlementSender bool   `json:"settlementSender"`
 	Error            string `json:"error,omitempty"`
 }
 
-// backlog returns the stages, read at most once per healthTTL.
-func (h *health) backlog(ctx context.Context) ([]settleflow.StageBacklog, time.Time, error) {
+// reading returns the stages and the funds, read at most once per
+// healthTTL.
+func (h *health) reading(ctx context.Context) ([]settleflow.StageBacklog, []settleflow.FundsHealth, time.Time, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.readAt.IsZero() && time.Since(h.readAt) < healthTTL {
-		return h.stages, h.at, h.err
+		return h.stages, h.funds, h.at, h.err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -80,17 +91,21 @@ func (h *health) backlog(ctx context.Context) ([]settleflow.StageBacklog, time.T
 			stages = append(stages, wh)
 		}
 	}
+	var funds []settleflow.FundsHealth
+	if err == nil {
+		funds, err = h.engine.FundsHealth(ctx)
+	}
 	if err != nil {
 		h.log.Warn("health: reading the backlog failed", zap.Error(err))
-		stages, err = nil, errors.New("the database did not answer")
+		stages, funds, err = nil, nil, errors.New("the database did not answer")
 	}
-	h.stages, h.err, h.readAt, h.at = stages, err, time.Now(), h.now().UTC()
-	return h.stages, h.at, h.err
+	h.stages, h.funds, h.err, h.readAt, h.at = stages, funds, err, time.Now(), h.now().UTC()
+	return h.stages, h.funds, h.at, h.err
 }
 
 func (h *health) read(ctx context.Context) healthBody {
-	stages, at, err := h.backlog(ctx)
-	b := healthBody{Status: "ok", CheckedAt: at, MaxLagSeconds: h.maxLag.Seconds(), Stages: stages, SettlementSender: h.lease.Held()}
+	stages, funds, at, err := h.reading(ctx)
+	b := healthBody{Status: "ok", CheckedAt: at, MaxLagSeconds: h.maxLag.Seconds(), Stages: stages, Funds: funds, SettlementSender: h.lease.Held()}
 	if err != nil {
 		b.Status, b.Error = "unavailable", err.Error()
 		return b
@@ -101,8 +116,24 @@ func (h *health) read(ctx context.Context) healthBody {
 			behind = append(behind, fmt.Sprintf("%s (oldest due item waiting %.0f s)", s.Stage, s.OldestDueSeconds))
 		}
 	}
-	if len(behind) > 0 {
+	var quarantined []string
+	for _, f := range funds {
+		if f.Stale {
+			age := "never current"
+			if f.CurrentAt != nil {
+				age = fmt.Sprintf("current %.0f s ago", f.AgeSeconds)
+			}
+			behind = append(behind, fmt.Sprintf("%s funds (%s, more than %.0f s: creates that need funds are refused)", f.Environment, age, f.MaxAgeSeconds))
+		}
+		if f.Quarantined > 0 {
+			quarantined = append(quarantined, fmt.Sprintf("%d %s funds event(s) quarantined (their customers' creates are refused)", f.Quarantined, f.Environment))
+		}
+	}
+	switch {
+	case len(behind) > 0:
 		b.Status, b.Error = "behind", "behind: "+strings.Join(behind, ", ")
+	case len(quarantined) > 0:
+		b.Status, b.Error = "degraded", "degraded: "+strings.Join(quarantined, ", ")
 	}
 	return b
 }
@@ -171,6 +202,12 @@ var (
 		"How long the oldest due item of a pipeline stage has waited since its time came.", []string{"stage"}, nil)
 	leaseDesc = prometheus.NewDesc("settleflow_settlement_lease_held",
 		"1 while this instance holds the settlement lease (it sends every instance's charges), else 0.", nil, nil)
+	fundsQuarantinedDesc = prometheus.NewDesc("settleflow_funds_quarantined_events",
+		"Balance changes on chain the funds follower could not apply and set aside; their customers' creates are refused.", []string{"environment"}, nil)
+	fundsAgeDesc = prometheus.NewDesc("settleflow_funds_age_seconds",
+		"How long ago the funds follower was last current with the chain (-1: never).", []string{"environment"}, nil)
+	fundsStaleDesc = prometheus.NewDesc("settleflow_funds_stale",
+		"1 while the view of customer funds is older than its bound (creates that need funds are refused), else 0.", []string{"environment"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -179,6 +216,9 @@ func (h *health) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stageDueDesc
 	ch <- stageLagDesc
 	ch <- leaseDesc
+	ch <- fundsQuarantinedDesc
+	ch <- fundsAgeDesc
+	ch <- fundsStaleDesc
 }
 
 // Collect implements prometheus.Collector; a failed reading reports nothing.
@@ -188,9 +228,19 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 		held = 1
 	}
 	ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, held)
-	stages, _, err := h.backlog(context.Background())
+	stages, funds, _, err := h.reading(context.Background())
 	if err != nil {
 		return
+	}
+	for _, f := range funds {
+		stale := 0.0
+		if f.Stale {
+			stale = 1
+		}
+		env := string(f.Environment)
+		ch <- prometheus.MustNewConstMetric(fundsQuarantinedDesc, prometheus.GaugeValue, float64(f.Quarantined), env)
+		ch <- prometheus.MustNewConstMetric(fundsAgeDesc, prometheus.GaugeValue, f.AgeSeconds, env)
+		ch <- prometheus.MustNewConstMetric(fundsStaleDesc, prometheus.GaugeValue, stale, env)
 	}
 	for _, s := range stages {
 		ch <- prometheus.MustNewConstMetric(stageDepthDesc, prometheus.GaugeValue, float64(s.Depth), s.Stage)

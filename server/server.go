@@ -245,7 +245,7 @@ func (s *Server) build(ctx context.Context) error {
 	if s.engine, err = settleflow.New(settleflow.Options{
 		Store: s.store, Settler: s.chain, Notifier: s.hooks, Products: c.Products, Logger: s.log.Named("engine"),
 		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, SettlementLease: s.lease,
-		TestFaucet: c.TestFaucet, Clock: c.Clock,
+		TestFaucet: c.TestFaucet, Clock: c.Clock, FundsMaxAge: c.FundsMaxAge,
 		// The webhook deliverer starts before the engine's stages and
 		// stops after them.
 		Services: []settleflow.Service{s.hooks},

@@ -101,6 +101,10 @@ type chain struct {
 	// not the sender. Touched by the worker goroutine only.
 	term uint64
 
+	// fundsLogs is the funds follower's log query window (FundsLogRange at
+	// most), halved while the node refuses a range.
+	fundsLogs logWindow
+
 	mu        sync.Mutex
 	items     map[string]*item
 	bySeq     map[uint64]*item // the live item holding each sequence

@@ -3,8 +3,8 @@ package settlement
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -34,7 +34,8 @@ var (
 	withdrawnEventID           = settlementABI.GetABI().Events["Withdrawn"].ID
 )
 
-// FundsLogRange is the most blocks FundsEvents reads in one call.
+// FundsLogRange is the most blocks FundsEvents reads in one call: fewer
+// while the node refuses ranges that large (see logWindow).
 const FundsLogRange = 5_000
 
 // Funded reports whether env has a chain: every configured chain charges
@@ -157,16 +158,22 @@ func (c *chain) safeHead(ctx context.Context) (*types.Header, error) {
 }
 
 // fundsEvents reads the customers' balance changes in the blocks after
-// cursor up to the confirmation depth.
+// cursor up to the confirmation depth, as many blocks as the log window
+// spans. An event it cannot read is returned with Invalid set (the Store
+// quarantines it): one customer's event never stops the others'.
 func (c *chain) fundsEvents(ctx context.Context, after settleflow.FundsCursor) ([]settleflow.FundsEvent, settleflow.FundsCursor, error) {
 	from := c.deployed
 	if after.Block != 0 || after.Hash != "" {
+		// A block the node does not have is not a reorg: a node behind
+		// (another one behind a load balancer) does not know it yet. A
+		// block of that number with another hash is one.
 		h, err := c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(after.Block))
-		if err != nil && !errors.Is(err, ethereum.NotFound) {
-			return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, after.Block, err)
+		if err != nil {
+			return nil, after, fmt.Errorf("settlement: %s: block %d, where deposits were last read: %w", c.env, after.Block, err)
 		}
-		if err != nil || h.Hash() != common.HexToHash(after.Hash) {
-			return nil, after, fmt.Errorf("settlement: %s: block %d (%s), where deposits were last read, is no longer on the chain: a reorg deeper than the confirmation depth (%d); nothing applied", c.env, after.Block, after.Hash, c.cfg.Confirmations)
+		if h.Hash() != common.HexToHash(after.Hash) {
+			return nil, after, fmt.Errorf("settlement: %s: block %d (%s), where deposits were last read, is no longer on the chain: a reorg deeper than the confirmation depth (%d): %w",
+				c.env, after.Block, after.Hash, c.cfg.Confirmations, settleflow.ErrFundsReorg)
 		}
 		from = after.Block + 1
 	}
@@ -174,70 +181,88 @@ func (c *chain) fundsEvents(ctx context.Context, after settleflow.FundsCursor) (
 	if err != nil || safe == nil || safe.Number.Uint64() < from {
 		return nil, after, err
 	}
-	to := min(safe.Number.Uint64(), from+FundsLogRange-1)
+	logs, to, err := c.fundsLogs.read(ctx, c.b, ethereum.FilterQuery{
+		Addresses: []common.Address{c.contract},
+		Topics:    [][]common.Hash{{depositedEventID, ownerSetEventID, withdrawalRequestedEventID, withdrawalCanceledEventID, withdrawnEventID}},
+	}, from, safe.Number.Uint64())
+	if err != nil {
+		return nil, after, fmt.Errorf("settlement: %s: funds events: %w", c.env, err)
+	}
 	toHeader := safe
 	if to != safe.Number.Uint64() {
 		if toHeader, err = c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(to)); err != nil {
 			return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, to, err)
 		}
 	}
-	logs, err := c.b.FilterLogs(ctx, ethereum.FilterQuery{
-		FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to), Addresses: []common.Address{c.contract},
-		Topics: [][]common.Hash{{depositedEventID, ownerSetEventID, withdrawalRequestedEventID, withdrawalCanceledEventID, withdrawnEventID}},
-	})
-	if err != nil {
-		return nil, after, fmt.Errorf("settlement: %s: funds events in blocks %d-%d: %w", c.env, from, to, err)
-	}
 	slices.SortFunc(logs, func(a, b types.Log) int {
 		return cmp.Or(cmp.Compare(a.BlockNumber, b.BlockNumber), cmp.Compare(a.Index, b.Index))
 	})
-	owners := map[common.Hash]string{} // tx+ref → the owner its first deposit named
 	var out []settleflow.FundsEvent
 	for i := range logs {
 		l := &logs[i]
 		if l.Removed || len(l.Topics) < 2 {
-			continue
+			continue // not a customer's: no reference to charge it to
 		}
-		ev := settleflow.FundsEvent{Ref: l.Topics[1].Hex(), TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber, LogIndex: l.Index}
-		var amount *big.Int
-		switch l.Topics[0] {
-		case ownerSetEventID:
-			if len(l.Topics) >= 3 {
-				owners[crypto.Keccak256Hash(l.TxHash[:], l.Topics[1][:])] = common.BytesToAddress(l.Topics[2][:]).Hex()
-			}
-			continue
-		case depositedEventID:
-			e, err := settlementABI.UnpackDepositedEvent(l)
-			if err != nil {
-				return nil, after, fmt.Errorf("settlement: %s: Deposited in %s: %w", c.env, l.TxHash.Hex(), err)
-			}
-			ev.Kind, amount = settleflow.FundsDeposit, e.Amount
-			ev.Owner = owners[crypto.Keccak256Hash(l.TxHash[:], l.Topics[1][:])]
-		case withdrawalRequestedEventID:
-			e, err := settlementABI.UnpackWithdrawalRequestedEvent(l)
-			if err != nil {
-				return nil, after, fmt.Errorf("settlement: %s: WithdrawalRequested in %s: %w", c.env, l.TxHash.Hex(), err)
-			}
-			ev.Kind, amount = settleflow.FundsWithdrawalRequested, e.Amount
-		case withdrawalCanceledEventID:
-			ev.Kind, amount = settleflow.FundsWithdrawalCanceled, new(big.Int)
-		case withdrawnEventID:
-			e, err := settlementABI.UnpackWithdrawnEvent(l)
-			if err != nil {
-				return nil, after, fmt.Errorf("settlement: %s: Withdrawn in %s: %w", c.env, l.TxHash.Hex(), err)
-			}
-			ev.Kind, amount = settleflow.FundsWithdrawn, e.Amount
-		default:
-			continue
+		if ev, ok := c.fundsEvent(l); ok {
+			out = append(out, ev)
 		}
-		cents, rem := new(big.Int).QuoRem(amount, c.unit, new(big.Int))
-		if rem.Sign() != 0 || !cents.IsInt64() {
-			return nil, after, fmt.Errorf("settlement: %s: %s in %s moves %s base units, not whole cents", c.env, ev.Kind, l.TxHash.Hex(), amount)
-		}
-		ev.Amount = cents.Int64()
-		out = append(out, ev)
 	}
 	return out, settleflow.FundsCursor{Block: to, Hash: toHeader.Hash().Hex()}, nil
+}
+
+// fundsEvent reads one log of the contract as a balance change; one it
+// cannot read has Invalid set. ok is false for a log that is none.
+func (c *chain) fundsEvent(l *types.Log) (ev settleflow.FundsEvent, ok bool) {
+	ev = settleflow.FundsEvent{Ref: l.Topics[1].Hex(), TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber, LogIndex: l.Index}
+	var amount *big.Int
+	var err error
+	switch l.Topics[0] {
+	case ownerSetEventID:
+		ev.Kind = settleflow.FundsOwnerSet
+		if len(l.Topics) < 3 {
+			ev.Invalid = "OwnerSet names no owner"
+			return ev, true
+		}
+		ev.Owner = common.BytesToAddress(l.Topics[2][:]).Hex()
+		return ev, true
+	case depositedEventID:
+		ev.Kind = settleflow.FundsDeposit
+		e, uerr := settlementABI.UnpackDepositedEvent(l)
+		if err = uerr; err == nil {
+			amount = e.Amount
+		}
+	case withdrawalRequestedEventID:
+		ev.Kind = settleflow.FundsWithdrawalRequested
+		e, uerr := settlementABI.UnpackWithdrawalRequestedEvent(l)
+		if err = uerr; err == nil {
+			amount = e.Amount
+		}
+	case withdrawalCanceledEventID:
+		ev.Kind = settleflow.FundsWithdrawalCanceled
+		return ev, true
+	case withdrawnEventID:
+		ev.Kind = settleflow.FundsWithdrawn
+		e, uerr := settlementABI.UnpackWithdrawnEvent(l)
+		if err = uerr; err == nil {
+			amount = e.Amount
+		}
+	default:
+		return ev, false
+	}
+	if err != nil {
+		ev.Invalid = fmt.Sprintf("the %s log does not decode: %v", ev.Kind, err)
+		return ev, true
+	}
+	cents, rem := new(big.Int).QuoRem(amount, c.unit, new(big.Int))
+	switch {
+	case rem.Sign() != 0:
+		ev.Invalid = fmt.Sprintf("moves %s base units, not whole cents", amount)
+	case cents.Sign() < 0 || !cents.IsInt64():
+		ev.Invalid = fmt.Sprintf("moves %s base units (%s cents), more than a balance can hold (%d cents)", amount, cents, int64(math.MaxInt64))
+	default:
+		ev.Amount = cents.Int64()
+	}
+	return ev, true
 }
 
 // fund deposits cents for a test customer from the faucet account, which

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"errors"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
@@ -266,19 +267,24 @@ func TestFundsEvents(t *testing.T) {
 	want := []struct {
 		kind   settleflow.FundsEventKind
 		amount int64
-	}{{settleflow.FundsDeposit, 5000}, {settleflow.FundsDeposit, 2500}, {settleflow.FundsWithdrawalRequested, 7500}, // 9000 asked, clamped to the balance
+	}{{settleflow.FundsOwnerSet, 0}, {settleflow.FundsDeposit, 5000}, {settleflow.FundsDeposit, 2500},
+		{settleflow.FundsWithdrawalRequested, 7500}, // 9000 asked, clamped to the balance
 		{settleflow.FundsWithdrawalCanceled, 0}, {settleflow.FundsWithdrawalRequested, 1000}, {settleflow.FundsWithdrawn, 1000}}
 	if len(all) != len(want) {
 		t.Fatalf("funds events: %+v", all)
 	}
 	for i, w := range want {
 		e := all[i]
-		if e.Kind != w.kind || e.Amount != w.amount || e.Ref != common.Hash(ref).Hex() || e.TxHash == "" || e.BlockNumber == 0 {
+		if e.Kind != w.kind || e.Amount != w.amount || e.Ref != common.Hash(ref).Hex() || e.TxHash == "" || e.BlockNumber == 0 || e.Invalid != "" {
 			t.Errorf("event %d = %+v, want %s of %d", i, e, w.kind, w.amount)
 		}
 	}
+	// The operator's setOwner is followed as its own event (OwnerSet).
+	if all[0].Owner != owner.Hex() || all[0].TxHash == all[1].TxHash || all[1].Owner != "" {
+		t.Errorf("owner events: %+v, %+v; want OwnerSet of %s, then the deposit", all[0], all[1], owner.Hex())
+	}
 	// A cursor on a block that is no longer on the chain is refused.
-	if _, _, err := s.FundsEvents(ctx, settleflow.Test, settleflow.FundsCursor{Block: cursor.Block, Hash: common.Hash{1}.Hex()}); err == nil ||
+	if _, _, err := s.FundsEvents(ctx, settleflow.Test, settleflow.FundsCursor{Block: cursor.Block, Hash: common.Hash{1}.Hex()}); !errors.Is(err, settleflow.ErrFundsReorg) ||
 		!strings.Contains(err.Error(), "no longer on the chain") {
 		t.Errorf("a stale cursor: %v", err)
 	}

@@ -160,7 +160,8 @@ type ReconcileOptions struct {
 	// to read (the confirmed head).
 	FromBlock, ToBlock uint64
 	// PageBlocks bounds the blocks of one log query (default 5,000), so a
-	// long history needs no huge query.
+	// long history needs no huge query; a query the node refuses is
+	// retried over half the blocks, down to one.
 	PageBlocks uint64
 	// RefOf is the customer reference of a customer id (CustomerRef with
 	// the deployment's secret); nil skips the customer check of charges.
@@ -237,16 +238,18 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 	flows := map[[32]byte]int64{} // per customer: deposits − withdrawals − charges + refunds
 	settles := map[common.Hash]bool{}
 	var owners []ownerSet
-	for from := o.FromBlock; from <= o.ToBlock; from += o.PageBlocks {
-		to := min(from+o.PageBlocks-1, o.ToBlock)
-		logs, err := b.FilterLogs(ctx, ethereum.FilterQuery{
-			FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
+	// The pages shrink while the node refuses them (too many logs, too
+	// many blocks), down to one block, and grow back after.
+	window := logWindow{max: o.PageBlocks}
+	for from := o.FromBlock; from <= o.ToBlock; {
+		logs, to, err := window.read(ctx, b, ethereum.FilterQuery{
 			Addresses: []common.Address{o.Contract},
 			Topics:    [][]common.Hash{{wordSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID, ownerSetEventID, ownerChangeProposedEventID}},
-		})
+		}, from, o.ToBlock)
 		if err != nil {
-			return nil, fmt.Errorf("settlement: reconcile: logs of blocks %d–%d: %w", from, to, err)
+			return nil, fmt.Errorf("settlement: reconcile: %w", err)
 		}
+		from = to + 1
 		for i := range logs {
 			l := &logs[i]
 			if l.Removed || len(l.Topics) == 0 {

@@ -66,6 +66,13 @@ const (
 	// CodeRefundsNotSupported: a refund in an environment whose charges are
 	// not paid from customer balances (HTTP 409).
 	CodeRefundsNotSupported ErrorCode = "refunds_not_supported"
+	// CodeFundsUnavailable: a create that needs funds was refused because
+	// the customer's balance cannot be known now (HTTP 503, type
+	// api_error, with Retry-After): the server's view of deposits and
+	// withdrawals on chain is older than its bound (the follower is
+	// stopped or behind), or the customer has a balance change on chain
+	// that could not be applied (customerId is set). Nothing was stored.
+	CodeFundsUnavailable ErrorCode = "funds_unavailable"
 )
 
 // Codes of a cancel refused because of the workflow's status (HTTP 409): the

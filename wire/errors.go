@@ -61,7 +61,7 @@ const (
 //
 // Status and Header are not in the JSON: they are the HTTP status the error
 // is answered with and headers that go with it (Allow of a 405, Retry-After
-// of a 429).
+// of a 429 or of a 503 funds_unavailable).
 type Error struct {
 	Status    int         `json:"-"`
 	Header    http.Header `json:"-"`
@@ -73,7 +73,9 @@ type Error struct {
 	// Available, Amount, Currency and CustomerID are set on a 402
 	// insufficient_funds only: the customer's available balance as the
 	// admission saw it (it may be negative), the quote it could not cover,
-	// both in minor units of Currency, and the customer.
+	// both in minor units of Currency, and the customer. CustomerID is
+	// also set on a 503 funds_unavailable about one customer (a balance
+	// change of it on chain could not be applied).
 	Available  *int64 `json:"available,omitempty"`
 	Amount     *int64 `json:"amount,omitempty"`
 	Currency   string `json:"currency,omitempty"`

@@ -126,6 +126,10 @@ type Customer struct {
 	Livemode bool         `json:"livemode"`
 	Balance  Balance      `json:"balance"`
 	Deposit  *DepositInfo `json:"deposit"`
+	// Owner is the address that owns the customer's balance in the
+	// contract (it alone can withdraw), 0x-hex as the chain reports it;
+	// null while the balance has no owner or customer funds are off.
+	Owner *string `json:"owner"`
 }
 
 // ProductInfo describes a registered product: the catalogue entry.

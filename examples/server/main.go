@@ -71,6 +71,9 @@ type config struct {
 	// readyMaxLag is how long the oldest due item of a stage may wait
 	// before /readyz answers 503.
 	readyMaxLag time.Duration
+	// fundsMaxAge bounds how old the view of customer funds may be before
+	// creates that need funds are refused (0: no bound).
+	fundsMaxAge time.Duration
 	// postgres is the Postgres DSN shared by every instance ("": SQLite in
 	// the data directory).
 	postgres string
@@ -158,6 +161,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.liveExplorer, "live-explorer", "", "block explorer `URL` prefix for live transactions, e.g. https://etherscan.io/tx/")
 	fs.Int64Var(&c.testFaucet, "test-faucet", settleflow.DefaultTestFaucet, "what the test faucet deposits for a test customer seen for the first time, in minor `units` (100000 is 1,000.00); 0 turns it off. cus_insufficient_funds is never funded")
 	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")
+	fs.DurationVar(&c.fundsMaxAge, "funds-max-age", 10*time.Minute, "creates that need customer funds answer 503 funds_unavailable, and GET /readyz 503, while the funds follower has not been current with the chain for longer; 0: no bound")
 	c.live.register(fs, "live", "mainnet")
 	c.test.register(fs, "test", "testnet")
 	showVersion := fs.Bool("version", false, "print the version and exit")

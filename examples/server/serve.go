@@ -68,7 +68,7 @@ func (c config) serverConfig() (sfserver.Config, error) {
 		explorers[env] = u
 	}
 	// The server's 0 is its default: these flags' own 0 is no value.
-	if err := need(c.workers >= 0 && c.readyMaxLag > 0, "-workers must not be negative, -ready-max-lag must be positive"); err != nil {
+	if err := need(c.workers >= 0 && c.readyMaxLag > 0 && c.fundsMaxAge >= 0, "-workers and -funds-max-age must not be negative, -ready-max-lag must be positive"); err != nil {
 		return sfserver.Config{}, err
 	}
 	if (c.tlsCert == "") != (c.tlsKey == "") {
@@ -86,7 +86,7 @@ func (c config) serverConfig() (sfserver.Config, error) {
 		WebhookShortName: c.shortName, WebhookStrictTestURLs: c.strictTestURLs, WebhookRetry: c.webhookRetry,
 		Explorers:      explorers,
 		RequestTimeout: c.timeouts.request, ReadHeaderTimeout: c.timeouts.readHeader, IdleTimeout: c.timeouts.idle,
-		ShutdownGrace: c.timeouts.shutdown, ReadyMaxLag: c.readyMaxLag,
+		ShutdownGrace: c.timeouts.shutdown, ReadyMaxLag: c.readyMaxLag, FundsMaxAge: c.fundsMaxAge,
 		MaxConnsPerAddr: zeroIsOff(c.maxConnsPerAddr), AuthFailuresPerMinute: zeroIsOff(c.authFailuresPerMinute),
 	}, nil
 }

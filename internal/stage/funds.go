@@ -2,7 +2,6 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,7 +13,7 @@ import (
 // SettlementLease, so one engine of several reads each chain), every
 // interval it applies the deposits and withdrawals confirmed on each funded
 // environment's chain (sync: the engine's SyncFunds), backing off after
-// failures.
+// failures, each environment on its own.
 type Funds struct {
 	*Loop
 	env      *Env
@@ -35,27 +34,33 @@ func (s *Funds) loop(ctx context.Context) {
 	if len(s.envs) == 0 {
 		return
 	}
-	failures := 0
+	// Each environment backs off on its own: one chain failing (a node
+	// down, a reorg it cannot rewind) does not delay the other's funds.
+	failures := make([]int, len(s.envs))
+	next := make([]time.Time, len(s.envs))
 	for {
-		wait := s.interval
 		if s.env.Settles() {
-			var err error
-			for _, env := range s.envs {
-				err = errors.Join(err, s.sync(ctx, env))
-			}
-			switch {
-			case err != nil && ctx.Err() == nil:
-				failures++
-				wait = max(wait, s.env.Backoff(failures))
-				s.env.Log.Warn("following deposits on chain failed; retrying", zap.Int("attempt", failures), zap.Duration("in", wait), zap.Error(err))
-			case err == nil:
-				failures = 0
+			for i, env := range s.envs {
+				if time.Now().Before(next[i]) {
+					continue
+				}
+				err := s.sync(ctx, env)
+				switch {
+				case err != nil && ctx.Err() == nil:
+					failures[i]++
+					wait := max(s.interval, s.env.Backoff(failures[i]))
+					next[i] = time.Now().Add(wait)
+					s.env.Log.Warn("following deposits on chain failed; retrying", zap.String("env", string(env)),
+						zap.Int("attempt", failures[i]), zap.Duration("in", wait), zap.Error(err))
+				case err == nil:
+					failures[i] = 0
+				}
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-time.After(s.interval):
 		}
 	}
 }

@@ -18,18 +18,21 @@ import (
 
 // accountColumns are the columns an Account is read from, in scanAccount's
 // order.
-const accountColumns = "ref, customer_id, deposited, charged, refunded, reserved, pending_withdrawal, faucet_at, updated_at"
+const accountColumns = "ref, customer_id, deposited, charged, refunded, reserved, pending_withdrawal, owner, quarantined, faucet_at, updated_at"
 
 func scanAccount(row interface{ Scan(...any) error }, env settleflow.Environment) (*settleflow.Account, error) {
 	a := &settleflow.Account{Environment: env}
-	var customer *string
+	var customer, owner *string
 	var faucet *int64
 	var updated int64
-	if err := row.Scan(&a.Ref, &customer, &a.Deposited, &a.Charged, &a.Refunded, &a.Reserved, &a.PendingWithdrawal, &faucet, &updated); err != nil {
+	if err := row.Scan(&a.Ref, &customer, &a.Deposited, &a.Charged, &a.Refunded, &a.Reserved, &a.PendingWithdrawal, &owner, &a.Quarantined, &faucet, &updated); err != nil {
 		return nil, err
 	}
 	if customer != nil {
 		a.CustomerID = *customer
+	}
+	if owner != nil {
+		a.Owner = *owner
 	}
 	if faucet != nil {
 		a.FaucetAt = fromMicros(*faucet)
@@ -99,93 +102,268 @@ func (s *Store) MarkFaucet(ctx context.Context, env settleflow.Environment, cust
 	return mine, err
 }
 
+// fundsHistoryKept is how many of the cursors the follower moved to are
+// kept per environment: the blocks a rewind after a reorg can go back to.
+const fundsHistoryKept = 1024
+
 // FundsCursor implements settleflow.Store.
 func (s *Store) FundsCursor(ctx context.Context, env settleflow.Environment) (settleflow.FundsCursor, error) {
-	var c settleflow.FundsCursor
+	st, err := s.FundsStatus(ctx, env)
+	return st.Cursor, err
+}
+
+// FundsStatus implements settleflow.Store.
+func (s *Store) FundsStatus(ctx context.Context, env settleflow.Environment) (settleflow.FundsStatus, error) {
+	var st settleflow.FundsStatus
 	var block int64
-	err := s.db.QueryRowContext(ctx, `SELECT block, hash FROM settleflow_funds_cursors WHERE livemode = ?`, env.Livemode()).Scan(&block, &c.Hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return settleflow.FundsCursor{}, nil
+	var current *int64
+	err := s.db.QueryRowContext(ctx, `SELECT block, hash, current_at FROM settleflow_funds_cursors WHERE livemode = ?`, env.Livemode()).
+		Scan(&block, &st.Cursor.Hash, &current)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return st, err
+	default:
+		st.Cursor.Block = uint64(block)
+		if current != nil {
+			st.CurrentAt = fromMicros(*current)
+		}
 	}
-	c.Block = uint64(block)
-	return c, err
+	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM settleflow_funds_quarantine WHERE livemode = ?`, env.Livemode()).Scan(&st.Quarantined)
+	return st, err
+}
+
+// MarkFundsCurrent implements settleflow.Store.
+func (s *Store) MarkFundsCurrent(ctx context.Context, env settleflow.Environment, cursor settleflow.FundsCursor, at time.Time) error {
+	return s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if cursor == (settleflow.FundsCursor{}) {
+			// Nothing followed yet: the zero cursor's row (which the first
+			// batch replaces) holds the time.
+			_, err := s.exec(ctx, tx, `INSERT INTO settleflow_funds_cursors (livemode, block, hash, current_at) VALUES (?, 0, '', ?)
+				ON CONFLICT (livemode) DO UPDATE SET current_at = excluded.current_at
+				WHERE settleflow_funds_cursors.block = 0 AND settleflow_funds_cursors.hash = ''`, env.Livemode(), micros(at))
+			return err
+		}
+		_, err := s.exec(ctx, tx, `UPDATE settleflow_funds_cursors SET current_at = ? WHERE livemode = ? AND block = ? AND hash = ?`,
+			micros(at), env.Livemode(), int64(cursor.Block), cursor.Hash)
+		return err
+	})
+}
+
+// FundsHistory implements settleflow.Store.
+func (s *Store) FundsHistory(ctx context.Context, env settleflow.Environment, limit int) ([]settleflow.FundsCursor, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT block, hash FROM settleflow_funds_history WHERE livemode = ? ORDER BY block DESC LIMIT ?`,
+		env.Livemode(), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []settleflow.FundsCursor
+	for rows.Next() {
+		var c settleflow.FundsCursor
+		var block int64
+		if err := rows.Scan(&block, &c.Hash); err != nil {
+			return nil, err
+		}
+		c.Block = uint64(block)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// fundsJournal is one applied event as settleflow_funds_events keeps it.
+type fundsJournal struct {
+	txHash      string
+	logIndex    int64
+	ref         string
+	kind        settleflow.FundsEventKind
+	amount      int64
+	prevPending int64
+	prevOwner   *string
+}
+
+// lockAccounts creates (if need be) and locks, on Postgres, the accounts of
+// refs in ref order, as admission and the ledger take them: transactions
+// taking the same accounts in different orders deadlock. SQLite's one
+// writer needs nothing.
+func (s *Store) lockAccounts(ctx context.Context, tx *sql.Tx, live bool, refs []string, at int64) error {
+	if !s.postgres {
+		return nil
+	}
+	refs = slices.Clone(refs)
+	slices.Sort(refs)
+	for _, ref := range slices.Compact(refs) {
+		if _, err := s.exec(ctx, tx, `INSERT INTO settleflow_accounts (livemode, ref, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (livemode, ref) DO UPDATE SET updated_at = settleflow_accounts.updated_at`, live, ref, at); err != nil {
+			return fmt.Errorf("bunstore: funds: locking accounts: %w", err)
+		}
+	}
+	return nil
+}
+
+// readAccount reads an account inside tx; the zero account if none.
+func (s *Store) readAccount(ctx context.Context, tx *sql.Tx, env settleflow.Environment, ref string) (*settleflow.Account, error) {
+	a, err := scanAccount(s.txRow(ctx, tx, `SELECT `+accountColumns+` FROM settleflow_accounts WHERE livemode = ? AND ref = ?`, env.Livemode(), ref), env)
+	if errors.Is(err, sql.ErrNoRows) {
+		return &settleflow.Account{Environment: env, Ref: ref}, nil
+	}
+	return a, err
+}
+
+// writeFunds writes the followed fields of a (deposited, pending
+// withdrawal, owner) inside tx, creating the account if need be.
+func (s *Store) writeFunds(ctx context.Context, tx *sql.Tx, live bool, a *settleflow.Account, at int64) error {
+	var owner *string
+	if a.Owner != "" {
+		owner = &a.Owner
+	}
+	_, err := s.exec(ctx, tx, `INSERT INTO settleflow_accounts (livemode, ref, deposited, pending_withdrawal, owner, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (livemode, ref) DO UPDATE SET deposited = excluded.deposited, pending_withdrawal = excluded.pending_withdrawal,
+			owner = excluded.owner, updated_at = excluded.updated_at`, live, a.Ref, a.Deposited, a.PendingWithdrawal, owner, at)
+	return err
+}
+
+// applyFundsEvent computes a after ev, or the reason ev cannot be applied
+// (a is then unchanged). Every sum is checked: nothing wraps.
+func applyFundsEvent(a *settleflow.Account, ev settleflow.FundsEvent) string {
+	if ev.Invalid != "" {
+		return ev.Invalid
+	}
+	if ev.Amount < 0 {
+		return fmt.Sprintf("negative amount %d", ev.Amount)
+	}
+	switch ev.Kind {
+	case settleflow.FundsDeposit:
+		if a.Deposited > math.MaxInt64-ev.Amount {
+			return fmt.Sprintf("a deposit of %d would take the customer's deposits (%d) past the largest amount a balance can hold", ev.Amount, a.Deposited)
+		}
+		a.Deposited += ev.Amount
+	case settleflow.FundsWithdrawalRequested:
+		a.PendingWithdrawal = ev.Amount
+	case settleflow.FundsWithdrawalCanceled:
+		a.PendingWithdrawal = 0
+	case settleflow.FundsWithdrawn:
+		if a.Deposited < math.MinInt64+ev.Amount {
+			return fmt.Sprintf("a withdrawal of %d would take the customer's deposits (%d) past the smallest amount a balance can hold", ev.Amount, a.Deposited)
+		}
+		a.Deposited -= ev.Amount
+		a.PendingWithdrawal = 0
+	case settleflow.FundsOwnerSet:
+		if ev.Owner == "" {
+			return "an owner change names no owner"
+		}
+		a.Owner = ev.Owner
+	default:
+		return fmt.Sprintf("unknown funds event kind %q", ev.Kind)
+	}
+	return ""
 }
 
 // ApplyFunds implements settleflow.Store.
-func (s *Store) ApplyFunds(ctx context.Context, b settleflow.FundsBatch) (bool, error) {
+func (s *Store) ApplyFunds(ctx context.Context, b settleflow.FundsBatch) (settleflow.FundsApplied, error) {
 	live := b.Environment.Livemode()
-	var applied bool
+	var res settleflow.FundsApplied
 	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		applied = false
+		res = settleflow.FundsApplied{}
 		// Compare and set the cursor first: on Postgres the row lock (or
-		// the insert's unique key) orders concurrent appliers.
-		var res sql.Result
+		// the insert's unique key) orders concurrent appliers. The zero
+		// cursor's row (left by MarkFundsCurrent) counts as no row.
+		var r sql.Result
 		var err error
 		if b.From == (settleflow.FundsCursor{}) {
-			res, err = s.exec(ctx, tx, `INSERT INTO settleflow_funds_cursors (livemode, block, hash) VALUES (?, ?, ?)
-				ON CONFLICT (livemode) DO NOTHING`, live, int64(b.To.Block), b.To.Hash)
+			r, err = s.exec(ctx, tx, `INSERT INTO settleflow_funds_cursors (livemode, block, hash) VALUES (?, ?, ?)
+				ON CONFLICT (livemode) DO UPDATE SET block = excluded.block, hash = excluded.hash, current_at = NULL
+				WHERE settleflow_funds_cursors.block = 0 AND settleflow_funds_cursors.hash = ''`, live, int64(b.To.Block), b.To.Hash)
 		} else {
-			res, err = s.exec(ctx, tx, `UPDATE settleflow_funds_cursors SET block = ?, hash = ?
+			r, err = s.exec(ctx, tx, `UPDATE settleflow_funds_cursors SET block = ?, hash = ?
 				WHERE livemode = ? AND block = ? AND hash = ?`, int64(b.To.Block), b.To.Hash, live, int64(b.From.Block), b.From.Hash)
 		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
 			return err // moved by another engine: nothing applied
 		}
+		// The history of cursors, for a rewind after a reorg: this one,
+		// and the newest fundsHistoryKept.
+		if _, err := s.exec(ctx, tx, `INSERT INTO settleflow_funds_history (livemode, block, hash) VALUES (?, ?, ?)
+			ON CONFLICT (livemode, block) DO UPDATE SET hash = excluded.hash`, live, int64(b.To.Block), b.To.Hash); err != nil {
+			return fmt.Errorf("bunstore: funds history: %w", err)
+		}
+		if _, err := s.exec(ctx, tx, `DELETE FROM settleflow_funds_history WHERE livemode = ? AND block < (
+				SELECT block FROM settleflow_funds_history WHERE livemode = ? ORDER BY block DESC LIMIT 1 OFFSET ?)`,
+			live, live, fundsHistoryKept-1); err != nil {
+			return fmt.Errorf("bunstore: funds history: %w", err)
+		}
 		at := micros(b.UpdatedAt)
-		if s.postgres {
-			// Lock the batch's accounts in ref order, as admission and the
-			// ledger do, before changing them in chain order: transactions
-			// taking the same accounts in different orders deadlock.
-			refs := make([]string, 0, len(b.Events))
-			for _, ev := range b.Events {
-				refs = append(refs, ev.Ref)
-			}
-			slices.Sort(refs)
-			for _, ref := range slices.Compact(refs) {
-				if _, err := s.exec(ctx, tx, `INSERT INTO settleflow_accounts (livemode, ref, updated_at) VALUES (?, ?, ?)
-					ON CONFLICT (livemode, ref) DO UPDATE SET updated_at = settleflow_accounts.updated_at`, live, ref, at); err != nil {
-					return fmt.Errorf("bunstore: funds: locking accounts: %w", err)
-				}
-			}
+		refs := make([]string, 0, len(b.Events))
+		for _, ev := range b.Events {
+			refs = append(refs, ev.Ref)
+		}
+		if err := s.lockAccounts(ctx, tx, live, refs, at); err != nil {
+			return err
 		}
 		for _, ev := range b.Events {
-			if ev.Amount < 0 {
-				return fmt.Errorf("bunstore: funds event %s in %s: negative amount", ev.Kind, ev.TxHash)
-			}
-			var q string
-			args := []any{live, ev.Ref}
-			switch ev.Kind {
-			case settleflow.FundsDeposit:
-				q = `INSERT INTO settleflow_accounts (livemode, ref, deposited, updated_at) VALUES (?, ?, ?, ?)
-					ON CONFLICT (livemode, ref) DO UPDATE SET deposited = settleflow_accounts.deposited + excluded.deposited,
-						updated_at = excluded.updated_at`
-				args = append(args, ev.Amount, at)
-			case settleflow.FundsWithdrawalRequested:
-				q = `INSERT INTO settleflow_accounts (livemode, ref, pending_withdrawal, updated_at) VALUES (?, ?, ?, ?)
-					ON CONFLICT (livemode, ref) DO UPDATE SET pending_withdrawal = excluded.pending_withdrawal,
-						updated_at = excluded.updated_at`
-				args = append(args, ev.Amount, at)
-			case settleflow.FundsWithdrawalCanceled:
-				q = `UPDATE settleflow_accounts SET pending_withdrawal = 0, updated_at = ? WHERE livemode = ? AND ref = ?`
-				args = []any{at, live, ev.Ref}
-			case settleflow.FundsWithdrawn:
-				q = `INSERT INTO settleflow_accounts (livemode, ref, deposited, updated_at) VALUES (?, ?, ?, ?)
-					ON CONFLICT (livemode, ref) DO UPDATE SET deposited = settleflow_accounts.deposited + excluded.deposited,
-						pending_withdrawal = 0, updated_at = excluded.updated_at`
-				args = append(args, -ev.Amount, at)
-			default:
-				return fmt.Errorf("bunstore: unknown funds event kind %q", ev.Kind)
-			}
-			if _, err := s.exec(ctx, tx, q, args...); err != nil {
+			a, err := s.readAccount(ctx, tx, b.Environment, ev.Ref)
+			if err != nil {
 				return fmt.Errorf("bunstore: funds event %s in %s: %w", ev.Kind, ev.TxHash, err)
 			}
-			if ev.Kind != settleflow.FundsDeposit || b.EventsFor == nil {
+			if reason := applyFundsEvent(a, ev); reason != "" {
+				q, err := s.quarantineFunds(ctx, tx, live, ev, reason, at)
+				if err != nil {
+					return err
+				}
+				if q {
+					res.Quarantined = append(res.Quarantined, settleflow.QuarantinedFunds{Event: ev, Reason: reason})
+				}
 				continue
 			}
-			after, err := scanAccount(s.txRow(ctx, tx, `SELECT `+accountColumns+` FROM settleflow_accounts WHERE livemode = ? AND ref = ?`, live, ev.Ref), b.Environment)
+			// Once each, by (transaction, log index): an event reverted by
+			// a rewind is applied again, without a second announcement.
+			var reverted bool
+			err = s.txRow(ctx, tx, `SELECT reverted FROM settleflow_funds_events WHERE livemode = ? AND tx_hash = ? AND log_index = ?`,
+				live, ev.TxHash, int64(ev.LogIndex)).Scan(&reverted)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return fmt.Errorf("bunstore: funds journal: %w", err)
+			case !reverted:
+				continue // applied already
+			}
+			revived := err == nil
+			before, err := s.readAccount(ctx, tx, b.Environment, ev.Ref)
+			if err != nil {
+				return err
+			}
+			var prevOwner *string
+			if before.Owner != "" {
+				prevOwner = &before.Owner
+			}
+			var owner *string
+			if ev.Owner != "" {
+				owner = &ev.Owner
+			}
+			if revived {
+				_, err = s.exec(ctx, tx, `UPDATE settleflow_funds_events SET reverted = ?, block = ?, ref = ?, kind = ?, amount = ?, owner = ?,
+					prev_pending = ?, prev_owner = ?, applied_at = ? WHERE livemode = ? AND tx_hash = ? AND log_index = ?`,
+					false, int64(ev.BlockNumber), ev.Ref, string(ev.Kind), ev.Amount, owner, before.PendingWithdrawal, prevOwner, at,
+					live, ev.TxHash, int64(ev.LogIndex))
+			} else {
+				_, err = s.exec(ctx, tx, `INSERT INTO settleflow_funds_events (livemode, tx_hash, log_index, block, ref, kind, amount, owner,
+					prev_pending, prev_owner, applied_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+					live, ev.TxHash, int64(ev.LogIndex), int64(ev.BlockNumber), ev.Ref, string(ev.Kind), ev.Amount, owner,
+					before.PendingWithdrawal, prevOwner, at)
+			}
+			if err != nil {
+				return fmt.Errorf("bunstore: funds journal: %w", err)
+			}
+			if err := s.writeFunds(ctx, tx, live, a, at); err != nil {
+				return fmt.Errorf("bunstore: funds event %s in %s: %w", ev.Kind, ev.TxHash, err)
+			}
+			if ev.Kind != settleflow.FundsDeposit || b.EventsFor == nil || revived {
+				continue
+			}
+			after, err := s.readAccount(ctx, tx, b.Environment, ev.Ref)
 			if err != nil {
 				return err
 			}
@@ -195,10 +373,156 @@ func (s *Store) ApplyFunds(ctx context.Context, b settleflow.FundsBatch) (bool, 
 				}
 			}
 		}
-		applied = true
+		res.Applied = true
 		return nil
 	})
-	return applied, err
+	return res, err
+}
+
+// quarantineFunds sets ev aside with reason, once, and counts it in its
+// account; it reports whether ev was new to the quarantine.
+func (s *Store) quarantineFunds(ctx context.Context, tx *sql.Tx, live bool, ev settleflow.FundsEvent, reason string, at int64) (bool, error) {
+	r, err := s.exec(ctx, tx, `INSERT INTO settleflow_funds_quarantine (livemode, tx_hash, log_index, block, ref, kind, reason, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (livemode, tx_hash, log_index) DO NOTHING`,
+		live, ev.TxHash, int64(ev.LogIndex), int64(ev.BlockNumber), ev.Ref, string(ev.Kind), reason, at)
+	if err != nil {
+		return false, fmt.Errorf("bunstore: funds quarantine: %w", err)
+	}
+	if n, err := r.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if _, err := s.exec(ctx, tx, `INSERT INTO settleflow_accounts (livemode, ref, quarantined, updated_at) VALUES (?, ?, 1, ?)
+		ON CONFLICT (livemode, ref) DO UPDATE SET quarantined = settleflow_accounts.quarantined + 1, updated_at = excluded.updated_at`,
+		live, ev.Ref, at); err != nil {
+		return false, fmt.Errorf("bunstore: funds quarantine: %w", err)
+	}
+	return true, nil
+}
+
+// RewindFunds implements settleflow.Store.
+func (s *Store) RewindFunds(ctx context.Context, rw settleflow.FundsRewind) (bool, error) {
+	live := rw.Environment.Livemode()
+	var rewound bool
+	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		rewound = false
+		var r sql.Result
+		var err error
+		if rw.To == (settleflow.FundsCursor{}) {
+			r, err = s.exec(ctx, tx, `DELETE FROM settleflow_funds_cursors WHERE livemode = ? AND block = ? AND hash = ?`,
+				live, int64(rw.From.Block), rw.From.Hash)
+		} else {
+			r, err = s.exec(ctx, tx, `UPDATE settleflow_funds_cursors SET block = ?, hash = ?, current_at = NULL
+				WHERE livemode = ? AND block = ? AND hash = ?`, int64(rw.To.Block), rw.To.Hash, live, int64(rw.From.Block), rw.From.Hash)
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil || n != 1 {
+			return err
+		}
+		at := micros(rw.UpdatedAt)
+		after := int64(rw.To.Block)
+		rows, err := s.txQuery(ctx, tx, `SELECT tx_hash, log_index, ref, kind, amount, prev_pending, prev_owner FROM settleflow_funds_events
+			WHERE livemode = ? AND block > ? AND reverted = ? ORDER BY block DESC, log_index DESC`, live, after, false)
+		if err != nil {
+			return err
+		}
+		var undo []fundsJournal
+		for rows.Next() {
+			var j fundsJournal
+			var kind string
+			if err := rows.Scan(&j.txHash, &j.logIndex, &j.ref, &kind, &j.amount, &j.prevPending, &j.prevOwner); err != nil {
+				rows.Close()
+				return err
+			}
+			j.kind = settleflow.FundsEventKind(kind)
+			undo = append(undo, j)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		type quarantined struct {
+			ref string
+			n   int64
+		}
+		var qs []quarantined
+		qrows, err := s.txQuery(ctx, tx, `SELECT ref, count(*) FROM settleflow_funds_quarantine WHERE livemode = ? AND block > ? GROUP BY ref`, live, after)
+		if err != nil {
+			return err
+		}
+		for qrows.Next() {
+			var q quarantined
+			if err := qrows.Scan(&q.ref, &q.n); err != nil {
+				qrows.Close()
+				return err
+			}
+			qs = append(qs, q)
+		}
+		if err := qrows.Close(); err != nil {
+			return err
+		}
+		refs := make([]string, 0, len(undo)+len(qs))
+		for _, j := range undo {
+			refs = append(refs, j.ref)
+		}
+		for _, q := range qs {
+			refs = append(refs, q.ref)
+		}
+		if err := s.lockAccounts(ctx, tx, live, refs, at); err != nil {
+			return err
+		}
+		// Newest first: each event puts back what it replaced.
+		for _, j := range undo {
+			a, err := s.readAccount(ctx, tx, rw.Environment, j.ref)
+			if err != nil {
+				return err
+			}
+			switch j.kind {
+			case settleflow.FundsDeposit:
+				a.Deposited -= j.amount
+			case settleflow.FundsWithdrawn:
+				a.Deposited += j.amount
+				a.PendingWithdrawal = j.prevPending
+			case settleflow.FundsWithdrawalRequested, settleflow.FundsWithdrawalCanceled:
+				a.PendingWithdrawal = j.prevPending
+			case settleflow.FundsOwnerSet:
+				a.Owner = ""
+				if j.prevOwner != nil {
+					a.Owner = *j.prevOwner
+				}
+			}
+			if err := s.writeFunds(ctx, tx, live, a, at); err != nil {
+				return fmt.Errorf("bunstore: funds rewind: %w", err)
+			}
+			if _, err := s.exec(ctx, tx, `UPDATE settleflow_funds_events SET reverted = ? WHERE livemode = ? AND tx_hash = ? AND log_index = ?`,
+				true, live, j.txHash, j.logIndex); err != nil {
+				return fmt.Errorf("bunstore: funds rewind: %w", err)
+			}
+		}
+		for _, q := range qs {
+			if _, err := s.exec(ctx, tx, `UPDATE settleflow_accounts SET quarantined = quarantined - ?, updated_at = ? WHERE livemode = ? AND ref = ?`,
+				q.n, at, live, q.ref); err != nil {
+				return fmt.Errorf("bunstore: funds rewind: %w", err)
+			}
+		}
+		for _, table := range []string{"settleflow_funds_quarantine", "settleflow_funds_history"} {
+			if _, err := s.exec(ctx, tx, `DELETE FROM `+table+` WHERE livemode = ? AND block > ?`, live, after); err != nil {
+				return fmt.Errorf("bunstore: funds rewind: %w", err)
+			}
+		}
+		rewound = true
+		return nil
+	})
+	return rewound, err
+}
+
+// txQuery runs the prepared statement for query inside tx.
+func (s *Store) txQuery(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 }
 
 // insertSubjectEvent writes an outbox event that is not one workflow's own
@@ -325,7 +649,7 @@ func (s *Store) admit(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, 
 		if a.CustomerID == "" {
 			a.CustomerID = w.CustomerID
 		}
-		if a.Available() < w.Quoted.Amount {
+		if !a.Admits(w.Quoted.Amount) {
 			seen := *a
 			results[i].Insufficient = &seen
 			insert[i] = false

@@ -30,10 +30,10 @@ func TestAdmissionAcrossThreeInstances(t *testing.T) {
 		stores = append(stores, s)
 	}
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	ok, err := stores[0].ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, To: settleflow.FundsCursor{Block: 1, Hash: "0x1"},
-		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsDeposit, Ref: "0xc", Amount: 10 * 500}}, UpdatedAt: at})
-	if err != nil || !ok {
-		t.Fatal(ok, err)
+	res, err := stores[0].ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, To: settleflow.FundsCursor{Block: 1, Hash: "0x1"},
+		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsDeposit, Ref: "0xc", Amount: 10 * 500, TxHash: "0xd"}}, UpdatedAt: at})
+	if err != nil || !res.Applied {
+		t.Fatal(res, err)
 	}
 	var admitted, refused atomic.Int64
 	var wg sync.WaitGroup

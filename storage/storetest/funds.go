@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -21,10 +22,10 @@ func fund(t *testing.T, s settleflow.Store, env settleflow.Environment, ref stri
 		t.Fatal(err)
 	}
 	to := settleflow.FundsCursor{Block: from.Block + 1, Hash: fmt.Sprintf("0x%d", from.Block+1)}
-	ok, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: env, From: from, To: to, UpdatedAt: base,
-		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsDeposit, Ref: ref, Amount: amount, TxHash: "0xd", BlockNumber: to.Block}}})
-	if err != nil || !ok {
-		t.Fatalf("ApplyFunds: %v %v", ok, err)
+	res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: env, From: from, To: to, UpdatedAt: base,
+		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsDeposit, Ref: ref, Amount: amount, TxHash: fmt.Sprintf("0xd%d", to.Block), BlockNumber: to.Block}}})
+	if err != nil || !res.Applied || len(res.Quarantined) != 0 {
+		t.Fatalf("ApplyFunds: %+v %v", res, err)
 	}
 }
 
@@ -150,19 +151,19 @@ func testFundsLedger(t *testing.T, s settleflow.Store) {
 		t.Fatalf("account after settle, fail and cancel: %+v %v", a, err)
 	}
 	// Compare and set: a stale cursor applies nothing.
-	ok, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: settleflow.FundsCursor{}, To: settleflow.FundsCursor{Block: 99, Hash: "0x99"},
+	res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: settleflow.FundsCursor{}, To: settleflow.FundsCursor{Block: 99, Hash: "0x99"},
 		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsDeposit, Ref: "0xl", Amount: 1}}, UpdatedAt: base})
-	if err != nil || ok {
+	if ok := res.Applied; err != nil || ok {
 		t.Fatalf("stale cursor applied: %v %v", ok, err)
 	}
 	// Withdrawal request, cancel, withdrawal.
 	from, _ := s.FundsCursor(ctx, settleflow.Test)
 	to := settleflow.FundsCursor{Block: from.Block + 1, Hash: "0xw"}
-	ok, err = s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, UpdatedAt: base, Events: []settleflow.FundsEvent{
-		{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xl", Amount: 1000},
-		{Kind: settleflow.FundsWithdrawn, Ref: "0xl", Amount: 1000}}})
-	if err != nil || !ok {
-		t.Fatal(ok, err)
+	res, err = s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, UpdatedAt: base, Events: []settleflow.FundsEvent{
+		{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xl", Amount: 1000, TxHash: "0xw", LogIndex: 0},
+		{Kind: settleflow.FundsWithdrawn, Ref: "0xl", Amount: 1000, TxHash: "0xw", LogIndex: 1}}})
+	if err != nil || !res.Applied {
+		t.Fatal(res, err)
 	}
 	a, _ = s.GetAccount(ctx, settleflow.Test, "cus_l", "0xl")
 	if a.Deposited != 3*1250-1000 || a.PendingWithdrawal != 0 {
@@ -294,5 +295,228 @@ func testRefunds(t *testing.T, s settleflow.Store) {
 	evs, _, err := s.ListEvents(ctx, settleflow.EventQuery{Environment: settleflow.Test, Type: settleflow.EventRefundSucceeded, Limit: 10})
 	if err != nil || len(evs) != 1 || evs[0].Data.Refund == nil || evs[0].Data.Refund.ID != claimed[0].ID {
 		t.Fatalf("refund events: %+v %v", evs, err)
+	}
+}
+
+// applyBatch applies evs as the next block's batch and returns what it did.
+func applyBatch(t *testing.T, s settleflow.Store, evs ...settleflow.FundsEvent) settleflow.FundsApplied {
+	t.Helper()
+	ctx := context.Background()
+	from, err := s.FundsCursor(ctx, settleflow.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := settleflow.FundsCursor{Block: from.Block + 1, Hash: fmt.Sprintf("0xh%d", from.Block+1)}
+	for i := range evs {
+		if evs[i].BlockNumber == 0 {
+			evs[i].BlockNumber = to.Block
+		}
+	}
+	res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, Events: evs, UpdatedAt: base})
+	if err != nil || !res.Applied {
+		t.Fatalf("ApplyFunds: %+v %v", res, err)
+	}
+	return res
+}
+
+func account(t *testing.T, s settleflow.Store, customerID, ref string) *settleflow.Account {
+	t.Helper()
+	a, err := s.GetAccount(context.Background(), settleflow.Test, customerID, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// testFundsQuarantine: an event the settler could not read (Invalid), or
+// whose sum would pass the bounds of int64, is quarantined once, with its
+// reason, and counted on its account; the batch's other events are applied;
+// an event is applied once by (transaction, log index); a quarantined
+// account is refused at admission whatever its balance.
+func testFundsQuarantine(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	res := applyBatch(t, s,
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xq", Amount: 5000, TxHash: "0x1", LogIndex: 0},
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xq", TxHash: "0x2", LogIndex: 0, Invalid: "moves 2^63 cents"},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xo", Amount: math.MaxInt64, TxHash: "0x3", LogIndex: 0},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xo", Amount: 1, TxHash: "0x3", LogIndex: 1},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xok", Amount: 7000, TxHash: "0x4", LogIndex: 0})
+	if len(res.Quarantined) != 2 || res.Quarantined[0].Event.TxHash != "0x2" || res.Quarantined[0].Reason != "moves 2^63 cents" ||
+		res.Quarantined[1].Event.TxHash != "0x3" || res.Quarantined[1].Event.LogIndex != 1 || res.Quarantined[1].Reason == "" {
+		t.Fatalf("quarantined %+v", res.Quarantined)
+	}
+	if a := account(t, s, "cus_q", "0xq"); a.Deposited != 5000 || a.Quarantined != 1 || a.PendingWithdrawal != 0 {
+		t.Fatalf("quarantined account %+v", a)
+	}
+	if a := account(t, s, "cus_o", "0xo"); a.Deposited != math.MaxInt64 || a.Quarantined != 1 {
+		t.Fatalf("overflowing account %+v", a)
+	}
+	if a := account(t, s, "cus_ok", "0xok"); a.Deposited != 7000 || a.Quarantined != 0 {
+		t.Fatalf("the other customer %+v", a)
+	}
+	// The same events again (a replay): nothing applied twice, nothing
+	// quarantined twice.
+	res = applyBatch(t, s,
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xq", Amount: 5000, TxHash: "0x1", LogIndex: 0},
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xq", TxHash: "0x2", LogIndex: 0, Invalid: "moves 2^63 cents"},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xok", Amount: 7000, TxHash: "0x4", LogIndex: 0})
+	if len(res.Quarantined) != 0 {
+		t.Fatalf("quarantined again: %+v", res.Quarantined)
+	}
+	if a := account(t, s, "cus_q", "0xq"); a.Deposited != 5000 || a.Quarantined != 1 {
+		t.Fatalf("after a replay %+v", a)
+	}
+	if a := account(t, s, "cus_ok", "0xok"); a.Deposited != 7000 {
+		t.Fatalf("a deposit applied twice: %+v", a)
+	}
+	st, err := s.FundsStatus(ctx, settleflow.Test)
+	if err != nil || st.Quarantined != 2 || st.Cursor.Block != 2 {
+		t.Fatalf("funds status %+v %v", st, err)
+	}
+	// Admission: the quarantined account is refused although 5000 would
+	// cover the quote; the other is admitted.
+	q := newWorkflow(settleflow.Test, base, "cus_q", "triage")
+	ok := newWorkflow(settleflow.Test, base.Add(time.Millisecond), "cus_ok", "triage")
+	ins, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(q, "0xq"), reserveInsert(ok, "0xok")})
+	if err != nil || ins[0].Insufficient == nil || ins[0].Insufficient.Quarantined != 1 || ins[1].Insufficient != nil {
+		t.Fatalf("admission: %+v %v", ins, err)
+	}
+	if _, err := s.GetWorkflow(ctx, settleflow.Test, q.ID); !errors.Is(err, settleflow.ErrNotFound) {
+		t.Fatalf("a refused insert was stored: %v", err)
+	}
+}
+
+// testFundsSaturate: a pending withdrawal that just fits an int64, over
+// reservations larger than the balance, leaves the available balance
+// negative (saturated, never wrapped) and admission refuses.
+func testFundsSaturate(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	applyBatch(t, s, settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xs", Amount: 1250, TxHash: "0x1"})
+	w := newWorkflow(settleflow.Test, base, "cus_s", "triage")
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(w, "0xs")}); err != nil || res[0].Insufficient != nil {
+		t.Fatalf("insert: %+v %v", res, err)
+	}
+	// The owner withdraws everything (reservations outlive it), then
+	// asks for the largest amount that fits.
+	applyBatch(t, s,
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xs", Amount: 1250, TxHash: "0x2"},
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawn, Ref: "0xs", Amount: 1250, TxHash: "0x3"},
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xs", Amount: math.MaxInt64, TxHash: "0x4"})
+	a := account(t, s, "cus_s", "0xs")
+	if a.Reserved != 1250 || a.OnChain() != 0 || a.PendingWithdrawal != math.MaxInt64 || a.Available() != math.MinInt64 {
+		t.Fatalf("account %+v available %d; want saturated at the smallest int64", a, a.Available())
+	}
+	x := newWorkflow(settleflow.Test, base.Add(time.Second), "cus_s", "triage")
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{reserveInsert(x, "0xs")}); err != nil || res[0].Insufficient == nil {
+		t.Fatalf("admitted against a wrapped balance: %+v %v", res, err)
+	}
+}
+
+// testFundsOwner: an owner change sets the account's owner, and a later
+// one replaces it.
+func testFundsOwner(t *testing.T, s settleflow.Store) {
+	applyBatch(t, s,
+		settleflow.FundsEvent{Kind: settleflow.FundsOwnerSet, Ref: "0xw", Owner: "0xAa", TxHash: "0x1", LogIndex: 0},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xw", Amount: 10, TxHash: "0x1", LogIndex: 1})
+	if a := account(t, s, "cus_w", "0xw"); a.Owner != "0xAa" || a.Deposited != 10 {
+		t.Fatalf("owner %+v", a)
+	}
+	applyBatch(t, s, settleflow.FundsEvent{Kind: settleflow.FundsOwnerSet, Ref: "0xw", Owner: "0xBb", TxHash: "0x2"})
+	if a := account(t, s, "cus_w", "0xw"); a.Owner != "0xBb" {
+		t.Fatalf("changed owner %+v", a)
+	}
+	if a := account(t, s, "cus_none", "0xnone"); a.Owner != "" {
+		t.Fatalf("an account never seen has an owner: %+v", a)
+	}
+}
+
+// testFundsRewind: a rewind reverts, newest first, what was applied after
+// the block it goes back to (deposits, withdrawals, requests, owners),
+// drops the quarantine and history there, is compare and set; events
+// applied again after it count once and announce nothing new.
+func testFundsRewind(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	announced := 0
+	batch := func(evs ...settleflow.FundsEvent) {
+		t.Helper()
+		from, _ := s.FundsCursor(ctx, settleflow.Test)
+		to := settleflow.FundsCursor{Block: from.Block + 1, Hash: fmt.Sprintf("0xh%d", from.Block+1)}
+		for i := range evs {
+			evs[i].BlockNumber = to.Block
+		}
+		res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, Events: evs, UpdatedAt: base,
+			EventsFor: func(ev settleflow.FundsEvent, after *settleflow.Account) *settleflow.Event {
+				announced++
+				return &settleflow.Event{ID: ids.New(ids.Event, base.Add(time.Duration(announced)*time.Millisecond)), Object: "event",
+					Type: settleflow.EventCustomerFunded, CreatedAt: base, Data: settleflow.EventData{CustomerID: "cus_r"}}
+			}})
+		if err != nil || !res.Applied {
+			t.Fatalf("ApplyFunds: %+v %v", res, err)
+		}
+	}
+	batch(settleflow.FundsEvent{Kind: settleflow.FundsOwnerSet, Ref: "0xr", Owner: "0xA", TxHash: "0x1", LogIndex: 0},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 1000, TxHash: "0x1", LogIndex: 1},
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xr", Amount: 300, TxHash: "0x1", LogIndex: 2}) // block 1
+	keep := account(t, s, "cus_r", "0xr")
+	batch(settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 500, TxHash: "0x2"}, // block 2
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawalCanceled, Ref: "0xr", TxHash: "0x2", LogIndex: 1})
+	batch(settleflow.FundsEvent{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xr", Amount: 200, TxHash: "0x3"}, // block 3
+		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawn, Ref: "0xr", Amount: 200, TxHash: "0x3", LogIndex: 1},
+		settleflow.FundsEvent{Kind: settleflow.FundsOwnerSet, Ref: "0xr", Owner: "0xB", TxHash: "0x3", LogIndex: 2},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", TxHash: "0x3", LogIndex: 3, Invalid: "bad"})
+	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1300 || a.Owner != "0xB" || a.Quarantined != 1 || announced != 2 {
+		t.Fatalf("before the rewind: %+v, %d announced", a, announced)
+	}
+	hist, err := s.FundsHistory(ctx, settleflow.Test, 10)
+	if err != nil || len(hist) != 3 || hist[0].Block != 3 || hist[2] != (settleflow.FundsCursor{Block: 1, Hash: "0xh1"}) {
+		t.Fatalf("history %+v %v", hist, err)
+	}
+	// Compare and set: a stale From rewinds nothing.
+	if ok, err := s.RewindFunds(ctx, settleflow.FundsRewind{Environment: settleflow.Test, From: hist[1], To: hist[2], UpdatedAt: base}); ok || err != nil {
+		t.Fatalf("a stale rewind: %v %v", ok, err)
+	}
+	if ok, err := s.RewindFunds(ctx, settleflow.FundsRewind{Environment: settleflow.Test, From: hist[0], To: hist[2], UpdatedAt: base}); !ok || err != nil {
+		t.Fatalf("rewind: %v %v", ok, err)
+	}
+	a := account(t, s, "cus_r", "0xr")
+	if a.Deposited != keep.Deposited || a.PendingWithdrawal != keep.PendingWithdrawal || a.Owner != keep.Owner || a.Quarantined != 0 {
+		t.Fatalf("after the rewind %+v, want as after block 1: %+v", a, keep)
+	}
+	st, _ := s.FundsStatus(ctx, settleflow.Test)
+	if st.Cursor != hist[2] || st.Quarantined != 0 || !st.CurrentAt.IsZero() {
+		t.Fatalf("status after the rewind %+v", st)
+	}
+	if h, _ := s.FundsHistory(ctx, settleflow.Test, 10); len(h) != 1 {
+		t.Fatalf("history after the rewind %+v", h)
+	}
+	// The new chain holds block 2's deposit again (same transaction and
+	// log index) and a new one: the first counts once and is not
+	// announced again.
+	batch(settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 500, TxHash: "0x2"},
+		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 1, TxHash: "0x9"})
+	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1501 || a.PendingWithdrawal != 300 || announced != 3 {
+		t.Fatalf("after the new chain: %+v, %d announced", a, announced)
+	}
+	// Back to the zero cursor: everything reverted.
+	cur, _ := s.FundsCursor(ctx, settleflow.Test)
+	if ok, err := s.RewindFunds(ctx, settleflow.FundsRewind{Environment: settleflow.Test, From: cur, UpdatedAt: base}); !ok || err != nil {
+		t.Fatalf("rewind to the start: %v %v", ok, err)
+	}
+	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 0 || a.PendingWithdrawal != 0 || a.Owner != "" {
+		t.Fatalf("after a rewind to the start: %+v", a)
+	}
+	if c, _ := s.FundsCursor(ctx, settleflow.Test); c != (settleflow.FundsCursor{}) {
+		t.Fatalf("cursor %+v", c)
+	}
+	// MarkFundsCurrent on the zero cursor, then the first batch.
+	if err := s.MarkFundsCurrent(ctx, settleflow.Test, settleflow.FundsCursor{}, base); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.FundsStatus(ctx, settleflow.Test); !st.CurrentAt.Equal(base) || st.Cursor != (settleflow.FundsCursor{}) {
+		t.Fatalf("current at the start: %+v", st)
+	}
+	batch(settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 1000, TxHash: "0x1", LogIndex: 1})
+	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1000 {
+		t.Fatalf("after the start: %+v", a)
 	}
 }

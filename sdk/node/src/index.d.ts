@@ -299,6 +299,8 @@ export interface Customer {
   balance: Balance;
   /** Where to deposit; null where charges are not paid from customer balances. */
   deposit: DepositInfo | null;
+  /** The address (0x…) that owns the balance in the contract and alone can withdraw; null while it has none. */
+  owner: string | null;
 }
 
 /** customers.createOwnerGrant's body. */

@@ -618,7 +618,9 @@ class Customer:
     """A customer's prepaid funds in the key's environment.
 
     ``deposit`` says where to deposit for the customer; it is None where
-    charges are not paid from customer balances.
+    charges are not paid from customer balances. ``owner`` is the address
+    that owns the balance in the contract (it alone can withdraw), or None
+    while it has none.
     """
 
     id: str
@@ -626,6 +628,7 @@ class Customer:
     livemode: bool
     balance: Balance
     deposit: Optional[DepositInfo]
+    owner: Optional[str] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -636,6 +639,7 @@ class Customer:
             livemode=_bool(d, "livemode", path),
             balance=Balance.from_wire(_obj(d, "balance", path), f"{path}.balance"),
             deposit=_opt(d, "deposit", path, DepositInfo.from_wire, may_be_absent=True),
+            owner=_opt_str(d, "owner", path),
             raw=plain(dict(d)),
         )
 
