@@ -559,3 +559,6 @@ func (e *Engine) FailTask(_ context.Context, s TaskScope, id, message string, re
 	t.outcome <- taskOutcome{err: out}
 	return t.view(), nil
 }
+
+// AllowsProduct reports whether the scope may serve product.
+func (s TaskScope) AllowsProduct(product string) bool { return s.allows(product) }
