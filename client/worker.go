@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -98,7 +97,7 @@ type WorkerOptions struct {
 // [Worker.Run]'s ctx ends. Build it with [Client.NewWorker] on a client
 // holding a worker key (rk_test_… or rk_live_…).
 type Worker struct {
-	b        *backend
+	tasks    *TaskService
 	opts     WorkerOptions
 	mu       sync.Mutex
 	handlers map[string]TaskHandler
@@ -119,7 +118,7 @@ func (c *Client) NewWorker(opts WorkerOptions) *Worker {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
 	}
-	return &Worker{b: c.b, opts: opts, handlers: map[string]TaskHandler{}}
+	return &Worker{tasks: c.Tasks, opts: opts, handlers: map[string]TaskHandler{}}
 }
 
 // Handle registers h for the remote product named product. Register every
@@ -128,16 +127,6 @@ func (w *Worker) Handle(product string, h TaskHandler) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.handlers[product] = h
-}
-
-type claimRequest struct {
-	Products    []string `json:"products"`
-	Max         int      `json:"max"`
-	WaitSeconds int      `json:"waitSeconds"`
-}
-
-type taskList struct {
-	Data []Task `json:"data"`
 }
 
 // Run claims and runs tasks until ctx ends, then stops claiming, waits up
@@ -183,10 +172,8 @@ claims:
 			}
 			break
 		}
-		var got taskList
-		_, err := w.b.do(ctx, request{method: http.MethodPost, path: "/v1/tasks/claim", noRetry: true,
-			body: claimRequest{Products: products, Max: free, WaitSeconds: int(w.opts.Wait / time.Second)}}, &got)
-		for range free - len(got.Data) {
+		got, err := w.tasks.Claim(ctx, &TaskClaimParams{Products: products, Max: free, WaitSeconds: int(w.opts.Wait / time.Second)})
+		for range free - len(got) {
 			<-slots
 		}
 		if err != nil {
@@ -209,8 +196,8 @@ claims:
 			continue
 		}
 		pause = 500 * time.Millisecond
-		for i := range got.Data {
-			t := &got.Data[i]
+		for i := range got {
+			t := &got[i]
 			running.Add(1)
 			go func() {
 				defer running.Done()
@@ -279,15 +266,7 @@ func ReportSpend(ctx context.Context, items ...CostItem) error {
 func (r *taskRun) heartbeat(ctx context.Context, items []CostItem) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if items == nil {
-		items = []CostItem{}
-	}
-	var t Task
-	// Not retried: a heartbeat carrying spend is not idempotent.
-	_, err := r.w.b.do(context.WithoutCancel(ctx), request{method: http.MethodPost, noRetry: true,
-		path: "/v1/tasks/" + url.PathEscape(r.task.ID) + "/heartbeat", body: struct {
-			CostItems []CostItem `json:"costItems"`
-		}{items}}, &t)
+	t, err := r.w.tasks.Heartbeat(context.WithoutCancel(ctx), r.task.ID, items)
 	if err == nil {
 		r.task.LeaseExpiresAt, r.task.Spent = t.LeaseExpiresAt, t.Spent
 		return nil
@@ -348,26 +327,14 @@ func (w *Worker) run(parent context.Context, h TaskHandler, t *Task) {
 	}
 	rctx, done := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
 	defer done()
-	path := "/v1/tasks/" + url.PathEscape(t.ID)
 	var report error
 	switch {
 	case errors.Is(stopped, ErrWorkerStopped):
-		_, report = w.b.do(rctx, request{method: http.MethodPost, path: path + "/fail",
-			body: map[string]any{"message": "the worker stopped before the task finished", "retry": true}}, nil)
+		_, report = w.tasks.Fail(rctx, t.ID, "the worker stopped before the task finished", true)
 	case err != nil:
-		_, report = w.b.do(rctx, request{method: http.MethodPost, path: path + "/fail",
-			body: map[string]any{"message": failMessage(err), "retry": !IsPermanent(err)}}, nil)
+		_, report = w.tasks.Fail(rctx, t.ID, failMessage(err), !IsPermanent(err))
 	default:
-		result := res.Result
-		if result == nil {
-			result = struct{}{}
-		}
-		items := res.CostItems
-		if items == nil {
-			items = []CostItem{}
-		}
-		_, report = w.b.do(rctx, request{method: http.MethodPost, path: path + "/complete",
-			body: map[string]any{"result": result, "costItems": items}}, nil)
+		_, report = w.tasks.Complete(rctx, t.ID, res.Result, res.CostItems)
 	}
 	if report != nil {
 		w.log("reporting the task's end failed", "task", t.ID, "error", report)

@@ -259,7 +259,7 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	if s.engine, err = settleflow.New(settleflow.Options{
 		Store: s.store, Settler: s.chain, Notifier: s.hooks, Products: c.Products, Logger: s.log.Named("engine"),
-		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, SettlementLease: s.lease,
+		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, TaskLease: c.TaskLease, SettlementLease: s.lease,
 		TestFaucet: c.TestFaucet, Clock: c.Clock,
 		// The webhook deliverer starts before the engine's stages and
 		// stops after them.
