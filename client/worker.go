@@ -80,8 +80,8 @@ type WorkerOptions struct {
 	// HeartbeatInterval is how often a running task's lease is extended.
 	// Default 10 s (the server's lease is 30 s by default).
 	HeartbeatInterval time.Duration
-	// Wait is how long one claim waits for a task (at most 30 s). Default
-	// 20 s.
+	// Wait is how long one claim waits for a task (at most 30 s, and
+	// 2 s less than the client's timeout). Default 20 s.
 	Wait time.Duration
 	// DrainTimeout is how long [Worker.Run] lets the tasks in flight finish
 	// once its ctx ends, before canceling them (ErrWorkerStopped). Default
@@ -117,6 +117,10 @@ func (c *Client) NewWorker(opts WorkerOptions) *Worker {
 	opts.Wait = min(opts.Wait, 30*time.Second)
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 30 * time.Second
+	}
+	if t := c.b.timeout; t > 0 && opts.Wait > t-2*time.Second {
+		// A claim's answer must come before the client's own timeout.
+		opts.Wait = max(t-2*time.Second, time.Second)
 	}
 	return &Worker{tasks: c.Tasks, opts: opts, handlers: map[string]TaskHandler{}}
 }
@@ -329,7 +333,7 @@ func (w *Worker) run(parent context.Context, h TaskHandler, t *Task) {
 	defer done()
 	var report error
 	switch {
-	case errors.Is(stopped, ErrWorkerStopped):
+	case err != nil && errors.Is(stopped, ErrWorkerStopped):
 		_, report = w.tasks.Fail(rctx, t.ID, "the worker stopped before the task finished", true)
 	case err != nil:
 		_, report = w.tasks.Fail(rctx, t.ID, failMessage(err), !IsPermanent(err))

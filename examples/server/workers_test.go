@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -305,5 +306,114 @@ func TestRemoteProductsOneInstancePerDatabase(t *testing.T) {
 	err = run(t.Context(), []string{"-data", t.TempDir(), "-postgres", dsn, "-remote", "ticket-triage", "-https", "127.0.0.1:0", "-http", "", "-log-level", "error"}, &syncBuffer{}, &syncBuffer{})
 	if err == nil || !strings.Contains(err.Error(), "serves remote products") {
 		t.Fatalf("a second instance with remote products: %v; want it refused", err)
+	}
+}
+
+// The Go worker: a Permanent error or a panic fails the workflow for good;
+// another error is retried as the next attempt; at shutdown a task in
+// flight finishes within the drain timeout, and one that does not is
+// stopped (ErrWorkerStopped) and handed back, to be run again by the next
+// worker.
+func TestGoWorkerFailuresAndDrain(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, "-remote", "ticket-triage", "-task-lease", "2s")
+	c := s.apiClient(t, workerKey(t, dir, nil))
+	started := make(chan string, 16)
+	var stuckCause sync.Map
+	handler := func(ctx context.Context, task *client.Task) (client.TaskResult, error) {
+		var p struct {
+			TicketID string `json:"ticketId"`
+		}
+		if err := json.Unmarshal(task.Payload, &p); err != nil {
+			return client.TaskResult{}, client.Permanent(err)
+		}
+		started <- p.TicketID
+		switch p.TicketID {
+		case "T-perm":
+			return client.TaskResult{}, client.Permanent(errors.New("the ticket is closed"))
+		case "T-panic":
+			panic("boom")
+		case "T-retry":
+			if task.Attempt == 1 {
+				return client.TaskResult{}, errors.New("the model timed out")
+			}
+		case "T-slow":
+			time.Sleep(800 * time.Millisecond)
+		case "T-stuck":
+			if task.Attempt == 1 {
+				<-ctx.Done()
+				stuckCause.Store(task.ID, context.Cause(ctx))
+				return client.TaskResult{}, ctx.Err()
+			}
+		}
+		return client.TaskResult{Result: map[string]any{"ticketId": p.TicketID, "attempt": task.Attempt}}, nil
+	}
+	runWorker := func(drain time.Duration) (context.CancelFunc, chan error) {
+		w := c.NewWorker(client.WorkerOptions{HeartbeatInterval: 300 * time.Millisecond, Wait: 5 * time.Second, DrainTimeout: drain})
+		w.Handle("ticket-triage", handler)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		return cancel, done
+	}
+	stop, done := runWorker(10 * time.Second)
+	ids := map[string]string{}
+	for _, ticket := range []string{"T-perm", "T-panic", "T-retry"} {
+		ids[ticket] = s.createWorkflow(t, "ticket-triage", "cus_go_worker", `{"ticketId":"`+ticket+`"}`)
+	}
+	for ticket, want := range map[string]string{"T-perm": "the ticket is closed", "T-panic": "handler panicked: boom"} {
+		got := s.waitFor(t, ids[ticket])
+		if f, _ := got["failure"].(map[string]any); got["status"] != "Failed" || f["code"] != "execution_failed" || !strings.Contains(f["message"].(string), want) {
+			t.Fatalf("%s: %v; want Failed execution_failed %q", ticket, got, want)
+		}
+	}
+	if got := s.waitFor(t, ids["T-retry"]); got["status"] != "Settled" || got["result"].(map[string]any)["attempt"] != 2.0 {
+		t.Fatalf("T-retry: %v; want Settled on attempt 2", got)
+	}
+
+	// A slow task in flight at shutdown finishes and is completed.
+	slow := s.createWorkflow(t, "ticket-triage", "cus_go_worker", `{"ticketId":"T-slow"}`)
+	for tk := range started {
+		if tk == "T-slow" {
+			break
+		}
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := s.waitFor(t, slow); got["status"] != "Settled" {
+		t.Fatalf("T-slow after a drained shutdown: %v", got)
+	}
+
+	// A stuck task is stopped at the drain timeout and handed back.
+	stop, done = runWorker(300 * time.Millisecond)
+	stuck := s.createWorkflow(t, "ticket-triage", "cus_go_worker", `{"ticketId":"T-stuck"}`)
+	for tk := range started {
+		if tk == "T-stuck" {
+			break
+		}
+	}
+	stop()
+	began := time.Now()
+	<-done
+	if d := time.Since(began); d > 5*time.Second {
+		t.Fatalf("Run took %v to stop with a drain timeout of 300ms", d)
+	}
+	causes := 0
+	stuckCause.Range(func(_, v any) bool {
+		causes++
+		if !errors.Is(v.(error), client.ErrWorkerStopped) {
+			t.Errorf("the stuck handler was stopped with %v", v)
+		}
+		return true
+	})
+	if causes != 1 {
+		t.Fatalf("the stuck handler returned %d times, want once", causes)
+	}
+	stop, done = runWorker(10 * time.Second)
+	defer func() { stop(); <-done }()
+	if got := s.waitFor(t, stuck); got["status"] != "Settled" || got["result"].(map[string]any)["attempt"] != 2.0 {
+		t.Fatalf("T-stuck: %v; want Settled by the next worker on attempt 2", got)
 	}
 }
