@@ -47,10 +47,10 @@ const (
 	MaxTaskResultBytes = 256 << 10
 	// MaxTaskMessageBytes bounds the message of a failed task.
 	MaxTaskMessageBytes = 1024
-	// taskKeep is how long an ended task is remembered, so that a late
-	// call about it is answered 409 (lease_lost, task_ended) or, repeated,
-	// 200, rather than 404.
-	taskKeep = time.Hour
+	// taskKeep is how long an ended task is remembered (without its
+	// payload), so that a late call about it is answered 409 (lease_lost,
+	// task_ended) or, repeated, 200, rather than 404.
+	taskKeep = 10 * time.Minute
 )
 
 // ErrTaskNotFound: no task of that id in the caller's environment (and
@@ -255,7 +255,9 @@ func (h *taskHub) add(t *task, now time.Time) bool {
 	return true
 }
 
-// end moves an open t to state (h.mu held).
+// end moves an open t to state (h.mu held). What it spent is kept as it
+// is now; its payload is dropped (see forget) unless its worker ended it,
+// whose answer carries it.
 func (h *taskHub) end(t *task, state taskState, now time.Time) {
 	if t.state == taskQueued {
 		for i, q := range h.queue {
@@ -265,8 +267,16 @@ func (h *taskHub) end(t *task, state taskState, now time.Time) {
 			}
 		}
 	}
-	t.state, t.endedAt = state, now
+	t.t.Spent = t.view().Spent
+	t.state, t.endedAt, t.spent = state, now, nil
+	if state != taskCompleted && state != taskFailed {
+		t.forget()
+	}
 }
+
+// forget drops what an ended task no longer needs while it is remembered:
+// a repeated completion or failure answers it with an empty payload.
+func (t *task) forget() { t.t.Payload = json.RawMessage("{}") }
 
 // stop withdraws the tasks no worker claimed and refuses new ones: a
 // stopping engine releases their workflows instead of waiting for a
@@ -276,7 +286,8 @@ func (h *taskHub) stop(now time.Time) {
 	defer h.mu.Unlock()
 	h.stopping = true
 	for _, t := range h.queue {
-		t.state, t.endedAt = taskWithdrawn, now
+		t.state, t.endedAt, t.spent = taskWithdrawn, now, nil
+		t.forget()
 		t.outcome <- taskOutcome{err: errTaskWithdrawn}
 	}
 	h.queue = nil
@@ -507,7 +518,9 @@ func (e *Engine) CompleteTask(_ context.Context, s TaskScope, id string, result 
 	}
 	h.end(t, taskCompleted, e.now())
 	t.outcome <- taskOutcome{exec: Execution{Result: compact, CostItems: append([]CostItem(nil), items...)}}
-	return t.view(), nil
+	v := t.view()
+	t.forget()
+	return v, nil
 }
 
 // taskResult checks a task's result: one JSON object, at most
@@ -557,7 +570,9 @@ func (e *Engine) FailTask(_ context.Context, s TaskScope, id, message string, re
 		out = Permanent(&Failure{Code: FailureExecutionFailed, Message: "the worker failed the task: " + message})
 	}
 	t.outcome <- taskOutcome{err: out}
-	return t.view(), nil
+	v := t.view()
+	t.forget()
+	return v, nil
 }
 
 // AllowsProduct reports whether the scope may serve product.
