@@ -150,6 +150,9 @@ type taskHub struct {
 	waiters   map[*taskWaiter]struct{}
 	stopping  bool
 	lastSweep time.Time
+	// drained is closed by EndTaskClaims: claims stop waiting.
+	drained   chan struct{}
+	drainOnce sync.Once
 }
 
 type taskWaiter struct {
@@ -159,7 +162,7 @@ type taskWaiter struct {
 }
 
 func newTaskHub() *taskHub {
-	return &taskHub{byID: map[string]*task{}, waiters: map[*taskWaiter]struct{}{}}
+	return &taskHub{byID: map[string]*task{}, waiters: map[*taskWaiter]struct{}{}, drained: make(chan struct{})}
 }
 
 // runRemote is a remote product's execution: it queues w as a task, wakes
@@ -336,6 +339,11 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 		}
 	}
 	h := e.tasks
+	select {
+	case <-h.drained:
+		p.Wait = 0
+	default:
+	}
 	var deadline <-chan time.Time
 	if p.Wait > 0 {
 		timer := time.NewTimer(p.Wait)
@@ -357,6 +365,8 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 		case <-wt.wake:
 		case <-deadline:
 			p.Wait = 0 // one last look, then answer
+		case <-h.drained:
+			p.Wait = 0
 		case <-ctx.Done():
 			h.mu.Lock()
 			delete(h.waiters, wt)
@@ -577,3 +587,11 @@ func (e *Engine) FailTask(_ context.Context, s TaskScope, id, message string, re
 
 // AllowsProduct reports whether the scope may serve product.
 func (s TaskScope) AllowsProduct(product string) bool { return s.allows(product) }
+
+// EndTaskClaims answers every claim waiting for tasks now (with what is
+// ready, often nothing) and makes later claims answer without waiting: a
+// server calls it as it begins to shut down, so that workers' long polls
+// do not hold its listeners open. Tasks held by workers are not affected.
+func (e *Engine) EndTaskClaims() {
+	e.tasks.drainOnce.Do(func() { close(e.tasks.drained) })
+}

@@ -475,6 +475,8 @@ func (s *Server) stop(ctx context.Context) (failure, cut error) {
 	}
 	s.stopped = true
 	if s.started {
+		// Workers' long polls answer now rather than hold the listeners.
+		s.engine.EndTaskClaims()
 		shutdownServers(ctx, s.servers, s.cfg.ShutdownGrace, s.log)
 		// The engine stops its stages, then the webhook deliverer.
 		if err := s.engine.Stop(ctx); err != nil {

@@ -417,3 +417,36 @@ func TestGoWorkerFailuresAndDrain(t *testing.T) {
 		t.Fatalf("T-stuck: %v; want Settled by the next worker on attempt 2", got)
 	}
 }
+
+// At shutdown a worker's waiting claim is answered at once (empty), rather
+// than holding the server's listeners for the rest of its wait.
+func TestShutdownAnswersWaitingClaims(t *testing.T) {
+	dir := t.TempDir()
+	s := startServerWith(t, dir, "-remote", "ticket-triage")
+	c := s.apiClient(t, workerKey(t, dir, nil))
+	type answer struct {
+		tasks []client.Task
+		err   error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		tasks, err := c.Tasks.Claim(context.Background(), &client.TaskClaimParams{Products: []string{"ticket-triage"}, WaitSeconds: 28})
+		ch <- answer{tasks, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // the claim waits
+	began := time.Now()
+	if err := s.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Fatalf("shutdown took %v with a claim waiting", d)
+	}
+	select {
+	case a := <-ch:
+		if a.err != nil || len(a.tasks) != 0 {
+			t.Fatalf("the waiting claim: %v, %v; want an empty answer", a.tasks, a.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting claim was not answered at shutdown")
+	}
+}
