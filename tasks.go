@@ -77,7 +77,8 @@ var errTaskWithdrawn = errors.New("settleflow: the engine stopped before a worke
 type TaskScope struct {
 	Environment Environment
 	Products    []string
-	// Worker names the caller (an API key id), for the record.
+	// Worker names the caller (an API key id): a task claimed by one worker
+	// is not another's to heartbeat, complete or fail ("": no check).
 	Worker string
 }
 
@@ -420,7 +421,8 @@ func (t *task) view() Task {
 // call finds, is not the task's).
 func (h *taskHub) held(s TaskScope, id string, want taskState) (*task, error) {
 	t, ok := h.byID[id]
-	if !ok || t.env != s.Environment || !s.allows(t.t.Product) || t.state == taskQueued || t.state == taskWithdrawn {
+	if !ok || t.env != s.Environment || !s.allows(t.t.Product) || t.state == taskQueued || t.state == taskWithdrawn ||
+		(s.Worker != "" && t.worker != s.Worker) {
 		return nil, ErrTaskNotFound
 	}
 	switch t.state {

@@ -165,6 +165,10 @@ func TestTaskKeyScoping(t *testing.T) {
 		t.Fatalf("claimed %v, want workflow %s", et, echoID)
 	}
 	e.expect(e.other, "/v1/tasks/"+et["id"].(string)+"/heartbeat", `{}`, 404, "resource_missing")
+	// Nor does another worker key of the same scope touch a task it did
+	// not claim.
+	another := e.keys.createWorker(t, settleflow.Test)
+	e.expect(another, "/v1/tasks/"+et["id"].(string)+"/complete", `{"result":{}}`, 404, "resource_missing")
 	otherID := e.newWorkflow(e.secret, "remote-other", "cus_scope")
 	ot := e.claimOne(e.other, "remote-other")
 	if ot["workflowId"] != otherID {
