@@ -86,3 +86,19 @@ const (
 	// FailureInvalidCharge: the charge cannot be settled as given.
 	FailureInvalidCharge = wire.FailureInvalidCharge
 )
+
+// Codes of the task endpoints (wire's, see there).
+const (
+	// CodeLeaseLost: the task's lease passed; nothing more is recorded for it.
+	CodeLeaseLost = wire.CodeLeaseLost
+	// CodeTaskEnded: the task was completed or failed already.
+	CodeTaskEnded = wire.CodeTaskEnded
+	// CodeMarginFloorExceeded: the task's reported spend passed its budget.
+	CodeMarginFloorExceeded = wire.CodeMarginFloorExceeded
+	// CodeWorkerKeyRequired: a task endpoint called without a worker key.
+	CodeWorkerKeyRequired = wire.CodeWorkerKeyRequired
+	// CodeWorkerKeyForbidden: a worker key called another endpoint.
+	CodeWorkerKeyForbidden = wire.CodeWorkerKeyForbidden
+	// CodeProductNotAllowed: a worker key claimed a product it may not serve.
+	CodeProductNotAllowed = wire.CodeProductNotAllowed
+)

@@ -53,6 +53,10 @@ type Options struct {
 	// leased for twice as long, so after a crash they are offered again
 	// within that time. Default 30 s.
 	NotifyTimeout time.Duration
+	// TaskLease is how long a worker holds a remote product's task
+	// between heartbeats (see Product.Remote): past it the attempt is over,
+	// retried after its backoff. Default DefaultTaskLease (30 s).
+	TaskLease time.Duration
 	// Retry is the backoff after transient errors.
 	Retry RetryPolicy
 	// Retention says how long dispatched events and idempotency records
@@ -171,6 +175,10 @@ type Engine struct {
 	// workflow's refunded amount does change: see cacheable.)
 	terminal terminalCache
 
+	// tasks are the remote products' executions waiting for or held by
+	// workers.
+	tasks *taskHub
+
 	// funds0 is the engine's memory of customer funds.
 	funds0 fundsState
 	// refundsWake tells the refund stage a refund was recorded.
@@ -213,6 +221,7 @@ func New(opts Options) (*Engine, error) {
 	setDefault(&opts.BatchSize, 256)
 	setDefault(&opts.PollInterval, 500*time.Millisecond)
 	setDefault(&opts.ExecutionTimeout, 5*time.Minute)
+	setDefault(&opts.TaskLease, DefaultTaskLease)
 	setDefault(&opts.SettlementPollInterval, 2*time.Second)
 	setDefault(&opts.NotifyTimeout, 30*time.Second)
 	setDefault(&opts.TestFaucet, DefaultTestFaucet)
@@ -236,6 +245,7 @@ func New(opts Options) (*Engine, error) {
 		settler:  opts.Settler,
 		notifier: opts.Notifier,
 		products: opts.Products,
+		tasks:    newTaskHub(),
 		log:      opts.Logger,
 		clock:    opts.Clock,
 		opts:     opts,
@@ -289,6 +299,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.store.ReleaseLeases(ctx, e.opts.WorkerID, e.now()); err != nil {
 		return fmt.Errorf("settleflow: releasing leases of a previous run: %w", err)
 	}
+	e.tasks.start()
 	rs := &runState{lines: stage.NewLines(e.opts.Workers, e.handoffCap)}
 	rec := stage.NewRecorder(e.env, rs.lines, e.notifier, e.eventsWake)
 	execute := stage.NewExecute(e.env, rs.lines, e.wake, e.execute)
@@ -353,6 +364,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 	// recorded, charges on their way are settled or released; the event
 	// stages stop last. Events are durable in the outbox: whatever the
 	// dispatch stage has not handed over yet goes at the next Start.
+	// Tasks no worker claimed are withdrawn (their workflows released);
+	// those workers hold finish within ctx, like executions in process.
+	e.tasks.stop(e.now())
 	var cut error
 	if err := rs.stages.Stop(ctx); err != nil {
 		cut = ctx.Err()

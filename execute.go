@@ -43,7 +43,11 @@ func (e *Engine) execute(ctx context.Context, w *Workflow) execResult {
 			res.spent.enforce, res.spent.budget = true, Budget(w.Quoted.Amount, *w.MarginFloor)
 		}
 		ectx = context.WithValue(ectx, spendKey{}, res.spent)
-		res.exec, res.err = runProduct(ectx, prod, w.Payload)
+		if prod.remote {
+			res.exec, res.err = e.runRemote(ectx, w, res.spent)
+		} else {
+			res.exec, res.err = runProduct(ectx, prod, w.Payload)
+		}
 		cancelSpend(nil)
 		cancel()
 	}
@@ -107,8 +111,9 @@ func (e *Engine) finish(ctx context.Context, r execResult, now time.Time) (Updat
 			// The product did not stop at its budget: flag it.
 			u.Event = stage.WorkflowEvent(EventWorkflowMarginBelowFloor, next, Settling, now, nil)
 		}
-	case ctx.Err() != nil && errors.Is(r.err, context.Canceled):
-		// Cut short by Stop: release for another worker, not a failure.
+	case ctx.Err() != nil && errors.Is(r.err, context.Canceled), errors.Is(r.err, errTaskWithdrawn):
+		// Cut short by Stop (or, remote, not claimed by a worker before
+		// Stop): release for another worker, not a failure.
 		u.Release, u.RunAt, u.Attempts = true, now, w.Attempts
 	case IsPermanent(r.err):
 		stage.Fail(&u, w, now, stage.FailureOf(r.err, FailureExecutionFailed))

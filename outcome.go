@@ -151,6 +151,12 @@ func ReportSpend(ctx context.Context, items ...CostItem) error {
 	if s == nil {
 		return nil
 	}
+	return s.report(items)
+}
+
+// report is ReportSpend on s: a product in process calls it through
+// ReportSpend, a remote one's heartbeats directly (HeartbeatTask).
+func (s *spend) report(items []CostItem) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.exceeded {

@@ -49,6 +49,11 @@ type Product[P any] struct {
 	// Example, optional, is a payload clients can start from: it is shown
 	// in the catalogue and Register checks that it validates and prices.
 	Example *P
+	// Remote, if set, leaves the execution to workers that claim it over
+	// the task endpoints (Engine.ClaimTasks; POST /v1/tasks/claim): Execute
+	// must then be nil. The estimate, the quote, the margin floor, the
+	// verdict and the charge stay the engine's.
+	Remote bool
 	// Execute runs the product. It may run again for the same workflow after a
 	// crash (at least once), so it should be idempotent by workflow id
 	// (available from WorkflowID(ctx)). Return an error wrapped with
@@ -93,6 +98,8 @@ type product struct {
 	// estimate decodes and validates a payload and estimates its cost.
 	estimate func(payload json.RawMessage) (int64, error)
 	execute  func(ctx context.Context, payload json.RawMessage) (Execution, error)
+	// remote: workers run it (execute is nil).
+	remote bool
 }
 
 var productName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
@@ -110,7 +117,10 @@ func register[P any](r *Products, p Product[P], schema json.RawMessage) error {
 	if err := p.Price.Validate(); err != nil {
 		return fmt.Errorf("settleflow: product %s: %w", p.Name, err)
 	}
-	if p.Estimate == nil || p.Execute == nil {
+	switch {
+	case p.Remote && (p.Estimate == nil || p.Execute != nil):
+		return fmt.Errorf("settleflow: product %s is remote: it needs Estimate and no Execute (workers execute it)", p.Name)
+	case !p.Remote && (p.Estimate == nil || p.Execute == nil):
 		return fmt.Errorf("settleflow: product %s needs Estimate and Execute", p.Name)
 	}
 	if m := PricingOf(p.Price).Model; (m == PricingSuccessFee || m == PricingHybrid) && p.SuccessCriteria == nil {
@@ -165,6 +175,7 @@ func register[P any](r *Products, p Product[P], schema json.RawMessage) error {
 			Example:        example,
 			Pricing:        PricingOf(p.Price),
 		},
+		remote:   p.Remote,
 		price:    p.Price,
 		criteria: p.SuccessCriteria,
 		floor:    p.MarginFloor,
@@ -214,6 +225,21 @@ func (r *Products) List() []ProductInfo {
 		out = append(out, p.info)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Remote returns the names of the remote products (Product.Remote),
+// sorted.
+func (r *Products) Remote() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []string
+	for name, p := range r.m {
+		if p.remote {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -575,7 +575,7 @@ func TestSecretCharsetUniform(t *testing.T) {
 	var counts [256]int
 	seen := map[string]bool{}
 	for i := 0; i < n; i++ {
-		s, err := generateSecret(settleflow.Test)
+		s, err := generateSecret(settleflow.Test, Secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -608,7 +608,7 @@ func TestSecretCharsetUniform(t *testing.T) {
 	for i := 0; i < 64; i++ {
 		in = append(in, byte(i))
 	}
-	s, err := newSecret(settleflow.Live, bytes.NewReader(in))
+	s, err := newSecret(settleflow.Live, Secret, bytes.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}

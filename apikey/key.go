@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/settleflow/settleflow"
@@ -54,6 +55,23 @@ func (p Plan) Limits() (perMinute, perDay int, ok bool) {
 // Valid reports whether p is one of [Plans].
 func (p Plan) Valid() bool { return p == Starter || p == Pro || p == Enterprise }
 
+// Kind is what a key may call.
+type Kind string
+
+// The kinds of key.
+const (
+	// Secret is an ordinary key (sk_test_…, sk_live_…): every endpoint but
+	// the task endpoints. The default.
+	Secret Kind = "secret"
+	// Worker is a worker key (rk_test_…, rk_live_…): only the task
+	// endpoints (POST /v1/tasks/…), for the products it names if it names
+	// any.
+	Worker Kind = "worker"
+)
+
+// Valid reports whether k is Secret or Worker.
+func (k Kind) Valid() bool { return k == Secret || k == Worker }
+
 // Key is an API key as stored: everything but its secret, which is never
 // kept. Its JSON form is the "api_key" object used in listings. Times are UTC
 // with millisecond precision.
@@ -85,10 +103,18 @@ type Key struct {
 	// SuccessorID is the key this one was rotated into; empty if it was not
 	// rotated (or was rotated before successors were recorded).
 	SuccessorID string
+	// Kind is Secret or Worker (read from JSON, "" for an ordinary key).
+	Kind Kind
+	// Products, for a worker key, are the only remote products it may
+	// serve; nil: every one.
+	Products []string
 
 	// lineage is the id of the first key of a chain of rotations.
 	lineage string
 }
+
+// IsWorker reports whether k is a worker key.
+func (k Key) IsWorker() bool { return k.Kind == Worker }
 
 // Livemode reports whether the key acts on the live environment.
 func (k Key) Livemode() bool { return k.Environment == settleflow.Live }
@@ -126,6 +152,9 @@ type keyJSON struct {
 	ExpiresAt  *time.Time `json:"expiresAt"`
 	// SuccessorID is omitted when empty.
 	SuccessorID string `json:"successorId,omitempty"`
+	// Kind and Products are given for worker keys only.
+	Kind     Kind     `json:"kind,omitempty"`
+	Products []string `json:"products,omitempty"`
 }
 
 // Object is the "object" value of a Key's JSON form.
@@ -142,7 +171,17 @@ func (k Key) MarshalJSON() ([]byte, error) {
 		ID: k.ID, Object: Object, Livemode: k.Livemode(), Name: k.Name, Plan: k.Plan,
 		Display: k.Display, PerMinute: k.PerMinute, PerDay: k.PerDay, CreatedAt: k.CreatedAt,
 		LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt, ExpiresAt: k.ExpiresAt, SuccessorID: k.SuccessorID,
+		Kind: workerOnly(k.Kind), Products: k.Products,
 	})
+}
+
+// workerOnly is k's JSON form: worker keys name their kind, ordinary keys
+// (as before kinds) do not.
+func workerOnly(k Kind) Kind {
+	if k == Worker {
+		return k
+	}
+	return ""
 }
 
 // UnmarshalJSON reads the form MarshalJSON writes.
@@ -162,6 +201,7 @@ func (k *Key) UnmarshalJSON(p []byte) error {
 		ID: j.ID, Environment: env, Name: j.Name, Plan: j.Plan, Display: j.Display,
 		PerMinute: j.PerMinute, PerDay: j.PerDay, CreatedAt: j.CreatedAt,
 		LastUsedAt: j.LastUsedAt, RevokedAt: j.RevokedAt, ExpiresAt: j.ExpiresAt, SuccessorID: j.SuccessorID,
+		Kind: workerOnly(j.Kind), Products: j.Products,
 	}
 	return nil
 }
@@ -185,8 +225,9 @@ func (e *AuthError) Error() string { return "apikey: " + e.Message }
 var (
 	// ErrMissing: no Authorization header, or an empty one.
 	ErrMissing = &AuthError{wire.CodeAPIKeyMissing, "No API key provided. Send it in the header Authorization: Bearer sk_test_… (or sk_live_…)."}
-	// ErrMalformed: not "Bearer <token>", or a token that is not sk_live_ or
-	// sk_test_ followed by 32 to 128 base62 characters.
+	// ErrMalformed: not "Bearer <token>", or a token that is not sk_live_,
+	// sk_test_, rk_live_ or rk_test_ followed by 32 to 128 base62
+	// characters.
 	ErrMalformed = &AuthError{wire.CodeAPIKeyMalformed, "Malformed API key. Send Authorization: Bearer sk_live_… or sk_test_…."}
 	// ErrUnknown: a well-formed key that does not exist.
 	ErrUnknown = &AuthError{wire.CodeAPIKeyInvalid, "Invalid API key provided."}
@@ -206,6 +247,10 @@ var (
 	ErrInvalidName = errors.New("apikey: invalid name")
 	// ErrInvalidEnvironment: an environment other than test or live.
 	ErrInvalidEnvironment = errors.New("apikey: invalid environment")
+	// ErrInvalidKind: a kind other than secret or worker, or products
+	// named for a key that is not a worker key, or a product name that
+	// cannot be one.
+	ErrInvalidKind = errors.New("apikey: invalid kind or products")
 	// ErrInvalidPlan: a plan other than starter, pro or enterprise.
 	ErrInvalidPlan = errors.New("apikey: invalid plan")
 	// ErrInvalidLimits: enterprise without two positive limits, or limits
@@ -233,3 +278,11 @@ func (e *opError) Unwrap() error { return e.err }
 // RotationExpiries are the allowed expiries of a rotated key: at once, in an
 // hour, a day or a week.
 var RotationExpiries = []time.Duration{0, time.Hour, 24 * time.Hour, 7 * 24 * time.Hour}
+
+// splitProducts reads the stored products of a worker key.
+func splitProducts(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,6 +130,42 @@ type CreateParams struct {
 	// be zero for the other plans (which fix them).
 	PerMinute int
 	PerDay    int
+	// Kind defaults to Secret; Worker makes a worker key (rk_…).
+	Kind Kind
+	// Products, for a worker key only, limits it to those remote products
+	// (1–64 names of [a-z0-9-], starting with a letter); none: every one.
+	Products []string
+}
+
+// productName is the form of a product name (settleflow.Register's).
+var productName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
+
+// checkKind checks p's kind and products, returning them as stored.
+func (p CreateParams) checkKind() (Kind, string, error) {
+	kind := p.Kind
+	if kind == "" {
+		kind = Secret
+	}
+	if !kind.Valid() {
+		return "", "", fmt.Errorf("%w: kind %q: want secret or worker", ErrInvalidKind, p.Kind)
+	}
+	if len(p.Products) > 0 && kind != Worker {
+		return "", "", fmt.Errorf("%w: only a worker key is limited to products", ErrInvalidKind)
+	}
+	if len(p.Products) > 64 {
+		return "", "", fmt.Errorf("%w: at most 64 products", ErrInvalidKind)
+	}
+	seen := map[string]bool{}
+	for _, name := range p.Products {
+		if !productName.MatchString(name) {
+			return "", "", fmt.Errorf("%w: %q is not a product name (1-64 of [a-z0-9-], starting with a letter)", ErrInvalidKind, name)
+		}
+		if seen[name] {
+			return "", "", fmt.Errorf("%w: product %q named twice", ErrInvalidKind, name)
+		}
+		seen[name] = true
+	}
+	return kind, strings.Join(p.Products, ","), nil
 }
 
 // Create makes a new key and returns it with its secret. The secret is
@@ -147,10 +184,14 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Key, string, erro
 	if err != nil {
 		return Key{}, "", err
 	}
+	kind, products, err := p.checkKind()
+	if err != nil {
+		return Key{}, "", err
+	}
 	now := m.now()
 	id := ids.New(ids.Key, now)
 	r := row{id: id, lineage: id, env: p.Environment, name: p.Name, plan: p.Plan,
-		perMinute: perMinute, perDay: perDay, createdAt: now}
+		perMinute: perMinute, perDay: perDay, createdAt: now, kind: kind, products: products}
 	secret, err := m.fill(&r)
 	if err != nil {
 		return Key{}, "", err
@@ -166,7 +207,7 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (Key, string, erro
 
 // fill gives r a new secret's hash and display form and returns the secret.
 func (m *Manager) fill(r *row) (string, error) {
-	secret, err := generateSecret(r.env)
+	secret, err := generateSecret(r.env, r.kind)
 	if err != nil {
 		return "", err
 	}
@@ -266,7 +307,7 @@ func (m *Manager) Rotate(ctx context.Context, id string, expireIn time.Duration)
 		}
 		expires := now.Add(expireIn)
 		nk = row{id: ids.New(ids.Key, now), lineage: old.lineage, env: old.env, name: old.name, plan: old.plan,
-			perMinute: old.perMinute, perDay: old.perDay, createdAt: now}
+			perMinute: old.perMinute, perDay: old.perDay, createdAt: now, kind: old.kind, products: old.products}
 		if secret, err = m.fill(&nk); err != nil {
 			return err
 		}
@@ -325,7 +366,7 @@ func (m *Manager) Revoke(ctx context.Context, id string) error {
 // trusted for CacheTTL, and its last-used time is written in the background
 // at most once a minute.
 func (m *Manager) Authenticate(ctx context.Context, authorization string) (Key, error) {
-	secret, env, err := parseAuthorization(authorization)
+	secret, env, kind, err := parseKey(authorization)
 	if err != nil {
 		return Key{}, err
 	}
@@ -335,7 +376,7 @@ func (m *Manager) Authenticate(ctx context.Context, authorization string) (Key, 
 	if err != nil {
 		return Key{}, err
 	}
-	if !found || subtle.ConstantTimeCompare([]byte(r.hash), []byte(hash)) != 1 || r.env != env {
+	if !found || subtle.ConstantTimeCompare([]byte(r.hash), []byte(hash)) != 1 || r.env != env || r.kind != kind {
 		return Key{}, ErrUnknown
 	}
 	if r.revokedAt != nil {

@@ -32,6 +32,7 @@ func TestPostgres(t *testing.T) {
 		"PlansAndValidation":        TestPlansAndValidation,
 		"MigrateTwice":              TestMigrateTwice,
 		"ConcurrentAuthenticate":    TestConcurrentAuthenticate,
+		"WorkerKeys":                TestWorkerKeys,
 	} {
 		t.Run(name, test)
 	}

@@ -24,32 +24,35 @@ type row struct {
 	revokedAt   *time.Time
 	expiresAt   *time.Time
 	successor   string // "" if none recorded
+	kind        Kind
+	products    string // comma-separated; "" for every product
 }
 
-const columns = "id, lineage_id, environment, name, plan, per_minute, per_day, secret_hash, display, created_at, last_used_at, revoked_at, expires_at, successor_id"
+const columns = "id, lineage_id, environment, name, plan, per_minute, per_day, secret_hash, display, created_at, last_used_at, revoked_at, expires_at, successor_id, kind, products"
 
-const insertSQL = "INSERT INTO apikey_keys (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+const insertSQL = "INSERT INTO apikey_keys (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 // args are the values of columns, in order.
 func (r *row) args() []any {
 	return []any{r.id, r.lineage, string(r.env), r.name, string(r.plan), int64(r.perMinute), int64(r.perDay),
 		r.hash, r.display, storage.Micros(r.createdAt), storage.NullMicros(r.lastUsedAt), storage.NullMicros(r.revokedAt), storage.NullMicros(r.expiresAt),
-		sql.NullString{String: r.successor, Valid: r.successor != ""}}
+		sql.NullString{String: r.successor, Valid: r.successor != ""}, string(r.kind), r.products}
 }
 
 type scanner interface{ Scan(dest ...any) error }
 
 func (r *row) scan(s scanner) error {
 	var (
-		env, plan                  string
+		env, plan, kind            string
 		perMinute, perDay, created int64
 		lastUsed, revoked, expires sql.NullInt64
 		successor                  sql.NullString
 	)
 	if err := s.Scan(&r.id, &r.lineage, &env, &r.name, &plan, &perMinute, &perDay, &r.hash, &r.display,
-		&created, &lastUsed, &revoked, &expires, &successor); err != nil {
+		&created, &lastUsed, &revoked, &expires, &successor, &kind, &r.products); err != nil {
 		return err
 	}
+	r.kind = Kind(kind)
 	r.successor = successor.String
 	r.env, r.plan = settleflow.Environment(env), Plan(plan)
 	r.perMinute, r.perDay = int(perMinute), int(perDay)
@@ -63,7 +66,7 @@ func (r *row) key() Key {
 	return Key{ID: r.id, Environment: r.env, Name: r.name, Plan: r.plan, Display: r.display,
 		PerMinute: r.perMinute, PerDay: r.perDay, CreatedAt: r.createdAt,
 		LastUsedAt: clone(r.lastUsedAt), RevokedAt: clone(r.revokedAt), ExpiresAt: clone(r.expiresAt), SuccessorID: r.successor,
-		lineage: r.lineage}
+		Kind: r.kind, Products: splitProducts(r.products), lineage: r.lineage}
 }
 
 // clone copies *t, so that a Key never shares memory with a cached row.

@@ -62,6 +62,9 @@ type Client struct {
 	Margins *MarginService
 	// TestHelpers calls the test helpers (test keys only).
 	TestHelpers *TestHelperService
+	// Tasks calls the task endpoints (worker keys only); see also
+	// [Client.NewWorker].
+	Tasks *TaskService
 
 	b *backend
 }
@@ -166,6 +169,7 @@ func New(apiKey string, opts ...Option) *Client {
 		Refunds:     &RefundService{b},
 		Margins:     &MarginService{b},
 		TestHelpers: &TestHelperService{b},
+		Tasks:       &TaskService{b},
 		b:           b,
 	}
 }

@@ -34,6 +34,10 @@ var operations = map[string]struct{ service, method string }{
 	"fundTestCustomer": {"TestHelpers", "FundCustomer"},
 	"reportMargins":    {"Margins", "Report"},
 	"openAPI":          {"", "OpenAPI"},
+	"claimTasks":       {"Tasks", "Claim"},
+	"heartbeatTask":    {"Tasks", "Heartbeat"},
+	"completeTask":     {"Tasks", "Complete"},
+	"failTask":         {"Tasks", "Fail"},
 }
 
 func TestOperationCoverage(t *testing.T) {

@@ -82,6 +82,8 @@ type envOptions struct {
 	logger  *zap.Logger
 	// register, when set, registers more products next to ticket-triage.
 	register func(t *testing.T, p *settleflow.Products)
+	// engine, when set, adjusts the engine's options last.
+	engine func(o *settleflow.Options)
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -125,6 +127,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 		if o.faucet == 0 {
 			eo.TestFaucet = -1
 		}
+	}
+	if o.engine != nil {
+		o.engine(&eo)
 	}
 	engine, err := settleflow.New(eo)
 	if err != nil {

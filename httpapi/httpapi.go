@@ -32,6 +32,11 @@ type Principal struct {
 	// predecessor's), and Windows are the key's limits.
 	RateLimitKey string
 	Windows      []ratelimit.Window
+	// Worker is set for a worker key (rk_…): it may call the task
+	// endpoints only, and every other key may not. Products, when not nil,
+	// are the only remote products the worker key may serve.
+	Worker   bool
+	Products []string
 }
 
 // Authenticator resolves an Authorization header to the key it carries. It
@@ -52,7 +57,8 @@ func (k keyManager) Authenticate(ctx context.Context, authorization string) (Pri
 	if err != nil {
 		return Principal{}, err
 	}
-	return Principal{KeyID: key.ID, Environment: key.Environment, RateLimitKey: key.RateLimitKey(), Windows: key.Windows()}, nil
+	return Principal{KeyID: key.ID, Environment: key.Environment, RateLimitKey: key.RateLimitKey(), Windows: key.Windows(),
+		Worker: key.IsWorker(), Products: key.Products}, nil
 }
 
 // Options configure the handler. Engine, Keys and Limiter are required.
@@ -276,6 +282,19 @@ func (h *handler) routes() *http.ServeMux {
 	m.HandleFunc("/v1/products", get(h.listProducts))
 	m.HandleFunc("/v1/products/{name}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchProduct(w, r, r.PathValue("name")) }))
 	m.HandleFunc("/v1/margins", get(h.margins))
+	task := func(next http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				writeError(w, r, methodNotAllowed("POST"))
+				return
+			}
+			h.auth(w, r, next, true)
+		}
+	}
+	m.HandleFunc("/v1/tasks/claim", task(h.claimTasks))
+	m.HandleFunc("/v1/tasks/{id}/heartbeat", task(func(w http.ResponseWriter, r *http.Request) { h.heartbeatTask(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/tasks/{id}/complete", task(func(w http.ResponseWriter, r *http.Request) { h.completeTask(w, r, r.PathValue("id")) }))
+	m.HandleFunc("/v1/tasks/{id}/fail", task(func(w http.ResponseWriter, r *http.Request) { h.failTask(w, r, r.PathValue("id")) }))
 	m.HandleFunc("/", notFound)
 	return m
 }
@@ -315,8 +334,14 @@ func methodNotAllowed(allow string) *Error {
 
 // authed authenticates the key, applies its rate limits (headers on every
 // authenticated answer, 429 included) and refuses live keys until live
-// settlement is configured.
+// settlement is configured, and worker keys (403 worker_key_forbidden).
 func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+	h.auth(w, r, next, false)
+}
+
+// auth is authed for an endpoint that worker keys call (task) or the other
+// keys do (!task): the other kind is answered 403.
+func (h *handler) auth(w http.ResponseWriter, r *http.Request, next http.HandlerFunc, task bool) {
 	p, err := h.opts.Keys.Authenticate(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
 		var ae *apikey.AuthError
@@ -353,6 +378,16 @@ func (h *handler) authed(w http.ResponseWriter, r *http.Request, next http.Handl
 	if p.Environment == settleflow.Live && !h.opts.LiveConfigured() {
 		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: settleflow.CodeLivemodeNotConfigured,
 			Message: "Live mode is not configured on this server: live settlement needs a mainnet RPC, a signer and contract addresses. Use a test key."})
+		return
+	}
+	switch {
+	case task && !p.Worker:
+		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: wire.CodeWorkerKeyRequired,
+			Message: "The task endpoints take a worker key (rk_test_… or rk_live_…, made with keys create -kind worker), not this key."})
+		return
+	case !task && p.Worker:
+		writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: wire.CodeWorkerKeyForbidden,
+			Message: "A worker key may call the task endpoints (POST /v1/tasks/…) only; use an ordinary key (sk_…) here."})
 		return
 	}
 	next(w, r)

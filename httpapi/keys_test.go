@@ -70,3 +70,15 @@ func (k *testKeys) revoke(t *testing.T, secret string) {
 		t.Fatal(err)
 	}
 }
+
+// createWorker makes a worker key of env, limited to products if any.
+func (k *testKeys) createWorker(t *testing.T, env settleflow.Environment, products ...string) string {
+	t.Helper()
+	key, secret, err := k.m.Create(context.Background(), apikey.CreateParams{Environment: env, Name: "worker",
+		Kind: apikey.Worker, Products: products})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.ids[secret] = key.ID
+	return secret
+}

@@ -83,6 +83,9 @@ type Config struct {
 	// dead instance had claimed go to the others after 1.1 times this plus
 	// a second. Default 5 minutes.
 	ExecutionTimeout time.Duration
+	// TaskLease is how long a worker holds a remote product's task between
+	// heartbeats (settleflow.Options.TaskLease). Default 30 seconds.
+	TaskLease time.Duration
 
 	// WebhookShortName names the webhook signature header:
 	// NAME-signature. Default "service".
@@ -219,7 +222,7 @@ func (c Config) check() error {
 	for _, d := range []struct {
 		field string
 		d     time.Duration
-	}{{"ExecutionTimeout", c.ExecutionTimeout}, {"RequestTimeout", c.RequestTimeout}, {"ReadHeaderTimeout", c.ReadHeaderTimeout},
+	}{{"ExecutionTimeout", c.ExecutionTimeout}, {"TaskLease", c.TaskLease}, {"RequestTimeout", c.RequestTimeout}, {"ReadHeaderTimeout", c.ReadHeaderTimeout},
 		{"IdleTimeout", c.IdleTimeout}, {"ShutdownGrace", c.ShutdownGrace}, {"ReadyMaxLag", c.ReadyMaxLag}} {
 		if d.d < 0 {
 			return bad(d.field, "%v: want a positive duration (0: the default)", d.d)

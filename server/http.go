@@ -95,8 +95,15 @@ func methodLabel(r *http.Request) string {
 // routeLabel is the API route pattern the path matches, else "other".
 func routeLabel(r *http.Request) string {
 	switch p := r.URL.Path; {
-	case p == "/v1/workflows", p == "/v1/quotes", p == "/v1/products", p == "/v1/events", p == "/v1/refunds", p == "/v1/margins", p == "/v1/openapi.json":
+	case p == "/v1/workflows", p == "/v1/quotes", p == "/v1/products", p == "/v1/events", p == "/v1/refunds", p == "/v1/margins", p == "/v1/openapi.json",
+		p == "/v1/tasks/claim":
 		return p
+	case oneSegment(p, "/v1/tasks/", "/heartbeat"):
+		return "/v1/tasks/{id}/heartbeat"
+	case oneSegment(p, "/v1/tasks/", "/complete"):
+		return "/v1/tasks/{id}/complete"
+	case oneSegment(p, "/v1/tasks/", "/fail"):
+		return "/v1/tasks/{id}/fail"
 	case oneSegment(p, "/v1/workflows/", "/cancel"):
 		return "/v1/workflows/{id}/cancel"
 	case oneSegment(p, "/v1/workflows/", "/refunds"):

@@ -167,6 +167,21 @@ func (s *Server) openDatabase(ctx context.Context) (err error) {
 	if err := s.keys.Migrate(ctx); err != nil {
 		return err
 	}
+	if remote := c.Products.Remote(); len(remote) > 0 {
+		// A remote product's tasks live in the memory of the instance whose
+		// engine runs the workflow, and a worker claims from the instance
+		// it reaches: with two instances it could wait for a task the other
+		// holds until the lease ends. So one instance per database serves
+		// remote products; a second one refuses to start.
+		release, ok, err := s.store.DB().TryHold(ctx, "settleflow: remote products' tasks")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("another instance on this database serves remote products (%s): workers claim their tasks from the one instance that runs them, so run a single instance per database when products are remote", strings.Join(remote, ", "))
+		}
+		s.onClose(release)
+	}
 	return s.firstStartKey(ctx)
 }
 
@@ -244,7 +259,7 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	if s.engine, err = settleflow.New(settleflow.Options{
 		Store: s.store, Settler: s.chain, Notifier: s.hooks, Products: c.Products, Logger: s.log.Named("engine"),
-		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, SettlementLease: s.lease,
+		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, TaskLease: c.TaskLease, SettlementLease: s.lease,
 		TestFaucet: c.TestFaucet, Clock: c.Clock, FundsMaxAge: c.FundsMaxAge,
 		// The webhook deliverer starts before the engine's stages and
 		// stops after them.
@@ -460,6 +475,8 @@ func (s *Server) stop(ctx context.Context) (failure, cut error) {
 	}
 	s.stopped = true
 	if s.started {
+		// Workers' long polls answer now rather than hold the listeners.
+		s.engine.EndTaskClaims()
 		shutdownServers(ctx, s.servers, s.cfg.ShutdownGrace, s.log)
 		// The engine stops its stages, then the webhook deliverer.
 		if err := s.engine.Stop(ctx); err != nil {

@@ -118,6 +118,33 @@ const (
 	CodeInternalError ErrorCode = "internal_error"
 )
 
+// Codes of the task endpoints (POST /v1/tasks/…), answered to workers.
+const (
+	// CodeLeaseLost: the task's lease passed: it expired without a
+	// heartbeat, the execution timed out or the engine stopped it, and the
+	// workflow's next attempt (if any) is another task (HTTP 409). The
+	// worker stops; nothing it sends for this task is recorded.
+	CodeLeaseLost ErrorCode = "lease_lost"
+	// CodeTaskEnded: the task was already completed or failed by its
+	// worker and this call would change that (HTTP 409); repeating the
+	// same completion or failure is answered 200 instead.
+	CodeTaskEnded ErrorCode = "task_ended"
+	// CodeMarginFloorExceeded: the spend reported for the task passed the
+	// budget its margin floor leaves (HTTP 409): the workflow fails with
+	// failure code margin_floor_exceeded and nothing is charged. The same
+	// string as FailureMarginFloorExceeded.
+	CodeMarginFloorExceeded ErrorCode = "margin_floor_exceeded"
+	// CodeWorkerKeyRequired: a task endpoint was called with a key that is
+	// not a worker key (HTTP 403).
+	CodeWorkerKeyRequired ErrorCode = "worker_key_required"
+	// CodeWorkerKeyForbidden: a worker key called an endpoint other than
+	// the task endpoints (HTTP 403).
+	CodeWorkerKeyForbidden ErrorCode = "worker_key_forbidden"
+	// CodeProductNotAllowed: a worker key limited to named products claimed
+	// another (HTTP 403, param "products").
+	CodeProductNotAllowed ErrorCode = "product_not_allowed"
+)
+
 // Failure codes the engine sets on a Failed workflow (failure.code).
 const (
 	// FailureExecutionFailed: the product failed permanently, or returned a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -32,6 +33,7 @@ func keysGroup() *group {
 		perMinute, perDay int
 		expireIn          string
 		asJSON            bool
+		kind, products    string
 	)
 	manager := func(x *cmdContext) *apikey.Manager { return x.shared.(*apikey.Manager) }
 	return &group{
@@ -58,18 +60,31 @@ func keysGroup() *group {
 				fs.StringVar(&plan, "plan", "starter", "`plan`: starter (300/min, 50,000/day), pro (1,000/min, 500,000/day) or enterprise")
 				fs.IntVar(&perMinute, "per-minute", 0, "requests per minute (enterprise only, required there)")
 				fs.IntVar(&perDay, "per-day", 0, "requests per day (enterprise only, required there)")
+				fs.StringVar(&kind, "kind", "secret", "`kind`: secret (sk_…, the API) or worker (rk_…, the task endpoints only)")
+				fs.StringVar(&products, "products", "", "worker keys only: the remote products it may serve, comma-separated `a,b` (default every one)")
 			},
 			run: func(ctx context.Context, x *cmdContext) error {
 				if err := need(env != "" && name != "", "keys create needs --env test|live and --name NAME"); err != nil {
 					return err
 				}
+				var only []string
+				if products != "" {
+					only = strings.Split(products, ",")
+				}
 				k, secret, err := manager(x).Create(ctx, apikey.CreateParams{Environment: settleflow.Environment(env), Name: name,
-					Plan: apikey.Plan(plan), PerMinute: perMinute, PerDay: perDay})
+					Plan: apikey.Plan(plan), PerMinute: perMinute, PerDay: perDay, Kind: apikey.Kind(kind), Products: only})
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(x.stdout, "%s\n%s\n", k.ID, secret)
-				fmt.Fprintf(x.stderr, "created %s key %s (%s, %d/minute, %d/day); the secret above is shown once\n", k.Environment, k.ID, k.Plan, k.PerMinute, k.PerDay)
+				what := "key"
+				if k.IsWorker() {
+					what = "worker key"
+					if k.Products != nil {
+						what += " for " + strings.Join(k.Products, ", ")
+					}
+				}
+				fmt.Fprintf(x.stderr, "created %s %s %s (%s, %d/minute, %d/day); the secret above is shown once\n", k.Environment, what, k.ID, k.Plan, k.PerMinute, k.PerDay)
 				return nil
 			},
 		}, {

@@ -367,7 +367,7 @@ func capitalize(s string) string {
 	return string(unicode.ToUpper(r)) + s[n:]
 }
 
-func registerOutcomeProducts(ps *settleflow.Products) error {
+func registerOutcomeProducts(ps *settleflow.Products, remote map[string]bool) error {
 	return errors.Join(
 		settleflow.Register(ps, settleflow.Product[extraction]{
 			Name:        "document-extraction",
@@ -379,7 +379,8 @@ func registerOutcomeProducts(ps *settleflow.Products) error {
 			PricingSummary: "capped at the quote, which estimates cost 0.10 USD plus 0.04 USD per page (plus 0.02 USD per page for OCR unless clean) at a 30 % target margin, at least 0.25 USD; " +
 				"charged actual cost plus 30 %, at least 0.25 USD; margin floor 10 %",
 			Estimate: extractionEstimate,
-			Execute:  around("document-extraction", extract),
+			Remote:   remote["document-extraction"],
+			Execute:  local(remote, "document-extraction", extract),
 		}),
 		settleflow.Register(ps, settleflow.Product[resolution]{
 			Name:            "ticket-resolution",
@@ -389,7 +390,8 @@ func registerOutcomeProducts(ps *settleflow.Products) error {
 			SuccessCriteria: resolutionCriteria,
 			PricingSummary:  "success fee: the quote (cost 0.20 USD plus 0.01 USD per 200 characters, 60 % target margin, at least 1.00 USD) if status is resolved and confidence at least 0.8, else nothing",
 			Estimate:        resolutionEstimate,
-			Execute:         around("ticket-resolution", resolve),
+			Remote:          remote["ticket-resolution"],
+			Execute:         local(remote, "ticket-resolution", resolve),
 		}),
 		settleflow.Register(ps, settleflow.Product[lead]{
 			Name:            "lead-enrichment",
@@ -400,7 +402,8 @@ func registerOutcomeProducts(ps *settleflow.Products) error {
 			MarginFloor:     2000,
 			PricingSummary:  "hybrid: 30 % of the quote always, all of it when the lead is found; the quote estimates cost 0.23 USD at a 40 % target margin, at least 0.20 USD; margin floor 20 %",
 			Estimate:        leadEstimate,
-			Execute:         around("lead-enrichment", enrich),
+			Remote:          remote["lead-enrichment"],
+			Execute:         local(remote, "lead-enrichment", enrich),
 		}),
 	)
 }

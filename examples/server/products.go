@@ -107,8 +107,15 @@ func (m moderation) Validate() error {
 	return nil
 }
 
-func demoProducts() (*settleflow.Products, error) {
+// demoProducts is the demo catalogue; the products named in remote are
+// left to workers (settleflow.Product.Remote): their Execute here is not
+// used.
+func demoProducts(remote ...string) (*settleflow.Products, error) {
 	ps := settleflow.NewProducts()
+	r := map[string]bool{}
+	for _, name := range remote {
+		r[strings.TrimSpace(name)] = true
+	}
 	err := settleflow.Register(ps, settleflow.Product[triage]{
 		Name:           "ticket-triage",
 		Example:        &triage{TicketID: "T-42", Subject: "Refund for invoice 7", Attachments: 1},
@@ -116,7 +123,8 @@ func demoProducts() (*settleflow.Products, error) {
 		Price:          settleflow.Price{TargetMargin: 3000, MinimumCharge: 50},
 		PricingSummary: "cost 2.00 USD per ticket plus 0.50 USD per attachment; 30 % target margin; at least 0.50 USD",
 		Estimate:       func(t triage) (int64, error) { return 200 + 50*int64(t.Attachments), nil },
-		Execute: around("ticket-triage", func(ctx context.Context, t triage) (settleflow.Execution, error) {
+		Remote:         r["ticket-triage"],
+		Execute: local(r, "ticket-triage", func(ctx context.Context, t triage) (settleflow.Execution, error) {
 			if err := pause(ctx, 50*time.Millisecond); err != nil {
 				return settleflow.Execution{}, err
 			}
@@ -144,7 +152,8 @@ func demoProducts() (*settleflow.Products, error) {
 		Price:          settleflow.Price{TargetMargin: 4000, MinimumCharge: 25},
 		PricingSummary: "cost 0.01 USD per 100 characters; 40 % target margin; at least 0.25 USD",
 		Estimate:       func(s summary) (int64, error) { return (int64(len(s.Text)) + 99) / 100, nil },
-		Execute: around("document-summary", func(ctx context.Context, s summary) (settleflow.Execution, error) {
+		Remote:         r["document-summary"],
+		Execute: local(r, "document-summary", func(ctx context.Context, s summary) (settleflow.Execution, error) {
 			if err := pause(ctx, 100*time.Millisecond); err != nil {
 				return settleflow.Execution{}, err
 			}
@@ -170,7 +179,8 @@ func demoProducts() (*settleflow.Products, error) {
 		Price:          settleflow.Price{TargetMargin: 2500, MinimumCharge: 10},
 		PricingSummary: "cost 0.05 USD per image; 25 % target margin; at least 0.10 USD",
 		Estimate:       func(m moderation) (int64, error) { return 5 * int64(len(m.ImageURLs)), nil },
-		Execute: around("image-moderation", func(ctx context.Context, m moderation) (settleflow.Execution, error) {
+		Remote:         r["image-moderation"],
+		Execute: local(r, "image-moderation", func(ctx context.Context, m moderation) (settleflow.Execution, error) {
 			if err := pause(ctx, 30*time.Millisecond); err != nil {
 				return settleflow.Execution{}, err
 			}
@@ -189,8 +199,13 @@ func demoProducts() (*settleflow.Products, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := registerOutcomeProducts(ps); err != nil {
+	if err := registerOutcomeProducts(ps, r); err != nil {
 		return nil, err
+	}
+	for name := range r {
+		if _, ok := ps.Get(name); !ok {
+			return nil, usageError{fmt.Errorf("-remote: no demo product is named %q", name)}
+		}
 	}
 	return ps, nil
 }
@@ -213,6 +228,14 @@ func pause(ctx context.Context, d time.Duration) error {
 // record which process executed which workflow when. Set it before the
 // server starts.
 var executeAround func(ctx context.Context, product string, execute func() (settleflow.Execution, error)) (settleflow.Execution, error)
+
+// local is around(product, f), or nil when the product is remote.
+func local[P any](remote map[string]bool, product string, f func(context.Context, P) (settleflow.Execution, error)) func(context.Context, P) (settleflow.Execution, error) {
+	if remote[product] {
+		return nil
+	}
+	return around(product, f)
+}
 
 // around returns f, run through executeAround when that is set.
 func around[P any](product string, f func(context.Context, P) (settleflow.Execution, error)) func(context.Context, P) (settleflow.Execution, error) {

@@ -74,7 +74,11 @@ func (c config) serverConfig() (sfserver.Config, error) {
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return sfserver.Config{}, errors.New("tls: -tls-cert and -tls-key go together")
 	}
-	products, err := demoProducts()
+	var remote []string
+	if c.remote != "" {
+		remote = strings.Split(c.remote, ",")
+	}
+	products, err := demoProducts(remote...)
 	if err != nil {
 		return sfserver.Config{}, err
 	}
@@ -82,7 +86,7 @@ func (c config) serverConfig() (sfserver.Config, error) {
 		Products: products, DataDir: c.dataDir, Postgres: c.postgres,
 		Addr: c.httpsAddr, RedirectAddr: c.httpAddr, PublicAddr: c.publicHTTPS, MetricsAddr: c.metricsAddr,
 		TLSCert: c.tlsCert, TLSKey: c.tlsKey, Test: test, Live: live, TestFaucet: zeroIsOff(c.testFaucet),
-		Workers: c.workers, ExecutionTimeout: c.executionTimeout,
+		Workers: c.workers, ExecutionTimeout: c.executionTimeout, TaskLease: c.taskLease,
 		WebhookShortName: c.shortName, WebhookStrictTestURLs: c.strictTestURLs, WebhookRetry: c.webhookRetry,
 		Explorers:      explorers,
 		RequestTimeout: c.timeouts.request, ReadHeaderTimeout: c.timeouts.readHeader, IdleTimeout: c.timeouts.idle,

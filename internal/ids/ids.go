@@ -23,6 +23,7 @@ const (
 	Request  = "req_"
 	Delivery = "whd_"
 	Refund   = "re_"
+	Task     = "task_"
 )
 
 var (

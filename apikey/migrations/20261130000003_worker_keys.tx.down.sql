@@ -1,0 +1,3 @@
+ALTER TABLE apikey_keys DROP COLUMN products;
+--bun:split
+ALTER TABLE apikey_keys DROP COLUMN kind;

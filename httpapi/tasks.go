@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/wire"
+)
+
+// The task endpoints (docs/api.md, "Workers and tasks"): workers claim the
+// executions of remote products, report their spend and finish them. Only
+// worker keys call them (auth's task).
+
+// claimBody is the body of POST /v1/tasks/claim.
+type claimBody struct {
+	Products    []string `json:"products"`
+	Max         *int     `json:"max"`
+	WaitSeconds *int     `json:"waitSeconds"`
+}
+
+// heartbeatBody is the body of POST /v1/tasks/{id}/heartbeat.
+type heartbeatBody struct {
+	CostItems []wire.CostItem `json:"costItems"`
+}
+
+// completeBody is the body of POST /v1/tasks/{id}/complete.
+type completeBody struct {
+	Result    json.RawMessage `json:"result"`
+	CostItems []wire.CostItem `json:"costItems"`
+}
+
+// failBody is the body of POST /v1/tasks/{id}/fail.
+type failBody struct {
+	Message string `json:"message"`
+	Retry   bool   `json:"retry"`
+}
+
+// claimSlack is how long before the request deadline a claim stops
+// waiting, so that its (empty) answer is not a 504.
+const claimSlack = time.Second
+
+func taskScope(p Principal) settleflow.TaskScope {
+	return settleflow.TaskScope{Environment: p.Environment, Products: p.Products, Worker: p.KeyID}
+}
+
+// readTaskBody reads a task endpoint's JSON body into v.
+func (h *handler) readTaskBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if refuseQuery(w, r) {
+		return false
+	}
+	body, apiErr := h.readJSON(w, r)
+	if apiErr == nil {
+		apiErr = decodeBody(body, v)
+	}
+	if apiErr != nil {
+		writeError(w, r, apiErr)
+		return false
+	}
+	return true
+}
+
+func (h *handler) claimTasks(w http.ResponseWriter, r *http.Request) {
+	var in claimBody
+	if !h.readTaskBody(w, r, &in) {
+		return
+	}
+	p := principalFrom(r.Context())
+	for i, name := range in.Products {
+		if p.Products != nil && !taskScope(p).AllowsProduct(name) {
+			writeError(w, r, &Error{Status: http.StatusForbidden, Type: TypePermission, Code: wire.CodeProductNotAllowed, Param: fmt.Sprintf("products[%d]", i),
+				Message: fmt.Sprintf("This worker key may not serve product %q; it serves %v.", name, p.Products)})
+			return
+		}
+	}
+	params := settleflow.ClaimTasksParams{TaskScope: taskScope(p), Products: in.Products, Max: 1}
+	if in.Max != nil {
+		params.Max = *in.Max
+	}
+	if in.WaitSeconds != nil {
+		if *in.WaitSeconds < 0 || *in.WaitSeconds > int(settleflow.MaxTaskWait/time.Second) {
+			writeError(w, r, invalid(settleflow.CodeParameterInvalid, "waitSeconds",
+				fmt.Sprintf("waitSeconds must be a whole number from 0 to %d", int(settleflow.MaxTaskWait/time.Second))))
+			return
+		}
+		params.Wait = time.Duration(*in.WaitSeconds) * time.Second
+		// The answer, empty or not, comes before the request deadline.
+		if dl, ok := r.Context().Deadline(); ok {
+			params.Wait = max(min(params.Wait, time.Until(dl)-claimSlack), 0)
+		}
+	}
+	tasks, err := h.opts.Engine.ClaimTasks(r.Context(), params)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if tasks == nil {
+		tasks = []settleflow.Task{}
+	}
+	writeJSON(w, http.StatusOK, list[settleflow.Task]{Object: "list", URL: "/v1/tasks/claim", Data: tasks})
+}
+
+func (h *handler) heartbeatTask(w http.ResponseWriter, r *http.Request, id string) {
+	var in heartbeatBody
+	if !h.readTaskBody(w, r, &in) {
+		return
+	}
+	t, err := h.opts.Engine.HeartbeatTask(r.Context(), taskScope(principalFrom(r.Context())), id, in.CostItems)
+	h.answerTask(w, r, t, err)
+}
+
+func (h *handler) completeTask(w http.ResponseWriter, r *http.Request, id string) {
+	var in completeBody
+	if !h.readTaskBody(w, r, &in) {
+		return
+	}
+	t, err := h.opts.Engine.CompleteTask(r.Context(), taskScope(principalFrom(r.Context())), id, in.Result, in.CostItems)
+	h.answerTask(w, r, t, err)
+}
+
+func (h *handler) failTask(w http.ResponseWriter, r *http.Request, id string) {
+	var in failBody
+	if !h.readTaskBody(w, r, &in) {
+		return
+	}
+	t, err := h.opts.Engine.FailTask(r.Context(), taskScope(principalFrom(r.Context())), id, in.Message, in.Retry)
+	h.answerTask(w, r, t, err)
+}
+
+// answerTask answers a task, or the error of a call about one.
+func (h *handler) answerTask(w http.ResponseWriter, r *http.Request, t settleflow.Task, err error) {
+	var te *settleflow.TaskError
+	switch {
+	case errors.Is(err, settleflow.ErrTaskNotFound):
+		writeError(w, r, &Error{Status: http.StatusNotFound, Type: TypeInvalidRequest, Code: wire.CodeResourceMissing,
+			Message: "No such task for this key (it may belong to another environment, or the server restarted since it was claimed: stop working on it)."})
+	case errors.As(err, &te):
+		writeError(w, r, &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: te.Code, Message: te.Message})
+	case err != nil:
+		h.fail(w, r, err)
+	default:
+		writeJSON(w, http.StatusOK, t)
+	}
+}
