@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/webhook"
 )
 
@@ -38,6 +40,9 @@ type health struct {
 	// lease is the settlement lease: whether this instance is the one
 	// settling for every instance on the database.
 	lease interface{ Held() bool }
+	// settler, if the chain reports its condition, degrades readiness
+	// while it cannot settle (node unreachable, operator out of gas money).
+	settler settlementHealth
 	// now is the server's clock, of CheckedAt.
 	now func() time.Time
 
@@ -50,18 +55,29 @@ type health struct {
 	err    error
 }
 
+// settlementHealth is a settler that reports its chains' condition
+// (*settlement.Settler does).
+type settlementHealth interface {
+	Health() []settlement.ChainHealth
+}
+
 // healthBody is the JSON of /healthz and /readyz.
 type healthBody struct {
 	// Status is "ok", "behind" (a stage's oldest due item waited longer
-	// than maxLagSeconds) or "unavailable" (the database did not answer).
+	// than maxLagSeconds), "degraded" (the settler cannot settle now: its
+	// node is unreachable or its operator cannot pay for gas; see
+	// settlementProblems) or "unavailable" (the database did not answer).
 	Status        string                    `json:"status"`
 	CheckedAt     time.Time                 `json:"checkedAt"`
 	MaxLagSeconds float64                   `json:"maxLagSeconds"`
 	Stages        []settleflow.StageBacklog `json:"stages"`
 	// SettlementSender tells whether this instance holds the settlement
 	// lease: of the instances sharing a database, it alone sends charges.
-	SettlementSender bool   `json:"settlementSender"`
-	Error            string `json:"error,omitempty"`
+	SettlementSender bool `json:"settlementSender"`
+	// SettlementProblems says why the settler cannot settle now, one
+	// sentence per problem; charges wait meanwhile, none fails for it.
+	SettlementProblems []string `json:"settlementProblems,omitempty"`
+	Error              string   `json:"error,omitempty"`
 }
 
 // backlog returns the stages, read at most once per healthTTL.
@@ -104,6 +120,16 @@ func (h *health) read(ctx context.Context) healthBody {
 	if len(behind) > 0 {
 		b.Status, b.Error = "behind", "behind: "+strings.Join(behind, ", ")
 	}
+	if h.settler != nil {
+		for _, ch := range h.settler.Health() {
+			if ch.Degraded() {
+				b.SettlementProblems = append(b.SettlementProblems, ch.Problem())
+			}
+		}
+		if len(b.SettlementProblems) > 0 && b.Status == "ok" {
+			b.Status, b.Error = "degraded", "settlement degraded: "+strings.Join(b.SettlementProblems, "; ")
+		}
+	}
 	return b
 }
 
@@ -112,7 +138,7 @@ func (h *health) handler(ready bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b := h.read(r.Context())
 		code := http.StatusOK
-		if b.Status == "unavailable" || (ready && b.Status == "behind") {
+		if b.Status == "unavailable" || (ready && (b.Status == "behind" || len(b.SettlementProblems) > 0)) {
 			code = http.StatusServiceUnavailable
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -171,6 +197,14 @@ var (
 		"How long the oldest due item of a pipeline stage has waited since its time came.", []string{"stage"}, nil)
 	leaseDesc = prometheus.NewDesc("settleflow_settlement_lease_held",
 		"1 while this instance holds the settlement lease (it sends every instance's charges), else 0.", nil, nil)
+	unreachableDesc = prometheus.NewDesc("settleflow_settlement_unreachable",
+		"1 while the settler's steps have failed in a row for longer than a few polls (node or network trouble; retried with backoff), else 0.", []string{"env"}, nil)
+	gasShortDesc = prometheus.NewDesc("settleflow_settlement_gas_short",
+		"1 while the operator cannot pay for the gas of its next settlement transaction (its charges wait), else 0.", []string{"env"}, nil)
+	gasNeededDesc = prometheus.NewDesc("settleflow_settlement_gas_needed_wei",
+		"While the operator cannot pay for gas: the pending batch's gas times its fee cap, in wei; else 0.", []string{"env"}, nil)
+	payeeWaitDesc = prometheus.NewDesc("settleflow_settlement_refunds_awaiting_payee",
+		"Refunds the contract rejected for now because the payee is owed less than they need; they go through once the payee is funded.", []string{"env"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -179,6 +213,10 @@ func (h *health) Describe(ch chan<- *prometheus.Desc) {
 	ch <- stageDueDesc
 	ch <- stageLagDesc
 	ch <- leaseDesc
+	ch <- unreachableDesc
+	ch <- gasShortDesc
+	ch <- gasNeededDesc
+	ch <- payeeWaitDesc
 }
 
 // Collect implements prometheus.Collector; a failed reading reports nothing.
@@ -188,6 +226,19 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 		held = 1
 	}
 	ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, held)
+	if h.settler != nil {
+		for _, c := range h.settler.Health() {
+			env := string(c.Environment)
+			ch <- prometheus.MustNewConstMetric(unreachableDesc, prometheus.GaugeValue, b2f(c.Unreachable), env)
+			ch <- prometheus.MustNewConstMetric(gasShortDesc, prometheus.GaugeValue, b2f(c.GasShort), env)
+			need := 0.0
+			if c.GasNeeded != nil {
+				need, _ = new(big.Float).SetInt(c.GasNeeded).Float64()
+			}
+			ch <- prometheus.MustNewConstMetric(gasNeededDesc, prometheus.GaugeValue, need, env)
+			ch <- prometheus.MustNewConstMetric(payeeWaitDesc, prometheus.GaugeValue, float64(c.RefundsAwaitingPayee), env)
+		}
+	}
 	stages, _, err := h.backlog(context.Background())
 	if err != nil {
 		return
@@ -197,4 +248,11 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(stageDueDesc, prometheus.GaugeValue, float64(s.Due), s.Stage)
 		ch <- prometheus.MustNewConstMetric(stageLagDesc, prometheus.GaugeValue, s.OldestDueSeconds, s.Stage)
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -4,8 +4,12 @@ package settlement
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/big"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"go.uber.org/zap"
@@ -159,4 +163,84 @@ func (s *Settler) Close() error {
 		c.close()
 	}
 	return nil
+}
+
+// ChainHealth is one environment's settlement condition, as
+// [Settler.Health] reports it.
+type ChainHealth struct {
+	Environment settleflow.Environment
+	// Unreachable: the settler's steps (reading the head, receipts and
+	// records, sending) have failed in a row for longer than a few polls;
+	// FailingSince says since when, LastError why. It retries with
+	// backoff; no charge fails for it.
+	Unreachable  bool
+	FailingSince time.Time
+	LastError    string
+	// GasShort: the operator cannot pay for the gas of its next
+	// transaction; its charges and refunds wait, none fails. GasNeeded is
+	// that transaction's gas × fee cap in wei, GasBalance the operator's
+	// balance when the node refused it (nil if it could not be read).
+	GasShort   bool
+	Operator   common.Address
+	GasNeeded  *big.Int
+	GasBalance *big.Int
+	// RefundsAwaitingPayee counts refunds the contract rejected for now
+	// because the payee is owed less than they need: they are sent again
+	// with backoff and go through once the payee is funded (fundPayee).
+	RefundsAwaitingPayee int
+}
+
+// Degraded reports whether the chain cannot settle now: unreachable, or
+// the operator cannot pay for gas. Refunds waiting for the payee's funds
+// do not degrade it: charges still settle.
+func (h ChainHealth) Degraded() bool { return h.Unreachable || h.GasShort }
+
+// Problem says in a sentence why the chain is degraded; "" if it is not.
+func (h ChainHealth) Problem() string {
+	var p []string
+	if h.Unreachable {
+		p = append(p, fmt.Sprintf("%s chain unreachable since %s: %s", h.Environment, h.FailingSince.UTC().Format(time.RFC3339), h.LastError))
+	}
+	if h.GasShort {
+		need := "an unknown amount"
+		if h.GasNeeded != nil {
+			need = FormatUnits(h.GasNeeded, 18) + " ETH"
+		}
+		p = append(p, fmt.Sprintf("%s operator %s cannot pay for gas: it needs %s for its pending batch", h.Environment, h.Operator, need))
+	}
+	return strings.Join(p, "; ")
+}
+
+// Health reports each configured chain's condition, test then live.
+func (s *Settler) Health() []ChainHealth {
+	var out []ChainHealth
+	for _, env := range []settleflow.Environment{settleflow.Test, settleflow.Live} {
+		if c, ok := s.chains[env]; ok {
+			out = append(out, c.health())
+		}
+	}
+	return out
+}
+
+func (c *chain) health() ChainHealth {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := ChainHealth{Environment: c.env, Operator: c.from}
+	if c.failures > 0 && time.Since(c.failingSince) >= c.unreachableAfter() && !errors.Is(c.lastErr, errGasShort) {
+		h.Unreachable, h.FailingSince = true, c.now().Add(-time.Since(c.failingSince))
+		h.LastError = c.lastErr.Error()
+	}
+	if g := c.gasShort; g != nil {
+		h.GasShort = true
+		h.GasNeeded = new(big.Int).Set(g.need)
+		if g.have != nil {
+			h.GasBalance = new(big.Int).Set(g.have)
+		}
+	}
+	for _, r := range c.rqueue {
+		if r.payeeShort > 0 {
+			h.RefundsAwaitingPayee++
+		}
+	}
+	return h
 }
