@@ -277,27 +277,10 @@ func TestTransientRPCErrorsConfirmOnce(t *testing.T) {
 // any settler (as a process that died would have), and waits for it.
 func settleDirect(t *testing.T, s *Simulated, chs []settleflow.Charge) {
 	t.Helper()
-	refs := map[[32]byte]bool{}
-	for _, ch := range chs {
-		refs[refOf(s, ch.CustomerID)] = true
-	}
-	var list [][32]byte
-	for r := range refs {
-		list = append(list, r)
-	}
-	sortRefs(list)
-	idx := map[[32]byte]uint16{}
-	for i, r := range list {
-		idx[r] = uint16(i)
-	}
-	var words []*big.Int
-	for _, ch := range chs {
-		words = append(words, PackedCharge{Cents: uint64(ch.Amount), Customer: idx[refOf(s, ch.CustomerID)], Sequence: ch.Sequence, Tag: WorkflowTag(ch.WorkflowID)}.Pack())
-	}
 	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSettle(list, words)); err != nil {
+	if _, err := tr.Send(ctx, &s.Addresses.Contract, settleData(s, chs)); err != nil {
 		t.Fatalf("settle: %v", err)
 	}
 }

@@ -458,7 +458,7 @@ func (c *chain) finishRefunds(ctx context.Context, t *sentTx) error {
 		o, ok := out[it.key]
 		decided := ok && (o.s != nil || o.f != nil)
 		switch {
-		case decided && !c.finalLocked(o.s.BlockNumber):
+		case decided && o.s != nil && !c.finalLocked(o.s.BlockNumber):
 			// Decided by another transaction, not final yet: sent again,
 			// it is skipped and read back.
 			it.state, it.queuedAt = stQueued, now
