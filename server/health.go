@@ -198,7 +198,7 @@ var (
 	leaseDesc = prometheus.NewDesc("settleflow_settlement_lease_held",
 		"1 while this instance holds the settlement lease (it sends every instance's charges), else 0.", nil, nil)
 	unreachableDesc = prometheus.NewDesc("settleflow_settlement_unreachable",
-		"1 while the settler's steps have failed in a row for longer than a few polls (node or network trouble; retried with backoff), else 0.", []string{"env"}, nil)
+		"1 while the node has not answered the settler's reading of the chain head for longer than a few polls (retried with backoff), else 0.", []string{"env"}, nil)
 	gasShortDesc = prometheus.NewDesc("settleflow_settlement_gas_short",
 		"1 while the operator cannot pay for the gas of its next settlement transaction (its charges wait), else 0.", []string{"env"}, nil)
 	gasNeededDesc = prometheus.NewDesc("settleflow_settlement_gas_needed_wei",

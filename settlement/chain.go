@@ -126,6 +126,8 @@ type chain struct {
 	failures     int       // consecutive failed steps
 	failingSince time.Time // when the streak began
 	lastErr      error
+	misses       int          // consecutive steps that could not read the head
+	missSince    time.Time    // when they began
 	gasShort     *gasShortage // nil: the operator could pay for its last send
 
 	wake   chan struct{}
@@ -166,7 +168,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 			c.closer()
 		}
 	}()
-	id, err := c.b.ChainID(ctx)
+	id, err := retryRead(ctx, func() (*big.Int, error) { return c.b.ChainID(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: chain id: %w", env, err)
 	}
@@ -206,7 +208,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	if c.contract == (common.Address{}) {
 		return nil, fmt.Errorf("settlement: %s: Contract not configured", env)
 	}
-	code, err := c.b.CodeAt(ctx, c.contract, nil)
+	code, err := retryRead(ctx, func() ([]byte, error) { return c.b.CodeAt(ctx, c.contract, nil) })
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: contract code: %w", env, err)
 	}
@@ -223,7 +225,9 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackDeployedAt()}, nil)
+	out, err := retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackDeployedAt()}, nil)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: call %s: %w", env, c.contract, err)
 	}
@@ -232,13 +236,17 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 		return nil, fmt.Errorf("settlement: %s: %s is not a SettleflowSettlement contract with a sequence bitmap (deployedAt: %v)", env, c.contract, err)
 	}
 	c.deployed = deployed.Uint64()
-	if out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackUnit()}, nil); err == nil {
+	if out, err = retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackUnit()}, nil)
+	}); err == nil {
 		c.unit, err = settlementABI.UnpackUnit(out)
 	}
 	if err != nil || c.unit == nil || c.unit.Sign() <= 0 {
 		return nil, fmt.Errorf("settlement: %s: %s is not a version 2 SettleflowSettlement contract (customer balances): it has no unit (%v); deploy the current contract", env, c.contract, err)
 	}
-	if out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackWithdrawalNotice()}, nil); err != nil {
+	if out, err = retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackWithdrawalNotice()}, nil)
+	}); err != nil {
 		return nil, fmt.Errorf("settlement: %s: withdrawal notice: %w", env, err)
 	}
 	notice, err := settlementABI.UnpackWithdrawalNotice(out)
@@ -257,7 +265,9 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	case op != c.from:
 		return nil, fmt.Errorf("settlement: %s: signer %s is not the contract's operator %s", env, c.from, op)
 	}
-	out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackDecimals()}, nil)
+	out, err = retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackDecimals()}, nil)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: token decimals: %w", env, err)
 	}
@@ -278,6 +288,26 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	return c, nil
 }
 
+// retryRead runs a read of the chain at start, again while it fails
+// with a transient error (anything but a revert), up to 8 times over
+// about 16 s: a flaky node or provider does not stop the server from
+// starting.
+func retryRead[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	wait := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		v, err := read()
+		if err == nil || classifyRevert(err) != nil || attempt == 8 || ctx.Err() != nil {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
 func redact(url string) string {
 	if i := strings.Index(url, "://"); i >= 0 {
 		rest := url[i+3:]
@@ -289,7 +319,7 @@ func redact(url string) string {
 }
 
 func (c *chain) callAddress(ctx context.Context, data []byte, to common.Address) (common.Address, error) {
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil)
+	out, err := retryRead(ctx, func() ([]byte, error) { return c.b.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil) })
 	if err != nil {
 		return common.Address{}, fmt.Errorf("settlement: %s: call %s: %w", c.env, to, err)
 	}
@@ -374,11 +404,22 @@ func (c *chain) backingOff() bool {
 
 // afterStep records how a step ended and returns the wait before the
 // next: the poll interval after a success; after failures, twice the last
-// wait, up to backoffCap. A streak of failures is logged when it begins
-// and when it ends, not at every step.
+// wait, up to backoffCap when the node did not answer at all (or the
+// operator cannot pay for gas), up to 4 polls when the step got part of
+// its work done. A streak of failures is logged when it begins and when
+// it ends, not at every step.
 func (c *chain) afterStep(err error) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var he *headError
+	if errors.As(err, &he) {
+		if c.misses == 0 {
+			c.missSince = time.Now()
+		}
+		c.misses++
+	} else {
+		c.misses, c.missSince = 0, time.Time{}
+	}
 	if err == nil {
 		if c.failures > 0 {
 			c.log.Info("settlement steps succeed again", zap.Int("failedSteps", c.failures),
@@ -397,8 +438,11 @@ func (c *chain) afterStep(err error) time.Duration {
 	}
 	c.failures++
 	c.lastErr = err
-	d := c.cfg.PollInterval << min(c.failures-1, 16)
-	return min(d, c.backoffCap())
+	d := min(c.cfg.PollInterval<<min(c.failures-1, 16), c.backoffCap())
+	if he == nil && !errors.Is(err, errGasShort) {
+		d = min(d, 4*c.cfg.PollInterval)
+	}
+	return d
 }
 
 // refreshHead reads the head and, when depth is "finalized", the finalized
@@ -425,22 +469,25 @@ func (c *chain) step(ctx context.Context) error {
 	c.followLease()
 	head, err := c.refreshHead(ctx)
 	if err != nil {
-		return err
+		return &headError{err}
 	}
-	if err := c.track(ctx, head); err != nil {
-		return err
-	}
+	// Each part goes on when another fails: one flaky call does not stop
+	// the receipts of other transactions being read, nor batches being
+	// sent.
+	errs := []error{c.track(ctx, head)}
 	if c.term != 0 {
-		if err := c.flush(ctx, head); err != nil {
-			return err
-		}
-		if err := c.flushRefunds(ctx, head); err != nil {
-			return err
-		}
+		errs = append(errs, c.flush(ctx, head), c.flushRefunds(ctx, head))
 	}
 	c.prune()
-	return nil
+	return errors.Join(errs...)
 }
+
+// headError: a step could not read the chain's head (the node did not
+// answer); nothing was done.
+type headError struct{ err error }
+
+func (e *headError) Error() string { return e.err.Error() }
+func (e *headError) Unwrap() error { return e.err }
 
 // leaseTerm is the lease's current term; 1 without a lease.
 func (c *chain) leaseTerm() uint64 {
@@ -721,57 +768,64 @@ func (c *chain) track(ctx context.Context, head *types.Header) error {
 	txs := append([]*sentTx(nil), c.txs...)
 	c.mu.Unlock()
 	var latestNonce *uint64
+	var errs []error
 	for _, t := range txs {
-		if t.receipt != nil {
-			h, err := c.b.HeaderByNumber(ctx, t.receipt.BlockNumber)
-			if err != nil && !errors.Is(err, ethereum.NotFound) {
-				return fmt.Errorf("header: %w", err)
-			}
-			if err != nil || h.Hash() != t.receipt.BlockHash {
-				c.log.Warn("settlement transaction reorged out; re-checking", zap.Stringer("tx", t.receipt.TxHash),
-					zap.Uint64("block", t.receipt.BlockNumber.Uint64()))
-				c.mu.Lock()
-				t.receipt = nil
-				t.sentAt, t.sentHead = time.Now(), head.Number.Uint64()
-				c.mu.Unlock()
-			}
+		if err := c.trackOne(ctx, head, t, &latestNonce); err != nil {
+			errs = append(errs, err)
 		}
-		if t.receipt == nil {
-			r, err := c.findReceipt(ctx, t)
-			if err != nil {
-				return err
-			}
-			if r != nil {
-				c.mu.Lock()
-				t.receipt, t.orphaned = r, time.Time{}
-				c.mu.Unlock()
-				c.log.Info("settlement mined", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
-					zap.Uint64("status", r.Status), zap.Uint64("gasUsed", r.GasUsed))
-			} else {
-				if latestNonce == nil {
-					n, err := c.b.NonceAt(ctx, c.from, nil)
-					if err != nil {
-						return fmt.Errorf("nonce: %w", err)
-					}
-					latestNonce = &n
-				}
-				if err := c.unmined(ctx, head, t, *latestNonce); err != nil {
-					return err
-				}
-				continue
-			}
+	}
+	return errors.Join(errs...)
+}
+
+// trackOne follows one transaction (see track); latestNonce is the
+// operator's mined nonce, read once per step when first needed.
+func (c *chain) trackOne(ctx context.Context, head *types.Header, t *sentTx, latestNonce **uint64) error {
+	if t.receipt != nil {
+		h, err := c.b.HeaderByNumber(ctx, t.receipt.BlockNumber)
+		if err != nil && !errors.Is(err, ethereum.NotFound) {
+			return fmt.Errorf("header: %w", err)
 		}
-		c.mu.Lock()
-		final := c.finalLocked(t.receipt.BlockNumber.Uint64())
-		c.mu.Unlock()
-		if final {
-			finish := c.finish
-			if t.refunds != nil {
-				finish = c.finishRefunds
+		if err != nil || h.Hash() != t.receipt.BlockHash {
+			c.log.Warn("settlement transaction reorged out; re-checking", zap.Stringer("tx", t.receipt.TxHash),
+				zap.Uint64("block", t.receipt.BlockNumber.Uint64()))
+			c.mu.Lock()
+			t.receipt = nil
+			t.sentAt, t.sentHead = time.Now(), head.Number.Uint64()
+			c.mu.Unlock()
+		}
+	}
+	if t.receipt == nil {
+		r, err := c.findReceipt(ctx, t)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			c.mu.Lock()
+			t.receipt, t.orphaned = r, time.Time{}
+			c.mu.Unlock()
+			c.log.Info("settlement mined", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
+				zap.Uint64("status", r.Status), zap.Uint64("gasUsed", r.GasUsed))
+		} else {
+			if *latestNonce == nil {
+				n, err := c.b.NonceAt(ctx, c.from, nil)
+				if err != nil {
+					return fmt.Errorf("nonce: %w", err)
+				}
+				*latestNonce = &n
 			}
-			if err := finish(ctx, t); err != nil {
-				return err
-			}
+			return c.unmined(ctx, head, t, **latestNonce)
+		}
+	}
+	c.mu.Lock()
+	final := c.finalLocked(t.receipt.BlockNumber.Uint64())
+	c.mu.Unlock()
+	if final {
+		finish := c.finish
+		if t.refunds != nil {
+			finish = c.finishRefunds
+		}
+		if err := finish(ctx, t); err != nil {
+			return err
 		}
 	}
 	return nil

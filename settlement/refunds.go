@@ -89,7 +89,18 @@ func (c *chain) submitRefunds(rcs []settleflow.RefundCharge, refused map[string]
 }
 
 // refundStatus reports a refund's state: from memory, else from the chain.
+// A read of the chain that fails is the refund's Err (the engine asks
+// again later), never the whole call's: one flaky call must not hold up
+// the other refunds.
 func (c *chain) refundStatus(ctx context.Context, rc settleflow.RefundCharge) (settleflow.SettlementStatus, error) {
+	st, err := c.readRefundStatus(ctx, rc)
+	if err != nil {
+		return settleflow.SettlementStatus{WorkflowID: rc.RefundID, Err: err}, nil
+	}
+	return st, nil
+}
+
+func (c *chain) readRefundStatus(ctx context.Context, rc settleflow.RefundCharge) (settleflow.SettlementStatus, error) {
 	st := settleflow.SettlementStatus{WorkflowID: rc.RefundID}
 	c.mu.Lock()
 	if r := c.refunds[rc.RefundID]; r != nil {

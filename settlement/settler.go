@@ -4,7 +4,6 @@ package settlement
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -125,8 +124,9 @@ func (s *Settler) Submit(ctx context.Context, charges []settleflow.Charge) error
 // Status reports each charge's state, in order, without waiting: from memory,
 // and for a charge with no record, from the chain (so charges that landed
 // before a restart are found). Unknown means the charge never settled and is
-// not queued: submit it again. A charge of an environment with no chain gets
-// Err, not Failed: with no chain to look at, nobody can say it was not
+// not queued: submit it again. A charge whose state cannot be read now (the
+// node did not answer) gets Err. A charge of an environment with no chain
+// gets Err, not Failed: with no chain to look at, nobody can say it was not
 // charged (it may have been submitted before the chain was unconfigured).
 func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
 	s.mu.RLock()
@@ -135,6 +135,13 @@ func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]se
 		return nil, ErrClosed
 	}
 	out := make([]settleflow.SettlementStatus, len(charges))
+	// A chain read that fails is that charge's Err (asked again after a
+	// backoff), not the batch's: one flaky call must not hold up the
+	// others. After statusErrStreak failures in a row on one chain, its
+	// node is taken to be down for this call: the rest get the same error
+	// without asking.
+	down := map[settleflow.Environment]error{}
+	streak := map[settleflow.Environment]int{}
 	for i, ch := range charges {
 		c, ok := s.chains[ch.Environment]
 		if !ok {
@@ -142,13 +149,28 @@ func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]se
 				Err: fmt.Errorf("settlement: no chain is configured for %s mode, so the state of workflow %s's charge cannot be checked", ch.Environment, ch.WorkflowID)}
 			continue
 		}
-		var err error
-		if out[i], err = c.status(ctx, ch); err != nil {
-			return nil, err
+		if err := down[ch.Environment]; err != nil {
+			out[i] = settleflow.SettlementStatus{WorkflowID: ch.WorkflowID, Err: err}
+			continue
 		}
+		st, err := c.status(ctx, ch)
+		if err != nil {
+			out[i] = settleflow.SettlementStatus{WorkflowID: ch.WorkflowID, Err: err}
+			if streak[ch.Environment]++; streak[ch.Environment] >= statusErrStreak || ctx.Err() != nil {
+				down[ch.Environment] = err
+			}
+			continue
+		}
+		streak[ch.Environment] = 0
+		out[i] = st
 	}
 	return out, nil
 }
+
+// statusErrStreak is how many charges' reads in a row may fail in one
+// Status call before the rest of that chain's charges are answered with
+// the last error without asking.
+const statusErrStreak = 3
 
 // Close stops the workers and closes the RPC connections it opened. Charges
 // still queued in memory are dropped (the engine resubmits them).
@@ -169,8 +191,8 @@ func (s *Settler) Close() error {
 // [Settler.Health] reports it.
 type ChainHealth struct {
 	Environment settleflow.Environment
-	// Unreachable: the settler's steps (reading the head, receipts and
-	// records, sending) have failed in a row for longer than a few polls;
+	// Unreachable: the node has not answered the settler's reading of the
+	// chain's head for longer than a few polls (2 s at least);
 	// FailingSince says since when, LastError why. It retries with
 	// backoff; no charge fails for it.
 	Unreachable  bool
@@ -226,8 +248,8 @@ func (c *chain) health() ChainHealth {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := ChainHealth{Environment: c.env, Operator: c.from}
-	if c.failures > 0 && time.Since(c.failingSince) >= c.unreachableAfter() && !errors.Is(c.lastErr, errGasShort) {
-		h.Unreachable, h.FailingSince = true, c.now().Add(-time.Since(c.failingSince))
+	if c.misses > 0 && time.Since(c.missSince) >= c.unreachableAfter() {
+		h.Unreachable, h.FailingSince = true, c.now().Add(-time.Since(c.missSince))
 		h.LastError = c.lastErr.Error()
 	}
 	if g := c.gasShort; g != nil {
