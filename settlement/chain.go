@@ -70,6 +70,11 @@ type sentTx struct {
 	sentHead uint64
 	receipt  *types.Receipt
 	orphaned time.Time // when the nonce was seen used by no tx of ours
+	// found are the records of the charges it skipped, read so far (a
+	// read that fails is retried for the missing ones only).
+	found map[uint64]*chargeRecord
+	// decided are the decisions of the refunds it skipped, read so far.
+	decided map[[32]byte]refundDecision
 }
 
 func (t *sentTx) latest() *types.Transaction { return t.txs[len(t.txs)-1] }
@@ -405,7 +410,7 @@ func (c *chain) backingOff() bool {
 // afterStep records how a step ended and returns the wait before the
 // next: the poll interval after a success; after failures, twice the last
 // wait, up to backoffCap when the node did not answer at all (or the
-// operator cannot pay for gas), up to 4 polls when the step got part of
+// operator cannot pay for gas), up to 2 polls when the step got part of
 // its work done. A streak of failures is logged when it begins and when
 // it ends, not at every step.
 func (c *chain) afterStep(err error) time.Duration {
@@ -440,7 +445,7 @@ func (c *chain) afterStep(err error) time.Duration {
 	c.lastErr = err
 	d := min(c.cfg.PollInterval<<min(c.failures-1, 16), c.backoffCap())
 	if he == nil && !errors.Is(err, errGasShort) {
-		d = min(d, 4*c.cfg.PollInterval)
+		d = min(d, 2*c.cfg.PollInterval)
 	}
 	return d
 }

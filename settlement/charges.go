@@ -3,6 +3,7 @@ package settlement
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -415,19 +416,35 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 		}
 	}
 	// Skipped sequences were recorded earlier (or earlier in this batch):
-	// find where.
+	// find where. Each record found is kept on t, so that a read that
+	// fails costs the next step only the records still missing.
+	var errs []error
 	for _, seq := range skippedSeqs {
 		if recs[seq] != nil {
 			continue
 		}
-		rec, err := c.lookup(ctx, seq)
-		if err != nil {
-			return err
+		if rec := t.found[seq]; rec != nil {
+			recs[seq] = rec
+			continue
 		}
-		if rec == nil {
-			return fmt.Errorf("settlement: %s: sequence %d was skipped as recorded but the chain has no record of it (does the node keep logs since block %d?)", c.env, seq, c.deployed)
+		rec, err := c.lookup(ctx, seq)
+		if err == nil && rec == nil {
+			err = fmt.Errorf("settlement: %s: sequence %d was skipped as recorded but the chain has no record of it (does the node keep logs since block %d?)", c.env, seq, c.deployed)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		recs[seq] = rec
+		c.mu.Lock()
+		if t.found == nil {
+			t.found = map[uint64]*chargeRecord{}
+		}
+		t.found[seq] = rec
+		c.mu.Unlock()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%d of %d skipped charges' records not read yet: %w", len(errs), len(skippedSeqs), err)
 	}
 	// A reverted transaction recorded nothing, but another (one sent before
 	// a restart) may have recorded its charges: read each sequence on chain

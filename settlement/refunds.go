@@ -2,6 +2,7 @@ package settlement
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -242,10 +243,14 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 	}
 	groups := map[uint64][]*ritem{}
 	var order []uint64
+	// A read that fails holds back that refund (or that word's refunds)
+	// to the next step; the others go on.
+	var errs []error
 	for _, r := range queued {
 		rec, err := c.lookup(ctx, r.rc.Sequence)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		var f *settleflow.Failure
 		switch {
@@ -271,7 +276,8 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 	for _, w := range order {
 		h, err := c.history(ctx, w)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		customers, charges, runs, index := h.refundArgs()
 		rs, missing := refundable(groups[w], index)
@@ -297,18 +303,19 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 				if f := classifyRevert(err); f != nil && !strings.Contains(f.Message, "StaleCommitment") {
 					c.log.Error("refund transaction refused by the chain; checking its refunds on chain before failing them", zap.Int("refunds", len(chunk)), zap.String("reason", f.Message))
 					if err := c.failUndecidedRefunds(ctx, chunk, f); err != nil {
-						return err
+						errs = append(errs, err)
 					}
 					continue
 				}
-				return fmt.Errorf("estimate refund gas: %w", err)
+				errs = append(errs, fmt.Errorf("estimate refund gas: %w", err))
+				continue
 			}
 			if err := c.dispatch(ctx, head, data, gas, &sentTx{refunds: chunk, word: w}); err != nil {
-				return err
+				return errors.Join(append(errs, err)...)
 			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // refundable splits a word's refunds into those whose charge is among the
@@ -436,17 +443,34 @@ func (c *chain) finishRefunds(ctx context.Context, t *sentTx) error {
 			}
 		}
 	}
+	// Each decision read is kept on t: a read that fails costs the next
+	// step only the ones still missing.
+	var errs []error
 	for _, key := range skipped {
 		if _, ok := out[key]; ok {
 			continue
 		}
+		if d, ok := t.decided[key]; ok {
+			out[key] = outcome{s: d.s, f: d.f}
+			continue
+		}
 		s, f, err := c.refundOnChain(ctx, key)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		if s != nil || f != nil {
 			out[key] = outcome{s: s, f: f}
+			c.mu.Lock()
+			if t.decided == nil {
+				t.decided = map[[32]byte]refundDecision{}
+			}
+			t.decided[key] = refundDecision{s, f}
+			c.mu.Unlock()
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%d refunds' decisions not read yet: %w", len(errs), err)
 	}
 	giveUp := false
 	if reverted {
@@ -518,6 +542,13 @@ func (c *chain) payeeBackoff(n int) time.Duration {
 	base := max(8*c.cfg.PollInterval, time.Second)
 	limit := min(max(64*c.cfg.PollInterval, 10*time.Second), 10*time.Minute)
 	return min(base<<min(n-1, 16), limit)
+}
+
+// refundDecision is how the chain decided a refund key: applied (s) or
+// rejected (f, with s the transaction that decided).
+type refundDecision struct {
+	s *settleflow.Settlement
+	f *settleflow.Failure
 }
 
 // rejectionReason is a RefundRejected log's reason; 0 if unreadable.
