@@ -95,7 +95,7 @@ func TestCustomersPage(t *testing.T) {
 		"<code>approve(contract, amount)</code>", "<code>deposit(bytes32 ref, address owner, uint256 amount)</code>",
 		"<code>ReceiveWithAuthorization</code>", "<code>keccak256(abi.encode(ref, owner, salt))</code>",
 		"<code>depositWithAuthorization(bytes32 ref, address owner, address from, uint256 amount, uint256 validAfter, uint256 validBefore, bytes32 salt, uint8 v, bytes32 r, bytes32 s)</code>",
-		"must be whole cents", "a multiple of 10,000", "The first deposit for a customer names its <code>owner</code>",
+		"must be whole cents", "a multiple of 10,000", "A deposit never makes anyone the owner",
 		"the only address that can withdraw", "<code>requestWithdrawal(ref, amount)</code>", "<code>withdraw(ref)</code>", "24 h"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("customer page lacks %q", want)

@@ -64,6 +64,7 @@ type sentTx struct {
 	nonce    uint64
 	items    []*item  // the charges of a settle transaction
 	refunds  []*ritem // the refunds of a refund transaction
+	owners   []*oitem // the owner grants of a setOwner transaction
 	word     uint64   // the bitmap word a refund transaction refunds charges of
 	txs      []*types.Transaction
 	sentAt   time.Time
@@ -115,6 +116,8 @@ type chain struct {
 	queue     []*item
 	refunds   map[string]*ritem // by refund id
 	rqueue    []*ritem
+	owners    map[[32]byte]*oitem // owner grants, by nonce
+	oqueue    []*oitem
 	settles   map[common.Hash]*settleTx // settle transactions read back
 	words     map[uint64]*wordHistory   // words' debits read back
 	txs       []*sentTx
@@ -154,7 +157,7 @@ type gasShortage struct {
 func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, log *zap.Logger, clock settleflow.Clock, lease settleflow.SettlementLease) (_ *chain, err error) {
 	cc = cc.withDefaults()
 	c := &chain{env: env, cfg: cc, clock: clock, b: cc.Client, lease: lease, items: map[string]*item{}, bySeq: map[uint64]*item{},
-		refunds: map[string]*ritem{}, settles: map[common.Hash]*settleTx{}, words: map[uint64]*wordHistory{},
+		refunds: map[string]*ritem{}, owners: map[[32]byte]*oitem{}, settles: map[common.Hash]*settleTx{}, words: map[uint64]*wordHistory{},
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 
 	if c.b == nil {
@@ -241,6 +244,10 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 		return nil, fmt.Errorf("settlement: %s: %s is not a SettleflowSettlement contract with a sequence bitmap (deployedAt: %v)", env, c.contract, err)
 	}
 	c.deployed = deployed.Uint64()
+	if v, err := retryRead(ctx, func() (uint64, error) { return contractVersion(ctx, c.b, c.contract) }); err != nil || v != ContractVersion {
+		return nil, fmt.Errorf("settlement: %s: %s is settlement contract %s; this build needs version %d (owners set by the operator with the owner's signed grant): deploy it with `chain deploy` and configure its address",
+			env, c.contract, versionName(v, err), ContractVersion)
+	}
 	if out, err = retryRead(ctx, func() ([]byte, error) {
 		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackUnit()}, nil)
 	}); err == nil {
@@ -353,7 +360,7 @@ func (c *chain) poke() {
 func (c *chain) busy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.queue) > 0 || len(c.rqueue) > 0 || len(c.txs) > 0 || c.head < c.fundedUntil
+	return len(c.queue) > 0 || len(c.rqueue) > 0 || len(c.oqueue) > 0 || len(c.txs) > 0 || c.head < c.fundedUntil
 }
 
 // ref is a customer's reference in this environment's contract.
@@ -481,7 +488,7 @@ func (c *chain) step(ctx context.Context) error {
 	// sent.
 	errs := []error{c.track(ctx, head)}
 	if c.term != 0 {
-		errs = append(errs, c.flush(ctx, head), c.flushRefunds(ctx, head))
+		errs = append(errs, c.flush(ctx, head), c.flushRefunds(ctx, head), c.flushOwners(ctx, head))
 	}
 	c.prune()
 	return errors.Join(errs...)
@@ -542,6 +549,13 @@ func (c *chain) followLease() {
 		clear(c.rqueue)
 		c.rqueue = c.rqueue[:0]
 		c.gasShort = nil // nothing of ours waits for gas now
+		for _, it := range c.oqueue {
+			it.state, it.err, it.doneAt = stFailed, errLeaseLost, c.now()
+			closeOnce(it.sent)
+		}
+		dropped += len(c.oqueue)
+		clear(c.oqueue)
+		c.oqueue = c.oqueue[:0]
 		c.log.Warn("settlement lease lost: sending stops; unsent charges and refunds dropped for the new holder", zap.Int("dropped", dropped))
 	} else {
 		c.nonceOK = false
@@ -567,6 +581,11 @@ func (c *chain) prune() {
 	for id, r := range c.refunds {
 		if (r.state == stConfirmed || r.state == stFailed) && r.doneAt.Before(cut) {
 			delete(c.refunds, id)
+		}
+	}
+	for n, it := range c.owners {
+		if (it.state == stConfirmed || it.state == stFailed) && it.doneAt.Before(cut) {
+			delete(c.owners, n)
 		}
 	}
 }
@@ -652,6 +671,9 @@ func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, g
 	what, n := "charges", len(t.items)
 	if t.refunds != nil {
 		what, n = "refunds", len(t.refunds)
+	}
+	if t.owners != nil {
+		what, n = "ownerGrants", len(t.owners)
 	}
 	// Logged before it leaves: a process killed right after sending still
 	// shows which transaction, under which nonce, it may have sent.
@@ -829,6 +851,9 @@ func (c *chain) trackOne(ctx context.Context, head *types.Header, t *sentTx, lat
 		if t.refunds != nil {
 			finish = c.finishRefunds
 		}
+		if t.owners != nil {
+			finish = c.finishOwners
+		}
 		if err := finish(ctx, t); err != nil {
 			return err
 		}
@@ -895,6 +920,10 @@ func (c *chain) unmined(ctx context.Context, head *types.Header, t *sentTx, late
 			r.state, r.tx, r.queuedAt = stQueued, nil, now
 		}
 		c.rqueue = append(append([]*ritem(nil), t.refunds...), c.rqueue...)
+		for _, it := range t.owners {
+			it.state, it.tx, it.queuedAt = stQueued, nil, now
+		}
+		c.oqueue = append(append([]*oitem(nil), t.owners...), c.oqueue...)
 		return nil
 	}
 	if time.Since(t.sentAt) >= c.cfg.StuckAfter && head.Number.Uint64() > t.sentHead {

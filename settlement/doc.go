@@ -30,8 +30,12 @@
 // customer, with approve and deposit, or with one signed EIP-3009
 // receiveWithAuthorization (USDC implements it; its nonce is
 // keccak256(ref, owner, salt), so a relayer cannot redirect the deposit,
-// and no approval is left behind, unlike EIP-2612 permit). The first deposit
-// names the customer's owner, the only address that can withdraw:
+// and no approval is left behind, unlike EIP-2612 permit). A deposit names
+// the owner the contract records (zero while none) or reverts: it never makes
+// anyone the owner. The owner, the only address that can withdraw, is set by
+// the operator with the owner's EIP-712 signature of an OwnerGrant
+// ([Settler.SetOwner]); a lost key is replaced the same way, after the
+// withdrawal notice unless the owner cancels it. The owner withdraws with
 // requestWithdrawal, then withdraw after the notice period fixed at
 // deployment (default 24 h). Amounts are whole cents: with a 6-decimal token
 // one cent is 10,000 base units.

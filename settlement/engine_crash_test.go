@@ -227,7 +227,7 @@ func TestEngineCrashChargesOnce(t *testing.T) {
 		id := fmt.Sprintf("cus_%d", i)
 		ref := settlement.CustomerRef(secret, settleflow.Test, id)
 		refs[ref] = id
-		if _, err := tr.Send(ctx, &addrs.Contract, bindings.NewSettleflowSettlement().PackDeposit(ref, op, perCustomer)); err != nil {
+		if _, err := tr.Send(ctx, &addrs.Contract, bindings.NewSettleflowSettlement().PackDeposit(ref, common.Address{}, perCustomer)); err != nil {
 			t.Fatal(err)
 		}
 	}

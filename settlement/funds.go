@@ -256,9 +256,26 @@ func (c *chain) fund(ctx context.Context, customerID string, cents int64) (strin
 		return "", err
 	}
 	from := crypto.PubkeyToAddress(c.faucet.PublicKey)
-	data := settlementABI.PackDeposit(c.ref(customerID), from, amount)
+	ref := c.ref(customerID)
 	c.faucetMu.Lock()
 	defer c.faucetMu.Unlock()
+	holds, err := TokenBalance(ctx, c.b, c.token, from)
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: the faucet's balance: %w", c.env, err)
+	}
+	if holds.Cmp(amount) < 0 {
+		have := new(big.Int).Quo(holds, c.unit)
+		return "", &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "amount",
+			Message: fmt.Sprintf("the test faucet holds %s (%d cents), less than the %d cents asked for; ask for less, or refill it: mint test tokens to the faucet %s (TestUSD's mint, signed by the key that deployed the token: the operator's on the embedded chain and on a chain deploy --dev), or start a new test chain",
+				FormatUnits(holds, int(c.decimals)), have.Int64(), cents, from.Hex())}
+	}
+	// A deposit names the owner the contract records (none: zero), or it
+	// reverts (contract version 3: owners are set by the operator only).
+	owner, err := c.ownerOf(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	data := settlementABI.PackDeposit(ref, owner, amount)
 	gas, err := c.b.EstimateGas(ctx, ethereum.CallMsg{From: from, To: &c.contract, Data: data})
 	if err != nil {
 		return "", fmt.Errorf("settlement: %s: faucet deposit for %s refused (does faucet %s hold test tokens and allow the contract?): %w", c.env, customerID, from, err)
@@ -309,6 +326,19 @@ func (c *chain) fund(ctx context.Context, customerID string, cents int64) (strin
 		}
 		return "", fmt.Errorf("settlement: %s: faucet deposit for %s: %w", c.env, customerID, err)
 	}
+}
+
+// ownerOf reads the owner the contract records for ref (zero: none).
+func (c *chain) ownerOf(ctx context.Context, ref [32]byte) (common.Address, error) {
+	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackAccount(ref)}, nil)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("settlement: %s: account: %w", c.env, err)
+	}
+	a, err := settlementABI.UnpackAccount(out)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("settlement: %s: account: %w", c.env, err)
+	}
+	return a.Owner, nil
 }
 
 // awaitPendingNonce waits, for at most a second, until the node's pending

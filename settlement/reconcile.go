@@ -93,8 +93,10 @@ const (
 	// LedgerMismatch: the database's balance of a customer is not the
 	// contract's.
 	LedgerMismatch DiscrepancyKind = "ledger_mismatch"
-	// HoldingsMismatch: the token balance of the contract is not the sum
-	// of its customers' balances plus what the payee is owed.
+	// HoldingsMismatch: the token balance of the contract is less than the
+	// sum of its customers' balances plus what the payee is owed (a
+	// shortfall; tokens sent straight to the contract are a surplus,
+	// reported in ReconcileReport.Surplus, not a discrepancy).
 	HoldingsMismatch DiscrepancyKind = "holdings_mismatch"
 )
 
@@ -123,7 +125,12 @@ type ReconcileReport struct {
 	// owed.
 	Customers       int
 	Held, PayeeOwed int64
-	Discrepancies   []Discrepancy
+	// Surplus is what the contract holds beyond its customers' balances and
+	// what the payee is owed (base units): tokens sent to it directly, by
+	// transfer rather than deposit, which no one is owed. Nil if the
+	// holdings were not checked.
+	Surplus       *big.Int
+	Discrepancies []Discrepancy
 }
 
 // ReconcileOptions say where to look and what else to compare.
@@ -408,8 +415,11 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 				var tb *big.Int
 				if tb, err = erc20ABI.UnpackBalanceOf(out); err == nil {
 					// Customers not seen in events (none) hold nothing.
-					if sum := new(big.Int).Add(new(big.Int).Mul(big.NewInt(held), unit), owed); tb.Cmp(sum) != 0 {
-						add(HoldingsMismatch, 0, "", "the contract holds %s base units of its token; its customers' balances (%d cents) and what the payee is owed (%s base units) add up to %s", tb, held, owed, sum)
+					sum := new(big.Int).Add(new(big.Int).Mul(big.NewInt(held), unit), owed)
+					if tb.Cmp(sum) < 0 {
+						add(HoldingsMismatch, 0, "", "the contract holds %s base units of its token, less than its customers' balances (%d cents) and what the payee is owed (%s base units): %s", tb, held, owed, sum)
+					} else {
+						rep.Surplus = new(big.Int).Sub(tb, sum)
 					}
 				}
 			}
@@ -426,6 +436,9 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 
 // ContractInfo is what a settlement contract says of itself.
 type ContractInfo struct {
+	// Version is the contract's version() (ContractVersion for a contract
+	// this package deploys).
+	Version    uint64
 	DeployedAt uint64 // the block it was deployed in
 	Token      common.Address
 	Decimals   uint8
@@ -500,6 +513,9 @@ func Inspect(ctx context.Context, b ethereum.ContractCaller, contract common.Add
 		return info, fmt.Errorf("settlement: %s is a settlement contract of the first version (the operator paid every charge), or not one: it has no withdrawal notice; deploy the current contract (chain deploy)", contract)
 	}
 	info.WithdrawalNotice = time.Duration(notice.Int64()) * time.Second
+	if info.Version, err = contractVersion(ctx, b, contract); err != nil {
+		return info, fmt.Errorf("settlement: %s is settlement contract %s; this build settles with version %d: deploy it (chain deploy)", contract, versionName(0, err), ContractVersion)
+	}
 	if out, err = call(contract, settlementABI.PackPayeeOwed()); err != nil {
 		return info, err
 	}

@@ -638,7 +638,7 @@ func TestRevertedSettlementFails(t *testing.T) {
 	if _, err := faucet.Send(ctx, &sim.Addresses.Token, erc20ABI.PackApprove(contract, cents(1_000_000))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := faucet.Send(ctx, &contract, settlementABI.PackDeposit(refOf(sim, charge("wf_revert", 1).CustomerID), sim.Addresses.Faucet, cents(1000))); err != nil {
+	if _, err := faucet.Send(ctx, &contract, settlementABI.PackDeposit(refOf(sim, charge("wf_revert", 1).CustomerID), common.Address{}, cents(1000))); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{

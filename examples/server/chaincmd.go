@@ -217,6 +217,9 @@ func chainGroup() *group {
 					fmt.Fprintf(x.stdout, "  in database: %d Settled workflows charged, %s; %d charged nothing (not on chain); %d Succeeded refunds\n",
 						rep.InDatabase, dollars(rep.TotalInDatabase), db.uncharged, len(db.refunds))
 					fmt.Fprintf(x.stdout, "  customers:   %d, holding %s; the payee is owed %s\n", rep.Customers, dollars(rep.Held), dollars(rep.PayeeOwed))
+					if rep.Surplus != nil && rep.Surplus.Sign() > 0 {
+						fmt.Fprintf(x.stdout, "  surplus:     %s base units of the token sent to the contract directly, owed to no one (not a discrepancy)\n", rep.Surplus)
+					}
 					if len(rep.Discrepancies) > 0 {
 						tw := tabwriter.NewWriter(x.stdout, 2, 4, 2, ' ', 0)
 						fmt.Fprintln(tw, "KIND\tSEQUENCE\tSUBJECT\tDETAIL")
@@ -520,7 +523,7 @@ func chainStatus(ctx context.Context, x *cmdContext, env settleflow.Environment)
 	}
 	w := x.stdout
 	dec := int(info.Decimals)
-	fmt.Fprintf(w, "%s: chain %s, contract %s (deployed in block %d)\n", env, id, contract, info.DeployedAt)
+	fmt.Fprintf(w, "%s: chain %s, contract %s, version %d (deployed in block %d)\n", env, id, contract, info.Version, info.DeployedAt)
 	fmt.Fprintf(w, "  token     %s (%d decimals)\n  payee     %s\n  operator  %s, nonce %d, %s (native) for gas\n", info.Token, info.Decimals, info.Payee, info.Operator, nonce, settlement.FormatUnits(native, 18))
 	fmt.Fprintf(w, "  held      %s for customers", settlement.FormatUnits(info.Held(), dec))
 	if customers >= 0 {

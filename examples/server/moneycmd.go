@@ -159,7 +159,9 @@ func customersGroup() *group {
 			},
 		}, {
 			name: "fund", args: "CUSTOMER_ID", nargs: 1,
-			summary: "Deposit -amount from the test faucet for a test customer (test keys only) and show the customer once the deposit is applied.",
+			summary: "Deposit -amount from the test faucet for a test customer (test keys only) and show the customer once the deposit is applied. " +
+				"The faucet holds what its deployment minted (10,000,000.00 on the embedded chain); more than it holds is refused (400 parameter_invalid, naming what it holds): " +
+				"refill it by minting test tokens to the faucet's address with the key that deployed the token, or start a new test chain.",
 			flags: func(fs *flag.FlagSet) {
 				fs.Int64Var(&amount, "amount", 0, "the deposit in minor `units` (5000 is 50.00), at least 1 (required)")
 				api.register(fs)

@@ -26,9 +26,9 @@ var (
 
 // SettleflowSettlementMetaData contains all meta data concerning the SettleflowSettlement contract.
 var SettleflowSettlementMetaData = bind.MetaData{
-	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"unit_\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"withdrawalNotice_\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"BadAmount\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadChargeIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadCustomerIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChargeNotInWord\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"CustomersNotSorted\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"LengthMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NoWithdrawalPending\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotCustomerOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotPayee\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"StaleCommitment\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalNotYetAvailable\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroCustomer\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroKey\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroSequence\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"ChargeDeclined\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"payee\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Claimed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"Deposited\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"owner\",\"type\":\"address\"}],\"name\":\"OwnerSet\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"PayeeFunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"reason\",\"type\":\"uint256\"}],\"name\":\"RefundRejected\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"RefundSkipped\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Refunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"}],\"name\":\"WithdrawalCanceled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalRequested\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Withdrawn\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"WordSettled\",\"type\":\"event\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"account\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"pending\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"balanceOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"cancelWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"claim\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"declined\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"declinedWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"deployedAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"deposit\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validAfter\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validBefore\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"salt\",\"type\":\"bytes32\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"depositWithAuthorization\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"fundPayee\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payeeOwed\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"},{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"},{\"internalType\":\"uint256[]\",\"name\":\"runs\",\"type\":\"uint256[]\"},{\"internalType\":\"bytes32[]\",\"name\":\"keys\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"items\",\"type\":\"uint256[]\"}],\"name\":\"refund\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"refundState\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"state\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"refundedOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"requestWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"settledWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"unit\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"withdraw\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"withdrawalNotice\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"wordCommit\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"chain\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
+	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"payee_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"operator_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"unit_\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"withdrawalNotice_\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[],\"name\":\"BadAmount\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadCharge\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadChargeIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadCustomerIndex\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"BadSignature\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChargeNotInWord\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"CustomersNotSorted\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"GrantExpired\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"GrantUsed\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"LengthMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NoOwnerChange\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NoWithdrawalPending\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotCustomerOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOperator\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotPayee\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"effectiveAt\",\"type\":\"uint256\"}],\"name\":\"OwnerChangeNotYetDue\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"recorded\",\"type\":\"address\"}],\"name\":\"OwnerMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"OwnerUnchanged\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"StaleCommitment\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TransferFailed\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalNotYetAvailable\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroCustomer\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroKey\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroSequence\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"AlreadySettled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"ChargeDeclined\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"payee\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Claimed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"Deposited\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"previous\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OperatorChanged\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"OwnerChangeCanceled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"effectiveAt\",\"type\":\"uint256\"}],\"name\":\"OwnerChangeProposed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"owner\",\"type\":\"address\"}],\"name\":\"OwnerSet\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"PayeeFunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"reason\",\"type\":\"uint256\"}],\"name\":\"RefundRejected\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"RefundSkipped\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"},{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Refunded\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"}],\"name\":\"WithdrawalCanceled\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"name\":\"WithdrawalRequested\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"customerRef\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"to\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"Withdrawn\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"WordSettled\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"DOMAIN_SEPARATOR\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"OWNER_GRANT_TYPEHASH\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"account\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"pending\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"availableAt\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"balanceOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"cancelOwnerChange\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"cancelWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"},{\"internalType\":\"bytes32\",\"name\":\"nonce\",\"type\":\"bytes32\"},{\"internalType\":\"string\",\"name\":\"origin\",\"type\":\"string\"},{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"changeOwner\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"claim\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"completeOwnerChange\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"declined\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"declinedWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"deployedAt\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"deposit\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"from\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validAfter\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"validBefore\",\"type\":\"uint256\"},{\"internalType\":\"bytes32\",\"name\":\"salt\",\"type\":\"bytes32\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"depositWithAuthorization\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"fundPayee\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"nonce\",\"type\":\"bytes32\"}],\"name\":\"grantUsed\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"used\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"operator\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"ownerChange\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"effectiveAt\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payee\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"payeeOwed\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"},{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"},{\"internalType\":\"uint256[]\",\"name\":\"runs\",\"type\":\"uint256[]\"},{\"internalType\":\"bytes32[]\",\"name\":\"keys\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"items\",\"type\":\"uint256[]\"}],\"name\":\"refund\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"key\",\"type\":\"bytes32\"}],\"name\":\"refundState\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"state\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"refundedOf\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"requestWithdrawal\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"next\",\"type\":\"address\"}],\"name\":\"setOperator\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"owner_\",\"type\":\"address\"},{\"internalType\":\"bytes32\",\"name\":\"nonce\",\"type\":\"bytes32\"},{\"internalType\":\"string\",\"name\":\"origin\",\"type\":\"string\"},{\"internalType\":\"uint256\",\"name\":\"deadline\",\"type\":\"uint256\"},{\"internalType\":\"uint8\",\"name\":\"v\",\"type\":\"uint8\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"s\",\"type\":\"bytes32\"}],\"name\":\"setOwner\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32[]\",\"name\":\"customers\",\"type\":\"bytes32[]\"},{\"internalType\":\"uint256[]\",\"name\":\"charges\",\"type\":\"uint256[]\"}],\"name\":\"settle\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"total\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"sequence\",\"type\":\"uint256\"}],\"name\":\"settled\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"settledWords\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"bits\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"unit\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"version\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"ref\",\"type\":\"bytes32\"}],\"name\":\"withdraw\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"withdrawalNotice\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"\",\"type\":\"uint256\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"word\",\"type\":\"uint256\"}],\"name\":\"wordCommit\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"chain\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
 	ID:  "SettleflowSettlement",
-	Bin: "0x610140346101b157601f61201238819003918201601f19168301916001600160401b038311848410176101b55780849260a0946040528339810103126101b15780516001600160a01b038116908181036101b15761005f602084016101c9565b61006b604085016101c9565b9160806060860151950151931580156101a0575b801561018f575b6101805784156101715760805260a0523360c05260018060a01b0316918260018060a01b03195f5416175f5560e052610100524361012052604051905f7fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8180a3611e3490816101de823960805181818161030901528181610c610152611d66015260a0518181816105450152610a1f015260c05181818161043201526107c8015260e05181818161027c015281816105d501528181610b890152818161176d0152818161189a0152611c520152610100518181816101c9015261119f015261012051816103450152f35b63749b593960e01b5f5260045ffd5b63d92e233d60e01b5f5260045ffd5b506001600160a01b03831615610086565b506001600160a01b0382161561007f565b5f80fd5b634e487b7160e01b5f52604160045260245ffd5b51906001600160a01b03821682036101b15756fe6080806040526004361015610012575f80fd5b5f905f3560e01c908162a69bac1461118a5750806328345780146111535780632cf434921461111c5780633611866b146110b4578063399f9f3414610d335780634134d40214610bb55780634c383cfd14610af15780634e71d92d14610a0c578063570ca735146109d9578063612131ef146109af5780636c7f1542146109855780637213c5a01461088757806386cb09b81461085d578063882358ae146107ec5780638da5cb5b1461079b5780638e19899e146105f8578063907af6c0146105bd5780639e6897fe14610593578063a6b012f514610569578063ae90b21314610518578063b3ab15fb146103e8578063ba80af31146103ca578063c835607c146103a0578063d954863c14610368578063eae4c19f1461032d578063fc0c546a146102dc5763ffc3020f14610146575f80fd5b346102d95760406003193601126102d95760043560243581835260026020526040832073ffffffffffffffffffffffffffffffffffffffff815416803314908115916102d0575b506102a85781158015610276575b61024e577f37a5dc96283c260ba952c99b4383003a337bb17cafd9416409ae55b9ca7fd60e916040916101ee7f00000000000000000000000000000000000000000000000000000000000000004261135d565b6001820183905581547fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff1660a082901b7bffffffffffffffff0000000000000000000000000000000000000000161790915582519182526020820152a280f35b6004847f749b5939000000000000000000000000000000000000000000000000000000008152fd5b506102a17f000000000000000000000000000000000000000000000000000000000000000083611661565b151561019b565b6004847f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f61018d565b80fd5b50346102d957806003193601126102d957602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102d957806003193601126102d95760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102d95760606003193601126102d95761039d6103856111f3565b604435906103938233611c7e565b3390600435611acc565b80f35b50346102d95760206003193601126102d95760406020916004358152600483522054604051908152f35b50346102d957806003193601126102d9576020600854604051908152f35b50346102d95760206003193601126102d95760043573ffffffffffffffffffffffffffffffffffffffff81168091036105145773ffffffffffffffffffffffffffffffffffffffff7f00000000000000000000000000000000000000000000000000000000000000001633036104ec5780156104c4577fffffffffffffffffffffffff000000000000000000000000000000000000000082548273ffffffffffffffffffffffffffffffffffffffff82167fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8680a31617815580f35b6004827fd92e233d000000000000000000000000000000000000000000000000000000008152fd5b6004827f30cd7471000000000000000000000000000000000000000000000000000000008152fd5b5080fd5b50346102d957806003193601126102d957602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102d95760206003193601126102d95760406020916004358152600583522054604051908152f35b50346102d95760206003193601126102d95760406020916004358152600383522054604051908152f35b50346102d957806003193601126102d95760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346102d95760206003193601126102d957600435908181526002602052604081209081549173ffffffffffffffffffffffffffffffffffffffff831691823314801590610793575b61076b576001820180549485156107435767ffffffffffffffff9060a01c16804210610718575091818493876020989452600188526040822054968781105f1461070d57610690908098611698565b848352600189526040832055557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557f04eda370f8b8612fa7266d7ebbd41af9d694e19793fe9d9ff31b3ddbd99b08e185604051868152a381806106fd575b5050604051908152f35b61070691611ce8565b5f816106f3565b506106908780611698565b7f449406b5000000000000000000000000000000000000000000000000000000008352600452602482fd5b6004837f83e89493000000000000000000000000000000000000000000000000000000008152fd5b807f6cb4fda50000000000000000000000000000000000000000000000000000000060049252fd5b508215610641565b50346102d957806003193601126102d957602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346102d95760206003193601126102d95760809067ffffffffffffffff6004358083526002602052600160408085209485549381528260205220549301546040519373ffffffffffffffffffffffffffffffffffffffff831685526020850152604084015260a01c166060820152f35b50346102d95760206003193601126102d95760406020916004358152600683522054604051908152f35b50346102d95760206003193601126102d95760043580825260026020526040822073ffffffffffffffffffffffffffffffffffffffff8154168033149081159161097c575b50610954576001810180541561092c578390557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557fd8cbc85a53c8256123df110cc63eff1c972996c0ff5f10b6c8ec09a825d2c9c08280a280f35b6004847f83e89493000000000000000000000000000000000000000000000000000000008152fd5b6004837f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f6108cc565b50346102d95760206003193601126102d95760406020916004358152600183522054604051908152f35b50346102d95760206003193601126102d95760406020916004358152600783522054604051908152f35b50346102d957806003193601126102d95773ffffffffffffffffffffffffffffffffffffffff6020915416604051908152f35b50346102d957806003193601126102d9577f00000000000000000000000000000000000000000000000000000000000000009073ffffffffffffffffffffffffffffffffffffffff8216918233141580610ad0575b610aa857602092600854926008557fd8138f8a3f377c5259ca548e70e4c2de94f129f5a11036a15b69513cba2b426a84604051858152a281806106fd575050604051908152f35b6004827f56cab67b000000000000000000000000000000000000000000000000000000008152fd5b5073ffffffffffffffffffffffffffffffffffffffff825416331415610a61565b50346102d95760206003193601126102d95760043580158015610b83575b610b5b57610b1d8133611c7e565b610b298160085461135d565b6008556040519081527fb93525465b6a6b5ecba22f70164cc7026bddb8a37aa7682e5bf5b1a94a6864dc60203392a280f35b6004827f749b5939000000000000000000000000000000000000000000000000000000008152fd5b50610bae7f000000000000000000000000000000000000000000000000000000000000000082611661565b1515610b0f565b5034610d2f57610140600319360112610d2f5760043590610bd46111f3565b60443573ffffffffffffffffffffffffffffffffffffffff811691828203610d2f576064359260e4359060ff8216809203610d2f57604051602081019088825273ffffffffffffffffffffffffffffffffffffffff8516604082015260c435606082015260608152610c47608082611229565b51902073ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000016803b15610d2f575f92836101249260405196879586947fef55bec600000000000000000000000000000000000000000000000000000000865260048601523060248601528b6044860152608435606486015260a435608486015260a485015260c48401526101043560e484015283356101048401525af18015610d2457610d0e575b5061039d9394611acc565b61039d94505f610d1d91611229565b5f93610d03565b6040513d5f823e3d90fd5b5f80fd5b34610d2f5760c0600319360112610d2f5760043560243567ffffffffffffffff8111610d2f57610d679036906004016111c2565b60449291923567ffffffffffffffff8111610d2f57610d8a9036906004016111c2565b9160643567ffffffffffffffff8111610d2f57610dab9036906004016111c2565b60849691963567ffffffffffffffff8111610d2f57610dce9036906004016111c2565b97909660a43567ffffffffffffffff8111610d2f57610df19036906004016111c2565b92909373ffffffffffffffffffffffffffffffffffffffff5f5416330361108c57838b03611024578860061b8981046040148a15171561105f5790610e368a926112d1565b5f935f925f9260208101915b808510610efc5750505050501491821592610ee4575b5050610ebc5796959493929190600854975f975b808910610e7a5760088a9055005b909192939495969798610ead600191898989898f8f610e9d828b610ea693611320565b35918b8d611320565b359061186a565b99019796959493929190610e6c565b7f3d618e50000000000000000000000000000000000000000000000000000000005f5260045ffd5b9091505f52600560205260405f205414158980610e58565b91939590929496610f0e878488611320565b3591821590811561104c575b50611024578c8f8f8e905f925b8c878510610f7157505050505050906001918160061b86206040519060208201928352604082015260408152610f5e606082611229565b5190209701950193918d95949391610e42565b91610f8a91610f8486610f96969561135d565b91611320565b35938460f01c91611320565b358b66ffffffffffffff6effffffffffffffffffffffffffffff8560781c161603610ffc5760406001937dffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff8460061b8a01911660208201520152018f908f8f92908f91610f27565b7f237d5ec2000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fff633a38000000000000000000000000000000000000000000000000000000005f5260045ffd5b9050611058838a61135d565b118f610f1a565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b7f7c214f04000000000000000000000000000000000000000000000000000000005f5260045ffd5b34610d2f576040600319360112610d2f5760043567ffffffffffffffff8111610d2f576110e59036906004016111c2565b6024359067ffffffffffffffff8211610d2f5760209261110c6111149336906004016111c2565b92909161137e565b604051908152f35b34610d2f576020600319360112610d2f57602060016004358060081c5f526004835260ff60405f205491161c161515604051908152f35b34610d2f576020600319360112610d2f57602060016004358060081c5f526003835260ff60405f205491161c161515604051908152f35b34610d2f575f600319360112610d2f576020907f00000000000000000000000000000000000000000000000000000000000000008152f35b9181601f84011215610d2f5782359167ffffffffffffffff8311610d2f576020808501948460051b010111610d2f57565b6024359073ffffffffffffffffffffffffffffffffffffffff82168203610d2f57565b8181029291811591840414171561105f57565b90601f7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe0910116810190811067ffffffffffffffff82111761126a57604052565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52604160045260245ffd5b67ffffffffffffffff811161126a57601f017fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe01660200190565b906112db82611297565b6112e86040519182611229565b8281527fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe06113168294611297565b0190602036910137565b91908110156113305760051b0190565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b9190820180921161105f57565b80518210156113305760209160051b010190565b90929391935f73ffffffffffffffffffffffffffffffffffffffff5f5416330361108c576113ab856116a5565b916113b96040519384611229565b8583527fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe06113e6876116a5565b013660208501375f5f5b8781106115d75750508060061b8181046040148215171561105f57611414906112d1565b5f917fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff5f905f925f5b8181106114af57505061145595969798999a506116bd565b80156114a7575f5b825181101561149157806114736001928561136a565b5161147f828988611320565b355f528260205260405f20550161145d565b50935050506114a28260085461135d565b600855565b505f93505050565b6114ba81838f611320565b358060701c9067ffffffffffffffff82169182156115af5766ffffffffffffff8260781c16868103611581575b50600160ff919091161b8681161561152a575050906001917f8fec535e2000df0687739fc3f7b0b32ca8943ff6ba4f67b2172ade47d16ace065f80a25b0161143d565b92959150955017926001946115418d8c838d61174f565b91929092611555575b505050600190611524565b89611578939260408a936001979e9d60061b8d019060208201520152019861135d565b97905f8061154a565b9597899197611592949b93996116bd565b5f965f95845f526003602052600160ff60405f20549791506114e7565b7f771ba714000000000000000000000000000000000000000000000000000000005f5260045ffd5b6115e2818988611320565b359182111561160b57600190825f528160205260405f2054611604828861136a565b52016113f0565b5015611639577fc84ea9a5000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fca0845bd000000000000000000000000000000000000000000000000000000005f5260045ffd5b811561166b570690565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601260045260245ffd5b9190820391821161105f57565b67ffffffffffffffff811161126a5760051b60200190565b939161173c575b5080156117375760209060061b910120815f52600560205260405f2054906040519060208201928352604082015260408152611701606082611229565b519020815f52600560205260405f20557fb5e2b0c5fa5504f27a19e82caabf843ccd18f819af1eae7af1d6d0d60d1bb0725f80a2565b505050565b835f52600360205260405f20555f6116c4565b9391929361ffff8260601c168151811015611842576117a8816117a07f00000000000000000000000000000000000000000000000000000000000000006bffffffffffffffffffffffff8716611216565b978897611320565b359485936117b6838561136a565b51908183116117d457500392506117cc9161136a565b526001929190565b67ffffffffffffffff9194507fb2ae23560d3793b5e33f1139545669a5dd751b219e87d55485b53e108c58a07993506040925066ffffffffffffff8160701c9160781c165f526004602052825f20600160ff83161b815417905582519489865260208601521692a35f929190565b7f22f787fc000000000000000000000000000000000000000000000000000000005f5260045ffd5b9593949190918615611aa45761ffff8360601c169080821015611a7c576118c26bffffffffffffffffffffffff947f000000000000000000000000000000000000000000000000000000000000000095869116611216565b968715611a5457885f52600760205260405f2054611a245791610f8a916118e99493611320565b359161192767ffffffffffffffff8260701c1692835f5260066020526bffffffffffffffffffffffff6119208860405f205461135d565b9316611216565b81116119e2578385116119a0579461199d95825f52600660205260405f2055825f52600160205260405f2061195d86825461135d565b9055805f526007602052600160405f20557fc0721ae73b3f8d344a611dc50526cc0c898d2d8210fa7a2361c7ead3df0ad5196020604051878152a4611698565b90565b5092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160028152a390565b5092505091805f526007602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160018152a390565b5050505050509190507fb6f0ab26a0b5d2999711cd058e861f01cc2e9c31ac0c275d4ecce044cca15cbd5f80a290565b7f749b5939000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f9c511c25000000000000000000000000000000000000000000000000000000005f5260045ffd5b7ffbd849c6000000000000000000000000000000000000000000000000000000005f5260045ffd5b919082156116395783158015611c4c575b611a5457825f52600260205260405f209073ffffffffffffffffffffffffffffffffffffffff82541615611b78575b5050604073ffffffffffffffffffffffffffffffffffffffff7f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a71592845f526001602052611b5c86845f205461135d565b855f52600160205280845f2055835196875260208701521693a3565b73ffffffffffffffffffffffffffffffffffffffff16908115611c24577f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a7159282826040947fffffffffffffffffffffffff000000000000000000000000000000000000000073ffffffffffffffffffffffffffffffffffffffff955416179055857fac803f2d7baf8977db614b92886816b923ee887c90ce5949164b63d8700f8ec45f80a39250611b0c565b7fd92e233d000000000000000000000000000000000000000000000000000000005f5260045ffd5b50611c777f000000000000000000000000000000000000000000000000000000000000000085611661565b1515611add565b611ce69173ffffffffffffffffffffffffffffffffffffffff604051927f23b872dd000000000000000000000000000000000000000000000000000000006020850152166024830152306044830152606482015260648152611ce1608482611229565b611d45565b565b611ce69173ffffffffffffffffffffffffffffffffffffffff604051927fa9059cbb000000000000000000000000000000000000000000000000000000006020850152166024830152604482015260448152611ce1606482611229565b5f80916020815191018273ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000165af13d15611e1f573d90611d9982611297565b91611da76040519384611229565b82523d5f602084013e5b15611e17578051908115159182611df3575b5050611dcb57565b7f90b8ec18000000000000000000000000000000000000000000000000000000005f5260045ffd5b8192509060209181010312610d2f5760200151801590811503610d2f575f80611dc3565b602081519101fd5b606090611db156fea164736f6c634300081c000a",
+	Bin: "0x610180806040523461026c5760a081612b6780380380916100208285610270565b83398101031261026c5780516001600160a01b0381169081810361026c5761004a602084016102a7565b610056604085016102a7565b91608060608601519501519315801561025b575b801561024a575b61023b578415801561022b575b61021c5760805260a0523360c05260018060a01b0316918260018060a01b03195f5416175f5560e052610100524361012052466101605260405160208101907f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f82527fa1666c91d16f4cbd9afc56a717dc67279b295de175b62590b18205a4626d366e60408201527f2a80e1ef1d7842f27f2e6be0972bb708b9a135c38860dbe73c27c3486c34f4de60608201524660808201523060a082015260a0815261014760c082610270565b51902061014052604051905f7fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8180a36128ab90816102bc82396080518181816103840152818161113201526127dd015260a05181818161093a0152610ec1015260c0518181816108270152610bbd015260e0518181816101fa015281816109ca0152818161102b01528181611fa9015281816120d201526123d401526101005181818161026c0152818161168a0152611dcc015261012051816103c001526101405181611c3b01526101605181611c150152f35b63749b593960e01b5f5260045ffd5b506001600160801b03851161007e565b63d92e233d60e01b5f5260045ffd5b506001600160a01b03831615610071565b506001600160a01b0382161561006a565b5f80fd5b601f909101601f19168101906001600160401b0382119082101761029357604052565b634e487b7160e01b5f52604160045260245ffd5b51906001600160a01b038216820361026c5756fe6080806040526004361015610012575f80fd5b5f905f3560e01c908162a69bac1461167557508063283457801461163e5780632cf43492146116075780633611866b146115a75780633644e51514611585578063399f9f34146112045780634134d4021461108657806349629d17146110575780634c383cfd14610f935780634e71d92d14610eae57806354fd4d5014610e92578063570ca73514610e5f578063612131ef14610e3557806369296ecb14610db75780636c7f154214610d8d57806370738c8d14610d525780637213c5a014610c7c57806386cb09b814610c52578063882358ae14610be15780638da5cb5b14610b905780638e19899e146109ed578063907af6c0146109b25780639e6897fe14610988578063a6b012f51461095e578063ae90b2131461090d578063b3ab15fb146107dd578063b60aec47146106a1578063ba80af3114610683578063c835607c14610659578063c98e5af714610530578063d51404ec1461050f578063d954863c146104da578063d9934e82146103e3578063eae4c19f146103a8578063fc0c546a146103575763ffc3020f146101a9575f80fd5b346103545760406003193601126103545760043560243581835260026020526040832073ffffffffffffffffffffffffffffffffffffffff8154168033149081159161034b575b506103235761021f7f000000000000000000000000000000000000000000000000000000000000000083611cf5565b6102f3578284526001602052604084205480831161031b575b5081156102f3577f37a5dc96283c260ba952c99b4383003a337bb17cafd9416409ae55b9ca7fd60e916040916102e56102917f0000000000000000000000000000000000000000000000000000000000000000426118f0565b6001830184905582547fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff1660a082901b7bffffffffffffffff00000000000000000000000000000000000000001617909255565b82519182526020820152a280f35b6004847f749b5939000000000000000000000000000000000000000000000000000000008152fd5b91505f610238565b6004847f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b9050155f6101f0565b80fd5b5034610354578060031936011261035457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b503461035457806003193601126103545760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b50346103545760206003193601126103545760043580825260026020526040822073ffffffffffffffffffffffffffffffffffffffff835416331415806104a6575b61047e5773ffffffffffffffffffffffffffffffffffffffff6002820154161561045657906104539161274d565b80f35b6004837fc04089e6000000000000000000000000000000000000000000000000000000008152fd5b6004837f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b5073ffffffffffffffffffffffffffffffffffffffff815416803314908115916104d1575b50610425565b9050155f6104cb565b5034610354576060600319360112610354576104536104f76116de565b604435906105058233612400565b33906004356122f5565b50346103545761045361052136611701565b97969096959195949294611d39565b50346103545761053f36611701565b93888a9997989a949294526002602052604089209573ffffffffffffffffffffffffffffffffffffffff87541698893314801590610651575b6106295773ffffffffffffffffffffffffffffffffffffffff8c16998a146106015788999a9b6105a898996124cc565b6105b2828261274d565b827fffffffffffffffffffffffff00000000000000000000000000000000000000008254161790557fac803f2d7baf8977db614b92886816b923ee887c90ce5949164b63d8700f8ec48380a380f35b60048b7fdf129d24000000000000000000000000000000000000000000000000000000008152fd5b60048b7f6cb4fda5000000000000000000000000000000000000000000000000000000008152fd5b508915610578565b50346103545760206003193601126103545760406020916004358152600583522054604051908152f35b50346103545780600319360112610354576020600954604051908152f35b50346103545760206003193601126103545760043580825260026020526040822090600282019182549273ffffffffffffffffffffffffffffffffffffffff84169384156107b55767ffffffffffffffff9060a01c1680421061078a575080547fffffffff0000000000000000000000000000000000000000000000000000000016905580547fffffffffffffffffffffffff00000000000000000000000000000000000000001673ffffffffffffffffffffffffffffffffffffffff84161790557fac803f2d7baf8977db614b92886816b923ee887c90ce5949164b63d8700f8ec48380a380f35b7f51adea60000000000000000000000000000000000000000000000000000000008652600452602485fd5b6004867fc04089e6000000000000000000000000000000000000000000000000000000008152fd5b50346103545760206003193601126103545760043573ffffffffffffffffffffffffffffffffffffffff81168091036109095773ffffffffffffffffffffffffffffffffffffffff7f00000000000000000000000000000000000000000000000000000000000000001633036108e15780156108b9577fffffffffffffffffffffffff000000000000000000000000000000000000000082548273ffffffffffffffffffffffffffffffffffffffff82167fd58299b712891143e76310d5e664c4203c940a67db37cf856bdaa3c5c76a802c8680a31617815580f35b6004827fd92e233d000000000000000000000000000000000000000000000000000000008152fd5b6004827f30cd7471000000000000000000000000000000000000000000000000000000008152fd5b5080fd5b5034610354578060031936011261035457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346103545760206003193601126103545760406020916004358152600683522054604051908152f35b50346103545760206003193601126103545760406020916004358152600483522054604051908152f35b503461035457806003193601126103545760206040517f00000000000000000000000000000000000000000000000000000000000000008152f35b503461035457602060031936011261035457600435908181526002602052604081209081549173ffffffffffffffffffffffffffffffffffffffff831691823314801590610b88575b610b6057600182018054948515610b385767ffffffffffffffff9060a01c16804210610b0d575091818493876020989452600188526040822054968781105f14610b0257610a85908098611d2c565b848352600189526040832055557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557f04eda370f8b8612fa7266d7ebbd41af9d694e19793fe9d9ff31b3ddbd99b08e185604051868152a38180610af2575b5050604051908152f35b610afb9161246a565b5f81610ae8565b50610a858780611d2c565b7f449406b5000000000000000000000000000000000000000000000000000000008352600452602482fd5b6004837f83e89493000000000000000000000000000000000000000000000000000000008152fd5b807f6cb4fda50000000000000000000000000000000000000000000000000000000060049252fd5b508215610a36565b5034610354578060031936011261035457602060405173ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000168152f35b50346103545760206003193601126103545760809067ffffffffffffffff6004358083526002602052600160408085209485549381528260205220549301546040519373ffffffffffffffffffffffffffffffffffffffff831685526020850152604084015260a01c166060820152f35b50346103545760206003193601126103545760406020916004358152600783522054604051908152f35b50346103545760206003193601126103545760043580825260026020526040822073ffffffffffffffffffffffffffffffffffffffff81541680331490811591610d49575b5061047e5760018101805415610d21578390557fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff81541690557fd8cbc85a53c8256123df110cc63eff1c972996c0ff5f10b6c8ec09a825d2c9c08280a280f35b6004847f83e89493000000000000000000000000000000000000000000000000000000008152fd5b9050155f610cc1565b503461035457806003193601126103545760206040517fee28629e3ad1e1e66bdd2da37883f39a7c56feb9a368ab965e44c9403dfbc5d58152f35b50346103545760206003193601126103545760406020916004358152600183522054604051908152f35b50346103545760206003193601126103545760026040610e3192600435815282602052200154604051918173ffffffffffffffffffffffffffffffffffffffff67ffffffffffffffff859460a01c169116836020909392919373ffffffffffffffffffffffffffffffffffffffff60408201951681520152565b0390f35b50346103545760206003193601126103545760406020916004358152600883522054604051908152f35b503461035457806003193601126103545773ffffffffffffffffffffffffffffffffffffffff6020915416604051908152f35b5034610354578060031936011261035457602060405160038152f35b50346103545780600319360112610354577f00000000000000000000000000000000000000000000000000000000000000009073ffffffffffffffffffffffffffffffffffffffff8216918233141580610f72575b610f4a57602092600954926009557fd8138f8a3f377c5259ca548e70e4c2de94f129f5a11036a15b69513cba2b426a84604051858152a28180610af2575050604051908152f35b6004827f56cab67b000000000000000000000000000000000000000000000000000000008152fd5b5073ffffffffffffffffffffffffffffffffffffffff825416331415610f03565b50346103545760206003193601126103545760043580158015611025575b610ffd57610fbf8133612400565b610fcb816009546118f0565b6009556040519081527fb93525465b6a6b5ecba22f70164cc7026bddb8a37aa7682e5bf5b1a94a6864dc60203392a280f35b6004827f749b5939000000000000000000000000000000000000000000000000000000008152fd5b506110507f000000000000000000000000000000000000000000000000000000000000000082611cf5565b1515610fb1565b50346103545760206003193601126103545760ff60406020926004358152600384522054166040519015158152f35b50346112005761014060031936011261120057600435906110a56116de565b60443573ffffffffffffffffffffffffffffffffffffffff811691828203611200576064359260e4359060ff821680920361120057604051602081019088825273ffffffffffffffffffffffffffffffffffffffff8516604082015260c4356060820152606081526111186080826117a8565b51902073ffffffffffffffffffffffffffffffffffffffff7f000000000000000000000000000000000000000000000000000000000000000016803b15611200575f92836101249260405196879586947fef55bec600000000000000000000000000000000000000000000000000000000865260048601523060248601528b6044860152608435606486015260a435608486015260a485015260c48401526101043560e484015283356101048401525af180156111f5576111df575b5061045393946122f5565b61045394505f6111ee916117a8565b5f936111d4565b6040513d5f823e3d90fd5b5f80fd5b346112005760c06003193601126112005760043560243567ffffffffffffffff8111611200576112389036906004016116ad565b60449291923567ffffffffffffffff81116112005761125b9036906004016116ad565b9160643567ffffffffffffffff81116112005761127c9036906004016116ad565b60849691963567ffffffffffffffff81116112005761129f9036906004016116ad565b97909660a43567ffffffffffffffff8111611200576112c29036906004016116ad565b92909373ffffffffffffffffffffffffffffffffffffffff5f5416330361155d57838b036114f5578860061b8981046040148a15171561153057906113078a92611850565b5f935f925f9260208101915b8085106113cd57505050505014918215926113b5575b505061138d5796959493929190600954975f975b80891061134b5760098a9055005b90919293949596979861137e600191898989898f8f61136e828b611377936118e0565b35918b8d6118e0565b35906120a2565b9901979695949392919061133d565b7f3d618e50000000000000000000000000000000000000000000000000000000005f5260045ffd5b9091505f52600660205260405f205414158980611329565b919395909294966113df8784886118e0565b3591821590811561151d575b506114f5578c8f8f8e905f925b8c87851061144257505050505050906001918160061b8620604051906020820192835260408201526040815261142f6060826117a8565b5190209701950193918d95949391611313565b9161145b916114558661146796956118f0565b916118e0565b35938460f01c916118e0565b358b66ffffffffffffff6effffffffffffffffffffffffffffff8560781c1616036114cd5760406001937dffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff8460061b8a01911660208201520152018f908f8f92908f916113f8565b7f237d5ec2000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fff633a38000000000000000000000000000000000000000000000000000000005f5260045ffd5b9050611529838a6118f0565b118f6113eb565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601160045260245ffd5b7f7c214f04000000000000000000000000000000000000000000000000000000005f5260045ffd5b34611200575f60031936011261120057602061159f611c12565b604051908152f35b346112005760406003193601126112005760043567ffffffffffffffff8111611200576115d89036906004016116ad565b6024359067ffffffffffffffff8211611200576020926115ff61159f9336906004016116ad565b9290916118fd565b3461120057602060031936011261120057602060016004358060081c5f526005835260ff60405f205491161c161515604051908152f35b3461120057602060031936011261120057602060016004358060081c5f526004835260ff60405f205491161c161515604051908152f35b34611200575f600319360112611200576020907f00000000000000000000000000000000000000000000000000000000000000008152f35b9181601f840112156112005782359167ffffffffffffffff8311611200576020808501948460051b01011161120057565b6024359073ffffffffffffffffffffffffffffffffffffffff8216820361120057565b610100600319820112611200576004359160243573ffffffffffffffffffffffffffffffffffffffff8116810361120057916044359160643567ffffffffffffffff811161120057826023820112156112005780600401359267ffffffffffffffff841161120057602484830101116112005760240191906084359060a43560ff81168103611200579060c4359060e43590565b8181029291811591840414171561153057565b90601f7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe0910116810190811067ffffffffffffffff8211176117e957604052565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52604160045260245ffd5b67ffffffffffffffff81116117e957601f017fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe01660200190565b9061185a82611816565b61186760405191826117a8565b8281527fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe06118958294611816565b0190602036910137565b80518210156118b35760209160051b010190565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52603260045260245ffd5b91908110156118b35760051b0190565b9190820180921161153057565b91939290935f9073ffffffffffffffffffffffffffffffffffffffff5f5416330361155d5761192b86611ee4565b9261193960405194856117a8565b8684527fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe061196688611ee4565b013660208601375f5f5b888110611b885750508060061b818104604014821517156115305761199490611850565b5f917fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff5f905f925f965f5b828110611a5f57505050906119d694939291611efc565b60e01c611a37578015611a2f575f5b8251811015611a1957806119fb6001928561189f565b51611a078289886118e0565b355f528260205260405f2055016119e5565b5093505050611a2a826009546118f0565b600955565b505f93505050565b7f7214059a000000000000000000000000000000000000000000000000000000005f5260045ffd5b8060051b8201358099179867ffffffffffffffff8160701c16908115611b60578f818f918f9366ffffffffffffff9060781c16898103611b30575b506001607083901c60ff161b8a811615611ae2575050505050906001917f8fec535e2000df0687739fc3f7b0b32ca8943ff6ba4f67b2172ade47d16ace065f80a25b016119bf565b9194509198611af8939a5017978360019a611f8e565b91929092611b0c575b505050600190611adc565b99889160406001959e9c8360061b8d01906020820152015201980199905f80611b01565b98611b46959d94508c93509a919a999099611efc565b5f978b8d5f98875f52600460205260405f2054985f611a9a565b7f771ba714000000000000000000000000000000000000000000000000000000005f5260045ffd5b611b93818a896118e0565b3591821115611bbc57600190825f528160205260405f2054611bb5828961189f565b5201611970565b5015611bea577fc84ea9a5000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fca0845bd000000000000000000000000000000000000000000000000000000005f5260045ffd5b467f000000000000000000000000000000000000000000000000000000000000000003611c5d577f000000000000000000000000000000000000000000000000000000000000000090565b60405160208101907f8b73c3c69bb8fe3d512ecc4cf759cc79239f7b179b0ffacaa9a75d522b39400f82527fa1666c91d16f4cbd9afc56a717dc67279b295de175b62590b18205a4626d366e60408201527f2a80e1ef1d7842f27f2e6be0972bb708b9a135c38860dbe73c27c3486c34f4de60608201524660808201523060a082015260a08152611cef60c0826117a8565b51902090565b8115611cff570690565b7f4e487b71000000000000000000000000000000000000000000000000000000005f52601260045260245ffd5b9190820391821161153057565b969390979491959273ffffffffffffffffffffffffffffffffffffffff5f5416330361155d57611d6a9689896124cc565b805f52600260205260405f2073ffffffffffffffffffffffffffffffffffffffff80825416931692838114611ebc5715611e6e5760207f3b6b22e9e529798a1e194d28f7e6a6310e877810512316ae7246ab8116a1c58491611e656002611df17f0000000000000000000000000000000000000000000000000000000000000000426118f0565b920180547fffffffff0000000000000000ffffffffffffffffffffffffffffffffffffffff88167fffffffff000000000000000000000000000000000000000000000000000000009091161760a084901b7bffffffffffffffff000000000000000000000000000000000000000016179055565b604051908152a3565b827fffffffffffffffffffffffff00000000000000000000000000000000000000008254161790557fac803f2d7baf8977db614b92886816b923ee887c90ce5949164b63d8700f8ec45f80a3565b7fdf129d24000000000000000000000000000000000000000000000000000000005f5260045ffd5b67ffffffffffffffff81116117e95760051b60200190565b9391611f7b575b508015611f765760209060061b910120815f52600660205260405f2054906040519060208201928352604082015260408152611f406060826117a8565b519020815f52600660205260405f20557fb5e2b0c5fa5504f27a19e82caabf843ccd18f819af1eae7af1d6d0d60d1bb0725f80a2565b505050565b835f52600460205260405f20555f611f03565b9391929361ffff8260601c16815181101561207a57611fe0817f00000000000000000000000000000000000000000000000000000000000000006bffffffffffffffffffffffff8616029788976118e0565b35948593611fee838561189f565b519081831161200c57500392506120049161189f565b526001929190565b67ffffffffffffffff9194507fb2ae23560d3793b5e33f1139545669a5dd751b219e87d55485b53e108c58a07993506040925066ffffffffffffff8160701c9160781c165f526005602052825f20600160ff83161b815417905582519489865260208601521692a35f929190565b7f22f787fc000000000000000000000000000000000000000000000000000000005f5260045ffd5b95939491909186156122cd5761ffff8360601c1690808210156122a5576120fa6bffffffffffffffffffffffff947f000000000000000000000000000000000000000000000000000000000000000095869116611795565b96871561227d57885f52600860205260405f205461224d579161145b9161212194936118e0565b359161215f67ffffffffffffffff8260701c1692835f5260076020526bffffffffffffffffffffffff6121588860405f20546118f0565b9316611795565b811161220b578385116121d857946121d595825f52600760205260405f2055825f52600160205260405f206121958682546118f0565b9055805f526008602052600160405f20557fc0721ae73b3f8d344a611dc50526cc0c898d2d8210fa7a2361c7ead3df0ad5196020604051878152a4611d2c565b90565b50925050917ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160028152a390565b5092505091805f526008602052600260405f20557ff583fe8b08b74cccbc51d14bb881e3b85d342700ceb230425d1cc13dd7cf0b49602060405160018152a390565b5050505050509190507fb6f0ab26a0b5d2999711cd058e861f01cc2e9c31ac0c275d4ecce044cca15cbd5f80a290565b7f749b5939000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f9c511c25000000000000000000000000000000000000000000000000000000005f5260045ffd5b7ffbd849c6000000000000000000000000000000000000000000000000000000005f5260045ffd5b91908215611bea57831580156123ce575b61227d5773ffffffffffffffffffffffffffffffffffffffff90835f5260026020528160405f20541691829116036123a35750604073ffffffffffffffffffffffffffffffffffffffff7f2dcdaad87b561ba5a69835009b4c53ef9d3c41ca6cc9574049187659d6c6a71592845f52600160205261238786845f20546118f0565b855f52600160205280845f2055835196875260208701521693a3565b7f70e6839e000000000000000000000000000000000000000000000000000000005f5260045260245ffd5b506123f97f000000000000000000000000000000000000000000000000000000000000000085611cf5565b1515612306565b6124689173ffffffffffffffffffffffffffffffffffffffff604051927f23b872dd0000000000000000000000000000000000000000000000000000000060208501521660248301523060448301526064820152606481526124636084826117a8565b6127bc565b565b6040517fa9059cbb00000000000000000000000000000000000000000000000000000000602082015273ffffffffffffffffffffffffffffffffffffffff919091166024820152604480820192909252908152612468906124636064826117a8565b9792909691959394968815611bea5773ffffffffffffffffffffffffffffffffffffffff16978815612725578742116126fd57865f52600360205260ff60405f2054166126d557865f52600360205260405f2060017fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff008254161790557f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a084116126a257612577611c12565b9061258187611816565b9761258f604051998a6117a8565b87895260208901993689860111611200578a5f9a8b60208c819f9d60ff9a60809f3783010152519020604051928c8401947fee28629e3ad1e1e66bdd2da37883f39a7c56feb9a368ab965e44c9403dfbc5d5865260408501528d60608501528a84015260a083015260c082015260c0815261260b60e0826117a8565b51902060405190898201927f1901000000000000000000000000000000000000000000000000000000000000845260228301526042820152604281526126526062826117a8565b5190209360405194855216868401526040830152606082015282805260015afa156111f55773ffffffffffffffffffffffffffffffffffffffff5f51169081159182156126ca575b50506126a257565b7f5cd5d233000000000000000000000000000000000000000000000000000000005f5260045ffd5b141590505f8061269a565b7f31626e8c000000000000000000000000000000000000000000000000000000005f5260045ffd5b7f0ebfed9e000000000000000000000000000000000000000000000000000000005f5260045ffd5b7fd92e233d000000000000000000000000000000000000000000000000000000005f5260045ffd5b6002019073ffffffffffffffffffffffffffffffffffffffff825416918215611f765780547fffffffff000000000000000000000000000000000000000000000000000000001690557f5b95a12da0d8f11a0616d908fa8bd8f581f165119d63a05665ada352b9f60cbe5f80a3565b5f80916020815191018273ffffffffffffffffffffffffffffffffffffffff7f0000000000000000000000000000000000000000000000000000000000000000165af13d15612896573d9061281082611816565b9161281e60405193846117a8565b82523d5f602084013e5b1561288e57805190811515918261286a575b505061284257565b7f90b8ec18000000000000000000000000000000000000000000000000000000005f5260045ffd5b81925090602091810103126112005760200151801590811503611200575f8061283a565b602081519101fd5b60609061282856fea164736f6c634300081c000a",
 }
 
 // SettleflowSettlement is an auto generated Go binding around an Ethereum contract.
@@ -66,6 +66,76 @@ func (settleflowSettlement *SettleflowSettlement) PackConstructor(token_ common.
 		panic(err)
 	}
 	return enc
+}
+
+// PackDOMAINSEPARATOR is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x3644e515.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function DOMAIN_SEPARATOR() view returns(bytes32)
+func (settleflowSettlement *SettleflowSettlement) PackDOMAINSEPARATOR() []byte {
+	enc, err := settleflowSettlement.abi.Pack("DOMAIN_SEPARATOR")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackDOMAINSEPARATOR is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x3644e515.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function DOMAIN_SEPARATOR() view returns(bytes32)
+func (settleflowSettlement *SettleflowSettlement) TryPackDOMAINSEPARATOR() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("DOMAIN_SEPARATOR")
+}
+
+// UnpackDOMAINSEPARATOR is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x3644e515.
+//
+// Solidity: function DOMAIN_SEPARATOR() view returns(bytes32)
+func (settleflowSettlement *SettleflowSettlement) UnpackDOMAINSEPARATOR(data []byte) ([32]byte, error) {
+	out, err := settleflowSettlement.abi.Unpack("DOMAIN_SEPARATOR", data)
+	if err != nil {
+		return *new([32]byte), err
+	}
+	out0 := *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
+	return out0, nil
+}
+
+// PackOWNERGRANTTYPEHASH is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x70738c8d.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function OWNER_GRANT_TYPEHASH() view returns(bytes32)
+func (settleflowSettlement *SettleflowSettlement) PackOWNERGRANTTYPEHASH() []byte {
+	enc, err := settleflowSettlement.abi.Pack("OWNER_GRANT_TYPEHASH")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackOWNERGRANTTYPEHASH is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x70738c8d.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function OWNER_GRANT_TYPEHASH() view returns(bytes32)
+func (settleflowSettlement *SettleflowSettlement) TryPackOWNERGRANTTYPEHASH() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("OWNER_GRANT_TYPEHASH")
+}
+
+// UnpackOWNERGRANTTYPEHASH is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x70738c8d.
+//
+// Solidity: function OWNER_GRANT_TYPEHASH() view returns(bytes32)
+func (settleflowSettlement *SettleflowSettlement) UnpackOWNERGRANTTYPEHASH(data []byte) ([32]byte, error) {
+	out, err := settleflowSettlement.abi.Unpack("OWNER_GRANT_TYPEHASH", data)
+	if err != nil {
+		return *new([32]byte), err
+	}
+	out0 := *abi.ConvertType(out[0], new([32]byte)).(*[32]byte)
+	return out0, nil
 }
 
 // PackAccount is the Go binding used to pack the parameters required for calling
@@ -151,6 +221,28 @@ func (settleflowSettlement *SettleflowSettlement) UnpackBalanceOf(data []byte) (
 	return out0, nil
 }
 
+// PackCancelOwnerChange is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd9934e82.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function cancelOwnerChange(bytes32 ref) returns()
+func (settleflowSettlement *SettleflowSettlement) PackCancelOwnerChange(ref [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("cancelOwnerChange", ref)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackCancelOwnerChange is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd9934e82.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function cancelOwnerChange(bytes32 ref) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackCancelOwnerChange(ref [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("cancelOwnerChange", ref)
+}
+
 // PackCancelWithdrawal is the Go binding used to pack the parameters required for calling
 // the contract method with ID 0x7213c5a0.  This method will panic if any
 // invalid/nil inputs are passed.
@@ -171,6 +263,28 @@ func (settleflowSettlement *SettleflowSettlement) PackCancelWithdrawal(ref [32]b
 // Solidity: function cancelWithdrawal(bytes32 ref) returns()
 func (settleflowSettlement *SettleflowSettlement) TryPackCancelWithdrawal(ref [32]byte) ([]byte, error) {
 	return settleflowSettlement.abi.Pack("cancelWithdrawal", ref)
+}
+
+// PackChangeOwner is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xc98e5af7.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function changeOwner(bytes32 ref, address next, bytes32 nonce, string origin, uint256 deadline, uint8 v, bytes32 r, bytes32 s) returns()
+func (settleflowSettlement *SettleflowSettlement) PackChangeOwner(ref [32]byte, next common.Address, nonce [32]byte, origin string, deadline *big.Int, v uint8, r [32]byte, s [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("changeOwner", ref, next, nonce, origin, deadline, v, r, s)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackChangeOwner is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xc98e5af7.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function changeOwner(bytes32 ref, address next, bytes32 nonce, string origin, uint256 deadline, uint8 v, bytes32 r, bytes32 s) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackChangeOwner(ref [32]byte, next common.Address, nonce [32]byte, origin string, deadline *big.Int, v uint8, r [32]byte, s [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("changeOwner", ref, next, nonce, origin, deadline, v, r, s)
 }
 
 // PackClaim is the Go binding used to pack the parameters required for calling
@@ -206,6 +320,28 @@ func (settleflowSettlement *SettleflowSettlement) UnpackClaim(data []byte) (*big
 	}
 	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
 	return out0, nil
+}
+
+// PackCompleteOwnerChange is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xb60aec47.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function completeOwnerChange(bytes32 ref) returns()
+func (settleflowSettlement *SettleflowSettlement) PackCompleteOwnerChange(ref [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("completeOwnerChange", ref)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackCompleteOwnerChange is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xb60aec47.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function completeOwnerChange(bytes32 ref) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackCompleteOwnerChange(ref [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("completeOwnerChange", ref)
 }
 
 // PackDeclined is the Go binding used to pack the parameters required for calling
@@ -379,6 +515,41 @@ func (settleflowSettlement *SettleflowSettlement) TryPackFundPayee(amount *big.I
 	return settleflowSettlement.abi.Pack("fundPayee", amount)
 }
 
+// PackGrantUsed is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x49629d17.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function grantUsed(bytes32 nonce) view returns(bool used)
+func (settleflowSettlement *SettleflowSettlement) PackGrantUsed(nonce [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("grantUsed", nonce)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackGrantUsed is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x49629d17.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function grantUsed(bytes32 nonce) view returns(bool used)
+func (settleflowSettlement *SettleflowSettlement) TryPackGrantUsed(nonce [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("grantUsed", nonce)
+}
+
+// UnpackGrantUsed is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x49629d17.
+//
+// Solidity: function grantUsed(bytes32 nonce) view returns(bool used)
+func (settleflowSettlement *SettleflowSettlement) UnpackGrantUsed(data []byte) (bool, error) {
+	out, err := settleflowSettlement.abi.Unpack("grantUsed", data)
+	if err != nil {
+		return *new(bool), err
+	}
+	out0 := *abi.ConvertType(out[0], new(bool)).(*bool)
+	return out0, nil
+}
+
 // PackOperator is the Go binding used to pack the parameters required for calling
 // the contract method with ID 0x570ca735.  This method will panic if any
 // invalid/nil inputs are passed.
@@ -447,6 +618,50 @@ func (settleflowSettlement *SettleflowSettlement) UnpackOwner(data []byte) (comm
 	}
 	out0 := *abi.ConvertType(out[0], new(common.Address)).(*common.Address)
 	return out0, nil
+}
+
+// PackOwnerChange is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x69296ecb.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function ownerChange(bytes32 ref) view returns(address next, uint256 effectiveAt)
+func (settleflowSettlement *SettleflowSettlement) PackOwnerChange(ref [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("ownerChange", ref)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackOwnerChange is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x69296ecb.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function ownerChange(bytes32 ref) view returns(address next, uint256 effectiveAt)
+func (settleflowSettlement *SettleflowSettlement) TryPackOwnerChange(ref [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("ownerChange", ref)
+}
+
+// OwnerChangeOutput serves as a container for the return parameters of contract
+// method OwnerChange.
+type OwnerChangeOutput struct {
+	Next        common.Address
+	EffectiveAt *big.Int
+}
+
+// UnpackOwnerChange is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x69296ecb.
+//
+// Solidity: function ownerChange(bytes32 ref) view returns(address next, uint256 effectiveAt)
+func (settleflowSettlement *SettleflowSettlement) UnpackOwnerChange(data []byte) (OwnerChangeOutput, error) {
+	out, err := settleflowSettlement.abi.Unpack("ownerChange", data)
+	outstruct := new(OwnerChangeOutput)
+	if err != nil {
+		return *outstruct, err
+	}
+	outstruct.Next = *abi.ConvertType(out[0], new(common.Address)).(*common.Address)
+	outstruct.EffectiveAt = abi.ConvertType(out[1], new(big.Int)).(*big.Int)
+	return *outstruct, nil
 }
 
 // PackPayee is the Go binding used to pack the parameters required for calling
@@ -655,6 +870,28 @@ func (settleflowSettlement *SettleflowSettlement) TryPackSetOperator(next common
 	return settleflowSettlement.abi.Pack("setOperator", next)
 }
 
+// PackSetOwner is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd51404ec.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function setOwner(bytes32 ref, address owner_, bytes32 nonce, string origin, uint256 deadline, uint8 v, bytes32 r, bytes32 s) returns()
+func (settleflowSettlement *SettleflowSettlement) PackSetOwner(ref [32]byte, owner common.Address, nonce [32]byte, origin string, deadline *big.Int, v uint8, r [32]byte, s [32]byte) []byte {
+	enc, err := settleflowSettlement.abi.Pack("setOwner", ref, owner, nonce, origin, deadline, v, r, s)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackSetOwner is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd51404ec.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function setOwner(bytes32 ref, address owner_, bytes32 nonce, string origin, uint256 deadline, uint8 v, bytes32 r, bytes32 s) returns()
+func (settleflowSettlement *SettleflowSettlement) TryPackSetOwner(ref [32]byte, owner common.Address, nonce [32]byte, origin string, deadline *big.Int, v uint8, r [32]byte, s [32]byte) ([]byte, error) {
+	return settleflowSettlement.abi.Pack("setOwner", ref, owner, nonce, origin, deadline, v, r, s)
+}
+
 // PackSettle is the Go binding used to pack the parameters required for calling
 // the contract method with ID 0x3611866b.  This method will panic if any
 // invalid/nil inputs are passed.
@@ -823,6 +1060,41 @@ func (settleflowSettlement *SettleflowSettlement) TryPackUnit() ([]byte, error) 
 // Solidity: function unit() view returns(uint256)
 func (settleflowSettlement *SettleflowSettlement) UnpackUnit(data []byte) (*big.Int, error) {
 	out, err := settleflowSettlement.abi.Unpack("unit", data)
+	if err != nil {
+		return new(big.Int), err
+	}
+	out0 := abi.ConvertType(out[0], new(big.Int)).(*big.Int)
+	return out0, nil
+}
+
+// PackVersion is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x54fd4d50.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function version() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) PackVersion() []byte {
+	enc, err := settleflowSettlement.abi.Pack("version")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackVersion is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x54fd4d50.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function version() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) TryPackVersion() ([]byte, error) {
+	return settleflowSettlement.abi.Pack("version")
+}
+
+// UnpackVersion is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x54fd4d50.
+//
+// Solidity: function version() view returns(uint256)
+func (settleflowSettlement *SettleflowSettlement) UnpackVersion(data []byte) (*big.Int, error) {
+	out, err := settleflowSettlement.abi.Unpack("version", data)
 	if err != nil {
 		return new(big.Int), err
 	}
@@ -1145,6 +1417,97 @@ func (settleflowSettlement *SettleflowSettlement) UnpackOperatorChangedEvent(log
 		return nil, bind.ErrEventSignatureMismatch
 	}
 	out := new(SettleflowSettlementOperatorChanged)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementOwnerChangeCanceled represents a OwnerChangeCanceled event raised by the SettleflowSettlement contract.
+type SettleflowSettlementOwnerChangeCanceled struct {
+	CustomerRef [32]byte
+	Next        common.Address
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementOwnerChangeCanceledEventName = "OwnerChangeCanceled"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementOwnerChangeCanceled) ContractEventName() string {
+	return SettleflowSettlementOwnerChangeCanceledEventName
+}
+
+// UnpackOwnerChangeCanceledEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event OwnerChangeCanceled(bytes32 indexed customerRef, address indexed next)
+func (settleflowSettlement *SettleflowSettlement) UnpackOwnerChangeCanceledEvent(log *types.Log) (*SettleflowSettlementOwnerChangeCanceled, error) {
+	event := "OwnerChangeCanceled"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementOwnerChangeCanceled)
+	if len(log.Data) > 0 {
+		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range settleflowSettlement.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// SettleflowSettlementOwnerChangeProposed represents a OwnerChangeProposed event raised by the SettleflowSettlement contract.
+type SettleflowSettlementOwnerChangeProposed struct {
+	CustomerRef [32]byte
+	Next        common.Address
+	EffectiveAt *big.Int
+	Raw         *types.Log // Blockchain specific contextual infos
+}
+
+const SettleflowSettlementOwnerChangeProposedEventName = "OwnerChangeProposed"
+
+// ContractEventName returns the user-defined event name.
+func (SettleflowSettlementOwnerChangeProposed) ContractEventName() string {
+	return SettleflowSettlementOwnerChangeProposedEventName
+}
+
+// UnpackOwnerChangeProposedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event OwnerChangeProposed(bytes32 indexed customerRef, address indexed next, uint256 effectiveAt)
+func (settleflowSettlement *SettleflowSettlement) UnpackOwnerChangeProposedEvent(log *types.Log) (*SettleflowSettlementOwnerChangeProposed, error) {
+	event := "OwnerChangeProposed"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != settleflowSettlement.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(SettleflowSettlementOwnerChangeProposed)
 	if len(log.Data) > 0 {
 		if err := settleflowSettlement.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
 			return nil, err
@@ -1576,11 +1939,17 @@ func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, 
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadAmount"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackBadAmountError(raw[4:])
 	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadCharge"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackBadChargeError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadChargeIndex"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackBadChargeIndexError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadCustomerIndex"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackBadCustomerIndexError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["BadSignature"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackBadSignatureError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["ChargeNotInWord"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackChargeNotInWordError(raw[4:])
@@ -1588,8 +1957,17 @@ func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, 
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["CustomersNotSorted"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackCustomersNotSortedError(raw[4:])
 	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["GrantExpired"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackGrantExpiredError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["GrantUsed"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackGrantUsedError(raw[4:])
+	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["LengthMismatch"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackLengthMismatchError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NoOwnerChange"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackNoOwnerChangeError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NoWithdrawalPending"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackNoWithdrawalPendingError(raw[4:])
@@ -1605,6 +1983,15 @@ func (settleflowSettlement *SettleflowSettlement) UnpackError(raw []byte) (any, 
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["NotPayee"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackNotPayeeError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["OwnerChangeNotYetDue"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackOwnerChangeNotYetDueError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["OwnerMismatch"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackOwnerMismatchError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["OwnerUnchanged"].ID.Bytes()[:4]) {
+		return settleflowSettlement.UnpackOwnerUnchangedError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], settleflowSettlement.abi.Errors["StaleCommitment"].ID.Bytes()[:4]) {
 		return settleflowSettlement.UnpackStaleCommitmentError(raw[4:])
@@ -1648,6 +2035,29 @@ func SettleflowSettlementBadAmountErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackBadAmountError(raw []byte) (*SettleflowSettlementBadAmount, error) {
 	out := new(SettleflowSettlementBadAmount)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "BadAmount", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementBadCharge represents a BadCharge error raised by the SettleflowSettlement contract.
+type SettleflowSettlementBadCharge struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error BadCharge()
+func SettleflowSettlementBadChargeErrorID() common.Hash {
+	return common.HexToHash("0x7214059a5232204270778647c3141ef1769eb083544b3a6d252b3aadf4e6b804")
+}
+
+// UnpackBadChargeError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error BadCharge()
+func (settleflowSettlement *SettleflowSettlement) UnpackBadChargeError(raw []byte) (*SettleflowSettlementBadCharge, error) {
+	out := new(SettleflowSettlementBadCharge)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "BadCharge", raw); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -1699,6 +2109,29 @@ func (settleflowSettlement *SettleflowSettlement) UnpackBadCustomerIndexError(ra
 	return out, nil
 }
 
+// SettleflowSettlementBadSignature represents a BadSignature error raised by the SettleflowSettlement contract.
+type SettleflowSettlementBadSignature struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error BadSignature()
+func SettleflowSettlementBadSignatureErrorID() common.Hash {
+	return common.HexToHash("0x5cd5d2335541c4f2ed05fbe44f397e8b79f8e2333157122d2dab06e378ef7685")
+}
+
+// UnpackBadSignatureError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error BadSignature()
+func (settleflowSettlement *SettleflowSettlement) UnpackBadSignatureError(raw []byte) (*SettleflowSettlementBadSignature, error) {
+	out := new(SettleflowSettlementBadSignature)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "BadSignature", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SettleflowSettlementChargeNotInWord represents a ChargeNotInWord error raised by the SettleflowSettlement contract.
 type SettleflowSettlementChargeNotInWord struct {
 }
@@ -1745,6 +2178,52 @@ func (settleflowSettlement *SettleflowSettlement) UnpackCustomersNotSortedError(
 	return out, nil
 }
 
+// SettleflowSettlementGrantExpired represents a GrantExpired error raised by the SettleflowSettlement contract.
+type SettleflowSettlementGrantExpired struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error GrantExpired()
+func SettleflowSettlementGrantExpiredErrorID() common.Hash {
+	return common.HexToHash("0x0ebfed9eca5f0d63b0171863551637ca8d2d3aeeb5c157d495a1bbb01c8dd8e2")
+}
+
+// UnpackGrantExpiredError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error GrantExpired()
+func (settleflowSettlement *SettleflowSettlement) UnpackGrantExpiredError(raw []byte) (*SettleflowSettlementGrantExpired, error) {
+	out := new(SettleflowSettlementGrantExpired)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "GrantExpired", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementGrantUsed represents a GrantUsed error raised by the SettleflowSettlement contract.
+type SettleflowSettlementGrantUsed struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error GrantUsed()
+func SettleflowSettlementGrantUsedErrorID() common.Hash {
+	return common.HexToHash("0x31626e8c3e9d4419c0c33cb52b5b45e4696eb36e6ab657433fbc8e6625e07b5b")
+}
+
+// UnpackGrantUsedError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error GrantUsed()
+func (settleflowSettlement *SettleflowSettlement) UnpackGrantUsedError(raw []byte) (*SettleflowSettlementGrantUsed, error) {
+	out := new(SettleflowSettlementGrantUsed)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "GrantUsed", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SettleflowSettlementLengthMismatch represents a LengthMismatch error raised by the SettleflowSettlement contract.
 type SettleflowSettlementLengthMismatch struct {
 }
@@ -1763,6 +2242,29 @@ func SettleflowSettlementLengthMismatchErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackLengthMismatchError(raw []byte) (*SettleflowSettlementLengthMismatch, error) {
 	out := new(SettleflowSettlementLengthMismatch)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "LengthMismatch", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementNoOwnerChange represents a NoOwnerChange error raised by the SettleflowSettlement contract.
+type SettleflowSettlementNoOwnerChange struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error NoOwnerChange()
+func SettleflowSettlementNoOwnerChangeErrorID() common.Hash {
+	return common.HexToHash("0xc04089e6b051a419c390b7b07bf90f5944e00ec9eb8b3aad2e3fd7bb912d6a98")
+}
+
+// UnpackNoOwnerChangeError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error NoOwnerChange()
+func (settleflowSettlement *SettleflowSettlement) UnpackNoOwnerChangeError(raw []byte) (*SettleflowSettlementNoOwnerChange, error) {
+	out := new(SettleflowSettlementNoOwnerChange)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "NoOwnerChange", raw); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -1878,6 +2380,77 @@ func SettleflowSettlementNotPayeeErrorID() common.Hash {
 func (settleflowSettlement *SettleflowSettlement) UnpackNotPayeeError(raw []byte) (*SettleflowSettlementNotPayee, error) {
 	out := new(SettleflowSettlementNotPayee)
 	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "NotPayee", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementOwnerChangeNotYetDue represents a OwnerChangeNotYetDue error raised by the SettleflowSettlement contract.
+type SettleflowSettlementOwnerChangeNotYetDue struct {
+	EffectiveAt *big.Int
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error OwnerChangeNotYetDue(uint256 effectiveAt)
+func SettleflowSettlementOwnerChangeNotYetDueErrorID() common.Hash {
+	return common.HexToHash("0x51adea60156aaafb7f6d13fe9d7c6f50befb07d5987e7fb345ecf873874d2ed8")
+}
+
+// UnpackOwnerChangeNotYetDueError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error OwnerChangeNotYetDue(uint256 effectiveAt)
+func (settleflowSettlement *SettleflowSettlement) UnpackOwnerChangeNotYetDueError(raw []byte) (*SettleflowSettlementOwnerChangeNotYetDue, error) {
+	out := new(SettleflowSettlementOwnerChangeNotYetDue)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "OwnerChangeNotYetDue", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementOwnerMismatch represents a OwnerMismatch error raised by the SettleflowSettlement contract.
+type SettleflowSettlementOwnerMismatch struct {
+	Recorded common.Address
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error OwnerMismatch(address recorded)
+func SettleflowSettlementOwnerMismatchErrorID() common.Hash {
+	return common.HexToHash("0x70e6839e8a2d4a8aa829619c510757a3abc81547f1de254b0486b582c7036f0a")
+}
+
+// UnpackOwnerMismatchError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error OwnerMismatch(address recorded)
+func (settleflowSettlement *SettleflowSettlement) UnpackOwnerMismatchError(raw []byte) (*SettleflowSettlementOwnerMismatch, error) {
+	out := new(SettleflowSettlementOwnerMismatch)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "OwnerMismatch", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SettleflowSettlementOwnerUnchanged represents a OwnerUnchanged error raised by the SettleflowSettlement contract.
+type SettleflowSettlementOwnerUnchanged struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error OwnerUnchanged()
+func SettleflowSettlementOwnerUnchangedErrorID() common.Hash {
+	return common.HexToHash("0xdf129d24cb72e4a0dc4243067a35c3d1eab6c3bdb7737b6fb90934986d9e9e26")
+}
+
+// UnpackOwnerUnchangedError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error OwnerUnchanged()
+func (settleflowSettlement *SettleflowSettlement) UnpackOwnerUnchangedError(raw []byte) (*SettleflowSettlementOwnerUnchanged, error) {
+	out := new(SettleflowSettlementOwnerUnchanged)
+	if err := settleflowSettlement.abi.UnpackIntoInterface(out, "OwnerUnchanged", raw); err != nil {
 		return nil, err
 	}
 	return out, nil

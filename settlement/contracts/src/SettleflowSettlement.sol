@@ -23,12 +23,22 @@ interface IERC3009 {
     ) external;
 }
 
-/// @title Settleflow settlement, version 2: customers pay from prepaid balances
+/// @title Settleflow settlement, version 3: customers pay from prepaid balances
 /// @notice Each customer has a balance here, keyed by a customer reference
 /// (derived off chain from the customer id with a secret of the deployment,
-/// so it does not reveal the id). Anyone can deposit for a customer; the
-/// first deposit names the customer's owner, the only address that can
-/// withdraw, after a notice period fixed at deployment.
+/// so it does not reveal the id). Anyone can deposit for a customer. A
+/// balance's owner, the only address that can withdraw (after a notice
+/// period fixed at deployment), is never named by a deposit: the operator
+/// sets it (`setOwner`) with the owner's own EIP-712 signature of an
+/// OwnerGrant (the customer reference, the address, a one-time nonce, the
+/// origin it was signed on and a deadline), which proves the address is
+/// controlled by whoever the operator vouches for. A deposit names the owner
+/// it expects (zero while none is set) and reverts if that is not the
+/// recorded one, so no deposit can be credited to a balance someone else
+/// controls. An owner moves to a new address of its own at once
+/// (`changeOwner`); a lost key is replaced by the operator's proposal, which
+/// takes effect only after the withdrawal notice and which the current owner
+/// can cancel (`cancelOwnerChange`).
 ///
 /// `settle` debits each charge from its customer's balance and records it
 /// once by its sequence (dense per environment, from 1) in a bitmap: a
@@ -55,8 +65,12 @@ interface IERC3009 {
 /// of its customer in the batch's customer list, 112-175 its sequence,
 /// 176-223 a tag of its workflow (the high 48 bits of keccak256 of the
 /// workflow id), so the chain names the workflow a sequence was settled for
-/// without publishing the id; bits 224-255 are zero.
+/// without publishing the id; bits 224-255 must be zero (settle reverts
+/// otherwise).
 contract SettleflowSettlement {
+    /// @notice The contract's version: what `chain status` reports.
+    uint256 public constant version = 3;
+
     /// @notice The stablecoin customers pay in.
     IERC20 public immutable token;
     /// @notice Who earns every charge. Fixed at deployment.
@@ -75,14 +89,28 @@ contract SettleflowSettlement {
     /// @notice Each customer's balance, in base units of the token.
     mapping(bytes32 ref => uint256 amount) public balanceOf;
 
-    /// @dev A customer's owner and its withdrawal under notice.
+    /// @dev A customer's owner, its withdrawal under notice, and an owner
+    /// change the operator proposed (nextOwner, effective at ownerChangeAt).
     struct Account {
         address owner;
         uint64 availableAt;
         uint256 pending;
+        address nextOwner;
+        uint64 ownerChangeAt;
     }
 
     mapping(bytes32 ref => Account) internal accounts;
+
+    /// @notice The OwnerGrant nonces used: each grant sets an owner once.
+    mapping(bytes32 nonce => bool used) public grantUsed;
+
+    /// @notice EIP-712: the type of the grant an owner signs.
+    bytes32 public constant OWNER_GRANT_TYPEHASH =
+        keccak256("OwnerGrant(bytes32 customerRef,address owner,bytes32 nonce,string origin,uint256 deadline)");
+    bytes32 private constant DOMAIN_TYPEHASH =
+        keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
+    bytes32 private immutable domainSeparator;
+    uint256 private immutable domainChainId;
 
     /// @notice The settlement bitmap: bit (sequence & 255) of word
     /// (sequence >> 8) is set once that sequence is recorded (debited or
@@ -96,13 +124,21 @@ contract SettleflowSettlement {
     mapping(uint256 word => bytes32 chain) public wordCommit;
     /// @notice What was refunded of each charge, in base units.
     mapping(uint256 sequence => uint256 amount) public refundedOf;
-    /// @notice Each refund key's outcome: 0 never seen, 1 applied, 2 rejected.
+    /// @notice Each refund key's outcome: 0 not decided (never seen, or only
+    /// rejected while the payee was owed too little), 1 applied, 2 rejected
+    /// for good (it would pass the charge).
     mapping(bytes32 key => uint256 state) public refundState;
 
     /// @notice What the payee has earned and not claimed, in base units.
     uint256 public payeeOwed;
 
+    /// @notice A balance's owner was set or changed (every path emits it).
     event OwnerSet(bytes32 indexed customerRef, address indexed owner);
+    /// @notice The operator proposed a new owner for a balance that has
+    /// one: it takes effect at effectiveAt unless the owner cancels it.
+    event OwnerChangeProposed(bytes32 indexed customerRef, address indexed next, uint256 effectiveAt);
+    /// @notice A proposed owner change was canceled.
+    event OwnerChangeCanceled(bytes32 indexed customerRef, address indexed next);
     event Deposited(bytes32 indexed customerRef, address indexed from, uint256 amount, uint256 balance);
     event WithdrawalRequested(bytes32 indexed customerRef, uint256 amount, uint256 availableAt);
     event WithdrawalCanceled(bytes32 indexed customerRef);
@@ -118,7 +154,8 @@ contract SettleflowSettlement {
     event ChargeDeclined(uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount, uint256 balance);
     event Refunded(bytes32 indexed key, uint256 indexed sequence, bytes32 indexed customerRef, uint256 amount);
     /// @notice A refund that cannot be applied; reason 1: it would pass
-    /// the charge, 2: the payee is owed less than it. Final for its key.
+    /// the charge (final for its key), 2: the payee is owed less than it
+    /// (not final: the key can be sent again once the payee is owed enough).
     event RefundRejected(bytes32 indexed key, uint256 indexed sequence, uint256 reason);
     /// @notice A refund key already decided was sent again: nothing done.
     event RefundSkipped(bytes32 indexed key);
@@ -144,6 +181,14 @@ contract SettleflowSettlement {
     error NoWithdrawalPending();
     error WithdrawalNotYetAvailable(uint256 availableAt);
     error TransferFailed();
+    error BadCharge();
+    error OwnerMismatch(address recorded);
+    error OwnerUnchanged();
+    error GrantExpired();
+    error GrantUsed();
+    error BadSignature();
+    error NoOwnerChange();
+    error OwnerChangeNotYetDue(uint256 effectiveAt);
 
     uint256 private constant AMOUNT_MASK = (1 << 96) - 1;
     uint256 private constant CHARGE_MASK = (1 << 240) - 1;
@@ -152,7 +197,9 @@ contract SettleflowSettlement {
         if (address(token_) == address(0) || payee_ == address(0) || operator_ == address(0)) {
             revert ZeroAddress();
         }
-        if (unit_ == 0) revert BadAmount();
+        // unit below 2^128 keeps amount (< 2^96 cents) × unit below 2^224:
+        // settle multiplies unchecked.
+        if (unit_ == 0 || unit_ > type(uint128).max) revert BadAmount();
         token = token_;
         payee = payee_;
         owner = msg.sender;
@@ -160,6 +207,8 @@ contract SettleflowSettlement {
         unit = unit_;
         withdrawalNotice = withdrawalNotice_;
         deployedAt = block.number;
+        domainChainId = block.chainid;
+        domainSeparator = _domainSeparator();
         emit OperatorChanged(address(0), operator_);
     }
 
@@ -185,11 +234,142 @@ contract SettleflowSettlement {
         return (a.owner, balanceOf[ref], a.pending, a.availableAt);
     }
 
+    /// @notice The owner change proposed for a customer, if any.
+    function ownerChange(bytes32 ref) external view returns (address next, uint256 effectiveAt) {
+        Account storage a = accounts[ref];
+        return (a.nextOwner, a.ownerChangeAt);
+    }
+
+    /// @notice The EIP-712 domain separator of OwnerGrant signatures.
+    function DOMAIN_SEPARATOR() public view returns (bytes32) {
+        return block.chainid == domainChainId ? domainSeparator : _domainSeparator();
+    }
+
+    function _domainSeparator() private view returns (bytes32) {
+        return keccak256(
+            abi.encode(DOMAIN_TYPEHASH, keccak256("SettleflowSettlement"), keccak256("3"), block.chainid, address(this))
+        );
+    }
+
+    // ---- owners ----
+
+    /// @notice The operator sets a customer's owner, with the owner's
+    /// signature of an OwnerGrant. A customer with no owner gets it at once;
+    /// one with an owner gets a proposal that takes effect after the
+    /// withdrawal notice (`completeOwnerChange`) unless its owner cancels it:
+    /// the way back from a lost key that an attacker holding the operator's
+    /// key cannot use without the owner's notice.
+    function setOwner(
+        bytes32 ref,
+        address owner_,
+        bytes32 nonce,
+        string calldata origin,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external {
+        if (msg.sender != operator) revert NotOperator();
+        _checkGrant(ref, owner_, nonce, origin, deadline, v, r, s);
+        Account storage a = accounts[ref];
+        address current = a.owner;
+        if (current == owner_) revert OwnerUnchanged();
+        if (current == address(0)) {
+            a.owner = owner_;
+            emit OwnerSet(ref, owner_);
+            return;
+        }
+        uint256 at = block.timestamp + withdrawalNotice;
+        a.nextOwner = owner_;
+        a.ownerChangeAt = uint64(at);
+        emit OwnerChangeProposed(ref, owner_, at);
+    }
+
+    /// @notice The owner moves its balance to another address of its own,
+    /// at once, with that address's signature of an OwnerGrant. Any
+    /// proposed change is dropped.
+    function changeOwner(
+        bytes32 ref,
+        address next,
+        bytes32 nonce,
+        string calldata origin,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external {
+        Account storage a = accounts[ref];
+        if (msg.sender != a.owner || a.owner == address(0)) revert NotCustomerOwner();
+        if (next == a.owner) revert OwnerUnchanged();
+        _checkGrant(ref, next, nonce, origin, deadline, v, r, s);
+        _dropOwnerChange(a, ref);
+        a.owner = next;
+        emit OwnerSet(ref, next);
+    }
+
+    /// @notice The owner (or the operator) cancels a proposed owner change.
+    function cancelOwnerChange(bytes32 ref) external {
+        Account storage a = accounts[ref];
+        if (msg.sender != operator && (msg.sender != a.owner || a.owner == address(0))) revert NotCustomerOwner();
+        if (a.nextOwner == address(0)) revert NoOwnerChange();
+        _dropOwnerChange(a, ref);
+    }
+
+    /// @notice Applies a proposed owner change once it is due (anyone may).
+    function completeOwnerChange(bytes32 ref) external {
+        Account storage a = accounts[ref];
+        address next = a.nextOwner;
+        if (next == address(0)) revert NoOwnerChange();
+        if (block.timestamp < a.ownerChangeAt) revert OwnerChangeNotYetDue(a.ownerChangeAt);
+        a.nextOwner = address(0);
+        a.ownerChangeAt = 0;
+        a.owner = next;
+        emit OwnerSet(ref, next);
+    }
+
+    function _dropOwnerChange(Account storage a, bytes32 ref) private {
+        address next = a.nextOwner;
+        if (next == address(0)) return;
+        a.nextOwner = address(0);
+        a.ownerChangeAt = 0;
+        emit OwnerChangeCanceled(ref, next);
+    }
+
+    /// @dev Checks an OwnerGrant: not expired, its nonce unused (then used),
+    /// signed by owner_ under this contract's EIP-712 domain (a signature
+    /// for another chain or contract does not verify), s in the lower half.
+    function _checkGrant(
+        bytes32 ref,
+        address owner_,
+        bytes32 nonce,
+        string calldata origin,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) private {
+        if (ref == bytes32(0)) revert ZeroCustomer();
+        if (owner_ == address(0)) revert ZeroAddress();
+        if (block.timestamp > deadline) revert GrantExpired();
+        if (grantUsed[nonce]) revert GrantUsed();
+        grantUsed[nonce] = true;
+        if (uint256(s) > 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0) revert BadSignature();
+        bytes32 digest = keccak256(
+            abi.encodePacked(
+                "\x19\x01",
+                DOMAIN_SEPARATOR(),
+                keccak256(abi.encode(OWNER_GRANT_TYPEHASH, ref, owner_, nonce, keccak256(bytes(origin)), deadline))
+            )
+        );
+        address signer = ecrecover(digest, v, r, s);
+        if (signer == address(0) || signer != owner_) revert BadSignature();
+    }
+
     // ---- deposits ----
 
     /// @notice Deposits amount for a customer from the caller's tokens
-    /// (after approve). The first deposit names the customer's owner;
-    /// later ones ignore owner_.
+    /// (after approve). owner_ is the owner the depositor expects: the
+    /// recorded one (zero while the customer has none), else it reverts.
     function deposit(bytes32 ref, address owner_, uint256 amount) external {
         _pull(msg.sender, amount);
         _credit(ref, owner_, msg.sender, amount);
@@ -221,12 +401,8 @@ contract SettleflowSettlement {
     function _credit(bytes32 ref, address owner_, address from, uint256 amount) private {
         if (ref == bytes32(0)) revert ZeroCustomer();
         if (amount == 0 || amount % unit != 0) revert BadAmount();
-        Account storage a = accounts[ref];
-        if (a.owner == address(0)) {
-            if (owner_ == address(0)) revert ZeroAddress();
-            a.owner = owner_;
-            emit OwnerSet(ref, owner_);
-        }
+        address recorded = accounts[ref].owner;
+        if (owner_ != recorded) revert OwnerMismatch(recorded);
         uint256 balance = balanceOf[ref] + amount;
         balanceOf[ref] = balance;
         emit Deposited(ref, from, amount, balance);
@@ -235,11 +411,15 @@ contract SettleflowSettlement {
     // ---- withdrawals ----
 
     /// @notice The owner puts amount under notice (replacing any earlier
-    /// request); it can be withdrawn withdrawalNotice seconds later.
+    /// request), at most the balance (a larger request is clamped to it); it
+    /// can be withdrawn withdrawalNotice seconds later.
     function requestWithdrawal(bytes32 ref, uint256 amount) external {
         Account storage a = accounts[ref];
         if (msg.sender != a.owner || a.owner == address(0)) revert NotCustomerOwner();
-        if (amount == 0 || amount % unit != 0) revert BadAmount();
+        if (amount % unit != 0) revert BadAmount();
+        uint256 balance = balanceOf[ref];
+        if (amount > balance) amount = balance;
+        if (amount == 0) revert BadAmount();
         uint256 at = block.timestamp + withdrawalNotice;
         a.pending = amount;
         a.availableAt = uint64(at);
@@ -303,8 +483,16 @@ contract SettleflowSettlement {
         uint256 wordIndex = type(uint256).max;
         uint256 word;
         bool dirty;
+        // Every charge's bits 224-255 must be zero: OR-ed together here and
+        // checked once after the loop (a revert undoes the whole batch).
+        uint256 high;
         for (uint256 i; i < charges.length; ) {
-            uint256 c = charges[i];
+            uint256 c;
+            // i < charges.length: no bounds check needed.
+            assembly ("memory-safe") {
+                c := calldataload(add(charges.offset, shl(5, i)))
+            }
+            high |= c;
             uint256 seq = uint64(c >> 112);
             if (seq == 0) revert ZeroSequence();
             uint256 w = seq >> 8;
@@ -328,10 +516,11 @@ contract SettleflowSettlement {
                         mstore(p, c)
                         mstore(add(p, 32), ref)
                     }
+                    // total ≤ Σ the batch's balances ≤ the tokens held.
                     unchecked {
                         ++n;
+                        total += amount;
                     }
-                    total += amount;
                 }
             }
             unchecked {
@@ -339,6 +528,7 @@ contract SettleflowSettlement {
             }
         }
         _closeRun(wordIndex, word, dirty, run, n);
+        if (high >> 224 != 0) revert BadCharge();
         if (total == 0) return 0;
         for (uint256 i; i < bal.length; ) {
             balanceOf[customers[i]] = bal[i];
@@ -372,7 +562,9 @@ contract SettleflowSettlement {
     {
         uint256 idx = uint16(c >> 96);
         if (idx >= bal.length) revert BadCustomerIndex();
-        amount = (c & AMOUNT_MASK) * unit;
+        unchecked {
+            amount = (c & AMOUNT_MASK) * unit; // < 2^96 × 2^128: no overflow
+        }
         ref = customers[idx];
         uint256 b = bal[idx];
         if (amount > b) {
@@ -418,8 +610,9 @@ contract SettleflowSettlement {
     /// decided is skipped) and an item packed as: bits 0-95 the amount in
     /// cents, 96-111 the index of its charge in charges. A refund that
     /// would take the charge's refunds past the charge, or more than the
-    /// payee is owed, is rejected for good (RefundRejected); none reverts
-    /// the call.
+    /// payee is owed, is rejected (RefundRejected: for good when it would
+    /// pass the charge; while the payee is owed too little the key stays
+    /// unused, so it can be sent again); none reverts the call.
     function refund(
         uint256 word,
         bytes32[] calldata customers,
@@ -509,7 +702,8 @@ contract SettleflowSettlement {
             return owed;
         }
         if (amount > owed) {
-            refundState[key] = 2;
+            // Not final: the payee may be funded (fundPayee) and the
+            // refund sent again.
             emit RefundRejected(key, seq, 2);
             return owed;
         }
