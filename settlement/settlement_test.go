@@ -491,11 +491,11 @@ func TestErrorsWithMeaning(t *testing.T) {
 
 	// An unreachable node is a transient (plain) error: Submit only
 	// queues, but asking the chain about a charge it holds no record of
-	// fails.
+	// gives that charge an Err (the engine asks again later).
 	s.Backend.Close()
-	_, err = s.Status(ctx, []settleflow.Charge{charge("wf_down", 1)})
-	if err == nil || settleflow.IsPermanent(err) {
-		t.Errorf("node down: %v", err)
+	got, err := s.Status(ctx, []settleflow.Charge{charge("wf_down", 1)})
+	if err != nil || got[0].Err == nil || settleflow.IsPermanent(got[0].Err) || got[0].State == settleflow.SettlementFailed {
+		t.Errorf("node down: %s, %v", describe(got), err)
 	}
 	_, err = New(ctx, Config{Test: &ChainConfig{RPCURL: "http://127.0.0.1:1", Contract: common.Address{1}, Key: s.OperatorKey}})
 	if err == nil || settleflow.IsPermanent(err) {
