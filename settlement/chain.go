@@ -418,8 +418,8 @@ func (c *chain) backingOff() bool {
 // next: the poll interval after a success; after failures, twice the last
 // wait, up to backoffCap when the node did not answer at all (or the
 // operator cannot pay for gas), up to 2 polls when the step got part of
-// its work done. A streak of failures is logged when it begins and when
-// it ends, not at every step.
+// its work done. A streak of failures is logged when it begins, at its
+// 10th, 100th and every 1000th step, and when it ends, not at every step.
 func (c *chain) afterStep(err error) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -445,8 +445,11 @@ func (c *chain) afterStep(err error) time.Duration {
 		if !errors.Is(err, errGasShort) {
 			c.log.Warn("settlement step failed; retrying with backoff (logged again when it succeeds)", zap.Error(err))
 		}
+	} else if n := c.failures + 1; n == 10 || n == 100 || n%1000 == 0 {
+		c.log.Warn("settlement steps still failing; retrying with backoff", zap.Int("failedSteps", n),
+			zap.Duration("for", time.Since(c.failingSince).Round(time.Millisecond)), zap.Error(err))
 	} else {
-		c.log.Debug("settlement step failed again", zap.Int("failedSteps", c.failures+1), zap.Error(err))
+		c.log.Debug("settlement step failed again", zap.Int("failedSteps", n), zap.Error(err))
 	}
 	c.failures++
 	c.lastErr = err

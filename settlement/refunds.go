@@ -37,6 +37,8 @@ type ritem struct {
 	// commitment changed under it): it is sent again, at most maxReverts
 	// times.
 	reverted int
+	// charge is its charge's debit as read back from the chain, once read.
+	charge *chargeRecord
 	// notBefore holds it back until then: it waits for the payee's funds.
 	notBefore time.Time
 	// payeeShort counts the times the contract rejected it because the
@@ -218,8 +220,9 @@ func (c *chain) rejection(l *types.Log) *settleflow.Failure {
 }
 
 // flushRefunds sends the queued refunds that are due, one transaction per
-// bitmap word of the charges they refund. It waits while a settle
-// transaction is unmined: the word's commitment it resends may change.
+// bitmap word of the charges they refund. A word's refunds wait while a
+// settle transaction writing that word is unmined: the word's commitment
+// they resend may change.
 // Refunds waiting for the payee's funds are due at their notBefore.
 func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 	now := time.Now()
@@ -232,9 +235,14 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 	}
 	n := len(queued)
 	due := n >= c.cfg.BatchSize || (n > 0 && time.Since(queued[0].queuedAt) >= c.cfg.FlushInterval)
+	// Words an unmined settle writes: their commitment may change under a
+	// refund, whose refunds wait for it.
+	busy := map[uint64]bool{}
 	for _, t := range c.txs {
 		if t.items != nil && t.receipt == nil {
-			due = false
+			for _, it := range t.items {
+				busy[it.charge.Sequence>>8] = true
+			}
 		}
 	}
 	c.mu.Unlock()
@@ -247,10 +255,22 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 	// to the next step; the others go on.
 	var errs []error
 	for _, r := range queued {
-		rec, err := c.lookup(ctx, r.rc.Sequence)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+		// The charge's record is read once: a debit at the confirmation
+		// depth does not change (a reorg deeper than it is out of scope).
+		c.mu.Lock()
+		rec := r.charge
+		c.mu.Unlock()
+		if rec == nil {
+			var err error
+			if rec, err = c.lookup(ctx, r.rc.Sequence); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if rec != nil && !rec.declined {
+				c.mu.Lock()
+				r.charge = rec
+				c.mu.Unlock()
+			}
 		}
 		var f *settleflow.Failure
 		switch {
@@ -268,6 +288,9 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 			continue
 		}
 		w := r.rc.Sequence >> 8
+		if busy[w] {
+			continue
+		}
 		if _, ok := groups[w]; !ok {
 			order = append(order, w)
 		}
