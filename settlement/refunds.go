@@ -314,7 +314,10 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 			c.mu.Unlock()
 			c.log.Error("refunds whose charge is not among its word's debits failed", zap.Uint64("word", w), zap.Int("refunds", len(missing)))
 		}
-		for chunk := range slices.Chunk(rs, c.cfg.BatchSize) {
+		chunks := slices.Collect(slices.Chunk(rs, c.cfg.BatchSize))
+		for len(chunks) > 0 {
+			chunk := chunks[0]
+			chunks = chunks[1:]
 			keys := make([][32]byte, len(chunk))
 			items := make([]*big.Int, len(chunk))
 			for i, r := range chunk {
@@ -323,6 +326,12 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 			data := settlementABI.PackRefund(new(big.Int).SetUint64(w), customers, charges, runs, keys, items)
 			gas, err := c.estimate(ctx, head, data, 0)
 			if err != nil {
+				if len(chunk) > 1 && isGasCapError(err) {
+					// Over the transaction or block gas cap: in halves.
+					c.log.Info("refund transaction over the gas cap; splitting", zap.Int("refunds", len(chunk)))
+					chunks = append([][]*ritem{chunk[:len(chunk)/2], chunk[len(chunk)/2:]}, chunks...)
+					continue
+				}
 				if f := classifyRevert(err); f != nil && !strings.Contains(f.Message, "StaleCommitment") {
 					c.log.Error("refund transaction refused by the chain; checking its refunds on chain before failing them", zap.Int("refunds", len(chunk)), zap.String("reason", f.Message))
 					if err := c.failUndecidedRefunds(ctx, chunk, f); err != nil {
