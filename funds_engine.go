@@ -77,6 +77,15 @@ func (e *Engine) reserve(ctx context.Context, ins *Insert, env Environment) erro
 // faucet funds a test customer the first time any engine sharing the Store
 // sees it, and waits (at most Options.FaucetWait) until the deposit is
 // confirmed and applied, so the customer's first create is admitted.
+//
+// The Store's mark (MarkFaucet) is what says the faucet funded a customer,
+// not this process's memory: a restarted engine, which has forgotten whom
+// it funded, funds nobody the mark names unless the mark's faucet deposited
+// nothing (its process died before sending). It takes such a faucet over
+// only once the mark is older than Options.FaucetTakeover, the account has
+// not changed since the mark (a customer funded, then withdrawn to zero,
+// has), and the engine has followed the chain to its head (a deposit the
+// follower has not reached yet is not "nothing deposited").
 func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) error {
 	if _, seen := e.funds0.faucetSeen.Load(customerID); seen {
 		return nil
@@ -87,27 +96,40 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 		return err
 	}
 	if !mine {
-		// Another request (here or in another engine) is funding it, or
-		// did: wait for its deposit, so that concurrent first creates are
-		// not refused while it confirms; take over if its mark grows stale
-		// with nothing deposited (its process died before sending).
+		// Another request (here or in another engine, or before a restart)
+		// is funding it, or did: wait for its deposit, so that concurrent
+		// first creates are not refused while it confirms; take over if its
+		// mark grows stale with nothing deposited.
+		if a, err := e.store.GetAccount(ctx, Test, customerID, ref); err == nil && fundedBefore(a) {
+			e.funds0.faucetSeen.Store(customerID, struct{}{})
+			return nil
+		}
 		wait, cancel := context.WithTimeout(ctx, e.opts.FaucetWait)
 		defer cancel()
 		for !mine {
-			if a, err := e.store.GetAccount(wait, Test, customerID, ref); err == nil && a.Deposited > 0 {
+			before, cerr := e.store.FundsCursor(wait, Test)
+			serr := e.SyncFunds(wait, Test)
+			if serr != nil && wait.Err() == nil {
+				e.log.Warn("following test deposits failed", zap.Error(serr))
+			}
+			after, aerr := e.store.FundsCursor(wait, Test)
+			a, err := e.store.GetAccount(wait, Test, customerID, ref)
+			if err == nil && fundedBefore(a) {
 				e.funds0.faucetSeen.Store(customerID, struct{}{})
 				return nil
 			}
-			if err := e.SyncFunds(wait, Test); err != nil && wait.Err() == nil {
-				e.log.Warn("following test deposits failed", zap.Error(err))
-			}
-			now := e.now()
-			if mine, err = e.store.MarkFaucet(wait, Test, customerID, ref, now, now.Add(-e.opts.FaucetTakeover)); err != nil && wait.Err() == nil {
-				return err
-			}
-			if mine {
-				e.log.Warn("test faucet: taking over a faucet that deposited nothing", zap.String("customer", customerID))
-				break
+			// Caught up: the follow found nothing new, so nothing the
+			// faucet sent has confirmed.
+			caughtUp := serr == nil && cerr == nil && aerr == nil && before == after
+			if err == nil && caughtUp {
+				now := e.now()
+				if mine, err = e.store.MarkFaucet(wait, Test, customerID, ref, now, now.Add(-e.opts.FaucetTakeover)); err != nil && wait.Err() == nil {
+					return err
+				}
+				if mine {
+					e.log.Warn("test faucet: taking over a faucet that deposited nothing", zap.String("customer", customerID))
+					break
+				}
 			}
 			select {
 			case <-wait.Done():
@@ -126,6 +148,13 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 	}
 	e.funds0.faucetSeen.Store(customerID, struct{}{})
 	return nil
+}
+
+// fundedBefore reports whether an account the faucet marked has been
+// funded since: it holds deposits, or changed after the mark (a deposit
+// later withdrawn to zero leaves Deposited 0 but moved UpdatedAt on).
+func fundedBefore(a *Account) bool {
+	return a.Deposited > 0 || (!a.FaucetAt.IsZero() && a.UpdatedAt.After(a.FaucetAt))
 }
 
 // awaitDeposit follows the test chain until the customer's deposits reach

@@ -99,7 +99,11 @@ var productName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
 
 // Register adds p to r. It fails if the name is taken or malformed, the
 // price is invalid, or Estimate or Execute is missing.
-func Register[P any](r *Products, p Product[P]) error {
+func Register[P any](r *Products, p Product[P]) error { return register(r, p, nil) }
+
+// register is Register showing schema in the catalogue, or if schema is
+// nil the schema reflected from P.
+func register[P any](r *Products, p Product[P], schema json.RawMessage) error {
 	if !productName.MatchString(p.Name) {
 		return fmt.Errorf("settleflow: product name %q must be 1-64 of [a-z0-9-] starting with a letter", p.Name)
 	}
@@ -131,9 +135,11 @@ func Register[P any](r *Products, p Product[P]) error {
 		}
 		return v, nil
 	}
-	schema, err := payloadSchema[P]()
-	if err != nil {
-		return fmt.Errorf("settleflow: product %s: payload schema: %w", p.Name, err)
+	var err error
+	if schema == nil {
+		if schema, err = payloadSchema[P](); err != nil {
+			return fmt.Errorf("settleflow: product %s: payload schema: %w", p.Name, err)
+		}
 	}
 	example := json.RawMessage("null")
 	if p.Example != nil {

@@ -23,7 +23,9 @@ type RefundParams struct {
 	// Reason, optional, at most 500 characters.
 	Reason string
 	// IdempotencyKey, optional: the same key with the same parameters
-	// within 24 h returns the first refund instead of a new one.
+	// within IdempotencyTTL (24 h) of the first returns the first refund
+	// instead of a new one, also from another engine sharing the Store at
+	// the same moment; after that the key is free again.
 	IdempotencyKey string
 }
 

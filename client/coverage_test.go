@@ -26,6 +26,8 @@ var operations = map[string]struct{ service, method string }{
 	"listEvents":       {"Events", "List"},
 	"fetchEvent":       {"Events", "Fetch"},
 	"fetchCustomer":    {"Customers", "Fetch"},
+	"createOwnerGrant": {"Customers", "CreateOwnerGrant"},
+	"setOwner":         {"Customers", "SetOwner"},
 	"createRefund":     {"Refunds", "Create"},
 	"fetchRefund":      {"Refunds", "Fetch"},
 	"listRefunds":      {"Refunds", "List"},

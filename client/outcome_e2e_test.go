@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,8 +88,10 @@ func TestOutcomePricing(t *testing.T) {
 	if done.Status != settleflow.Settled || done.Charged == nil || *done.Charged != done.Quoted {
 		t.Fatalf("settled %+v charged %v", done, done.Charged)
 	}
-	// ticket-triage costs 170 + 45 per attachment and reports no items.
-	if done.Cost == nil || done.Cost.Amount != 215 || done.Cost.Currency != "usd" || done.Cost.Items == nil || len(done.Cost.Items) != 0 {
+	// ticket-triage costs 170 of model plus 45 per attachment scanned, as items.
+	if done.Cost == nil || done.Cost.Amount != 215 || done.Cost.Currency != "usd" || !slices.Equal(done.Cost.Items, []settleflow.CostItem{
+		{Category: settleflow.CostModel, Provider: "chat-model", Units: 400, Amount: 170},
+		{Category: settleflow.CostTools, Provider: "attachment-scanner", Units: 1, Amount: 45}}) {
 		t.Fatalf("cost %+v", done.Cost)
 	}
 	if o := done.Outcome; o == nil || !o.Success || len(o.Trace) != 3 || o.Trace[0].Type != "all_of" || !o.Trace[0].Matched ||

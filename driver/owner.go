@@ -44,4 +44,48 @@ type OwnerSetter interface {
 	// a proposal that takes effect after the withdrawal notice unless the
 	// current owner cancels it.
 	SetOwner(ctx context.Context, env wire.Environment, customerID string, g OwnerGrant) (txHash string, err error)
+	// Owner is the owner the contract records for the customer now (at
+	// the chain's latest block), 0x-hex, or "" if it has none.
+	Owner(ctx context.Context, env wire.Environment, customerID string) (string, error)
+}
+
+// OwnerGrantRecord is an owner grant the engine sent to the chain: what
+// `chain reconcile` explains the contract's OwnerSet events with.
+type OwnerGrantRecord struct {
+	Environment wire.Environment
+	CustomerID  string
+	// Ref is the customer's reference in the contract (Account.Ref).
+	Ref string
+	// Owner is the address the grant names, 0x and lowercase hex.
+	Owner string
+	// Nonce is the grant's nonce, 0x-hex (lowercase): unique per
+	// environment, as on chain.
+	Nonce    string
+	Origin   string
+	Deadline time.Time
+	// TxHash is the operator's setOwner transaction.
+	TxHash string
+	// Effective is wire.OwnerEffectiveNow or wire.OwnerEffectiveAfterNotice.
+	Effective string
+	// IdempotencyKey and RequestHash, when the key is not empty: the
+	// request the grant was sent for (a replay within IdempotencyTTL
+	// answers this record).
+	IdempotencyKey string
+	RequestHash    string
+	CreatedAt      time.Time
+}
+
+// OwnerGrantStore is implemented by a Store that records the owner grants
+// the engine sends (storage/bunstore's Store does). Engine.SetOwner needs
+// it. Every method is safe for concurrent use.
+type OwnerGrantStore interface {
+	// InsertOwnerGrant records r unless a grant with its Nonce is recorded
+	// in its Environment already; it returns the record stored (r, or the
+	// earlier one) and whether it was there before.
+	InsertOwnerGrant(ctx context.Context, r OwnerGrantRecord) (*OwnerGrantRecord, bool, error)
+	// OwnerGrantByKey returns the grant recorded in env under an
+	// idempotency key at or after since, or ErrNotFound.
+	OwnerGrantByKey(ctx context.Context, env wire.Environment, key string, since time.Time) (*OwnerGrantRecord, error)
+	// ListOwnerGrants returns env's recorded grants, oldest first.
+	ListOwnerGrants(ctx context.Context, env wire.Environment) ([]OwnerGrantRecord, error)
 }

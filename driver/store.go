@@ -19,7 +19,13 @@ type Store interface {
 	// InsertWorkflows inserts new Pending workflows in one transaction. An
 	// insert that carries an idempotency key whose record (same environment,
 	// younger than IdempotencyTTL) already exists inserts nothing and reports
-	// the existing record instead. Results are in the order of ins. An
+	// the existing record instead. A key used more than once in ins is
+	// answered as if the uses came one after the other: a later use replays
+	// the first only if the first was inserted; if the first was refused for
+	// funds, nothing is recorded under the key and the next use is decided
+	// on its own (see the storetest IdempotencyRefusedFirstUse case), so a
+	// replay never names a workflow that was not stored. Results are in the
+	// order of ins. An
 	// inserted workflow has no Sequence yet (0): it gets one when it is
 	// first to be settled (Update.Sequence, ClaimWorkflows).
 	//

@@ -56,7 +56,7 @@ func toError(err error) *Error {
 				refundable.Asked, refundable.Refundable))
 	case errors.Is(err, settleflow.ErrRefundsNotSupported):
 		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: settleflow.CodeRefundsNotSupported,
-			Message: "Customer funds are not enabled in this environment: its charges are not paid from customer balances, so there is no balance to refund to or fund."}
+			Message: "Customer funds are not enabled in this environment: its charges are not paid from customer balances, so there is no balance to refund to, fund or own."}
 	case errors.As(err, &stateErr) && stateErr.Op == "refund":
 		return &Error{Status: http.StatusConflict, Type: TypeInvalidRequest, Code: settleflow.CodeWorkflowNotSettled,
 			Message: "This workflow is " + string(stateErr.Status) + "; only a Settled workflow can be refunded."}

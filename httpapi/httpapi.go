@@ -263,6 +263,10 @@ func (h *handler) routes() *http.ServeMux {
 	m.HandleFunc("/v1/refunds", get(h.listRefunds))
 	m.HandleFunc("/v1/refunds/{id}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchRefund(w, r, r.PathValue("id")) }))
 	m.HandleFunc("/v1/customers/{customerId}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchCustomer(w, r, r.PathValue("customerId")) }))
+	m.HandleFunc("/v1/customers/{customerId}/owner_grants", post(func(w http.ResponseWriter, r *http.Request) {
+		h.createOwnerGrant(w, r, r.PathValue("customerId"))
+	}))
+	m.HandleFunc("/v1/customers/{customerId}/owner", post(func(w http.ResponseWriter, r *http.Request) { h.setOwner(w, r, r.PathValue("customerId")) }))
 	m.HandleFunc("/v1/test_helpers/customers/{customerId}/fund", post(func(w http.ResponseWriter, r *http.Request) {
 		h.fundTestCustomer(w, r, r.PathValue("customerId"))
 	}))

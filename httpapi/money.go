@@ -215,8 +215,11 @@ func pageLimit(q url.Values) (int, *Error) {
 	return n, nil
 }
 
-// listQuery parses a list endpoint's query string: only the names in known,
-// each at most once and not empty.
+// listQuery parses the query string of every endpoint that takes
+// parameters (the lists and the margins report), the one parser they share:
+// only the names in known (else 400 parameter_unknown), each at most once
+// and never empty (else 400 parameter_invalid naming it: `limit=` is not
+// the default, it is a mistake), as docs/api.md §5 says.
 func listQuery(r *http.Request, known map[string]bool) (url.Values, *Error) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {

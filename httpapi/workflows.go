@@ -180,20 +180,10 @@ type list[T any] struct {
 var listParams = map[string]bool{"status": true, "limit": true, "startingAfter": true, "endingBefore": true, "customerId": true, "product": true}
 
 func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		writeError(w, r, invalid(settleflow.CodeParameterInvalid, "", "The query string is malformed."))
+	q, apiErr := listQuery(r, listParams)
+	if apiErr != nil {
+		writeError(w, r, apiErr)
 		return
-	}
-	for name, vs := range q {
-		if !listParams[name] {
-			writeError(w, r, invalid(settleflow.CodeParameterUnknown, name, "Received unknown parameter: "+name))
-			return
-		}
-		if len(vs) > 1 {
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" may be given once"))
-			return
-		}
 	}
 	p := settleflow.ListParams{
 		Environment:   principalFrom(r.Context()).Environment,
@@ -210,16 +200,9 @@ func (h *handler) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		}
 		p.Status = st
 	}
-	var apiErr *Error
 	if p.Limit, apiErr = pageLimit(q); apiErr != nil {
 		writeError(w, r, apiErr)
 		return
-	}
-	for name, v := range map[string]string{"customerId": p.CustomerID, "product": p.Product, "startingAfter": p.StartingAfter, "endingBefore": p.EndingBefore} {
-		if _, given := q[name]; given && v == "" {
-			writeError(w, r, invalid(settleflow.CodeParameterInvalid, name, name+" must not be empty"))
-			return
-		}
 	}
 	page, err := h.opts.Engine.List(r.Context(), p)
 	if err != nil {

@@ -179,6 +179,14 @@ type oitem struct {
 	err  error
 }
 
+// same reports whether it was queued for the same grant of the same
+// customer (a grant sent again answers its first transaction; another
+// grant under its nonce is refused).
+func (it *oitem) same(customerID string, p *grant) bool {
+	return it.customerID == customerID && it.g.owner == p.owner && it.g.origin == p.origin && it.g.deadline == p.deadline &&
+		bytes.Equal(it.g.sig, p.sig)
+}
+
 // SetOwner implements settleflow.OwnerSetter.
 func (s *Settler) SetOwner(ctx context.Context, env settleflow.Environment, customerID string, g settleflow.OwnerGrant) (string, error) {
 	s.mu.RLock()
@@ -212,6 +220,10 @@ func (s *Settler) SetOwner(ctx context.Context, env settleflow.Environment, cust
 	if it != nil && it.state == stFailed {
 		it = nil
 	}
+	if it != nil && !it.same(customerID, p) {
+		c.mu.Unlock()
+		return "", invalidGrant("nonce", "this grant's nonce was used already by another grant: a grant sets an owner once; sign a new one")
+	}
 	if it == nil {
 		c.mu.Unlock()
 		// Ask the contract first, so a grant it refuses is the caller's
@@ -224,6 +236,9 @@ func (s *Settler) SetOwner(ctx context.Context, env settleflow.Environment, cust
 			it = &oitem{customerID: customerID, ref: ref, g: p, queuedAt: c.now(), sent: make(chan struct{})}
 			c.owners[p.nonce] = it
 			c.oqueue = append(c.oqueue, it)
+		} else if !it.same(customerID, p) {
+			c.mu.Unlock()
+			return "", invalidGrant("nonce", "this grant's nonce was used already by another grant: a grant sets an owner once; sign a new one")
 		}
 	}
 	c.mu.Unlock()
@@ -365,4 +380,25 @@ func (c *chain) finishOwners(_ context.Context, t *sentTx) error {
 			zap.Stringer("tx", t.receipt.TxHash))
 	}
 	return nil
+}
+
+// Owner implements settleflow.OwnerSetter: the owner the contract records
+// for the customer at the latest block.
+func (s *Settler) Owner(ctx context.Context, env settleflow.Environment, customerID string) (string, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return "", fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackAccount(c.ref(customerID))}, nil)
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: reading the owner of %s: %w", env, customerID, err)
+	}
+	a, err := settlementABI.UnpackAccount(out)
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: reading the owner of %s: %w", env, customerID, err)
+	}
+	if a.Owner == (common.Address{}) {
+		return "", nil
+	}
+	return a.Owner.Hex(), nil
 }

@@ -452,3 +452,22 @@ func TestRefundRejectedForPayeeNotFinal(t *testing.T) {
 	}
 	checkHoldings(t, s)
 }
+
+// A nonce already sent by one grant, sent again with another grant (here
+// another customer's, signed by the same key): refused naming the nonce,
+// not answered with the first grant's transaction.
+func TestSetOwnerNonceOfAnotherGrant(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{ManualCommit: true})
+	key, _ := crypto.GenerateKey()
+	g := newGrant(t, s, key, "cus_nonce_a")
+	if _, err := s.SetOwner(ctx, settleflow.Test, "cus_nonce_a", g); err != nil {
+		t.Fatal(err)
+	}
+	other := g
+	other.Signature = signGrant(t, big.NewInt(1337), s.Addresses.Contract, refOf(s, "cus_nonce_b"), key, other)
+	var ie *settleflow.InvalidError
+	if tx, err := s.SetOwner(ctx, settleflow.Test, "cus_nonce_b", other); !errors.As(err, &ie) || ie.Param != "nonce" {
+		t.Fatalf("another grant under a nonce sent: %s, %v; want a refusal naming nonce", tx, err)
+	}
+}

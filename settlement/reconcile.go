@@ -1,6 +1,7 @@
 package settlement
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -98,7 +99,24 @@ const (
 	// shortfall; tokens sent straight to the contract are a surplus,
 	// reported in ReconcileReport.Surplus, not a discrepancy).
 	HoldingsMismatch DiscrepancyKind = "holdings_mismatch"
+	// OwnerNotSetByEngine: an owner the contract recorded (an OwnerSet
+	// event), or an owner change it was asked to make after the notice (an
+	// OwnerChangeProposed event: the operator can still cancel it), that no
+	// owner grant the engine sent explains: the operator's key used outside
+	// the engine, or a grant the database lost. An owner that moved its
+	// balance to an address of its own (changeOwner) is explained when the
+	// owner it replaced was.
+	OwnerNotSetByEngine DiscrepancyKind = "owner_not_set_by_engine"
 )
+
+// OwnerGrantRecord is an owner grant the engine sent, as the database has
+// it (settleflow.OwnerGrantRecord).
+type OwnerGrantRecord struct {
+	CustomerID string
+	Ref        [32]byte
+	Owner      common.Address
+	TxHash     string
+}
 
 // Discrepancy is one disagreement.
 type Discrepancy struct {
@@ -154,7 +172,27 @@ type ReconcileOptions struct {
 	// State reads the contract's balances at ToBlock; nil skips the
 	// balance checks.
 	State ethereum.ContractCaller
+	// CheckOwners compares the contract's OwnerSet events with
+	// OwnerGrants, the database's grants sent by the engine: an owner no
+	// grant of its customer and address explains is OwnerNotSetByEngine.
+	CheckOwners bool
+	OwnerGrants []OwnerGrantRecord
 }
+
+// ownerSet is one OwnerSet event, or an OwnerChangeProposed one (proposed,
+// with the time it is due).
+type ownerSet struct {
+	ref   [32]byte
+	owner common.Address
+	tx    common.Hash
+	block uint64
+	// proposed: an OwnerChangeProposed, due at effectiveAt (Unix seconds).
+	proposed    bool
+	effectiveAt *big.Int
+}
+
+// ownerChangeProposedEventID is the OwnerChangeProposed event's topic.
+var ownerChangeProposedEventID = settlementABI.GetABI().Events["OwnerChangeProposed"].ID
 
 // ReconcileBackend is what Reconcile reads the chain with: logs, and the
 // settle transactions' calldata and receipts. *ethclient.Client and the
@@ -198,12 +236,13 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 	var refunds []applied
 	flows := map[[32]byte]int64{} // per customer: deposits − withdrawals − charges + refunds
 	settles := map[common.Hash]bool{}
+	var owners []ownerSet
 	for from := o.FromBlock; from <= o.ToBlock; from += o.PageBlocks {
 		to := min(from+o.PageBlocks-1, o.ToBlock)
 		logs, err := b.FilterLogs(ctx, ethereum.FilterQuery{
 			FromBlock: new(big.Int).SetUint64(from), ToBlock: new(big.Int).SetUint64(to),
 			Addresses: []common.Address{o.Contract},
-			Topics:    [][]common.Hash{{wordSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID}},
+			Topics:    [][]common.Hash{{wordSettledEventID, chargeDeclinedEventID, refundedEventID, depositedEventID, withdrawnEventID, ownerSetEventID, ownerChangeProposedEventID}},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("settlement: reconcile: logs of blocks %d–%d: %w", from, to, err)
@@ -268,6 +307,17 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 					return nil, bad(err)
 				}
 				flows[ev.CustomerRef] -= cents(ev.Amount)
+			case ownerSetEventID:
+				if len(l.Topics) != 3 {
+					return nil, bad(fmt.Errorf("OwnerSet with %d topics", len(l.Topics)))
+				}
+				owners = append(owners, ownerSet{ref: l.Topics[1], owner: common.BytesToAddress(l.Topics[2][12:]), tx: l.TxHash, block: l.BlockNumber})
+			case ownerChangeProposedEventID:
+				if len(l.Topics) != 3 || len(l.Data) != 32 {
+					return nil, bad(fmt.Errorf("OwnerChangeProposed with %d topics and %d bytes", len(l.Topics), len(l.Data)))
+				}
+				owners = append(owners, ownerSet{ref: l.Topics[1], owner: common.BytesToAddress(l.Topics[2][12:]), tx: l.TxHash, block: l.BlockNumber,
+					proposed: true, effectiveAt: new(big.Int).SetBytes(l.Data)})
 			}
 		}
 		if to == o.ToBlock {
@@ -354,6 +404,13 @@ func Reconcile(ctx context.Context, b ReconcileBackend, records []ReconcileRecor
 	for seq, total := range refundedOf {
 		if ds := debits[seq]; len(ds) > 0 && total > int64(ds[0].charge.Cents) {
 			add(RefundExceedsCharge, seq, "", "the refunds of sequence %d add up to %d cents, more than its charge of %d", seq, total, ds[0].charge.Cents)
+		}
+	}
+
+	// Owners.
+	if o.CheckOwners {
+		if err := reconcileOwners(ctx, b, o, owners, add); err != nil {
+			return nil, err
 		}
 	}
 
@@ -529,4 +586,62 @@ func Inspect(ctx context.Context, b ethereum.ContractCaller, contract common.Add
 		return info, err
 	}
 	return info, nil
+}
+
+// changeOwnerSelector is the 4-byte selector of the contract's changeOwner.
+var changeOwnerSelector = settlementABI.GetABI().Methods["changeOwner"].ID
+
+// reconcileOwners reports each OwnerSet event, in chain order, that no
+// grant the engine sent explains (same customer reference and address); an
+// owner's own move (changeOwner, which only the current owner can call)
+// is explained when the owner it replaced was.
+func reconcileOwners(ctx context.Context, b ReconcileBackend, o ReconcileOptions, sets []ownerSet,
+	add func(k DiscrepancyKind, seq uint64, wf, format string, args ...any)) error {
+	granted := map[[32]byte]map[common.Address]bool{}
+	who := map[[32]byte]string{}
+	for _, a := range o.Accounts {
+		if a.CustomerID != "" {
+			who[a.Ref] = a.CustomerID
+		}
+	}
+	for _, g := range o.OwnerGrants {
+		if granted[g.Ref] == nil {
+			granted[g.Ref] = map[common.Address]bool{}
+		}
+		granted[g.Ref][g.Owner] = true
+		who[g.Ref] = g.CustomerID
+	}
+	explained := map[[32]byte]bool{} // whether each customer's current owner is explained
+	for _, s := range sets {
+		ok := granted[s.ref][s.owner]
+		if s.proposed {
+			if !ok {
+				name := who[s.ref]
+				if name == "" {
+					name = common.Hash(s.ref).Hex()
+				}
+				add(OwnerNotSetByEngine, 0, name, "the contract was asked in %s (block %d) to make %s the owner of %s's balance from %s (Unix time %s; cancelOwnerChange stops it), but the engine sent no grant of that address for that customer",
+					s.tx.Hex(), s.block, s.owner.Hex(), name, time.Unix(s.effectiveAt.Int64(), 0).UTC().Format(time.RFC3339), s.effectiveAt)
+			}
+			continue
+		}
+		if !ok && explained[s.ref] {
+			tx, _, err := b.TransactionByHash(ctx, s.tx)
+			if err != nil {
+				return fmt.Errorf("settlement: reconcile: owner set in %s: %w", s.tx.Hex(), err)
+			}
+			ok = bytes.HasPrefix(tx.Data(), changeOwnerSelector)
+		}
+		explained[s.ref] = ok
+		if ok {
+			continue
+		}
+		name := who[s.ref]
+		if name == "" {
+			name = common.Hash(s.ref).Hex()
+		}
+		add(OwnerNotSetByEngine, 0, name, "the contract made %s the owner of %s's balance in %s (block %d), but the engine sent no grant of that address for that customer",
+			s.owner.Hex(), name, s.tx.Hex(), s.block)
+	}
+	return nil
 }

@@ -176,7 +176,8 @@ func chainGroup() *group {
 			summary: "Compare the contract's records, from its deployment to the confirmed head, with the database: " +
 				"each Settled workflow charged more than 0 debited once, for exactly its charge (not its quote), from its customer, in the transaction it names; none charged 0 on chain; no debit without its workflow; " +
 				"each Succeeded refund applied once, within its charge; each customer's balance equal to deposits − withdrawals − charges + refunds, " +
-				"on chain and in the database; the contract holding exactly its customers' balances plus what the payee is owed. " +
+				"on chain and in the database; the contract holding exactly its customers' balances plus what the payee is owed; " +
+				"each balance owner set or proposed on chain by an owner grant the engine sent (POST /v1/customers/{id}/owner), or moved by that owner itself. " +
 				"Exits 1 if anything disagrees, naming each discrepancy.",
 			flags: func(fs *flag.FlagSet) {
 				fs.StringVar(&env, "env", "test", "environment: `test` (-test-rpc, -test-contract; else the embedded chain, with the server stopped) or live (-live-rpc, -live-contract)")
@@ -203,6 +204,7 @@ func chainGroup() *group {
 				}
 				rep, err := settlement.Reconcile(ctx, b, db.records, settlement.ReconcileOptions{Contract: contract, Decimals: info.Decimals,
 					FromBlock: info.DeployedAt, ToBlock: to, Refunds: db.refunds, Accounts: db.accounts, State: b,
+					CheckOwners: true, OwnerGrants: db.owners,
 					RefOf: func(id string) [32]byte { return settlement.CustomerRef(ch.secret, e, id) }})
 				if err != nil {
 					return err
@@ -247,6 +249,8 @@ type ledger struct {
 	records  []settlement.ReconcileRecord
 	refunds  []settlement.RefundRecord
 	accounts []settlement.AccountRecord
+	// owners are the owner grants the engine sent.
+	owners []settlement.OwnerGrantRecord
 	// uncharged counts the Settled workflows charged 0, which never reach
 	// the chain.
 	uncharged int
@@ -322,6 +326,14 @@ func readLedger(ctx context.Context, c config, env settleflow.Environment) (*led
 	}
 	for _, a := range accounts {
 		out.accounts = append(out.accounts, settlement.AccountRecord{CustomerID: a.CustomerID, Ref: common.HexToHash(a.Ref), OnChain: a.OnChain()})
+	}
+	grants, err := store.ListOwnerGrants(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range grants {
+		out.owners = append(out.owners, settlement.OwnerGrantRecord{CustomerID: g.CustomerID, Ref: common.HexToHash(g.Ref),
+			Owner: common.HexToAddress(g.Owner), TxHash: g.TxHash})
 	}
 	return out, nil
 }

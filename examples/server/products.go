@@ -22,7 +22,10 @@ import (
 // confidence, else nothing) and lead-enrichment (hybrid: a base share
 // always, the rest if the lead is found). Every product is deterministic
 // (its result and cost follow from its payload, no external call) and so
-// idempotent by workflow id.
+// idempotent by workflow id. Every product reports its cost as items
+// (settleflow.Execution.CostItems, or ReportSpend while it runs) that add
+// up to what it cost, so the dashboard's cost breakdown shows where the
+// money went for each of them.
 
 // The payload types carry their JSON Schema in jsonschema tags; each
 // Validate checks exactly what the schema states, so a payload the catalogue's
@@ -121,8 +124,14 @@ func demoProducts() (*settleflow.Products, error) {
 			if strings.Contains(strings.ToLower(t.Subject), "invoice") || strings.Contains(strings.ToLower(t.Subject), "refund") {
 				queue = "billing"
 			}
-			return settleflow.Execution{ActualCost: 170 + 45*int64(t.Attachments),
-				Result: map[string]any{"ticketId": t.TicketID, "queue": queue}}, nil
+			// The cost as items, so the dashboard can break it down:
+			// 1.70 of model, 0.45 of scanning per attachment.
+			items := []settleflow.CostItem{{Category: settleflow.CostModel, Provider: "chat-model", Units: 400, Amount: 170}}
+			if t.Attachments > 0 {
+				items = append(items, settleflow.CostItem{Category: settleflow.CostTools, Provider: "attachment-scanner",
+					Units: int64(t.Attachments), Amount: 45 * int64(t.Attachments)})
+			}
+			return settleflow.Execution{CostItems: items, Result: map[string]any{"ticketId": t.TicketID, "queue": queue}}, nil
 		}),
 	})
 	if err != nil {
@@ -144,7 +153,10 @@ func demoProducts() (*settleflow.Products, error) {
 			if len(head) > 12 {
 				head = head[:12]
 			}
-			return settleflow.Execution{ActualCost: (int64(len(s.Text)) + 119) / 120,
+			// 0.01 per 120 bytes of text read by the model, rounded up.
+			return settleflow.Execution{
+				CostItems: []settleflow.CostItem{{Category: settleflow.CostModel, Provider: "summary-model",
+					Units: (int64(len(s.Text)) + 3) / 4, Amount: (int64(len(s.Text)) + 119) / 120}},
 				Result: map[string]any{"summary": strings.Join(head, " "), "words": len(words)}}, nil
 		}),
 	})
@@ -166,7 +178,12 @@ func demoProducts() (*settleflow.Products, error) {
 			for i := range verdicts {
 				verdicts[i] = "allowed"
 			}
-			return settleflow.Execution{ActualCost: 6 * int64(len(m.ImageURLs)), Result: map[string]any{"verdicts": verdicts}}, nil
+			// Per image: 0.05 of the vision model, 0.01 to fetch it.
+			n := int64(len(m.ImageURLs))
+			return settleflow.Execution{CostItems: []settleflow.CostItem{
+				{Category: settleflow.CostModel, Provider: "vision-model", Units: n, Amount: 5 * n},
+				{Category: settleflow.CostCompute, Provider: "image-fetch", Units: n, Amount: n},
+			}, Result: map[string]any{"verdicts": verdicts}}, nil
 		}),
 	})
 	if err != nil {

@@ -183,8 +183,7 @@ func (s *Store) pgInsertWorkflows(ctx context.Context, tx *sql.Tx, ins []settlef
 		if err != nil {
 			return nil, err
 		}
-		if _, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
-			w.ID, string(b), micros(w.CreatedAt)); err != nil {
+		if err := s.recordKey(ctx, tx, w, in, b); err != nil {
 			return nil, err
 		}
 	}

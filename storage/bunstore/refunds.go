@@ -62,21 +62,12 @@ func (s *Store) InsertRefund(ctx context.Context, in settleflow.RefundInsert) (s
 	if s.postgres {
 		lock = " FOR UPDATE"
 	}
-	err := s.sqlTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	insert := func(ctx context.Context, tx *sql.Tx) error {
 		res = settleflow.RefundInsertResult{}
 		if in.IdempotencyKey != "" {
-			var hash, response string
-			err := s.txRow(ctx, tx, `SELECT request_hash, response FROM settleflow_refund_keys WHERE livemode = ? AND key = ?`,
-				r.Livemode, in.IdempotencyKey).Scan(&hash, &response)
-			switch {
-			case err == nil:
-				var first settleflow.Refund
-				if err := json.Unmarshal([]byte(response), &first); err != nil {
-					return err
-				}
-				res = settleflow.RefundInsertResult{Refund: &first, Existing: true, ExistingHash: hash}
-				return nil
-			case !errors.Is(err, sql.ErrNoRows):
+			existing, err := s.refundKey(ctx, tx, in)
+			if err != nil || existing != nil {
+				res = deref(existing)
 				return err
 			}
 		}
@@ -91,6 +82,17 @@ func (s *Store) InsertRefund(ctx context.Context, in settleflow.RefundInsert) (s
 		}
 		if err != nil {
 			return err
+		}
+		if s.postgres && in.IdempotencyKey != "" {
+			// Read again under the workflow's lock: a refund of this
+			// workflow under the same key by another instance, which held
+			// the lock, has committed by now (each statement reads what is
+			// committed when it starts).
+			existing, err := s.refundKey(ctx, tx, in)
+			if err != nil || existing != nil {
+				res = deref(existing)
+				return err
+			}
 		}
 		if settleflow.Status(status) != settleflow.Settled {
 			return &settleflow.StateError{Op: "refund", WorkflowID: r.WorkflowID, Status: settleflow.Status(status)}
@@ -121,18 +123,68 @@ func (s *Store) InsertRefund(ctx context.Context, in settleflow.RefundInsert) (s
 			if err != nil {
 				return err
 			}
-			if _, err := s.exec(ctx, tx, `INSERT INTO settleflow_refund_keys (livemode, key, request_hash, refund_id, response, created_at)
-				VALUES (?, ?, ?, ?, ?, ?)`, out.Livemode, in.IdempotencyKey, in.RequestHash, out.ID, string(b), micros(out.CreatedAt)); err != nil {
+			kr, err := s.exec(ctx, tx, `INSERT INTO settleflow_refund_keys (livemode, key, request_hash, refund_id, response, created_at)
+				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (livemode, key) DO NOTHING`,
+				out.Livemode, in.IdempotencyKey, in.RequestHash, out.ID, string(b), micros(out.CreatedAt))
+			if err != nil {
 				return err
+			}
+			if n, err := kr.RowsAffected(); err != nil || n != 1 {
+				if err != nil {
+					return err
+				}
+				// Another transaction (another instance, on Postgres)
+				// recorded the key since it was read: undo this refund
+				// and run again, to answer that one.
+				return errKeyTaken
 			}
 		}
 		res = settleflow.RefundInsertResult{Refund: &out}
 		return nil
-	})
+	}
+	var err error
+	for range 3 {
+		if err = s.sqlTx(ctx, insert); !errors.Is(err, errKeyTaken) {
+			break
+		}
+	}
 	if err != nil {
 		return settleflow.RefundInsertResult{}, err
 	}
 	return res, nil
+}
+
+func deref(r *settleflow.RefundInsertResult) settleflow.RefundInsertResult {
+	if r == nil {
+		return settleflow.RefundInsertResult{}
+	}
+	return *r
+}
+
+// refundKey returns the live record under in's refund key, or nil after
+// clearing an expired one: a key is honoured for IdempotencyTTL after the
+// refund it recorded, as a workflow's is (idempotencyRecord), then it may
+// be used again.
+func (s *Store) refundKey(ctx context.Context, tx *sql.Tx, in settleflow.RefundInsert) (*settleflow.RefundInsertResult, error) {
+	r := in.Refund
+	var hash, response string
+	var created int64
+	err := s.txRow(ctx, tx, `SELECT request_hash, response, created_at FROM settleflow_refund_keys WHERE livemode = ? AND key = ?`,
+		r.Livemode, in.IdempotencyKey).Scan(&hash, &response, &created)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case created <= micros(r.CreatedAt.Add(-settleflow.IdempotencyTTL)):
+		_, err := s.exec(ctx, tx, `DELETE FROM settleflow_refund_keys WHERE livemode = ? AND key = ?`, r.Livemode, in.IdempotencyKey)
+		return nil, err
+	}
+	var first settleflow.Refund
+	if err := json.Unmarshal([]byte(response), &first); err != nil {
+		return nil, fmt.Errorf("bunstore: refund idempotency record: %w", err)
+	}
+	return &settleflow.RefundInsertResult{Refund: &first, Existing: true, ExistingHash: hash}, nil
 }
 
 // GetRefund implements settleflow.Store.

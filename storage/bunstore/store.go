@@ -410,35 +410,26 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 	if s.postgres && plainInserts(ins) {
 		return s.pgInsertStatement(ctx, ins)
 	}
+	var err error
+	for range 3 {
+		if err = s.insertWorkflows(ctx, ins, results); !errors.Is(err, errKeyTaken) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// insertWorkflows is one attempt of InsertWorkflows (see errKeyTaken).
+func (s *Store) insertWorkflows(ctx context.Context, ins []settleflow.Insert, results []settleflow.InsertResult) error {
 	var inserted []*settleflow.Workflow
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		inserted = inserted[:0]
 		clear(results)
-		// First the idempotency keys: which inserts happen at all. A key
-		// used twice in this batch replays the first use.
-		insert := make([]bool, len(ins))
-		firstUse := map[[2]any]int{}
-		for i, in := range ins {
-			w := in.Workflow
-			if in.IdempotencyKey != "" {
-				k := [2]any{w.Livemode, in.IdempotencyKey}
-				if j, dup := firstUse[k]; dup {
-					results[i] = settleflow.InsertResult{Existing: snapshot(ins[j].Workflow), ExistingHash: ins[j].RequestHash}
-					continue
-				}
-				existing, err := s.idempotencyRecord(ctx, tx, w, in)
-				if err != nil {
-					return err
-				}
-				if existing != nil {
-					results[i] = *existing
-					continue
-				}
-				firstUse[k] = i
-			}
-			insert[i] = true
-		}
-		if err := s.admit(ctx, tx, ins, insert, results); err != nil {
+		insert, err := s.resolveInserts(ctx, tx, ins, results)
+		if err != nil {
 			return err
 		}
 		if s.postgres {
@@ -498,8 +489,7 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 				if err != nil {
 					return err
 				}
-				if _, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
-					w.ID, string(b), micros(w.CreatedAt)); err != nil {
+				if err := s.recordKey(ctx, tx, w, in, b); err != nil {
 					return err
 				}
 				continue
@@ -518,10 +508,70 @@ func (s *Store) InsertWorkflows(ctx context.Context, ins []settleflow.Insert) ([
 			}
 		},
 	})
-	if err != nil {
+}
+
+// resolveInserts decides which of ins are inserted (insert[i]) and answers
+// the others in results: a key with a live record replays it, a reservation
+// the balance cannot cover is refused (admit). A key used more than once in
+// the batch is answered as if the uses came one after the other: a later
+// use replays the first only if the first is inserted; if the first is
+// refused nothing is stored under the key, so the next use is decided on its
+// own, as a fresh request, in a further round of admission (the same
+// request is then refused again: the balance it saw has not grown). So a
+// replay never names a workflow that was not stored.
+func (s *Store) resolveInserts(ctx context.Context, tx *sql.Tx, ins []settleflow.Insert, results []settleflow.InsertResult) ([]bool, error) {
+	insert := make([]bool, len(ins))
+	firstUse := map[[2]any]int{}
+	var later []int // uses of a key after its first in this batch
+	for i, in := range ins {
+		w := in.Workflow
+		if in.IdempotencyKey != "" {
+			k := [2]any{w.Livemode, in.IdempotencyKey}
+			if _, dup := firstUse[k]; dup {
+				later = append(later, i)
+				continue
+			}
+			existing, err := s.idempotencyRecord(ctx, tx, w, in)
+			if err != nil {
+				return nil, err
+			}
+			if existing != nil {
+				results[i] = *existing
+				continue
+			}
+			firstUse[k] = i
+		}
+		insert[i] = true
+	}
+	if err := s.admit(ctx, tx, ins, insert, results); err != nil {
 		return nil, err
 	}
-	return results, nil
+	for len(later) > 0 {
+		round := make([]bool, len(ins))
+		taken := map[[2]any]bool{}
+		var next []int
+		for _, i := range later {
+			k := [2]any{ins[i].Workflow.Livemode, ins[i].IdempotencyKey}
+			if j := firstUse[k]; insert[j] {
+				results[i] = settleflow.InsertResult{Existing: snapshot(ins[j].Workflow), ExistingHash: ins[j].RequestHash}
+				continue
+			}
+			if taken[k] {
+				next = append(next, i) // after this round's use of the key
+				continue
+			}
+			// The key's use so far was refused: this one is its first.
+			taken[k], firstUse[k], round[i] = true, i, true
+		}
+		if err := s.admit(ctx, tx, ins, round, results); err != nil {
+			return nil, err
+		}
+		for i, ok := range round {
+			insert[i] = insert[i] || ok
+		}
+		later = next
+	}
+	return insert, nil
 }
 
 // asInserted returns the inserted workflows as stored: those inserted
@@ -663,10 +713,34 @@ const (
 		ON CONFLICT (livemode) DO UPDATE SET last = settleflow_sequences.last + excluded.last
 		RETURNING last`
 	insertIdempotencySQL = `INSERT INTO settleflow_idempotency_keys (livemode, key, request_hash, workflow_id, response, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (livemode, key) DO NOTHING`
 	selectIdempotencySQL = `SELECT request_hash, response, created_at FROM settleflow_idempotency_keys WHERE livemode = ? AND key = ?`
 	deleteIdempotencySQL = `DELETE FROM settleflow_idempotency_keys WHERE livemode = ? AND key = ?`
 )
+
+// errKeyTaken rolls back a write whose idempotency key another
+// transaction (another instance, on Postgres) recorded after it was read:
+// the write runs again, and then answers with that record.
+var errKeyTaken = errors.New("bunstore: idempotency key recorded concurrently")
+
+// recordKey records in's idempotency key for w (response: w as JSON), or
+// returns errKeyTaken if another transaction recorded it first (on
+// Postgres the insert waits for that transaction to end).
+func (s *Store) recordKey(ctx context.Context, tx *sql.Tx, w *settleflow.Workflow, in settleflow.Insert, response []byte) error {
+	res, err := s.exec(ctx, tx, insertIdempotencySQL, w.Livemode, in.IdempotencyKey, in.RequestHash,
+		w.ID, string(response), micros(w.CreatedAt))
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return errKeyTaken
+	}
+	return nil
+}
 
 // idempotencyRecord returns the live record under in's key, or nil after
 // clearing an expired one.

@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"InsertBatchIsAtomic", testInsertBatchAtomic},
 		{"Sequence", testSequence},
 		{"Idempotency", testIdempotency},
+		{"IdempotencyRefusedFirstUse", testIdempotencyRefusedFirstUse},
 		{"List", testList},
 		{"Claim", testClaim},
 		{"ClaimConcurrent", testClaimConcurrent},
@@ -49,10 +50,12 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"FundsAdmission", testFundsAdmission},
 		{"FundsLedger", testFundsLedger},
 		{"Refunds", testRefunds},
+		{"RefundKeyTTL", testRefundKeyTTL},
 		{"Margins", testMargins},
 		{"Outcome", testOutcome},
 		{"FairQueue", testFairQueue},
 		{"InsertClaimed", testInsertClaimed},
+		{"OwnerGrants", testOwnerGrants},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

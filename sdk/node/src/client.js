@@ -196,6 +196,34 @@ export class Customers extends Resource {
   async fetch(customerId, opts = {}) {
     return this._request({ method: 'GET', path: '/v1/customers/' + checkId('customerId', customerId) }, opts);
   }
+
+  /**
+   * POST /v1/customers/{customerId}/owner_grants (createOwnerGrant): an
+   * unsigned grant of params.address as the owner of the customer's balance
+   * (optional params.origin, params.deadline in Unix seconds), with the
+   * EIP-712 typedData for the customer's wallet to sign
+   * (eth_signTypedData_v4). Nothing is sent to the chain.
+   */
+  async createOwnerGrant(customerId, params, opts = {}) {
+    const path = '/v1/customers/' + checkId('customerId', customerId) + '/owner_grants';
+    return this._request({ method: 'POST', path, body: checkParams('params', params) }, opts);
+  }
+
+  /**
+   * POST /v1/customers/{customerId}/owner (setOwner): sends the customer's
+   * signed grant (params: address, nonce, origin, deadline as the grant was
+   * answered, and the wallet's signature); the operator sets the owner on
+   * chain. Answered 202 with the owner change: status 'sent', txHash,
+   * effective 'now' or 'after_notice'.
+   */
+  async setOwner(customerId, params, opts = {}) {
+    const path = '/v1/customers/' + checkId('customerId', customerId) + '/owner';
+    const body = checkParams('params', params);
+    if (Object.hasOwn(body, 'idempotencyKey')) {
+      throw new TypeError('idempotencyKey is a request option, not an owner parameter: customers.setOwner(customerId, grant, { idempotencyKey })');
+    }
+    return this._request({ method: 'POST', path, body }, opts);
+  }
 }
 
 export class Refunds extends Resource {

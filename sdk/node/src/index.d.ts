@@ -301,6 +301,55 @@ export interface Customer {
   deposit: DepositInfo | null;
 }
 
+/** customers.createOwnerGrant's body. */
+export interface OwnerGrantCreateParams {
+  /** The 0x address that will own the balance: the customer's wallet, which signs. */
+  address: string;
+  /** Shown by the wallet: where the customer signs (https://…); the server's default otherwise. */
+  origin?: string | undefined;
+  /** Unix seconds, at most 24 hours ahead; 15 minutes ahead by default. */
+  deadline?: number | undefined;
+}
+
+/** An unsigned owner grant, for the customer's wallet to sign. */
+export interface OwnerGrant {
+  object: 'owner_grant';
+  livemode: boolean;
+  customerId: string;
+  /** 0x and lowercase hex. */
+  address: string;
+  /** 32 random bytes, 0x-hex: the grant's one-time key. */
+  nonce: string;
+  origin: string;
+  /** Unix seconds. */
+  deadline: number;
+  /** EIP-712 typed data: pass JSON.stringify(typedData) to eth_signTypedData_v4. */
+  typedData: JsonObject;
+}
+
+/** customers.setOwner's body: the grant's fields as answered, and the wallet's signature. */
+export interface SetOwnerParams {
+  address: string;
+  nonce: string;
+  origin: string;
+  deadline: number;
+  /** The 65-byte signature (r, s, v), 0x-hex. */
+  signature: string;
+}
+
+/** An owner grant the operator sent to the chain. */
+export interface OwnerChange {
+  object: 'owner_change';
+  livemode: boolean;
+  customerId: string;
+  address: string;
+  /** The transaction is sent; the owner is set once it is mined. */
+  status: 'sent';
+  txHash: string;
+  /** now: the customer had no owner. after_notice: it had one; the new address owns the balance after the withdrawal notice unless the current owner cancels. */
+  effective: 'now' | 'after_notice';
+}
+
 /** A product of the catalogue, with its payload's JSON Schema. */
 export interface Product {
   object: 'product';
@@ -622,6 +671,23 @@ export interface Events {
 export interface Customers {
   /** GET /v1/customers/{customerId}: the customer's balance and where to deposit for it. */
   fetch(customerId: string, options?: RequestOptions): Promise<WithResponse<Customer>>;
+  /**
+   * POST /v1/customers/{customerId}/owner_grants: an unsigned grant of
+   * params.address as the owner of the customer's balance, with the EIP-712
+   * typedData for the customer's wallet to sign (eth_signTypedData_v4).
+   * Nothing is sent to the chain. A bad address, origin or deadline is an
+   * InvalidRequestError naming it.
+   */
+  createOwnerGrant(customerId: string, params: OwnerGrantCreateParams, options?: PostRequestOptions): Promise<WithResponse<OwnerGrant>>;
+  /**
+   * POST /v1/customers/{customerId}/owner: sends the signed grant; the
+   * operator sets the owner on chain. A grant that cannot apply (expired, a
+   * nonce used, a signature of another customer, chain, contract, origin or
+   * address, an address that owns the balance already) is an
+   * InvalidRequestError naming address, nonce, origin, deadline or
+   * signature, and nothing is sent.
+   */
+  setOwner(customerId: string, params: SetOwnerParams, options?: PostRequestOptions): Promise<WithResponse<OwnerChange>>;
 }
 
 export interface Refunds {
@@ -703,6 +769,8 @@ export type OperationId =
   | 'listEvents'
   | 'fetchEvent'
   | 'fetchCustomer'
+  | 'createOwnerGrant'
+  | 'setOwner'
   | 'createRefund'
   | 'fetchRefund'
   | 'listRefunds'

@@ -31,6 +31,8 @@ export const OPERATIONS = Object.freeze({
   listEvents: 'events.list',
   fetchEvent: 'events.fetch',
   fetchCustomer: 'customers.fetch',
+  createOwnerGrant: 'customers.createOwnerGrant',
+  setOwner: 'customers.setOwner',
   createRefund: 'refunds.create',
   fetchRefund: 'refunds.fetch',
   listRefunds: 'refunds.list',

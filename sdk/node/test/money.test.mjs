@@ -75,6 +75,8 @@ const rejection = (p) => p.then(() => assert.fail('no error'), (e) => e);
 test('OPERATIONS names the money methods, and each is a function of the client', () => {
   for (const [op, name] of Object.entries({
     fetchCustomer: 'customers.fetch',
+    createOwnerGrant: 'customers.createOwnerGrant',
+    setOwner: 'customers.setOwner',
     createRefund: 'refunds.create',
     fetchRefund: 'refunds.fetch',
     listRefunds: 'refunds.list',
@@ -273,4 +275,27 @@ test('InsufficientFundsError and PaymentError can be made by hand (for tests of 
   const e = new InsufficientFundsError('m', { status: 402, code: 'insufficient_funds', available: 5, amount: 358, currency: 'usd', customerId: 'cus_1' });
   assert.deepEqual([e.available, e.amount, e.currency, e.customerId, e.status], [5, 358, 'usd', 'cus_1', 402]);
   assert.equal(new PaymentError('p', { status: 402 }).name, 'PaymentError');
+});
+
+test('customers.createOwnerGrant and setOwner: POST the params as body; the key is an option', async () => {
+  const grant = { address: '0x' + 'a'.repeat(40), nonce: '0x' + '1'.repeat(64), origin: 'https://portal.example', deadline: 1_900_000_000 };
+  reset((r) =>
+    r.url.endsWith('/owner_grants')
+      ? { status: 200, body: { object: 'owner_grant', livemode: false, customerId: 'cus_123', ...grant, typedData: { primaryType: 'OwnerGrant' } } }
+      : { status: 202, body: { object: 'owner_change', livemode: false, customerId: 'cus_123', address: grant.address, status: 'sent', txHash: '0x' + 'b'.repeat(64), effective: 'now' } },
+  );
+  const g = await client.customers.createOwnerGrant('cus_123', { address: grant.address, origin: grant.origin });
+  assert.equal(g.typedData.primaryType, 'OwnerGrant');
+  const ch = await client.customers.setOwner('cus_a/b', { ...grant, signature: '0xsig' }, { idempotencyKey: 'owner-1' });
+  assert.equal(ch.effective, 'now');
+  assert.equal(ch.lastResponse.status, 202);
+  assert.deepEqual(seen.map((r) => [r.method, r.url, r.body]), [
+    ['POST', '/v1/customers/cus_123/owner_grants', { address: grant.address, origin: grant.origin }],
+    ['POST', '/v1/customers/cus_a%2Fb/owner', { ...grant, signature: '0xsig' }],
+  ]);
+  assert.equal(seen[1].headers['idempotency-key'], 'owner-1');
+  await assert.rejects(client.customers.setOwner('cus_123', { ...grant, idempotencyKey: 'k' }), /idempotencyKey is a request option/);
+  await assert.rejects(client.customers.createOwnerGrant('cus_123', '0xabc'), /params must be an object/);
+  await assert.rejects(client.customers.setOwner('', grant), /customerId/);
+  assert.equal(seen.length, 2, 'nothing sent for a bad argument');
 });

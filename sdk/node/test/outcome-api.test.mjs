@@ -79,8 +79,11 @@ test('a workflow keeps its terms, and once it ran has its charge, cost and outco
   const done = await terminal(wf.id);
   assert.equal(done.status, 'Settled');
   assert.deepEqual(done.charged, done.quoted);
-  // ticket-triage costs 170 + 45 per attachment, and reports no items.
-  assert.deepEqual(done.cost, { amount: 215, currency: 'usd', items: [] });
+  // ticket-triage costs 170 of model plus 45 per attachment scanned, as items.
+  assert.deepEqual(done.cost, { amount: 215, currency: 'usd', items: [
+    { category: 'model', provider: 'chat-model', units: 400, amount: 170 },
+    { category: 'tools', provider: 'attachment-scanner', units: 1, amount: 45 },
+  ] });
   assert.equal(done.outcome.success, true);
   assert.deepEqual(done.outcome.trace.map((s) => [s.node, s.path, s.type, s.matched]), [
     ['', '', 'all_of', true],

@@ -27,6 +27,8 @@ import Default, {
   type Refund,
   type RefundStatus,
   type Customer,
+  type OwnerGrant,
+  type OwnerChange,
   type RefundListParams,
   type MarginReport,
   type MarginRow,
@@ -238,6 +240,20 @@ async function money(): Promise<void> {
   const chain: number = customer.deposit.chainId;
   // @ts-expect-error a customer id is a string
   await client.customers.fetch(123);
+
+  const grant: OwnerGrant = await client.customers.createOwnerGrant('cus_123', { address: '0x…', origin: 'https://portal.example' });
+  const typed: string = JSON.stringify(grant.typedData);
+  const change: OwnerChange = await client.customers.setOwner(
+    'cus_123',
+    { address: grant.address, nonce: grant.nonce, origin: grant.origin, deadline: grant.deadline, signature: '0x…' },
+    { idempotencyKey: 'owner-1' },
+  );
+  const effective: 'now' | 'after_notice' = change.effective;
+  // @ts-expect-error the signature is required
+  await client.customers.setOwner('cus_123', { address: grant.address, nonce: grant.nonce, origin: grant.origin, deadline: grant.deadline });
+  // @ts-expect-error the deadline is Unix seconds, a number
+  await client.customers.createOwnerGrant('cus_123', { address: '0x…', deadline: '2026-12-01' });
+  void [typed, effective];
 
   const funded = await client.testHelpers.fundCustomer('cus_123', 50_000, { timeout: 60_000, maxRetries: 0 });
   // @ts-expect-error not idempotent: the server stores no key for it

@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, Type
 
 from ._errors import APIError, ConfigurationError, ConflictError, invalid_argument
 from ._http import Query, Response, Transport, Secret
-from ._models import DecodeError, Customer, Event, MarginReport, Page, Product, Quote, Refund, Workflow, format_time, plain
+from ._models import DecodeError, Customer, Event, MarginReport, OwnerChange, OwnerGrant, Page, Product, Quote, Refund, Workflow, format_time, plain
 from ._webhooks import Webhooks, webhooks
 
 __all__ = ["Settleflow", "OPERATIONS", "DEFAULT_BASE_URL"]
@@ -34,6 +34,8 @@ OPERATIONS: Dict[str, Tuple[str, str, str]] = {
     "listEvents": ("events.list", "GET", "/v1/events"),
     "fetchEvent": ("events.fetch", "GET", "/v1/events/{id}"),
     "fetchCustomer": ("customers.fetch", "GET", "/v1/customers/{customerId}"),
+    "createOwnerGrant": ("customers.create_owner_grant", "POST", "/v1/customers/{customerId}/owner_grants"),
+    "setOwner": ("customers.set_owner", "POST", "/v1/customers/{customerId}/owner"),
     "createRefund": ("refunds.create", "POST", "/v1/workflows/{id}/refunds"),
     "fetchRefund": ("refunds.fetch", "GET", "/v1/refunds/{id}"),
     "listRefunds": ("refunds.list", "GET", "/v1/refunds"),
@@ -131,6 +133,18 @@ def _time_param(value: Optional[Union[_dt.datetime, str]], what: str) -> Optiona
         return format_time(value)
     except ValueError as e:
         raise invalid_argument(what, f"{what}: {e}") from None
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise invalid_argument(what, f"{what} must be a str, not {_kind(value)}")
+    return value
+
+
+def _unix(deadline: Any) -> int:
+    if isinstance(deadline, bool) or not isinstance(deadline, int):
+        raise invalid_argument("deadline", f"deadline must be an int of Unix seconds, not {_kind(deadline)}")
+    return deadline
 
 
 def _amount(amount: Any, *, optional: bool = False) -> Optional[int]:
@@ -388,6 +402,66 @@ class Customers:
         from customer balances). A customer never seen has a zero balance."""
         resp = self._t.request("GET", "/v1/customers/" + _segment(customer_id, "customer_id"))
         return _decode(resp, lambda x: Customer.from_wire(_object(x)))
+
+    def create_owner_grant(
+        self,
+        customer_id: str,
+        *,
+        address: str,
+        origin: Optional[str] = None,
+        deadline: Optional[int] = None,
+    ) -> OwnerGrant:
+        """An unsigned grant of ``address`` (``0x…``, the customer's wallet) as the
+        owner of the customer's balance: a fresh ``nonce``, the ``deadline`` (Unix
+        seconds; 15 minutes ahead unless given, at most 24 hours), the ``origin``
+        the wallet shows, and ``typed_data``, the EIP-712 typed data the wallet
+        signs (``eth_signTypedData_v4``). Nothing is sent to the chain; send the
+        signed grant with :meth:`set_owner`. A bad ``address``, ``origin`` or
+        ``deadline`` raises :class:`InvalidRequestError` naming it."""
+        path = "/v1/customers/" + _segment(customer_id, "customer_id") + "/owner_grants"
+        body: Dict[str, Any] = {"address": _text(address, "address")}
+        if origin is not None:
+            body["origin"] = _text(origin, "origin")
+        if deadline is not None:
+            body["deadline"] = _unix(deadline)
+        resp = self._t.request("POST", path, body=body)
+        return _decode(resp, lambda x: OwnerGrant.from_wire(_object(x)))
+
+    def set_owner(
+        self,
+        customer_id: str,
+        *,
+        address: str,
+        nonce: str,
+        origin: str,
+        deadline: int,
+        signature: str,
+        idempotency_key: Optional[str] = None,
+    ) -> OwnerChange:
+        """Sends the customer's signed grant (its fields as
+        :meth:`create_owner_grant` answered them, and the wallet's 65-byte
+        ``signature``, ``0x``-hex): the operator sets ``address`` as the owner of
+        the customer's balance on chain. Answered with the owner change as sent
+        (``status`` ``"sent"``, ``tx_hash``; ``effective`` ``"now"``, or
+        ``"after_notice"`` if the customer had an owner).
+
+        A grant that cannot apply (expired, its nonce used, a signature of
+        another customer, chain, contract, origin or key, an address that owns
+        the balance already) raises :class:`InvalidRequestError` whose ``param``
+        names ``address``, ``nonce``, ``origin``, ``deadline`` or ``signature``;
+        nothing is sent. ``idempotency_key`` works as for ``workflows.create``.
+        """
+        path = "/v1/customers/" + _segment(customer_id, "customer_id") + "/owner"
+        _idempotency_key(idempotency_key)
+        body = {
+            "address": _text(address, "address"),
+            "nonce": _text(nonce, "nonce"),
+            "origin": _text(origin, "origin"),
+            "deadline": _unix(deadline),
+            "signature": _text(signature, "signature"),
+        }
+        resp = self._t.request("POST", path, body=body, idempotency_key=idempotency_key)
+        return _decode(resp, lambda x: OwnerChange.from_wire(_object(x)))
 
 
 class Refunds:

@@ -641,6 +641,70 @@ class Customer:
 
 
 @dataclasses.dataclass(frozen=True)
+class OwnerGrant:
+    """An unsigned owner grant, for the customer's wallet to sign:
+    ``typed_data`` is the EIP-712 typed data (pass ``json.dumps(typed_data)``
+    to ``eth_signTypedData_v4``)."""
+
+    object: str
+    livemode: bool
+    customer_id: str
+    #: ``0x`` and lowercase hex.
+    address: str
+    #: 32 random bytes, ``0x``-hex: the grant's one-time key.
+    nonce: str
+    origin: str
+    #: Unix seconds.
+    deadline: int
+    typed_data: Dict[str, Any]
+    raw: Dict[str, Any] = _raw_field()
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "owner_grant") -> OwnerGrant:
+        return cls(
+            object=_str(d, "object", path),
+            livemode=_bool(d, "livemode", path),
+            customer_id=_str(d, "customerId", path),
+            address=_str(d, "address", path),
+            nonce=_str(d, "nonce", path),
+            origin=_str(d, "origin", path),
+            deadline=_int(d, "deadline", path),
+            typed_data=_obj(d, "typedData", path),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnerChange:
+    """An owner grant the operator sent to the chain. ``status`` is
+    ``"sent"``; ``effective`` is ``"now"`` (the customer had no owner) or
+    ``"after_notice"`` (it had one: the new address owns the balance after
+    the withdrawal notice unless the current owner cancels)."""
+
+    object: str
+    livemode: bool
+    customer_id: str
+    address: str
+    status: str
+    tx_hash: str
+    effective: str
+    raw: Dict[str, Any] = _raw_field()
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "owner_change") -> OwnerChange:
+        return cls(
+            object=_str(d, "object", path),
+            livemode=_bool(d, "livemode", path),
+            customer_id=_str(d, "customerId", path),
+            address=_str(d, "address", path),
+            status=_str(d, "status", path),
+            tx_hash=_str(d, "txHash", path),
+            effective=_str(d, "effective", path),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class Deposit:
     """The confirmed deposit a ``customer.funded`` event reports."""
 

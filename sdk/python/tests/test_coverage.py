@@ -27,6 +27,14 @@ CUSTOMER_JSON = {
     "object": "customer", "id": "cus_1", "livemode": False,
     "balance": {"onChain": 0, "reserved": 0, "pendingWithdrawal": 0, "available": 0, "currency": "usd"}, "deposit": None,
 }
+OWNER_GRANT_JSON = {
+    "object": "owner_grant", "livemode": False, "customerId": "cus_1", "address": "0x" + "a" * 40, "nonce": "0x" + "1" * 64,
+    "origin": "o", "deadline": 1, "typedData": {"primaryType": "OwnerGrant"},
+}
+OWNER_CHANGE_JSON = {
+    "object": "owner_change", "livemode": False, "customerId": "cus_1", "address": "0x" + "a" * 40, "status": "sent",
+    "txHash": "0x" + "b" * 64, "effective": "now",
+}
 REFUND_JSON = {
     "object": "refund", "id": "re_1", "livemode": False, "workflowId": "wf_1", "amount": 1, "currency": "usd", "reason": "",
     "status": "Pending", "settlement": None, "failure": None, "createdAt": "2026-11-24T00:00:00Z", "updatedAt": "2026-11-24T00:00:00Z",
@@ -59,6 +67,9 @@ CALLS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any], str, Any]] = {
     "listEvents": ((), {}, "/v1/events", page("/v1/events", EVENT_JSON)),
     "fetchEvent": (("evt_1",), {}, "/v1/events/evt_1", EVENT_JSON),
     "fetchCustomer": (("cus_1",), {}, "/v1/customers/cus_1", CUSTOMER_JSON),
+    "createOwnerGrant": (("cus_1",), dict(address="0x" + "a" * 40), "/v1/customers/cus_1/owner_grants", OWNER_GRANT_JSON),
+    "setOwner": (("cus_1",), dict(address="0x" + "a" * 40, nonce="0x" + "1" * 64, origin="o", deadline=1, signature="0x"),
+                 "/v1/customers/cus_1/owner", OWNER_CHANGE_JSON),
     "createRefund": (("wf_1",), dict(amount=1), "/v1/workflows/wf_1/refunds", REFUND_JSON),
     "fetchRefund": (("re_1",), {}, "/v1/refunds/re_1", REFUND_JSON),
     "listRefunds": ((), dict(workflow_id="wf_1"), "/v1/refunds", page("/v1/refunds", REFUND_JSON)),

@@ -9,7 +9,7 @@ import unittest
 from decimal import Decimal
 from typing import Any, Dict
 
-from settleflow import Cost, IdempotencyError, InvalidRequestError, Money, Pricing
+from settleflow import Cost, CostItem, IdempotencyError, InvalidRequestError, Money, Pricing
 
 from . import harness
 from .test_server import TRIAGE, ServerCase, wait_for_status
@@ -62,8 +62,10 @@ class TestOutcomePricing(ServerCase):
         done = wait_for_status(c, wf.id)
         self.assertEqual(done.status, "Settled")
         self.assertEqual(done.charged, done.quoted)
-        # ticket-triage costs 170 + 45 per attachment, and reports no items.
-        self.assertEqual(done.cost, Cost(amount=215, currency="usd", items=[]))
+        # ticket-triage costs 170 of model plus 45 per attachment scanned, as items.
+        self.assertEqual(done.cost, Cost(amount=215, currency="usd", items=[
+            CostItem(category="model", provider="chat-model", units=400, amount=170),
+            CostItem(category="tools", provider="attachment-scanner", units=1, amount=45)]))
         self.assertTrue(done.outcome.success)  # type: ignore[union-attr]
         self.assertEqual(
             [(s.node, s.path, s.type, s.matched) for s in done.outcome.trace],  # type: ignore[union-attr]

@@ -1,0 +1,2 @@
+-- Forget the owner grants sent.
+DROP TABLE settleflow_owner_grants;
