@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/webhook"
 )
 
@@ -41,6 +43,9 @@ type health struct {
 	// lease is the settlement lease: whether this instance is the one
 	// settling for every instance on the database.
 	lease interface{ Held() bool }
+	// settler, if the chain reports its condition, degrades readiness
+	// while it cannot settle (node unreachable, operator out of gas money).
+	settler settlementHealth
 	// now is the server's clock, of CheckedAt.
 	now func() time.Time
 
@@ -54,11 +59,19 @@ type health struct {
 	err    error
 }
 
+// settlementHealth is a settler that reports its chains' condition
+// (*settlement.Settler does).
+type settlementHealth interface {
+	Health() []settlement.ChainHealth
+}
+
 // healthBody is the JSON of /healthz and /readyz.
 type healthBody struct {
 	// Status is "ok", "degraded" (balance changes on chain are
 	// quarantined: their customers' creates are refused, the others
-	// served), "behind" (a stage's oldest due item waited longer than
+	// served; or the settler cannot settle now: its node is unreachable
+	// or its operator cannot pay for gas, see settlementProblems),
+	// "behind" (a stage's oldest due item waited longer than
 	// maxLagSeconds, or the view of customer funds is older than its
 	// bound) or "unavailable" (the database did not answer).
 	Status        string                    `json:"status"`
@@ -70,8 +83,11 @@ type healthBody struct {
 	Funds []settleflow.FundsHealth `json:"funds,omitempty"`
 	// SettlementSender tells whether this instance holds the settlement
 	// lease: of the instances sharing a database, it alone sends charges.
-	SettlementSender bool   `json:"settlementSender"`
-	Error            string `json:"error,omitempty"`
+	SettlementSender bool `json:"settlementSender"`
+	// SettlementProblems says why the settler cannot settle now, one
+	// sentence per problem; charges wait meanwhile, none fails for it.
+	SettlementProblems []string `json:"settlementProblems,omitempty"`
+	Error              string   `json:"error,omitempty"`
 }
 
 // reading returns the stages and the funds, read at most once per
@@ -135,6 +151,16 @@ func (h *health) read(ctx context.Context) healthBody {
 	case len(quarantined) > 0:
 		b.Status, b.Error = "degraded", "degraded: "+strings.Join(quarantined, ", ")
 	}
+	if h.settler != nil {
+		for _, ch := range h.settler.Health() {
+			if ch.Degraded() {
+				b.SettlementProblems = append(b.SettlementProblems, ch.Problem())
+			}
+		}
+		if len(b.SettlementProblems) > 0 && b.Status == "ok" {
+			b.Status, b.Error = "degraded", "settlement degraded: "+strings.Join(b.SettlementProblems, "; ")
+		}
+	}
 	return b
 }
 
@@ -143,7 +169,7 @@ func (h *health) handler(ready bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b := h.read(r.Context())
 		code := http.StatusOK
-		if b.Status == "unavailable" || (ready && b.Status == "behind") {
+		if b.Status == "unavailable" || (ready && (b.Status == "behind" || len(b.SettlementProblems) > 0)) {
 			code = http.StatusServiceUnavailable
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -208,6 +234,14 @@ var (
 		"How long ago the funds follower was last current with the chain (-1: never).", []string{"environment"}, nil)
 	fundsStaleDesc = prometheus.NewDesc("settleflow_funds_stale",
 		"1 while the view of customer funds is older than its bound (creates that need funds are refused), else 0.", []string{"environment"}, nil)
+	unreachableDesc = prometheus.NewDesc("settleflow_settlement_unreachable",
+		"1 while the node has not answered the settler's reading of the chain head for longer than a few polls (retried with backoff), else 0.", []string{"environment"}, nil)
+	gasShortDesc = prometheus.NewDesc("settleflow_settlement_gas_short",
+		"1 while the operator cannot pay for the gas of its next settlement transaction (its charges wait), else 0.", []string{"environment"}, nil)
+	gasNeededDesc = prometheus.NewDesc("settleflow_settlement_gas_needed_wei",
+		"While the operator cannot pay for gas: the pending batch's gas times its fee cap, in wei; else 0.", []string{"environment"}, nil)
+	payeeWaitDesc = prometheus.NewDesc("settleflow_settlement_refunds_awaiting_payee",
+		"Refunds the contract rejected for now because the payee is owed less than they need; they go through once the payee is funded.", []string{"environment"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -219,6 +253,10 @@ func (h *health) Describe(ch chan<- *prometheus.Desc) {
 	ch <- fundsQuarantinedDesc
 	ch <- fundsAgeDesc
 	ch <- fundsStaleDesc
+	ch <- unreachableDesc
+	ch <- gasShortDesc
+	ch <- gasNeededDesc
+	ch <- payeeWaitDesc
 }
 
 // Collect implements prometheus.Collector; a failed reading reports nothing.
@@ -228,6 +266,19 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 		held = 1
 	}
 	ch <- prometheus.MustNewConstMetric(leaseDesc, prometheus.GaugeValue, held)
+	if h.settler != nil {
+		for _, c := range h.settler.Health() {
+			env := string(c.Environment)
+			ch <- prometheus.MustNewConstMetric(unreachableDesc, prometheus.GaugeValue, b2f(c.Unreachable), env)
+			ch <- prometheus.MustNewConstMetric(gasShortDesc, prometheus.GaugeValue, b2f(c.GasShort), env)
+			need := 0.0
+			if c.GasNeeded != nil {
+				need, _ = new(big.Float).SetInt(c.GasNeeded).Float64()
+			}
+			ch <- prometheus.MustNewConstMetric(gasNeededDesc, prometheus.GaugeValue, need, env)
+			ch <- prometheus.MustNewConstMetric(payeeWaitDesc, prometheus.GaugeValue, float64(c.RefundsAwaitingPayee), env)
+		}
+	}
 	stages, funds, _, err := h.reading(context.Background())
 	if err != nil {
 		return
@@ -247,4 +298,11 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(stageDueDesc, prometheus.GaugeValue, float64(s.Due), s.Stage)
 		ch <- prometheus.MustNewConstMetric(stageLagDesc, prometheus.GaugeValue, s.OldestDueSeconds, s.Stage)
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

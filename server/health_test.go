@@ -20,10 +20,6 @@ import (
 	"github.com/settleflow/settleflow/webhook"
 )
 
-type heldLease struct{}
-
-func (heldLease) Held() bool { return true }
-
 type movingClock struct{ at atomic.Int64 }
 
 func (c *movingClock) Now() time.Time { return time.Unix(0, c.at.Load()).UTC() }
@@ -55,7 +51,7 @@ func TestReadinessReportsTheFundsFollower(t *testing.T) {
 	if err := e.SyncFunds(ctx, settleflow.Test); err != nil {
 		t.Fatal(err)
 	}
-	h := &health{engine: e, hooks: hooks, maxLag: 30 * time.Second, log: zaptest.NewLogger(t), lease: heldLease{}, now: clock.Now}
+	h := &health{engine: e, hooks: hooks, maxLag: 30 * time.Second, log: zaptest.NewLogger(t), lease: heldLease(true), now: clock.Now}
 	ready := func() (int, healthBody) {
 		t.Helper()
 		h.mu.Lock()

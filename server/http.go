@@ -118,6 +118,10 @@ func routeLabel(r *http.Request) string {
 		return "/v1/products/{name}"
 	case oneSegment(p, "/v1/refunds/", ""):
 		return "/v1/refunds/{id}"
+	case oneSegment(p, "/v1/customers/", "/owner_grants"):
+		return "/v1/customers/{customerId}/owner_grants"
+	case oneSegment(p, "/v1/customers/", "/owner"):
+		return "/v1/customers/{customerId}/owner"
 	case oneSegment(p, "/v1/customers/", ""):
 		return "/v1/customers/{customerId}"
 	}

@@ -286,6 +286,9 @@ func (s *Server) build(ctx context.Context) error {
 	s.reg = prometheus.NewRegistry()
 	s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	hl := &health{engine: s.engine, hooks: s.hooks, maxLag: c.ReadyMaxLag, log: s.log.Named("health"), lease: s.lease, now: c.Clock.Now}
+	if sh, ok := s.chain.(settlementHealth); ok {
+		hl.settler = sh
+	}
 	s.reg.MustRegister(hl)
 	s.refused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "settleflow_connections_refused_total", Help: "Connections closed at accept: over the per-address cap.",

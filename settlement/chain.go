@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -52,6 +53,9 @@ type item struct {
 	doneAt     time.Time
 	settlement *settleflow.Settlement // set when confirmed
 	failure    *settleflow.Failure
+	// reverts counts settle transactions of it that reverted with its
+	// sequence unrecorded: it is sent again, at most maxReverts times.
+	reverts int
 }
 
 // sentTx is one nonce's settlement transaction with every version signed for
@@ -67,6 +71,11 @@ type sentTx struct {
 	sentHead uint64
 	receipt  *types.Receipt
 	orphaned time.Time // when the nonce was seen used by no tx of ours
+	// found are the records of the charges it skipped, read so far (a
+	// read that fails is retried for the missing ones only).
+	found map[uint64]*chargeRecord
+	// decided are the decisions of the refunds it skipped, read so far.
+	decided map[[32]byte]refundDecision
 }
 
 func (t *sentTx) latest() *types.Transaction { return t.txs[len(t.txs)-1] }
@@ -124,9 +133,28 @@ type chain struct {
 	// until then the chain is busy (the simulated chain keeps mining).
 	fundedUntil uint64
 
+	// The worker's health, under mu: the current streak of failed steps
+	// (backoff), and whether the operator ran out of gas money.
+	failures     int       // consecutive failed steps
+	failingSince time.Time // when the streak began
+	lastErr      error
+	misses       int          // consecutive steps that could not read the head
+	missSince    time.Time    // when they began
+	gasShort     *gasShortage // nil: the operator could pay for its last send
+
 	wake   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// gasShortage is the operator's lack of gas money for its pending batch.
+type gasShortage struct {
+	since  time.Time
+	need   *big.Int // wei: the batch's gas × its fee cap
+	have   *big.Int // wei: the operator's balance when it was refused; nil if unread
+	what   string   // "charges" or "refunds"
+	n      int      // how many wait
+	logged bool
 }
 
 // newChain connects and checks one environment's chain, then starts its worker.
@@ -152,7 +180,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 			c.closer()
 		}
 	}()
-	id, err := c.b.ChainID(ctx)
+	id, err := retryRead(ctx, func() (*big.Int, error) { return c.b.ChainID(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: chain id: %w", env, err)
 	}
@@ -192,7 +220,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	if c.contract == (common.Address{}) {
 		return nil, fmt.Errorf("settlement: %s: Contract not configured", env)
 	}
-	code, err := c.b.CodeAt(ctx, c.contract, nil)
+	code, err := retryRead(ctx, func() ([]byte, error) { return c.b.CodeAt(ctx, c.contract, nil) })
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: contract code: %w", env, err)
 	}
@@ -209,7 +237,9 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	if err != nil {
 		return nil, err
 	}
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackDeployedAt()}, nil)
+	out, err := retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackDeployedAt()}, nil)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: call %s: %w", env, c.contract, err)
 	}
@@ -218,17 +248,21 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 		return nil, fmt.Errorf("settlement: %s: %s is not a SettleflowSettlement contract with a sequence bitmap (deployedAt: %v)", env, c.contract, err)
 	}
 	c.deployed = deployed.Uint64()
-	if v, err := contractVersion(ctx, c.b, c.contract); err != nil || v != ContractVersion {
+	if v, err := retryRead(ctx, func() (uint64, error) { return contractVersion(ctx, c.b, c.contract) }); err != nil || v != ContractVersion {
 		return nil, fmt.Errorf("settlement: %s: %s is settlement contract %s; this build needs version %d (owners set by the operator with the owner's signed grant): deploy it with `chain deploy` and configure its address",
 			env, c.contract, versionName(v, err), ContractVersion)
 	}
-	if out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackUnit()}, nil); err == nil {
+	if out, err = retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackUnit()}, nil)
+	}); err == nil {
 		c.unit, err = settlementABI.UnpackUnit(out)
 	}
 	if err != nil || c.unit == nil || c.unit.Sign() <= 0 {
 		return nil, fmt.Errorf("settlement: %s: %s is not a version 2 SettleflowSettlement contract (customer balances): it has no unit (%v); deploy the current contract", env, c.contract, err)
 	}
-	if out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackWithdrawalNotice()}, nil); err != nil {
+	if out, err = retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackWithdrawalNotice()}, nil)
+	}); err != nil {
 		return nil, fmt.Errorf("settlement: %s: withdrawal notice: %w", env, err)
 	}
 	notice, err := settlementABI.UnpackWithdrawalNotice(out)
@@ -247,7 +281,9 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	case op != c.from:
 		return nil, fmt.Errorf("settlement: %s: signer %s is not the contract's operator %s", env, c.from, op)
 	}
-	out, err = c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackDecimals()}, nil)
+	out, err = retryRead(ctx, func() ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: erc20ABI.PackDecimals()}, nil)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("settlement: %s: token decimals: %w", env, err)
 	}
@@ -268,6 +304,26 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	return c, nil
 }
 
+// retryRead runs a read of the chain at start, again while it fails
+// with a transient error (anything but a revert), up to 8 times over
+// about 16 s: a flaky node or provider does not stop the server from
+// starting.
+func retryRead[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	wait := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		v, err := read()
+		if err == nil || classifyRevert(err) != nil || attempt == 8 || ctx.Err() != nil {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
 func redact(url string) string {
 	if i := strings.Index(url, "://"); i >= 0 {
 		rest := url[i+3:]
@@ -279,7 +335,7 @@ func redact(url string) string {
 }
 
 func (c *chain) callAddress(ctx context.Context, data []byte, to common.Address) (common.Address, error) {
-	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil)
+	out, err := retryRead(ctx, func() ([]byte, error) { return c.b.CallContract(ctx, ethereum.CallMsg{To: &to, Data: data}, nil) })
 	if err != nil {
 		return common.Address{}, fmt.Errorf("settlement: %s: call %s: %w", c.env, to, err)
 	}
@@ -318,21 +374,94 @@ func (c *chain) ref(customerID string) [32]byte { return CustomerRef(c.secret, c
 
 func (c *chain) run(ctx context.Context) {
 	defer close(c.done)
-	t := time.NewTicker(c.cfg.PollInterval)
-	defer t.Stop()
+	timer := time.NewTimer(c.cfg.PollInterval)
+	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-timer.C:
 		case <-c.wake:
+			if c.backingOff() {
+				continue // the timer is set to the end of the backoff
+			}
 		}
 		stepCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		if err := c.step(stepCtx); err != nil && ctx.Err() == nil {
-			c.log.Warn("settlement step failed; retrying", zap.Error(err))
-		}
+		err := c.step(stepCtx)
 		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		timer.Reset(c.afterStep(err))
 	}
+}
+
+// maxBackoff bounds the wait between failed steps.
+const maxBackoff = 30 * time.Second
+
+// backoffCap is the longest wait between two failed steps: 32 polls,
+// within a second and maxBackoff.
+func (c *chain) backoffCap() time.Duration {
+	return min(max(32*c.cfg.PollInterval, time.Second), maxBackoff)
+}
+
+// unreachableAfter is how long steps must have failed in a row before
+// the chain is reported unreachable (Health): a few polls, at least 2 s,
+// so that one refused call does not flip readiness.
+func (c *chain) unreachableAfter() time.Duration {
+	return max(5*c.cfg.PollInterval, 2*time.Second)
+}
+
+func (c *chain) backingOff() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failures > 0
+}
+
+// afterStep records how a step ended and returns the wait before the
+// next: the poll interval after a success; after failures, twice the last
+// wait, up to backoffCap when the node did not answer at all (or the
+// operator cannot pay for gas), up to 2 polls when the step got part of
+// its work done. A streak of failures is logged when it begins, at its
+// 10th, 100th and every 1000th step, and when it ends, not at every step.
+func (c *chain) afterStep(err error) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var he *headError
+	if errors.As(err, &he) {
+		if c.misses == 0 {
+			c.missSince = time.Now()
+		}
+		c.misses++
+	} else {
+		c.misses, c.missSince = 0, time.Time{}
+	}
+	if err == nil {
+		if c.failures > 0 {
+			c.log.Info("settlement steps succeed again", zap.Int("failedSteps", c.failures),
+				zap.Duration("after", time.Since(c.failingSince).Round(time.Millisecond)), zap.NamedError("lastError", c.lastErr))
+		}
+		c.failures, c.failingSince, c.lastErr = 0, time.Time{}, nil
+		return c.cfg.PollInterval
+	}
+	if c.failures == 0 {
+		c.failingSince = time.Now()
+		if !errors.Is(err, errGasShort) {
+			c.log.Warn("settlement step failed; retrying with backoff (logged again when it succeeds)", zap.Error(err))
+		}
+	} else if n := c.failures + 1; n == 10 || n == 100 || n%1000 == 0 {
+		c.log.Warn("settlement steps still failing; retrying with backoff", zap.Int("failedSteps", n),
+			zap.Duration("for", time.Since(c.failingSince).Round(time.Millisecond)), zap.Error(err))
+	} else {
+		c.log.Debug("settlement step failed again", zap.Int("failedSteps", n), zap.Error(err))
+	}
+	c.failures++
+	c.lastErr = err
+	d := min(c.cfg.PollInterval<<min(c.failures-1, 16), c.backoffCap())
+	if he == nil && !errors.Is(err, errGasShort) {
+		d = min(d, 2*c.cfg.PollInterval)
+	}
+	return d
 }
 
 // refreshHead reads the head and, when depth is "finalized", the finalized
@@ -359,25 +488,25 @@ func (c *chain) step(ctx context.Context) error {
 	c.followLease()
 	head, err := c.refreshHead(ctx)
 	if err != nil {
-		return err
+		return &headError{err}
 	}
-	if err := c.track(ctx, head); err != nil {
-		return err
-	}
+	// Each part goes on when another fails: one flaky call does not stop
+	// the receipts of other transactions being read, nor batches being
+	// sent.
+	errs := []error{c.track(ctx, head)}
 	if c.term != 0 {
-		if err := c.flush(ctx, head); err != nil {
-			return err
-		}
-		if err := c.flushRefunds(ctx, head); err != nil {
-			return err
-		}
-		if err := c.flushOwners(ctx, head); err != nil {
-			return err
-		}
+		errs = append(errs, c.flush(ctx, head), c.flushRefunds(ctx, head), c.flushOwners(ctx, head))
 	}
 	c.prune()
-	return nil
+	return errors.Join(errs...)
 }
+
+// headError: a step could not read the chain's head (the node did not
+// answer); nothing was done.
+type headError struct{ err error }
+
+func (e *headError) Error() string { return e.err.Error() }
+func (e *headError) Unwrap() error { return e.err }
 
 // leaseTerm is the lease's current term; 1 without a lease.
 func (c *chain) leaseTerm() uint64 {
@@ -426,6 +555,7 @@ func (c *chain) followLease() {
 		dropped += len(c.rqueue)
 		clear(c.rqueue)
 		c.rqueue = c.rqueue[:0]
+		c.gasShort = nil // nothing of ours waits for gas now
 		for _, it := range c.oqueue {
 			it.state, it.err, it.doneAt = stFailed, errLeaseLost, c.now()
 			closeOnce(it.sent)
@@ -491,10 +621,18 @@ func (c *chain) flush(ctx context.Context, head *types.Header) error {
 	}
 }
 
-// estimate asks the node for the gas of a call to the contract, with a
-// margin, within the transaction gas cap (EIP-7825) and the block's limit.
-// errTooMuchGas: over the cap.
-func (c *chain) estimate(ctx context.Context, head *types.Header, data []byte) (uint64, error) {
+// declineHeadroom is the gas a settle may need per charge beyond its
+// estimate: a charge estimated as a debit can be declined in the block (a
+// withdrawal matured in between) or the reverse (a deposit landed), and
+// the two cost differently. Measured on the simulated chain at a batch of
+// 100 (TestDeclineHeadroom), with a margin.
+const declineHeadroom = 3_000
+
+// estimate asks the node for the gas of a call to the contract carrying
+// charges charges, with a margin (a fifth, 20,000, and declineHeadroom per
+// charge), within the transaction gas cap (EIP-7825) and the block's
+// limit. errTooMuchGas: over the cap.
+func (c *chain) estimate(ctx context.Context, head *types.Header, data []byte, charges int) (uint64, error) {
 	gasCap := params.MaxTxGas // EIP-7825
 	if head.GasLimit > 0 && head.GasLimit < gasCap {
 		gasCap = head.GasLimit
@@ -506,25 +644,26 @@ func (c *chain) estimate(ctx context.Context, head *types.Header, data []byte) (
 	if gas+gas/5 > gasCap {
 		return 0, errTooMuchGas
 	}
-	return min(gas+gas/5+20_000, gasCap), nil
+	return min(gas+gas/5+20_000+uint64(charges)*declineHeadroom, gasCap), nil
 }
 
 // dispatch signs data to the contract under the next nonce, sends it and
-// tracks it as t (whose items or refunds it carries). A *settleflow.Failure
-// return means nothing was sent and never will be (the operator cannot pay
-// for gas); an error is transient.
-func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, gas uint64, t *sentTx) (*settleflow.Failure, error) {
+// tracks it as t (whose items or refunds it carries). Every error is
+// transient: the charges stay queued. An operator that cannot pay for gas
+// is errGasShort: nothing was sent; the batch waits until it can
+// (Health reports it).
+func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, gas uint64, t *sentTx) error {
 	tip, feeCap, err := fees(ctx, c.b, head, c.cfg.TipCap, c.cfg.MaxFeeCap)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !c.sending() {
-		return nil, errLeaseLost
+		return errLeaseLost
 	}
 	if !c.nonceOK {
 		n, err := c.b.PendingNonceAt(ctx, c.from)
 		if err != nil {
-			return nil, fmt.Errorf("nonce: %w", err)
+			return fmt.Errorf("nonce: %w", err)
 		}
 		c.mu.Lock()
 		c.nonce, c.nonceOK = n, true
@@ -534,7 +673,7 @@ func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, g
 		ChainID: c.chainID, Nonce: c.nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas, To: &c.contract, Data: data,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("sign: %w", err)
+		return fmt.Errorf("sign: %w", err)
 	}
 	what, n := "charges", len(t.items)
 	if t.refunds != nil {
@@ -548,25 +687,35 @@ func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, g
 	c.log.Info("settlement sending", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int(what, n))
 	uncertain := false // the node may or may not have it
 	if err := c.b.SendTransaction(ctx, tx); err != nil && !isAlreadyKnown(err) {
-		var rpcErr rpc.Error
 		switch {
 		case isInsufficientGasFunds(err):
-			return failure(CodeInsufficientGasFunds, "operator %s cannot pay for gas: %v", c.from, err), nil
-		case errors.As(err, &rpcErr):
+			// Nothing was sent: the operator cannot pay for it. The batch
+			// waits, queued, until the operator is funded.
+			c.mu.Lock()
+			c.nonceOK = false
+			c.mu.Unlock()
+			return c.gasShortage(ctx, new(big.Int).Mul(new(big.Int).SetUint64(gas), feeCap), what, n, err)
+		case isRefusedTx(err):
 			// The node refused the transaction (nonce too low, underpriced,
 			// ...): nothing was sent; resync the nonce and retry next step.
 			c.mu.Lock()
 			c.nonceOK = false
 			c.mu.Unlock()
-			return nil, fmt.Errorf("send: %w", err)
+			return fmt.Errorf("send: %w", err)
 		}
-		// Transport trouble: the node may have it. Track it as sent; it is
-		// rebroadcast if the node does not know it.
+		// Any other error (a dropped connection, a timeout, an internal or
+		// rate-limit error from the node or a proxy): the node may have it.
+		// Track it as sent; it is rebroadcast if the node does not know it.
 		c.log.Warn("send failed; will rebroadcast", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Error(err))
 		uncertain = true
 	}
 	t.nonce, t.txs, t.sentAt, t.sentHead = tx.Nonce(), []*types.Transaction{tx}, time.Now(), head.Number.Uint64()
 	c.mu.Lock()
+	if c.gasShort != nil {
+		c.log.Info("the operator can pay for gas again", zap.Stringer("operator", c.from),
+			zap.Duration("after", time.Since(c.gasShort.since).Round(time.Millisecond)))
+		c.gasShort = nil
+	}
 	c.nonce++
 	c.txs = append(c.txs, t)
 	for _, it := range t.items {
@@ -584,7 +733,39 @@ func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, g
 		c.log.Info("settlement sent", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int(what, n),
 			zap.Uint64("gas", gas), zap.Stringer("tipCap", tip), zap.Stringer("feeCap", feeCap))
 	}
-	return nil, nil
+	return nil
+}
+
+// errGasShort: the operator cannot pay for the gas of its next
+// transaction; the batch waits.
+var errGasShort = errors.New("the operator cannot pay for gas")
+
+// gasShortage records that the operator cannot pay need wei for a batch of
+// n charges or refunds, logs it once (naming the operator and the balance
+// needed) and returns errGasShort.
+func (c *chain) gasShortage(ctx context.Context, need *big.Int, what string, n int, cause error) error {
+	have, berr := c.b.BalanceAt(ctx, c.from, nil)
+	if berr != nil {
+		have = nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.gasShort
+	if g == nil {
+		g = &gasShortage{since: time.Now()}
+		c.gasShort = g
+	}
+	g.need, g.have, g.what, g.n = need, have, what, n
+	if !g.logged {
+		g.logged = true
+		fields := []zap.Field{zap.Stringer("operator", c.from), zap.String("needWei", need.String()),
+			zap.String("need", FormatUnits(need, 18)+" ETH"), zap.Int(what, n), zap.NamedError("nodeSays", cause)}
+		if have != nil {
+			fields = append(fields, zap.String("balance", FormatUnits(have, 18)+" ETH"))
+		}
+		c.log.Error("the operator cannot pay for gas: its "+what+" wait, none fails; send it at least the balance needed (gas × fee cap of the pending batch)", fields...)
+	}
+	return fmt.Errorf("%w: operator %s needs %s wei (%v)", errGasShort, c.from, need, cause)
 }
 
 // fail ends items with a failure and takes them off the queue.
@@ -621,60 +802,67 @@ func (c *chain) track(ctx context.Context, head *types.Header) error {
 	txs := append([]*sentTx(nil), c.txs...)
 	c.mu.Unlock()
 	var latestNonce *uint64
+	var errs []error
 	for _, t := range txs {
-		if t.receipt != nil {
-			h, err := c.b.HeaderByNumber(ctx, t.receipt.BlockNumber)
-			if err != nil && !errors.Is(err, ethereum.NotFound) {
-				return fmt.Errorf("header: %w", err)
-			}
-			if err != nil || h.Hash() != t.receipt.BlockHash {
-				c.log.Warn("settlement transaction reorged out; re-checking", zap.Stringer("tx", t.receipt.TxHash),
-					zap.Uint64("block", t.receipt.BlockNumber.Uint64()))
-				c.mu.Lock()
-				t.receipt = nil
-				t.sentAt, t.sentHead = time.Now(), head.Number.Uint64()
-				c.mu.Unlock()
-			}
+		if err := c.trackOne(ctx, head, t, &latestNonce); err != nil {
+			errs = append(errs, err)
 		}
-		if t.receipt == nil {
-			r, err := c.findReceipt(ctx, t)
-			if err != nil {
-				return err
-			}
-			if r != nil {
-				c.mu.Lock()
-				t.receipt, t.orphaned = r, time.Time{}
-				c.mu.Unlock()
-				c.log.Info("settlement mined", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
-					zap.Uint64("status", r.Status), zap.Uint64("gasUsed", r.GasUsed))
-			} else {
-				if latestNonce == nil {
-					n, err := c.b.NonceAt(ctx, c.from, nil)
-					if err != nil {
-						return fmt.Errorf("nonce: %w", err)
-					}
-					latestNonce = &n
-				}
-				if err := c.unmined(ctx, head, t, *latestNonce); err != nil {
-					return err
-				}
-				continue
-			}
+	}
+	return errors.Join(errs...)
+}
+
+// trackOne follows one transaction (see track); latestNonce is the
+// operator's mined nonce, read once per step when first needed.
+func (c *chain) trackOne(ctx context.Context, head *types.Header, t *sentTx, latestNonce **uint64) error {
+	if t.receipt != nil {
+		h, err := c.b.HeaderByNumber(ctx, t.receipt.BlockNumber)
+		if err != nil && !errors.Is(err, ethereum.NotFound) {
+			return fmt.Errorf("header: %w", err)
 		}
-		c.mu.Lock()
-		final := c.finalLocked(t.receipt.BlockNumber.Uint64())
-		c.mu.Unlock()
-		if final {
-			finish := c.finish
-			if t.refunds != nil {
-				finish = c.finishRefunds
+		if err != nil || h.Hash() != t.receipt.BlockHash {
+			c.log.Warn("settlement transaction reorged out; re-checking", zap.Stringer("tx", t.receipt.TxHash),
+				zap.Uint64("block", t.receipt.BlockNumber.Uint64()))
+			c.mu.Lock()
+			t.receipt = nil
+			t.sentAt, t.sentHead = time.Now(), head.Number.Uint64()
+			c.mu.Unlock()
+		}
+	}
+	if t.receipt == nil {
+		r, err := c.findReceipt(ctx, t)
+		if err != nil {
+			return err
+		}
+		if r != nil {
+			c.mu.Lock()
+			t.receipt, t.orphaned = r, time.Time{}
+			c.mu.Unlock()
+			c.log.Info("settlement mined", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
+				zap.Uint64("status", r.Status), zap.Uint64("gasUsed", r.GasUsed))
+		} else {
+			if *latestNonce == nil {
+				n, err := c.b.NonceAt(ctx, c.from, nil)
+				if err != nil {
+					return fmt.Errorf("nonce: %w", err)
+				}
+				*latestNonce = &n
 			}
-			if t.owners != nil {
-				finish = c.finishOwners
-			}
-			if err := finish(ctx, t); err != nil {
-				return err
-			}
+			return c.unmined(ctx, head, t, **latestNonce)
+		}
+	}
+	c.mu.Lock()
+	final := c.finalLocked(t.receipt.BlockNumber.Uint64())
+	c.mu.Unlock()
+	if final {
+		finish := c.finish
+		if t.refunds != nil {
+			finish = c.finishRefunds
+		}
+		if t.owners != nil {
+			finish = c.finishOwners
+		}
+		if err := finish(ctx, t); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -860,35 +1048,80 @@ func isInsufficientGasFunds(err error) bool {
 
 var (
 	errNotOperator = bindings.SettleflowSettlementNotOperatorErrorID()
+	// Solidity's Error(string) and Panic(uint256) revert data.
+	errorStringID = []byte{0x08, 0xc3, 0x79, 0xa0}
+	panicID       = []byte{0x4e, 0x48, 0x7b, 0x71}
 )
 
-// classifyRevert turns a node's refusal to run a settlement into a Failure,
-// or nil when err is not such a refusal (RPC trouble: transient).
-func classifyRevert(err error) *settleflow.Failure {
-	if isInsufficientGasFunds(err) {
-		return failure(CodeInsufficientGasFunds, "the operator cannot pay for gas: %v", err)
-	}
-	var de rpc.DataError
-	if !errors.As(err, &de) {
-		if strings.Contains(strings.ToLower(err.Error()), "execution reverted") {
-			return failure(CodeSettlementReverted, "%v", err)
+// isRefusedTx reports whether a node's answer to a sent transaction says
+// for certain that it refused it: nothing was sent. Any other error leaves
+// the transaction possibly sent.
+func isRefusedTx(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"nonce too low", "nonce too high", "underpriced", "intrinsic gas too low", "exceeds block gas limit",
+		"fee cap less than block base fee", "max fee per gas less than block base fee", "gas limit too high", "invalid sender",
+		"max priority fee per gas higher than max fee per gas", "tip higher than fee cap", "txpool is full", "exceeds the configured cap",
+		"oversized data", "negative value", "invalid chain id", "only replay-protected"} {
+		if strings.Contains(msg, s) {
+			return true
 		}
+	}
+	return false
+}
+
+// classifyRevert says whether err is the node saying that a call reverts
+// when executed: then the failure it reports; else nil, and err is
+// transient (any other JSON-RPC error, a timeout, a dropped connection, an
+// HTTP 429 or 5xx), to be retried. Only revert data (a contract error,
+// Error(string) or Panic(uint256)) or a message that begins "execution
+// reverted" count as a revert.
+func classifyRevert(err error) *settleflow.Failure {
+	if err == nil {
 		return nil
 	}
-	var data []byte
-	if s, ok := de.ErrorData().(string); ok {
-		data, _ = hexutil.Decode(s)
-	}
-	if len(data) >= 4 {
-		sel := data[:4]
-		if bytes.Equal(sel, errNotOperator[:4]) {
-			return failure(CodeSettlementReverted, "the signer is not the contract's operator")
+	var de rpc.DataError
+	if errors.As(err, &de) {
+		var data []byte
+		switch d := de.ErrorData().(type) {
+		case string:
+			data, _ = hexutil.Decode(d)
+		case []byte:
+			data = d
 		}
-		if e, err := settlementABI.UnpackError(data); err == nil {
-			return failure(CodeSettlementReverted, "the contract refuses the call: %T", e)
+		if len(data) >= 4 {
+			switch {
+			case bytes.Equal(data[:4], errNotOperator[:4]):
+				return failure(CodeSettlementReverted, "the signer is not the contract's operator")
+			case bytes.Equal(data[:4], errorStringID) || bytes.Equal(data[:4], panicID):
+				if reason, err := abi.UnpackRevert(data); err == nil {
+					return failure(CodeSettlementReverted, "the contract reverts: %s", reason)
+				}
+			default:
+				if e, err := settlementABI.UnpackError(data); err == nil {
+					return failure(CodeSettlementReverted, "the contract refuses the call: %s", errName(e))
+				}
+			}
 		}
 	}
-	return failure(CodeSettlementReverted, "%v", err)
+	var re rpc.Error
+	msg := err.Error()
+	if errors.As(err, &re) {
+		msg = re.Error()
+	}
+	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(msg)), "execution reverted") {
+		return failure(CodeSettlementReverted, "%s", msg)
+	}
+	return nil
+}
+
+// errName is a contract error's name: "StaleCommitment" for a
+// *bindings.SettleflowSettlementStaleCommitment.
+func errName(e any) string {
+	n := fmt.Sprintf("%T", e)
+	if i := strings.LastIndex(n, "SettleflowSettlement"); i >= 0 {
+		n = n[i+len("SettleflowSettlement"):]
+	}
+	return n
 }
 
 // now is the settler's clock, in UTC: the time settlements are stamped with.

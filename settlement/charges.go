@@ -3,6 +3,7 @@ package settlement
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -235,7 +236,7 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 		words[i] = PackedCharge{Cents: uint64(it.charge.Amount), Customer: index[it.ref], Sequence: it.charge.Sequence, Tag: it.tag}.Pack()
 	}
 	data := settlementABI.PackSettle(refs, words)
-	gas, err := c.estimate(ctx, head, data)
+	gas, err := c.estimate(ctx, head, data, len(batch))
 	if err != nil {
 		if len(batch) > 1 && isGasCapError(err) {
 			// Over the transaction gas cap (EIP-7825): send half now; the
@@ -244,28 +245,138 @@ func (c *chain) send(ctx context.Context, head *types.Header, batch []*item) err
 			return c.send(ctx, head, batch[:len(batch)/2])
 		}
 		if f := classifyRevert(err); f != nil {
-			c.mu.Lock()
-			c.failLocked(batch, f)
-			c.mu.Unlock()
-			c.log.Error("settlement batch refused by the chain", zap.Int("charges", len(batch)), zap.String("code", string(f.Code)), zap.String("reason", f.Message))
-			return nil
+			// The node says the settle reverts: fail the charges the chain
+			// confirms it has not recorded (the others end as recorded).
+			c.log.Error("settlement batch refused by the chain; checking its charges on chain before failing them", zap.Int("charges", len(batch)),
+				zap.String("code", string(f.Code)), zap.String("reason", f.Message))
+			return c.failUnrecorded(ctx, batch, f)
 		}
+		// Anything else is the node's or the network's trouble: retried.
 		return fmt.Errorf("estimate gas: %w", err)
 	}
-	f, err := c.dispatch(ctx, head, data, gas, &sentTx{items: batch})
-	if f != nil {
-		c.mu.Lock()
-		c.failLocked(batch, f)
-		c.mu.Unlock()
+	return c.dispatch(ctx, head, data, gas, &sentTx{items: batch})
+}
+
+// noneInFlight fails unless every transaction the operator signed is
+// mined: one sent before a restart, unknown to this process, may carry
+// the charges a caller is about to fail.
+func (c *chain) noneInFlight(ctx context.Context) error {
+	latest, err := c.b.NonceAt(ctx, c.from, nil)
+	if err != nil {
+		return fmt.Errorf("nonce: %w", err)
 	}
-	return err
+	pending, err := c.b.PendingNonceAt(ctx, c.from)
+	if err != nil {
+		return fmt.Errorf("pending nonce: %w", err)
+	}
+	if pending > latest {
+		return fmt.Errorf("the operator has %d transaction(s) not yet mined (nonces %d-%d): deciding on failed charges once they are", pending-latest, latest, pending-1)
+	}
+	return nil
+}
+
+// recordedSeqs reads the contract's bitmaps of recorded sequences (one
+// view per bitmap word) and says which of seqs it holds, debited or
+// declined.
+func (c *chain) recordedSeqs(ctx context.Context, seqs []uint64) (map[uint64]bool, error) {
+	words := map[uint64]*big.Int{}
+	out := make(map[uint64]bool, len(seqs))
+	for _, seq := range seqs {
+		w := seq >> 8
+		bits, ok := words[w]
+		if !ok {
+			res, err := c.call(ctx, settlementABI.PackSettledWords(new(big.Int).SetUint64(w)))
+			if err != nil {
+				return nil, err
+			}
+			if bits, err = settlementABI.UnpackSettledWords(res); err != nil {
+				return nil, fmt.Errorf("settlement: %s: settledWords(%d): %w", c.env, w, err)
+			}
+			words[w] = bits
+		}
+		out[seq] = bits.Bit(int(seq&255)) == 1
+	}
+	return out, nil
+}
+
+// failUnrecorded ends queued charges the chain refused to settle: those
+// whose sequence the contract has recorded end as recorded (once the
+// record is final; until then they stay queued); those it confirms it has
+// not recorded fail with f, once no transaction of the operator's is
+// still in flight. An error leaves every charge queued.
+func (c *chain) failUnrecorded(ctx context.Context, items []*item, f *settleflow.Failure) error {
+	if err := c.noneInFlight(ctx); err != nil {
+		return err
+	}
+	seqs := make([]uint64, len(items))
+	for i, it := range items {
+		seqs[i] = it.charge.Sequence
+	}
+	recorded, err := c.recordedSeqs(ctx, seqs)
+	if err != nil {
+		return err
+	}
+	recs := map[uint64]*chargeRecord{}
+	for _, it := range items {
+		if recorded[it.charge.Sequence] {
+			rec, err := c.lookup(ctx, it.charge.Sequence)
+			if err != nil {
+				return err
+			}
+			if rec == nil {
+				return fmt.Errorf("settlement: %s: sequence %d is recorded on chain but its record was not found", c.env, it.charge.Sequence)
+			}
+			recs[it.charge.Sequence] = rec
+		}
+	}
+	if len(recs) > 0 {
+		if _, err := c.refreshHead(ctx); err != nil {
+			return err
+		}
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var failed, ended []*item
+	for _, it := range items {
+		if it.state != stQueued || c.items[it.charge.WorkflowID] != it {
+			continue // no longer this batch's to decide
+		}
+		rec := recs[it.charge.Sequence]
+		switch {
+		case !recorded[it.charge.Sequence]:
+			failed = append(failed, it)
+		case !c.finalLocked(rec.settlement.BlockNumber):
+			// Recorded, not yet final: stays queued; the next batch skips it
+			// and its receipt's reading finds the record.
+		default:
+			ended = append(ended, it)
+			if f := c.outcomeOf(it, rec); f != nil {
+				it.state, it.failure = stFailed, f
+			} else {
+				saved := *rec.settlement
+				it.state, it.settlement = stConfirmed, &saved
+			}
+			it.doneAt, it.tx = now, nil
+		}
+	}
+	c.dequeueLocked(ended)
+	for _, it := range failed {
+		c.failLocked([]*item{it}, failure(f.Code, "%s; the chain has not recorded sequence %d: nothing was charged", f.Message, it.charge.Sequence))
+	}
+	if len(failed) > 0 || len(ended) > 0 {
+		c.log.Error("settlement charges refused by the chain", zap.Int("failed", len(failed)), zap.Int("foundRecorded", len(ended)),
+			zap.String("code", string(f.Code)), zap.String("reason", f.Message))
+	}
+	return nil
 }
 
 // finish ends a settle transaction that reached the configured depth: each
 // charge is confirmed by its debit (in this transaction, or an earlier one
-// when the contract skipped it as recorded), fails if it was declined, if
-// the transaction reverted or if its sequence was recorded for another
-// workflow, and otherwise goes back to the queue.
+// when the contract skipped it as recorded), fails if it was declined or
+// if its sequence was recorded for another workflow, and otherwise goes
+// back to the queue. A reverted transaction fails no charge whose sequence
+// the chain holds, nor any before maxReverts reverts (see below).
 func (c *chain) finish(ctx context.Context, t *sentTx) error {
 	r := t.receipt
 	recs := map[uint64]*chargeRecord{}
@@ -305,26 +416,75 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 		}
 	}
 	// Skipped sequences were recorded earlier (or earlier in this batch):
-	// find where.
+	// find where. Each record found is kept on t, so that a read that
+	// fails costs the next step only the records still missing.
+	var errs []error
 	for _, seq := range skippedSeqs {
 		if recs[seq] != nil {
 			continue
 		}
+		if rec := t.found[seq]; rec != nil {
+			recs[seq] = rec
+			continue
+		}
 		rec, err := c.lookup(ctx, seq)
+		if err == nil && rec == nil {
+			err = fmt.Errorf("settlement: %s: sequence %d was skipped as recorded but the chain has no record of it (does the node keep logs since block %d?)", c.env, seq, c.deployed)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		recs[seq] = rec
+		c.mu.Lock()
+		if t.found == nil {
+			t.found = map[uint64]*chargeRecord{}
+		}
+		t.found[seq] = rec
+		c.mu.Unlock()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%d of %d skipped charges' records not read yet: %w", len(errs), len(skippedSeqs), err)
+	}
+	// A reverted transaction recorded nothing, but another (one sent before
+	// a restart) may have recorded its charges: read each sequence on chain
+	// before deciding. Those not recorded go back to the queue (the next
+	// estimate says whether the settle still reverts) until maxReverts of
+	// their transactions have reverted; then they fail, once the chain
+	// confirms them unrecorded and no transaction of ours is in flight.
+	reverted := r.Status != types.ReceiptStatusSuccessful
+	var giveUp bool
+	if reverted {
+		var seqs []uint64
+		for _, it := range t.items {
+			if it.tx == t {
+				seqs = append(seqs, it.charge.Sequence)
+			}
+		}
+		recorded, err := c.recordedSeqs(ctx, seqs)
 		if err != nil {
 			return err
 		}
-		if rec == nil {
-			return fmt.Errorf("settlement: %s: sequence %d was skipped as recorded but the chain has no record of it (does the node keep logs since block %d?)", c.env, seq, c.deployed)
+		for _, seq := range seqs {
+			if recorded[seq] && recs[seq] == nil {
+				rec, err := c.lookup(ctx, seq)
+				if err != nil {
+					return err
+				}
+				if rec == nil {
+					return fmt.Errorf("settlement: %s: sequence %d is recorded on chain but its record was not found", c.env, seq)
+				}
+				recs[seq] = rec
+			}
 		}
-		recs[seq] = rec
+		giveUp = c.noneInFlight(ctx) == nil
 	}
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.removeTxLocked(t)
 	var requeue []*item
-	declinedN := 0
+	declinedN, failedN := 0, 0
 	for _, it := range t.items {
 		if it.tx != t {
 			continue // resubmitted after a failure: someone else's now
@@ -332,10 +492,20 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 		it.tx = nil
 		rec := recs[it.charge.Sequence]
 		switch {
-		case r.Status != types.ReceiptStatusSuccessful:
+		case rec == nil && reverted && it.reverts+1 >= maxReverts && giveUp:
 			it.state, it.doneAt = stFailed, now
-			it.failure = failure(CodeSettlementReverted, "settlement transaction %s reverted in block %d; nothing was charged", r.TxHash.Hex(), r.BlockNumber.Uint64())
+			it.failure = failure(CodeSettlementReverted, "settlement transaction %s reverted in block %d, the %d time for this charge, and the chain has not recorded sequence %d; nothing was charged",
+				r.TxHash.Hex(), r.BlockNumber.Uint64(), maxReverts, it.charge.Sequence)
+			failedN++
 		case rec == nil:
+			if reverted {
+				it.reverts++
+			}
+			it.state, it.queuedAt = stQueued, now
+			requeue = append(requeue, it)
+		case !c.finalLocked(rec.settlement.BlockNumber):
+			// Recorded by another transaction not yet final: queued again,
+			// the next batch skips it and finds the record.
 			it.state, it.queuedAt = stQueued, now
 			requeue = append(requeue, it)
 		default:
@@ -351,8 +521,9 @@ func (c *chain) finish(ctx context.Context, t *sentTx) error {
 		}
 	}
 	c.queue = append(requeue, c.queue...)
-	if r.Status != types.ReceiptStatusSuccessful {
-		c.log.Error("settlement transaction reverted", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()))
+	if reverted {
+		c.log.Error("settlement transaction reverted; its charges were checked on chain", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
+			zap.Uint64("gasUsed", r.GasUsed), zap.Uint64("gas", t.latest().Gas()), zap.Int("requeued", len(requeue)), zap.Int("failed", failedN))
 	} else {
 		c.log.Info("settlement confirmed", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
 			zap.Int("charges", len(t.items)), zap.Int("debited", debitedN), zap.Int("declined", declinedN))

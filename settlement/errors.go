@@ -16,9 +16,15 @@ const (
 	CodeInsufficientFunds = settleflow.FailureInsufficientFunds
 	// CodeInsufficientAllowance: the operator has not approved the contract for enough.
 	CodeInsufficientAllowance = settleflow.FailureInsufficientAllowance
-	// CodeInsufficientGasFunds: the operator cannot pay for gas.
+	// CodeInsufficientGasFunds: the operator cannot pay for gas. This
+	// settler no longer fails a charge with it: its charges wait until the
+	// operator is funded (Settler.Health reports it). Kept for settlers
+	// that do.
 	CodeInsufficientGasFunds = settleflow.FailureInsufficientGasFunds
-	// CodeSettlementReverted: the settlement transaction reverted; nothing was charged.
+	// CodeSettlementReverted: the node says the settlement reverts (revert
+	// data, or "execution reverted") and the chain confirms the charge's
+	// sequence unrecorded; nothing was charged. No other node error fails
+	// a charge.
 	CodeSettlementReverted = settleflow.FailureSettlementReverted
 	// CodeInvalidCharge: the charge cannot be settled as given (bad id, no
 	// sequence, a sequence another workflow holds, negative amount, wrong

@@ -316,7 +316,7 @@ func (c *chain) flushOwners(ctx context.Context, head *types.Header) error {
 		it := c.oqueue[0]
 		c.mu.Unlock()
 		data := c.packSetOwner(it.ref, it.g)
-		gas, err := c.estimate(ctx, head, data)
+		gas, err := c.estimate(ctx, head, data, 0)
 		if err != nil {
 			if e := grantRefusal(err); e != nil {
 				c.failOwner(it, e)
@@ -325,13 +325,9 @@ func (c *chain) flushOwners(ctx context.Context, head *types.Header) error {
 			return fmt.Errorf("estimate setOwner: %w", err)
 		}
 		t := &sentTx{owners: []*oitem{it}}
-		f, err := c.dispatch(ctx, head, data, gas, t)
-		if err != nil {
+		// An operator that cannot pay for gas leaves it queued (errGasShort).
+		if err := c.dispatch(ctx, head, data, gas, t); err != nil {
 			return err
-		}
-		if f != nil {
-			c.failOwner(it, f)
-			continue
 		}
 		c.mu.Lock()
 		it.state, it.tx, it.hash = stSent, t, t.latest().Hash()

@@ -2,6 +2,7 @@ package settlement
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -36,6 +37,14 @@ type ritem struct {
 	// commitment changed under it): it is sent again, at most maxReverts
 	// times.
 	reverted int
+	// charge is its charge's debit as read back from the chain, once read.
+	charge *chargeRecord
+	// notBefore holds it back until then: it waits for the payee's funds.
+	notBefore time.Time
+	// payeeShort counts the times the contract rejected it because the
+	// payee is owed less than it (not final: sent again after a backoff,
+	// which grows with each rejection); 0 once applied.
+	payeeShort int
 }
 
 // maxReverts is how many refund transactions of one refund may revert
@@ -83,7 +92,18 @@ func (c *chain) submitRefunds(rcs []settleflow.RefundCharge, refused map[string]
 }
 
 // refundStatus reports a refund's state: from memory, else from the chain.
+// A read of the chain that fails is the refund's Err (the engine asks
+// again later), never the whole call's: one flaky call must not hold up
+// the other refunds.
 func (c *chain) refundStatus(ctx context.Context, rc settleflow.RefundCharge) (settleflow.SettlementStatus, error) {
+	st, err := c.readRefundStatus(ctx, rc)
+	if err != nil {
+		return settleflow.SettlementStatus{WorkflowID: rc.RefundID, Err: err}, nil
+	}
+	return st, nil
+}
+
+func (c *chain) readRefundStatus(ctx context.Context, rc settleflow.RefundCharge) (settleflow.SettlementStatus, error) {
 	st := settleflow.SettlementStatus{WorkflowID: rc.RefundID}
 	c.mu.Lock()
 	if r := c.refunds[rc.RefundID]; r != nil {
@@ -200,29 +220,57 @@ func (c *chain) rejection(l *types.Log) *settleflow.Failure {
 }
 
 // flushRefunds sends the queued refunds that are due, one transaction per
-// bitmap word of the charges they refund. It waits while a settle
-// transaction is unmined: the word's commitment it resends may change.
+// bitmap word of the charges they refund. A word's refunds wait while a
+// settle transaction writing that word is unmined: the word's commitment
+// they resend may change.
+// Refunds waiting for the payee's funds are due at their notBefore.
 func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
+	now := time.Now()
 	c.mu.Lock()
-	n := len(c.rqueue)
-	due := n >= c.cfg.BatchSize || (n > 0 && time.Since(c.rqueue[0].queuedAt) >= c.cfg.FlushInterval)
-	for _, t := range c.txs {
-		if t.items != nil && t.receipt == nil {
-			due = false
+	var queued []*ritem
+	for _, r := range c.rqueue {
+		if !now.Before(r.notBefore) {
+			queued = append(queued, r)
 		}
 	}
+	n := len(queued)
+	due := n >= c.cfg.BatchSize || (n > 0 && time.Since(queued[0].queuedAt) >= c.cfg.FlushInterval)
+	// Words an unmined settle writes: their commitment may change under a
+	// refund, whose refunds wait for it.
+	busy := map[uint64]bool{}
+	for _, t := range c.txs {
+		if t.items != nil && t.receipt == nil {
+			for _, it := range t.items {
+				busy[it.charge.Sequence>>8] = true
+			}
+		}
+	}
+	c.mu.Unlock()
 	if !due {
-		c.mu.Unlock()
 		return nil
 	}
-	queued := slices.Clone(c.rqueue)
-	c.mu.Unlock()
 	groups := map[uint64][]*ritem{}
 	var order []uint64
+	// A read that fails holds back that refund (or that word's refunds)
+	// to the next step; the others go on.
+	var errs []error
 	for _, r := range queued {
-		rec, err := c.lookup(ctx, r.rc.Sequence)
-		if err != nil {
-			return err
+		// The charge's record is read once: a debit at the confirmation
+		// depth does not change (a reorg deeper than it is out of scope).
+		c.mu.Lock()
+		rec := r.charge
+		c.mu.Unlock()
+		if rec == nil {
+			var err error
+			if rec, err = c.lookup(ctx, r.rc.Sequence); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if rec != nil && !rec.declined {
+				c.mu.Lock()
+				r.charge = rec
+				c.mu.Unlock()
+			}
 		}
 		var f *settleflow.Failure
 		switch {
@@ -240,6 +288,9 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 			continue
 		}
 		w := r.rc.Sequence >> 8
+		if busy[w] {
+			continue
+		}
 		if _, ok := groups[w]; !ok {
 			order = append(order, w)
 		}
@@ -248,54 +299,142 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 	for _, w := range order {
 		h, err := c.history(ctx, w)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		customers, charges, runs, index := h.refundArgs()
-		for chunk := range slices.Chunk(groups[w], c.cfg.BatchSize) {
+		rs, missing := refundable(groups[w], index)
+		if len(missing) > 0 {
+			c.mu.Lock()
+			for _, r := range missing {
+				c.failRefundsLocked([]*ritem{r}, failure(CodeInvalidCharge,
+					"the charge of workflow %s (sequence %d) is not among the debits of its bitmap word %d read back from the chain: refusing to refund it; nothing was refunded",
+					r.rc.WorkflowID, r.rc.Sequence, w))
+			}
+			c.mu.Unlock()
+			c.log.Error("refunds whose charge is not among its word's debits failed", zap.Uint64("word", w), zap.Int("refunds", len(missing)))
+		}
+		chunks := slices.Collect(slices.Chunk(rs, c.cfg.BatchSize))
+		for len(chunks) > 0 {
+			chunk := chunks[0]
+			chunks = chunks[1:]
 			keys := make([][32]byte, len(chunk))
 			items := make([]*big.Int, len(chunk))
 			for i, r := range chunk {
 				keys[i], items[i] = r.key, packRefund(uint64(r.rc.Amount), uint16(index[r.rc.Sequence]))
 			}
 			data := settlementABI.PackRefund(new(big.Int).SetUint64(w), customers, charges, runs, keys, items)
-			gas, err := c.estimate(ctx, head, data)
+			gas, err := c.estimate(ctx, head, data, 0)
 			if err != nil {
-				if f := classifyRevert(err); f != nil && !strings.Contains(f.Message, "StaleCommitment") {
-					c.mu.Lock()
-					c.failRefundsLocked(chunk, f)
-					c.mu.Unlock()
-					c.log.Error("refund transaction refused by the chain", zap.Int("refunds", len(chunk)), zap.String("reason", f.Message))
+				if len(chunk) > 1 && isGasCapError(err) {
+					// Over the transaction or block gas cap: in halves.
+					c.log.Info("refund transaction over the gas cap; splitting", zap.Int("refunds", len(chunk)))
+					chunks = append([][]*ritem{chunk[:len(chunk)/2], chunk[len(chunk)/2:]}, chunks...)
 					continue
 				}
-				return fmt.Errorf("estimate refund gas: %w", err)
+				if f := classifyRevert(err); f != nil && !strings.Contains(f.Message, "StaleCommitment") {
+					c.log.Error("refund transaction refused by the chain; checking its refunds on chain before failing them", zap.Int("refunds", len(chunk)), zap.String("reason", f.Message))
+					if err := c.failUndecidedRefunds(ctx, chunk, f); err != nil {
+						errs = append(errs, err)
+					}
+					continue
+				}
+				errs = append(errs, fmt.Errorf("estimate refund gas: %w", err))
+				continue
 			}
-			f, err := c.dispatch(ctx, head, data, gas, &sentTx{refunds: chunk, word: w})
-			if f != nil {
-				c.mu.Lock()
-				c.failRefundsLocked(chunk, f)
-				c.mu.Unlock()
+			if err := c.dispatch(ctx, head, data, gas, &sentTx{refunds: chunk, word: w}); err != nil {
+				return errors.Join(append(errs, err)...)
 			}
-			if err != nil {
-				return err
-			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// refundable splits a word's refunds into those whose charge is among the
+// word's debits (index: the position of each debited sequence in the
+// charges a refund resends) and those whose charge is not, which cannot be
+// sent: an index they lack would name another charge.
+func refundable(rs []*ritem, index map[uint64]int) (ok, missing []*ritem) {
+	for _, r := range rs {
+		if _, found := index[r.rc.Sequence]; found {
+			ok = append(ok, r)
+		} else {
+			missing = append(missing, r)
+		}
+	}
+	return ok, missing
+}
+
+// failUndecidedRefunds ends queued refunds the chain refused to apply:
+// those whose key the contract has decided end as decided (once final;
+// until then they stay queued); the others fail with f, once no
+// transaction of the operator's is in flight. An error leaves every
+// refund queued.
+func (c *chain) failUndecidedRefunds(ctx context.Context, rs []*ritem, f *settleflow.Failure) error {
+	if err := c.noneInFlight(ctx); err != nil {
+		return err
+	}
+	type decided struct {
+		s *settleflow.Settlement
+		f *settleflow.Failure
+	}
+	out := map[*ritem]decided{}
+	for _, r := range rs {
+		s, rf, err := c.refundOnChain(ctx, r.key)
+		if err != nil {
+			return err
+		}
+		if s != nil || rf != nil {
+			out[r] = decided{s, rf}
+		}
+	}
+	if len(out) > 0 {
+		if _, err := c.refreshHead(ctx); err != nil {
+			return err
+		}
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range rs {
+		if r.state != stQueued || c.refunds[r.rc.RefundID] != r {
+			continue
+		}
+		d, ok := out[r]
+		switch {
+		case !ok:
+			c.failRefundsLocked([]*ritem{r}, failure(f.Code, "%s; the chain has not decided refund %s: nothing was refunded", f.Message, r.rc.RefundID))
+		case !c.finalLocked(d.s.BlockNumber):
+			// Decided, not yet final: stays queued.
+		case d.f != nil:
+			c.failRefundsLocked([]*ritem{r}, d.f)
+		default:
+			r.state, r.doneAt, r.settlement, r.tx = stConfirmed, now, d.s, nil
+			c.dequeueRefundsLocked([]*ritem{r})
 		}
 	}
 	return nil
 }
 
 // finishRefunds ends a refund transaction that reached the configured
-// depth: each refund is applied, rejected, or was decided before (skipped:
-// the chain says how), and otherwise goes back to the queue.
+// depth: each refund is applied, rejected for good, or was decided before
+// (skipped: the chain says how); one rejected because the payee is owed
+// too little waits for the payee's funds and is sent again (the contract
+// leaves it undecided); any other goes back to the queue. A reverted
+// transaction fails no refund the chain has decided, nor any before
+// maxReverts reverts.
 func (c *chain) finishRefunds(ctx context.Context, t *sentTx) error {
 	r := t.receipt
 	type outcome struct {
-		s *settleflow.Settlement
-		f *settleflow.Failure
+		s          *settleflow.Settlement
+		f          *settleflow.Failure
+		payeeShort bool // rejected for now: the payee is owed too little
 	}
 	out := map[[32]byte]outcome{}
 	var skipped [][32]byte
 	here := &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: r.TxHash.Hex(), BlockNumber: r.BlockNumber.Uint64()}
-	if r.Status == types.ReceiptStatusSuccessful {
+	reverted := r.Status != types.ReceiptStatusSuccessful
+	if !reverted {
 		applied := 0
 		for _, l := range r.Logs {
 			if l.Address == c.contract && len(l.Topics) >= 2 && l.Topics[0] == refundedEventID {
@@ -318,56 +457,139 @@ func (c *chain) finishRefunds(ctx context.Context, t *sentTx) error {
 				s := *here
 				out[key] = outcome{s: &s}
 			case refundRejectedEventID:
-				out[key] = outcome{f: c.rejection(l)}
+				if rejectionReason(l) == rejectedPayeeOwed {
+					out[key] = outcome{payeeShort: true}
+				} else {
+					out[key] = outcome{f: c.rejection(l)}
+				}
 			case refundSkippedEventID:
 				skipped = append(skipped, key)
 			}
 		}
+	} else {
+		// Nothing was applied by it; another transaction may have decided
+		// some of its refunds.
+		for _, it := range t.refunds {
+			if it.tx == t {
+				skipped = append(skipped, it.key)
+			}
+		}
 	}
+	// Each decision read is kept on t: a read that fails costs the next
+	// step only the ones still missing.
+	var errs []error
 	for _, key := range skipped {
 		if _, ok := out[key]; ok {
 			continue
 		}
+		if d, ok := t.decided[key]; ok {
+			out[key] = outcome{s: d.s, f: d.f}
+			continue
+		}
 		s, f, err := c.refundOnChain(ctx, key)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
-		out[key] = outcome{s, f}
+		if s != nil || f != nil {
+			out[key] = outcome{s: s, f: f}
+			c.mu.Lock()
+			if t.decided == nil {
+				t.decided = map[[32]byte]refundDecision{}
+			}
+			t.decided[key] = refundDecision{s, f}
+			c.mu.Unlock()
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%d refunds' decisions not read yet: %w", len(errs), err)
+	}
+	giveUp := false
+	if reverted {
+		giveUp = c.noneInFlight(ctx) == nil
+	}
+	if _, err := c.refreshHead(ctx); err != nil {
+		return err
 	}
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.removeTxLocked(t)
 	var requeue []*ritem
+	waiting := 0
 	for _, it := range t.refunds {
 		if it.tx != t {
 			continue
 		}
 		it.tx = nil
 		o, ok := out[it.key]
+		decided := ok && (o.s != nil || o.f != nil)
 		switch {
-		case r.Status != types.ReceiptStatusSuccessful && it.reverted+1 >= maxReverts:
-			it.state, it.doneAt = stFailed, now
-			it.failure = failure(CodeSettlementReverted, "refund transaction %s reverted in block %d, the %d time for this refund; nothing was refunded", r.TxHash.Hex(), r.BlockNumber.Uint64(), maxReverts)
-		case r.Status != types.ReceiptStatusSuccessful:
-			// The word's commitment changed under it (a settle mined
-			// first): nothing was applied; send it again.
-			it.reverted++
+		case decided && o.s != nil && !c.finalLocked(o.s.BlockNumber):
+			// Decided by another transaction, not final yet: sent again,
+			// it is skipped and read back.
 			it.state, it.queuedAt = stQueued, now
 			requeue = append(requeue, it)
-		case !ok || (o.s == nil && o.f == nil):
-			it.state, it.queuedAt = stQueued, now
-			requeue = append(requeue, it)
-		case o.f != nil:
+		case decided && o.f != nil:
 			it.state, it.doneAt, it.failure = stFailed, now, o.f
-		default:
+		case decided:
 			it.state, it.doneAt, it.settlement = stConfirmed, now, o.s
+			it.payeeShort = 0
+		case o.payeeShort:
+			// Not final: the payee has claimed what the refund needs. Sent
+			// again, later and later, until fundPayee restores it.
+			it.payeeShort++
+			it.state, it.queuedAt = stQueued, now
+			it.notBefore = time.Now().Add(c.payeeBackoff(it.payeeShort))
+			requeue = append(requeue, it)
+			waiting++
+		case reverted && it.reverted+1 >= maxReverts && giveUp:
+			it.state, it.doneAt = stFailed, now
+			it.failure = failure(CodeSettlementReverted, "refund transaction %s reverted in block %d, the %d time for this refund, and the chain has not decided it; nothing was refunded", r.TxHash.Hex(), r.BlockNumber.Uint64(), maxReverts)
+		default:
+			// Reverted (the word's commitment changed under it: a settle
+			// mined first) or not reached: nothing was applied; send it
+			// again.
+			if reverted {
+				it.reverted++
+			}
+			it.state, it.queuedAt = stQueued, now
+			requeue = append(requeue, it)
 		}
 	}
 	c.rqueue = append(requeue, c.rqueue...)
 	c.log.Info("refund transaction confirmed", zap.Stringer("tx", r.TxHash), zap.Uint64("block", r.BlockNumber.Uint64()),
 		zap.Uint64("status", r.Status), zap.Int("refunds", len(t.refunds)))
+	if waiting > 0 {
+		c.log.Warn("refunds wait for the payee's funds: the contract rejected them for now because the payee is owed less than they need (it claimed its earnings); they are sent again with backoff, and go through once fundPayee restores the payee's funds",
+			zap.Stringer("tx", r.TxHash), zap.Int("refunds", waiting), zap.Stringer("payee", c.payee))
+	}
 	return nil
+}
+
+// payeeBackoff is how long a refund rejected n times because the payee is
+// owed too little waits before it is sent again: 8 polls (at least a
+// second), doubling, at most 64 polls (at least 10 s) or 10 minutes.
+func (c *chain) payeeBackoff(n int) time.Duration {
+	base := max(8*c.cfg.PollInterval, time.Second)
+	limit := min(max(64*c.cfg.PollInterval, 10*time.Second), 10*time.Minute)
+	return min(base<<min(n-1, 16), limit)
+}
+
+// refundDecision is how the chain decided a refund key: applied (s) or
+// rejected (f, with s the transaction that decided).
+type refundDecision struct {
+	s *settleflow.Settlement
+	f *settleflow.Failure
+}
+
+// rejectionReason is a RefundRejected log's reason; 0 if unreadable.
+func rejectionReason(l *types.Log) uint64 {
+	ev, err := settlementABI.UnpackRefundRejectedEvent(l)
+	if err != nil || !ev.Reason.IsUint64() {
+		return 0
+	}
+	return ev.Reason.Uint64()
 }
 
 // failRefundsLocked ends refunds with a failure and takes them off the queue.

@@ -491,11 +491,11 @@ func TestErrorsWithMeaning(t *testing.T) {
 
 	// An unreachable node is a transient (plain) error: Submit only
 	// queues, but asking the chain about a charge it holds no record of
-	// fails.
+	// gives that charge an Err (the engine asks again later).
 	s.Backend.Close()
-	_, err = s.Status(ctx, []settleflow.Charge{charge("wf_down", 1)})
-	if err == nil || settleflow.IsPermanent(err) {
-		t.Errorf("node down: %v", err)
+	got, err := s.Status(ctx, []settleflow.Charge{charge("wf_down", 1)})
+	if err != nil || got[0].Err == nil || settleflow.IsPermanent(got[0].Err) || got[0].State == settleflow.SettlementFailed {
+		t.Errorf("node down: %s, %v", describe(got), err)
 	}
 	_, err = New(ctx, Config{Test: &ChainConfig{RPCURL: "http://127.0.0.1:1", Contract: common.Address{1}, Key: s.OperatorKey}})
 	if err == nil || settleflow.IsPermanent(err) {
@@ -622,9 +622,11 @@ func TestFinalizedDepthByDefault(t *testing.T) {
 
 func TestRevertedSettlementFails(t *testing.T) {
 	// A settlement that reverts on chain fails its charges with a clear code
-	// and charges nothing. Here the contract's owner (not the operator)
-	// replaces the operator in the same block, with a higher tip, so the
-	// settlement runs second and reverts with NotOperator.
+	// and charges nothing, once the chain confirms their sequences
+	// unrecorded. Here the contract's owner (not the operator) replaces the
+	// operator in the same block, with a higher tip, so the settlement runs
+	// second and reverts with NotOperator; sent again, the node says it
+	// reverts, and the charge fails.
 	ctx := context.Background()
 	sim := newSim(t, SimulatedOptions{ManualCommit: true})
 	owner := Transactor{Backend: sim.Backend.Client(), Key: sim.PayeeKey, Mine: sim.Commit}
@@ -656,7 +658,8 @@ func TestRevertedSettlementFails(t *testing.T) {
 	st := waitFor(t, s, ch, 10*time.Second, nil, func(x settleflow.SettlementStatus) bool {
 		return x.Settlement != nil && x.Settlement.TxHash != ""
 	})
-	waitInPool(t, sim, common.HexToHash(st[0].Settlement.TxHash))
+	sent := common.HexToHash(st[0].Settlement.TxHash)
+	waitInPool(t, sim, sent)
 	owner.TipCap = big.NewInt(params.GWei)
 	if _, err := owner.Send(ctx, &contract, settlementABI.PackSetOperator(sim.Addresses.Payee)); err != nil {
 		t.Fatal(err)
@@ -664,10 +667,11 @@ func TestRevertedSettlementFails(t *testing.T) {
 	st = waitFor(t, s, ch, 30*time.Second, sim.Commit, func(x settleflow.SettlementStatus) bool {
 		return x.State == settleflow.SettlementFailed
 	})
-	if st[0].Failure.Code != CodeSettlementReverted {
+	if st[0].Failure.Code != CodeSettlementReverted || !strings.Contains(st[0].Failure.Message, "not the contract's operator") ||
+		!strings.Contains(st[0].Failure.Message, "nothing was charged") {
 		t.Errorf("failure %+v", st[0].Failure)
 	}
-	r, err := sim.Backend.Client().TransactionReceipt(ctx, common.HexToHash(strings.Fields(st[0].Failure.Message)[2]))
+	r, err := sim.Backend.Client().TransactionReceipt(ctx, sent)
 	if err != nil || r.Status != types.ReceiptStatusFailed {
 		t.Errorf("the reported transaction did not revert: %v %+v", err, r)
 	}

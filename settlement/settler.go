@@ -5,7 +5,10 @@ package settlement
 import (
 	"context"
 	"fmt"
+	"math/big"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"go.uber.org/zap"
@@ -121,8 +124,9 @@ func (s *Settler) Submit(ctx context.Context, charges []settleflow.Charge) error
 // Status reports each charge's state, in order, without waiting: from memory,
 // and for a charge with no record, from the chain (so charges that landed
 // before a restart are found). Unknown means the charge never settled and is
-// not queued: submit it again. A charge of an environment with no chain gets
-// Err, not Failed: with no chain to look at, nobody can say it was not
+// not queued: submit it again. A charge whose state cannot be read now (the
+// node did not answer) gets Err. A charge of an environment with no chain
+// gets Err, not Failed: with no chain to look at, nobody can say it was not
 // charged (it may have been submitted before the chain was unconfigured).
 func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]settleflow.SettlementStatus, error) {
 	s.mu.RLock()
@@ -131,6 +135,13 @@ func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]se
 		return nil, ErrClosed
 	}
 	out := make([]settleflow.SettlementStatus, len(charges))
+	// A chain read that fails is that charge's Err (asked again after a
+	// backoff), not the batch's: one flaky call must not hold up the
+	// others. After statusErrStreak failures in a row on one chain, its
+	// node is taken to be down for this call: the rest get the same error
+	// without asking.
+	down := map[settleflow.Environment]error{}
+	streak := map[settleflow.Environment]int{}
 	for i, ch := range charges {
 		c, ok := s.chains[ch.Environment]
 		if !ok {
@@ -138,13 +149,28 @@ func (s *Settler) Status(ctx context.Context, charges []settleflow.Charge) ([]se
 				Err: fmt.Errorf("settlement: no chain is configured for %s mode, so the state of workflow %s's charge cannot be checked", ch.Environment, ch.WorkflowID)}
 			continue
 		}
-		var err error
-		if out[i], err = c.status(ctx, ch); err != nil {
-			return nil, err
+		if err := down[ch.Environment]; err != nil {
+			out[i] = settleflow.SettlementStatus{WorkflowID: ch.WorkflowID, Err: err}
+			continue
 		}
+		st, err := c.status(ctx, ch)
+		if err != nil {
+			out[i] = settleflow.SettlementStatus{WorkflowID: ch.WorkflowID, Err: err}
+			if streak[ch.Environment]++; streak[ch.Environment] >= statusErrStreak || ctx.Err() != nil {
+				down[ch.Environment] = err
+			}
+			continue
+		}
+		streak[ch.Environment] = 0
+		out[i] = st
 	}
 	return out, nil
 }
+
+// statusErrStreak is how many charges' reads in a row may fail in one
+// Status call before the rest of that chain's charges are answered with
+// the last error without asking.
+const statusErrStreak = 3
 
 // Close stops the workers and closes the RPC connections it opened. Charges
 // still queued in memory are dropped (the engine resubmits them).
@@ -159,4 +185,84 @@ func (s *Settler) Close() error {
 		c.close()
 	}
 	return nil
+}
+
+// ChainHealth is one environment's settlement condition, as
+// [Settler.Health] reports it.
+type ChainHealth struct {
+	Environment settleflow.Environment
+	// Unreachable: the node has not answered the settler's reading of the
+	// chain's head for longer than a few polls (2 s at least);
+	// FailingSince says since when, LastError why. It retries with
+	// backoff; no charge fails for it.
+	Unreachable  bool
+	FailingSince time.Time
+	LastError    string
+	// GasShort: the operator cannot pay for the gas of its next
+	// transaction; its charges and refunds wait, none fails. GasNeeded is
+	// that transaction's gas × fee cap in wei, GasBalance the operator's
+	// balance when the node refused it (nil if it could not be read).
+	GasShort   bool
+	Operator   common.Address
+	GasNeeded  *big.Int
+	GasBalance *big.Int
+	// RefundsAwaitingPayee counts refunds the contract rejected for now
+	// because the payee is owed less than they need: they are sent again
+	// with backoff and go through once the payee is funded (fundPayee).
+	RefundsAwaitingPayee int
+}
+
+// Degraded reports whether the chain cannot settle now: unreachable, or
+// the operator cannot pay for gas. Refunds waiting for the payee's funds
+// do not degrade it: charges still settle.
+func (h ChainHealth) Degraded() bool { return h.Unreachable || h.GasShort }
+
+// Problem says in a sentence why the chain is degraded; "" if it is not.
+func (h ChainHealth) Problem() string {
+	var p []string
+	if h.Unreachable {
+		p = append(p, fmt.Sprintf("%s chain unreachable since %s: %s", h.Environment, h.FailingSince.UTC().Format(time.RFC3339), h.LastError))
+	}
+	if h.GasShort {
+		need := "an unknown amount"
+		if h.GasNeeded != nil {
+			need = FormatUnits(h.GasNeeded, 18) + " ETH"
+		}
+		p = append(p, fmt.Sprintf("%s operator %s cannot pay for gas: it needs %s for its pending batch", h.Environment, h.Operator, need))
+	}
+	return strings.Join(p, "; ")
+}
+
+// Health reports each configured chain's condition, test then live.
+func (s *Settler) Health() []ChainHealth {
+	var out []ChainHealth
+	for _, env := range []settleflow.Environment{settleflow.Test, settleflow.Live} {
+		if c, ok := s.chains[env]; ok {
+			out = append(out, c.health())
+		}
+	}
+	return out
+}
+
+func (c *chain) health() ChainHealth {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := ChainHealth{Environment: c.env, Operator: c.from}
+	if c.misses > 0 && time.Since(c.missSince) >= c.unreachableAfter() {
+		h.Unreachable, h.FailingSince = true, c.now().Add(-time.Since(c.missSince))
+		h.LastError = c.lastErr.Error()
+	}
+	if g := c.gasShort; g != nil {
+		h.GasShort = true
+		h.GasNeeded = new(big.Int).Set(g.need)
+		if g.have != nil {
+			h.GasBalance = new(big.Int).Set(g.have)
+		}
+	}
+	for _, r := range c.rqueue {
+		if r.payeeShort > 0 {
+			h.RefundsAwaitingPayee++
+		}
+	}
+	return h
 }
