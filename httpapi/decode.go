@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/strictjson"
@@ -49,4 +50,21 @@ func decodeBody(body []byte, v any) *Error {
 	default: // Syntax, TrailingData: the body as a whole is at fault.
 		return invalid(wire.CodeBodyInvalid, "", e.Message("The request body"))
 	}
+}
+
+// readBody reads a POST's JSON body strictly into v, refusing a query
+// string; on failure it writes the error and returns false.
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if refuseQuery(w, r) {
+		return false
+	}
+	body, apiErr := h.readJSON(w, r)
+	if apiErr == nil {
+		apiErr = decodeBody(body, v)
+	}
+	if apiErr != nil {
+		writeError(w, r, apiErr)
+		return false
+	}
+	return true
 }

@@ -253,14 +253,8 @@ func (h *handler) fundTestCustomer(w http.ResponseWriter, r *http.Request, custo
 			Message: "Test helpers work with test keys only (sk_test_…). A live customer is funded by a deposit on chain: see deposit in GET /v1/customers/{customerId}."})
 		return
 	}
-	body, apiErr := h.readJSON(w, r)
-	if apiErr != nil {
-		writeError(w, r, apiErr)
-		return
-	}
 	var in amountBody
-	if apiErr := decodeBody(body, &in); apiErr != nil {
-		writeError(w, r, apiErr)
+	if !h.readBody(w, r, &in) {
 		return
 	}
 	amount, apiErr := positiveAmount(in.Amount, true)

@@ -63,17 +63,8 @@ func required(v *string, name, what string) (string, *Error) {
 // data) for the address's wallet to sign. Nothing is stored or sent; an
 // Idempotency-Key is accepted and not stored (each call is a new grant).
 func (h *handler) createOwnerGrant(w http.ResponseWriter, r *http.Request, customerID string) {
-	if refuseQuery(w, r) {
-		return
-	}
-	body, apiErr := h.readJSON(w, r)
-	if apiErr != nil {
-		writeError(w, r, apiErr)
-		return
-	}
 	var in ownerGrantBody
-	if apiErr := decodeBody(body, &in); apiErr != nil {
-		writeError(w, r, apiErr)
+	if !h.readBody(w, r, &in) {
 		return
 	}
 	address, apiErr := required(in.Address, "address", "the 0x address that will own the customer's balance")
@@ -112,20 +103,12 @@ func (h *handler) createOwnerGrant(w http.ResponseWriter, r *http.Request, custo
 // Idempotency-Key and body) answers the first change, 202 with
 // Idempotent-Replayed.
 func (h *handler) setOwner(w http.ResponseWriter, r *http.Request, customerID string) {
-	if refuseQuery(w, r) {
-		return
-	}
-	body, apiErr := h.readJSON(w, r)
-	if apiErr != nil {
-		writeError(w, r, apiErr)
-		return
-	}
 	var in ownerBody
-	if apiErr := decodeBody(body, &in); apiErr != nil {
-		writeError(w, r, apiErr)
+	if !h.readBody(w, r, &in) {
 		return
 	}
 	var g settleflow.OwnerGrant
+	var apiErr *Error
 	for _, f := range []struct {
 		v          *string
 		name, what string

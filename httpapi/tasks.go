@@ -47,25 +47,9 @@ func taskScope(p Principal) settleflow.TaskScope {
 	return settleflow.TaskScope{Environment: p.Environment, Products: p.Products, Worker: p.KeyID}
 }
 
-// readTaskBody reads a task endpoint's JSON body into v.
-func (h *handler) readTaskBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	if refuseQuery(w, r) {
-		return false
-	}
-	body, apiErr := h.readJSON(w, r)
-	if apiErr == nil {
-		apiErr = decodeBody(body, v)
-	}
-	if apiErr != nil {
-		writeError(w, r, apiErr)
-		return false
-	}
-	return true
-}
-
 func (h *handler) claimTasks(w http.ResponseWriter, r *http.Request) {
 	var in claimBody
-	if !h.readTaskBody(w, r, &in) {
+	if !h.readBody(w, r, &in) {
 		return
 	}
 	p := principalFrom(r.Context())
@@ -105,7 +89,7 @@ func (h *handler) claimTasks(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) heartbeatTask(w http.ResponseWriter, r *http.Request, id string) {
 	var in heartbeatBody
-	if !h.readTaskBody(w, r, &in) {
+	if !h.readBody(w, r, &in) {
 		return
 	}
 	t, err := h.opts.Engine.HeartbeatTask(r.Context(), taskScope(principalFrom(r.Context())), id, in.CostItems)
@@ -114,7 +98,7 @@ func (h *handler) heartbeatTask(w http.ResponseWriter, r *http.Request, id strin
 
 func (h *handler) completeTask(w http.ResponseWriter, r *http.Request, id string) {
 	var in completeBody
-	if !h.readTaskBody(w, r, &in) {
+	if !h.readBody(w, r, &in) {
 		return
 	}
 	t, err := h.opts.Engine.CompleteTask(r.Context(), taskScope(principalFrom(r.Context())), id, in.Result, in.CostItems)
@@ -123,7 +107,7 @@ func (h *handler) completeTask(w http.ResponseWriter, r *http.Request, id string
 
 func (h *handler) failTask(w http.ResponseWriter, r *http.Request, id string) {
 	var in failBody
-	if !h.readTaskBody(w, r, &in) {
+	if !h.readBody(w, r, &in) {
 		return
 	}
 	t, err := h.opts.Engine.FailTask(r.Context(), taskScope(principalFrom(r.Context())), id, in.Message, in.Retry)
