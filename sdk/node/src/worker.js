@@ -229,6 +229,13 @@ export class Worker {
         await this.#report(task, () => tasks.fail(task.id, { message: failMessage(error), retry }));
         return;
       }
+      const extra = out && typeof out === 'object' ? Object.keys(out).filter((k) => k !== 'result' && k !== 'costItems') : [];
+      if (extra.length) {
+        // { queue: 'billing' } instead of { result: { queue: 'billing' } }: refused rather than completed with {}.
+        const message = `the handler resolved to an object with ${JSON.stringify(extra[0])}: it must resolve to { result, costItems }`;
+        await this.#report(task, () => tasks.fail(task.id, { message, retry: false }));
+        return;
+      }
       try {
         await tasks.complete(task.id, { result: out?.result ?? {}, costItems: out?.costItems ?? [] });
       } catch (e) {

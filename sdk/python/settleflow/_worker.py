@@ -306,6 +306,8 @@ class Worker:
 
     def _beat(self, ctx: TaskContext) -> None:
         while not ctx._done.wait(self.heartbeat_interval):
+            if ctx.stopped:
+                return
             try:
                 ctx._heartbeat([])
             except TaskStopped:

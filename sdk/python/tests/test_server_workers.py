@@ -107,6 +107,67 @@ class TestServerWorkers(unittest.TestCase):
         out, err = proc.communicate(timeout=30)
         self.assertEqual(proc.returncode, 0, out + err)
 
+    def test_sigkilled_worker_loses_its_task_and_another_completes_it_once(self) -> None:
+        key = self.srv.worker_key("--products", "document-summary")
+        code = "\n".join([
+            "import time",
+            "from settleflow import Settleflow, Worker",
+            f"w = Worker(Settleflow(base_url={self.srv.base_url!r}, ca={self.srv.ca!r}), heartbeat_interval=0.3, wait=2)",
+            "@w.handle('document-summary')",
+            "def hang(task, ctx):",
+            "    print('started', task.id, task.attempt, flush=True)",
+            "    time.sleep(600)",
+            "w.run()",
+        ])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SETTLEFLOW_")}
+        env.update(PYTHONPATH=harness.SDK_DIR, SETTLEFLOW_API_KEY=key)
+        proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def end() -> None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+
+        self.addCleanup(end)
+        c = self.api()
+        cus = harness.unique("cus_kill")
+        c.test_helpers.fund_customer(cus, 100_000)
+        wf = c.workflows.create(product="document-summary", customer_id=cus, payload={"text": "Killed mid-task."})
+        assert proc.stdout is not None
+        line = proc.stdout.readline().split()
+        self.assertEqual(line[0::2], ["started", "1"], line)
+        first_task = line[1]
+        time.sleep(1)  # a few heartbeats: the lease (2 s) is held while the process lives
+        self.assertEqual(c.workflows.fetch(wf.id).status, "Running")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+
+        w = self.srv.client(key)
+        self.addCleanup(w.close)
+        again = Worker(w, wait=1, heartbeat_interval=0.5)
+        attempts: List[int] = []
+
+        @again.handle("document-summary")
+        def summarize(task: Task, ctx: Any) -> Any:
+            attempts.append(task.attempt)
+            return {"summary": "second"}
+
+        runner = threading.Thread(target=again.run, kwargs={"handle_signals": False}, daemon=True)
+        runner.start()
+        got = self.wait_done(c, wf.id)
+        again.stop()
+        runner.join(10)
+        self.assertEqual((got.status, got.result, attempts), ("Settled", {"summary": "second"}, [2]))
+        assert got.charged is not None
+        charged = got.charged.amount
+        # The first worker's completion, arriving late, is 409 and changes nothing.
+        with self.assertRaises(ConflictError) as cm:
+            w.tasks.complete(first_task, {"summary": "first"})
+        self.assertEqual(cm.exception.code, "lease_lost")
+        after = c.workflows.fetch(wf.id)
+        assert after.charged is not None
+        self.assertEqual((after.result, after.charged.amount), ({"summary": "second"}, charged))
+
     def test_task_endpoint_errors(self) -> None:
         c = self.api()
         key = self.srv.worker_key("--products", "document-summary")
