@@ -9,7 +9,7 @@ export const DEFAULT_TIMEOUT = 30_000;
 export const DEFAULT_MAX_RETRIES = 2;
 
 function redactedKey(key) {
-  const m = /^(sk_(?:test|live)_)/.exec(key);
+  const m = /^((?:sk|rk)_(?:test|live)_)/.exec(key);
   return key.length >= 16 ? (m ? m[1] : '') + '…' + key.slice(-4) : '[redacted]';
 }
 
@@ -290,6 +290,85 @@ export class TestHelpers extends Resource {
   }
 }
 
+/** The longest a claim may wait for a task (waitSeconds), as the API allows. */
+export const MAX_CLAIM_WAIT_SECONDS = 30;
+
+function checkCostItems(v) {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new TypeError('costItems must be an array of { category, provider, units, amount }');
+  return v;
+}
+
+/**
+ * The task endpoints a worker calls (docs/api.md §16), with a worker key
+ * (rk_test_… or rk_live_…). Worker is built on them. A 409 is a
+ * ConflictError whose code is lease_lost, task_ended or
+ * margin_floor_exceeded; an unknown task (or another key's) a NotFoundError;
+ * an ordinary key or a product the key may not serve a PermissionError. On
+ * any 409 or 404 stop the task and report nothing more for it.
+ */
+export class Tasks extends Resource {
+  #timeout;
+  constructor(request, timeout) {
+    super(request);
+    this.#timeout = timeout;
+  }
+
+  /**
+   * POST /v1/tasks/claim (claimTasks): up to params.max (1–100) tasks of
+   * params.products, waiting up to params.waitSeconds (0–30) for a first one;
+   * answered with a list whose data is empty when the wait ends with nothing.
+   * Its timeout is the client's, or the wait plus 10 s if that is longer. Sent
+   * once, never retried: tasks whose answer was lost come back after their lease.
+   */
+  async claim(params, opts = {}) {
+    const body = checkParams('params', params);
+    const o = checkParams('options', opts);
+    const wait = body.waitSeconds ?? 0;
+    const timeout = o.timeout ?? Math.max(this.#timeout(), (Number.isFinite(wait) ? wait : 0) * 1000 + 10_000);
+    return this._request({ method: 'POST', path: '/v1/tasks/claim', body }, { ...o, timeout, maxRetries: o.maxRetries ?? 0 });
+  }
+
+  /**
+   * POST /v1/tasks/{id}/heartbeat (heartbeatTask): extends the task's lease and
+   * adds params.costItems to its spend. Past the budget it is a ConflictError
+   * margin_floor_exceeded: the workflow failed, stop working. Not retried
+   * unless options.maxRetries says so: a heartbeat carrying spend is not idempotent.
+   */
+  async heartbeat(id, params, opts = {}) {
+    const path = '/v1/tasks/' + checkId('id', id) + '/heartbeat';
+    const body = { costItems: checkCostItems(checkParams('params', params).costItems) };
+    const o = checkParams('options', opts);
+    return this._request({ method: 'POST', path, body }, { ...o, maxRetries: o.maxRetries ?? 0 });
+  }
+
+  /**
+   * POST /v1/tasks/{id}/complete (completeTask): records params.result (a
+   * JSON object, {} when absent) and params.costItems, the run's cost besides
+   * what heartbeats reported. Idempotent per task: retried as configured.
+   */
+  async complete(id, params, opts = {}) {
+    const path = '/v1/tasks/' + checkId('id', id) + '/complete';
+    const p = checkParams('params', params);
+    const result = p.result ?? {};
+    if (typeof result !== 'object' || Array.isArray(result)) throw new TypeError('result must be an object (a JSON object)');
+    return this._request({ method: 'POST', path, body: { result, costItems: checkCostItems(p.costItems) } }, opts);
+  }
+
+  /**
+   * POST /v1/tasks/{id}/fail (failTask): ends the task as failed with
+   * params.message (1–1,024 bytes); with params.retry the workflow is tried
+   * again after the engine's backoff, without it fails for good. Idempotent
+   * per task: retried as configured.
+   */
+  async fail(id, params, opts = {}) {
+    const path = '/v1/tasks/' + checkId('id', id) + '/fail';
+    const p = checkParams('params', params);
+    if (typeof p.message !== 'string') throw new TypeError('message must be a string');
+    return this._request({ method: 'POST', path, body: { message: p.message, retry: p.retry === true } }, opts);
+  }
+}
+
 export class Settleflow {
   /** The webhook helpers; they need no client. */
   static webhooks = webhooks;
@@ -356,6 +435,7 @@ export class Settleflow {
     this.refunds = new Refunds(request);
     this.margins = new Margins(request);
     this.testHelpers = new TestHelpers(request);
+    this.tasks = new Tasks(request, () => this.timeout);
     this.webhooks = webhooks;
   }
 

@@ -224,6 +224,33 @@ export interface Refund {
 
 export type RefundList = List<Refund, '/v1/refunds'>;
 
+/** A task's status: claimed while a worker holds it, then completed or failed. */
+export type TaskStatus = 'claimed' | 'completed' | 'failed';
+
+/** One attempt of a remote product's execution, leased to the worker that claimed it (docs/api.md §16). */
+export interface Task<P extends object = JsonObject> {
+  /** task_…, new for every attempt of the workflow. */
+  id: string;
+  object: 'task';
+  livemode: boolean;
+  workflowId: string;
+  product: string;
+  /** The workflow's payload, as priced. */
+  payload: P;
+  customerId: string;
+  /** Which attempt of the workflow this is, from 1. */
+  attempt: number;
+  status: TaskStatus;
+  /** RFC 3339, UTC: when the task is taken back unless a heartbeat extends it. */
+  leaseExpiresAt: string;
+  /** The most the task may spend and keep the margin floor at the price quoted; null when no floor applies. */
+  budget: Money | null;
+  /** What the task's heartbeats reported spending so far. */
+  spent: Money;
+}
+
+export type TaskList = List<Task, '/v1/tasks/claim'>;
+
 /** What a margins report groups Settled workflows by; day is the UTC day a workflow was created. */
 export type MarginGroupBy = 'product' | 'customer' | 'day';
 
@@ -591,6 +618,34 @@ export interface AbortSignalLike {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+export interface TaskClaimParams {
+  /** The remote products the worker serves (1–64 names). */
+  products: string[];
+  /** How many tasks to take at most, 1–100; default 1. */
+  max?: number | undefined;
+  /** How long to wait for a first task when none is ready, a whole number 0–30; default 0. */
+  waitSeconds?: number | undefined;
+}
+
+export interface TaskHeartbeatParams {
+  /** Spend to add to the task's (amounts in minor units, whole numbers ≥ 0). */
+  costItems?: CostItem[] | undefined;
+}
+
+export interface TaskCompleteParams {
+  /** The workflow's result, a JSON object of at most 256 KiB; {} when absent. */
+  result?: object | undefined;
+  /** The run's cost besides what heartbeats reported. */
+  costItems?: CostItem[] | undefined;
+}
+
+export interface TaskFailParams {
+  /** 1–1,024 bytes of UTF-8. */
+  message: string;
+  /** true: tried again after the engine's backoff; false (default): the workflow fails for good. */
+  retry?: boolean | undefined;
+}
+
 /** Options of one call; they override the client's. */
 export interface RequestOptions {
   /** Milliseconds each attempt may take. */
@@ -729,6 +784,80 @@ export interface TestHelpers {
   fundCustomer(customerId: string, amount: number, options?: RequestOptions): Promise<WithResponse<Customer>>;
 }
 
+/**
+ * The task endpoints, for a worker key (rk_test_…). A 409 is a ConflictError
+ * whose code is lease_lost, task_ended or margin_floor_exceeded; an unknown
+ * task a NotFoundError; an ordinary key or a product the key may not serve a
+ * PermissionError (worker_key_required, product_not_allowed).
+ */
+export interface Tasks {
+  /** POST /v1/tasks/claim: a long poll; data is empty when the wait ends with nothing. Never retried unless options.maxRetries says so. */
+  claim(params: TaskClaimParams, options?: RequestOptions): Promise<WithResponse<TaskList>>;
+  /** POST /v1/tasks/{id}/heartbeat: extends the lease and reports spend; not retried unless options.maxRetries says so. */
+  heartbeat(id: string, params?: TaskHeartbeatParams, options?: RequestOptions): Promise<WithResponse<Task>>;
+  /** POST /v1/tasks/{id}/complete: idempotent per task. */
+  complete(id: string, params?: TaskCompleteParams, options?: PostRequestOptions): Promise<WithResponse<Task>>;
+  /** POST /v1/tasks/{id}/fail: idempotent per task. */
+  fail(id: string, params: TaskFailParams, options?: PostRequestOptions): Promise<WithResponse<Task>>;
+}
+
+/** Why a task was stopped. */
+export type TaskStopReason = 'lease_lost' | 'margin_floor_exceeded' | 'worker_stopped';
+
+/** The reason of a stopped task's AbortSignal, and what reportSpend rejects with once it is stopped. */
+export declare class TaskStoppedError extends SettleflowError {
+  constructor(reason: TaskStopReason, options?: { cause?: unknown });
+  readonly reason: TaskStopReason;
+}
+
+/** Thrown by a handler: a failure not to retry (the workflow fails for good). */
+export declare class Permanent extends Error {
+  constructor(message?: string, options?: { cause?: unknown });
+}
+
+/** What a handler gets besides its task. */
+export interface TaskContext<P extends object = JsonObject> {
+  task: Task<P>;
+  /** The most the task may spend and keep its margin floor (minor units), or null. */
+  budget: number | null;
+  /** Aborted when the task is stopped; its reason is a TaskStoppedError. */
+  signal: AbortSignalLike;
+  /** Reports spend at once in a heartbeat; rejects with TaskStoppedError (margin_floor_exceeded) past the budget. */
+  reportSpend(...items: CostItem[]): Promise<void>;
+}
+
+/** What a handler resolves to: the workflow's result and the run's cost items besides those reported. */
+export interface TaskOutcome {
+  result?: object | undefined;
+  costItems?: CostItem[] | undefined;
+}
+
+export type TaskHandler<P extends object = JsonObject> = (task: Task<P>, ctx: TaskContext<P>) => Promise<TaskOutcome | void> | TaskOutcome | void;
+
+export interface WorkerOptions {
+  /** How many tasks run at once, 1–100; default 4. */
+  concurrency?: number | undefined;
+  /** Milliseconds between heartbeats of a running task; default 10,000 (the server's lease is 30 s). */
+  heartbeatInterval?: number | undefined;
+  /** Milliseconds a claim waits for a task, at most 30,000; default 20,000. */
+  wait?: number | undefined;
+  /** Milliseconds run() lets the tasks in flight finish once stopped; default 30,000. */
+  drainTimeout?: number | undefined;
+  /** Gets a line per claim error and per task that could not be reported. */
+  logger?: { warn(message: string, fields: object): void } | undefined;
+}
+
+/** Claims tasks of the products it has handlers for and runs them, heartbeating their leases. */
+export declare class Worker {
+  constructor(client: Settleflow, options?: WorkerOptions);
+  /** Registers handler for the remote product named product; returns the worker. */
+  handle<P extends object = JsonObject>(product: string, handler: TaskHandler<P>): this;
+  /** Until stop() (or SIGTERM/SIGINT with handleSignals, the default); then drains the tasks in flight. */
+  run(options?: { handleSignals?: boolean | undefined }): Promise<void>;
+  /** Stops claiming; run() drains and resolves. */
+  stop(): void;
+}
+
 export declare class Settleflow {
   constructor(options?: SettleflowOptions);
   /** The webhook helpers (they need no client). */
@@ -745,6 +874,8 @@ export declare class Settleflow {
   readonly refunds: Refunds;
   readonly margins: Margins;
   readonly testHelpers: TestHelpers;
+  /** The task endpoints (worker keys only); see Worker. */
+  readonly tasks: Tasks;
   readonly webhooks: Webhooks;
   /** GET /v1/openapi.json: the served OpenAPI 3.1 document. */
   openAPI(options?: RequestOptions): Promise<WithResponse<OpenAPIDocument>>;
@@ -778,7 +909,11 @@ export type OperationId =
   | 'listRefunds'
   | 'fundTestCustomer'
   | 'reportMargins'
-  | 'openAPI';
+  | 'openAPI'
+  | 'claimTasks'
+  | 'heartbeatTask'
+  | 'completeTask'
+  | 'failTask';
 
 /** Every operationId of the served OpenAPI document and the client method (a dotted path on the client) that calls it. */
 export declare const OPERATIONS: Readonly<Record<OperationId, string>>;

@@ -17,6 +17,7 @@ export {
   SignatureVerificationError,
 } from './errors.js';
 export { webhooks } from './webhooks.js';
+export { Worker, Permanent, TaskStoppedError } from './worker.js';
 export { VERSION } from './version.js';
 
 /** Every operationId of the served OpenAPI document and the client method that calls it. */
@@ -39,4 +40,8 @@ export const OPERATIONS = Object.freeze({
   fundTestCustomer: 'testHelpers.fundCustomer',
   reportMargins: 'margins.report',
   openAPI: 'openAPI',
+  claimTasks: 'tasks.claim',
+  heartbeatTask: 'tasks.heartbeat',
+  completeTask: 'tasks.complete',
+  failTask: 'tasks.fail',
 });

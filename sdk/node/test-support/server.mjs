@@ -87,9 +87,11 @@ async function cli(bin, dataDir, args) {
  * tinyKey, secrets, dataDir, addKey, addWebhook, stop }. apiKey is a test key
  * on the starter plan (300/minute); tinyKey an enterprise test key allowed 2
  * requests a minute. webhookUrls are registered as test endpoints before it
- * serves; secrets holds their whsec_ secrets in the same order.
+ * serves; secrets holds their whsec_ secrets in the same order. args are
+ * more flags for the server (-remote NAMES); addKey(['--name', 'w',
+ * '--kind', 'worker']) makes a worker key (rk_test_…).
  */
-export async function startServer({ webhookUrls = [] } = {}) {
+export async function startServer({ webhookUrls = [], args = [] } = {}) {
   const bin = await serverBinary();
   const dataDir = await mkdtemp(path.join(tmpdir(), 'settleflow-node-test-'));
   const addKey = async (args, env = 'test') => (await cli(bin, dataDir, ['keys', 'create', '--env', env, ...args])).trim().split('\n')[1].trim();
@@ -106,7 +108,7 @@ export async function startServer({ webhookUrls = [] } = {}) {
 
   const child = spawn(
     bin,
-    ['-data', dataDir, '-https', '127.0.0.1:0', '-http', '', '-log-level', 'warn', '-auth-failures-per-minute', '0'],
+    ['-data', dataDir, '-https', '127.0.0.1:0', '-http', '', '-log-level', 'warn', '-auth-failures-per-minute', '0', ...args],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   // The server must not outlive the test process, however that ends.

@@ -59,7 +59,7 @@ const localize = (code) => {
 };
 
 test('every js block of the README parses (the Express one cannot run here: express is not installed)', async () => {
-  assert.deepEqual(Object.keys(readme).sort(), ['errors', 'express', 'money', 'operations', 'quickstart', 'receiver']);
+  assert.deepEqual(Object.keys(readme).sort(), ['errors', 'express', 'money', 'operations', 'quickstart', 'receiver', 'worker'] /* worker: run by workers-api.test.mjs */);
   for (const [name, code] of Object.entries(readme)) {
     const file = path.join(dir, `check-${name}.mjs`);
     await writeFile(file, code);

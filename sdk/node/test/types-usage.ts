@@ -17,6 +17,11 @@ import Default, {
   InsufficientFundsError,
   webhooks,
   OPERATIONS,
+  Worker,
+  Permanent,
+  TaskStoppedError,
+  type Task,
+  type TaskList,
   type Workflow,
   type WorkflowStatus,
   type Event,
@@ -403,3 +408,40 @@ webhooks.construct({ id: 'evt_x' }, 't=1,v1=00', secret);
 const header: string = Settleflow.webhooks.generateTestHeader('{}', secret, { timestamp: 1795478400 });
 const reasonConst: 'body_not_raw' = SignatureVerificationError.BODY_NOT_RAW;
 void [flows, errors, money, margins, outcomePricing, header, reasonConst];
+
+// Workers: the task endpoints and a Worker with typed payloads.
+{
+  const wc = new Settleflow({ apiKey: 'rk_test_x', baseUrl: 'https://127.0.0.1:8443' });
+  const page: TaskList = await wc.tasks.claim({ products: ['ticket-triage'], max: 4, waitSeconds: 20 });
+  const first: Task | undefined = page.data[0];
+  if (first) {
+    const b: number | null = first.budget ? first.budget.amount : null;
+    void b;
+    await wc.tasks.heartbeat(first.id, { costItems: [{ category: 'model', provider: 'openai', units: 1, amount: 2 }] });
+    await wc.tasks.complete(first.id, { result: { queue: 'billing' } });
+    await wc.tasks.fail(first.id, { message: 'boom', retry: true });
+    // @ts-expect-error fail needs a message
+    await wc.tasks.fail(first.id, {});
+  }
+  const worker = new Worker(wc, { concurrency: 8, heartbeatInterval: 10_000, drainTimeout: 30_000 });
+  worker.handle<{ ticketId: string; subject?: string }>('ticket-triage', async (task, ctx) => {
+    const id: string = task.payload.ticketId;
+    if (!task.payload.subject) throw new Permanent('no subject');
+    try {
+      await ctx.reportSpend({ category: 'model', provider: 'openai', units: 1200, amount: 90 });
+    } catch (e) {
+      if (e instanceof TaskStoppedError) {
+        const r: 'lease_lost' | 'margin_floor_exceeded' | 'worker_stopped' = e.reason;
+        void r;
+      }
+      throw e;
+    }
+    const aborted: boolean = ctx.signal.aborted;
+    void aborted;
+    return { result: { ticketId: id, queue: 'billing' } };
+  });
+  // @ts-expect-error an unknown stop reason
+  new TaskStoppedError('nope');
+  await worker.run({ handleSignals: true });
+  worker.stop();
+}

@@ -21,6 +21,7 @@ from ._client import (
     Quotes,
     Refunds,
     Settleflow,
+    Tasks,
     TestHelpers,
     Workflows,
 )
@@ -73,8 +74,11 @@ from ._models import (
     QuoteMargin,
     Refund,
     Settlement,
+    TASK_STATUSES,
+    Task,
     Workflow,
 )
+from ._worker import Permanent, TaskContext, TaskResult, TaskStopped, Worker
 from ._version import __version__
 from ._webhooks import DEFAULT_TOLERANCE, SIGNATURE_HEADER, Webhooks, webhooks
 
@@ -88,6 +92,14 @@ __all__ = [
     "Refunds",
     "Margins",
     "TestHelpers",
+    "Tasks",
+    "Worker",
+    "TaskContext",
+    "TaskResult",
+    "TaskStopped",
+    "Permanent",
+    "Task",
+    "TASK_STATUSES",
     "Webhooks",
     "webhooks",
     "OPERATIONS",

@@ -7,11 +7,14 @@ import math
 import os
 from decimal import Decimal
 import urllib.parse
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from ._errors import APIError, ConfigurationError, ConflictError, invalid_argument
 from ._http import Query, Response, Transport, Secret
-from ._models import DecodeError, Customer, Event, MarginReport, OwnerChange, OwnerGrant, Page, Product, Quote, Refund, Workflow, format_time, plain
+from ._models import (
+    CostItem, DecodeError, Customer, Event, MarginReport, OwnerChange, OwnerGrant, Page, Product, Quote, Refund, Task, Workflow,
+    format_time, plain,
+)
 from ._webhooks import Webhooks, webhooks
 
 __all__ = ["Settleflow", "OPERATIONS", "DEFAULT_BASE_URL"]
@@ -42,9 +45,21 @@ OPERATIONS: Dict[str, Tuple[str, str, str]] = {
     "fundTestCustomer": ("test_helpers.fund_customer", "POST", "/v1/test_helpers/customers/{customerId}/fund"),
     "reportMargins": ("margins.report", "GET", "/v1/margins"),
     "openAPI": ("openapi", "GET", "/v1/openapi.json"),
+    "claimTasks": ("tasks.claim", "POST", "/v1/tasks/claim"),
+    "heartbeatTask": ("tasks.heartbeat", "POST", "/v1/tasks/{id}/heartbeat"),
+    "completeTask": ("tasks.complete", "POST", "/v1/tasks/{id}/complete"),
+    "failTask": ("tasks.fail", "POST", "/v1/tasks/{id}/fail"),
 }
 
+#: The longest a claim may wait for a task (``wait_seconds``), as the API allows.
+MAX_CLAIM_WAIT = 30
+
+#: A cost item as a :class:`CostItem` or a dict of its wire fields
+#: (``{"category": "model", "provider": "openai", "units": 1200, "amount": 90}``).
+CostItemLike = Union[CostItem, Mapping[str, Any]]
+
 T = TypeVar("T")
+builtins_max = max
 
 
 def _segment(value: str, what: str) -> str:
@@ -609,6 +624,100 @@ class TestHelpers:
         return _decode(resp, lambda x: Customer.from_wire(_object(x)))
 
 
+def _cost_items(items: Optional[Iterable[CostItemLike]]) -> List[Dict[str, Any]]:
+    """Cost items as the API takes them; the server checks their values."""
+    if items is None:
+        return []
+    if isinstance(items, (str, bytes, Mapping, CostItem)):
+        raise invalid_argument("cost_items", f"cost_items must be a list of CostItem or dicts, not {_kind(items)}")
+    out: List[Dict[str, Any]] = []
+    for i, item in enumerate(items):
+        if isinstance(item, CostItem):
+            out.append({"category": item.category, "provider": item.provider, "units": item.units, "amount": item.amount})
+        elif isinstance(item, Mapping):
+            out.append(dict(cast(Mapping[str, Any], item)))
+        else:
+            raise invalid_argument(f"cost_items[{i}]", f"cost_items[{i}] must be a CostItem or a dict, not {_kind(item)}")
+    return out
+
+
+class Tasks:
+    """``client.tasks``: the task endpoints a worker calls (docs/api.md §16), with
+    a worker key (``rk_test_…`` or ``rk_live_…``). :class:`settleflow.Worker` is
+    built on them; call them directly to write a worker of your own.
+
+    Errors: 409 :class:`ConflictError` with ``code`` ``lease_lost`` (the
+    server took the task back), ``task_ended`` (it already completed or
+    failed) or ``margin_floor_exceeded`` (its spend passed the budget: the
+    workflow failed); 404 :class:`NotFoundError` for a task that is unknown,
+    another key's or forgotten; 403 :class:`PermissionDeniedError` for a key
+    that is not a worker key (``worker_key_required``) or a product it may not
+    serve (``product_not_allowed``). On any 409 or 404 stop the task and
+    report nothing more for it.
+    """
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def claim(self, products: Iterable[str], *, max: int = 1, wait_seconds: int = 0) -> List[Task]:
+        """Claims up to ``max`` tasks (1–100) of the remote ``products``,
+        waiting up to ``wait_seconds`` (0–30) for a first one when none is
+        ready; an empty list when the wait ends with nothing.
+
+        The request's timeout is the client's or ``wait_seconds`` plus 10 s,
+        whichever is longer. A claim is sent once, never retried: tasks whose
+        answer was lost come back when their lease passes.
+        """
+        if isinstance(products, str) or not isinstance(products, Iterable):
+            raise invalid_argument("products", f"products must be a list of product names, not {_kind(products)}")
+        names = list(products)
+        for i, name in enumerate(names):
+            _text(name, f"products[{i}]")
+        for what, v in (("max", max), ("wait_seconds", wait_seconds)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise invalid_argument(what, f"{what} must be an int, not {_kind(v)}")
+        body = {"products": names, "max": max, "waitSeconds": wait_seconds}
+        timeout = builtins_max(self._t.timeout, float(wait_seconds) + 10.0)
+        resp = self._t.request("POST", "/v1/tasks/claim", body=body, max_retries=0, timeout=timeout)
+        return _decode(resp, lambda x: Page.from_wire(_object(x), Task.from_wire).data)
+
+    def heartbeat(self, id: str, cost_items: Optional[Iterable[CostItemLike]] = None) -> Task:
+        """Extends the task's lease and adds ``cost_items`` to its spend.
+
+        Past the task's budget it raises :class:`ConflictError`
+        ``margin_floor_exceeded``: the workflow failed, stop working. Sent
+        once, never retried: a heartbeat carrying spend is not idempotent.
+        """
+        path = "/v1/tasks/" + _segment(id, "id") + "/heartbeat"
+        resp = self._t.request("POST", path, body={"costItems": _cost_items(cost_items)}, max_retries=0)
+        return _decode(resp, lambda x: Task.from_wire(_object(x)))
+
+    def complete(
+        self, id: str, result: Optional[Mapping[str, Any]] = None, cost_items: Optional[Iterable[CostItemLike]] = None
+    ) -> Task:
+        """Records the task's ``result`` (a dict, the workflow's result; None
+        sends ``{}``) and the ``cost_items`` of its run besides those its
+        heartbeats reported. Idempotent per task: retried as configured."""
+        if result is None:
+            result = {}
+        if not isinstance(result, Mapping):
+            raise invalid_argument("result", f"result must be a dict (a JSON object), not {_kind(result)}")
+        path = "/v1/tasks/" + _segment(id, "id") + "/complete"
+        body = {"result": dict(cast(Mapping[str, Any], result)), "costItems": _cost_items(cost_items)}
+        resp = self._t.request("POST", path, body=body)
+        return _decode(resp, lambda x: Task.from_wire(_object(x)))
+
+    def fail(self, id: str, message: str, *, retry: bool = False) -> Task:
+        """Ends the task as failed: with ``retry`` the workflow is tried again
+        after the engine's backoff; without, it fails for good. ``message`` is
+        1–1,024 bytes. Idempotent per task: retried as configured."""
+        if not isinstance(retry, bool):
+            raise invalid_argument("retry", f"retry must be a bool, not {_kind(retry)}")
+        path = "/v1/tasks/" + _segment(id, "id") + "/fail"
+        resp = self._t.request("POST", path, body={"message": _text(message, "message"), "retry": retry})
+        return _decode(resp, lambda x: Task.from_wire(_object(x)))
+
+
 class Settleflow:
     """A settleflow API client.
 
@@ -666,6 +775,8 @@ class Settleflow:
         self.customers = Customers(self._transport)
         self.refunds = Refunds(self._transport)
         self.margins = Margins(self._transport)
+        #: The task endpoints, for a worker key (``rk_test_…``); see :class:`settleflow.Worker`.
+        self.tasks = Tasks(self._transport)
         #: Helpers for test keys only (``fund_customer``).
         self.test_helpers = TestHelpers(self._transport)
         #: Webhook verification (needs no API key; also ``settleflow.webhooks``).

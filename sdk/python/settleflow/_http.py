@@ -254,10 +254,13 @@ class Transport:
         idempotency_key: Optional[str] = None,
         authenticate: bool = True,
         max_retries: Optional[int] = None,
+        timeout: Optional[float] = None,
     ) -> Response:
         """Sends the request, retrying as the module docstring says (at most
-        ``max_retries`` times, default the client's); returns a 2xx response or raises."""
+        ``max_retries`` times, default the client's), each attempt within
+        ``timeout`` seconds (default the client's); returns a 2xx response or raises."""
         retries = self.max_retries if max_retries is None else max_retries
+        limit = self.timeout if timeout is None else timeout
         target = self.prefix + path
         if query:
             pairs = [(k, str(v)) for k, v in query.items() if v is not None]
@@ -272,7 +275,7 @@ class Transport:
         fresh_retry_used = False
         while True:
             started = time.monotonic()
-            outcome = self._attempt(method, target, data, idempotency_key, authenticate)
+            outcome = self._attempt(method, target, data, idempotency_key, authenticate, limit)
             if isinstance(outcome, _Failed):
                 if outcome.reused and not fresh_retry_used:
                     # A kept-alive connection the server had closed: try once more on a new one, free of charge.
@@ -315,10 +318,11 @@ class Transport:
             raise err
 
     def _attempt(
-        self, method: str, target: str, data: Optional[bytes], idempotency_key: Optional[str], authenticate: bool
+        self, method: str, target: str, data: Optional[bytes], idempotency_key: Optional[str], authenticate: bool,
+        timeout: float,
     ) -> Union[Response, _Failed]:
         conn, reused = self._take()
-        deadline = time.monotonic() + self.timeout
+        deadline = time.monotonic() + timeout
         got_status = False
         failure: BaseException = Exception()
         try:
@@ -360,7 +364,7 @@ class Transport:
             return Response(resp.status, Headers(resp.getheaders()), b"".join(chunks), 1)
         # Raised by the caller, outside this except block: no frame of this request hangs off the error.
         conn.close()
-        return self._failed(failure, reused=reused and not got_status)
+        return self._failed(failure, reused=reused and not got_status, timeout=timeout)
 
     @staticmethod
     def _settimeout(conn: http.client.HTTPConnection, deadline: float) -> None:
@@ -370,7 +374,7 @@ class Transport:
         if conn.sock is not None:
             conn.sock.settimeout(left)
 
-    def _failed(self, e: BaseException, *, reused: bool) -> _Failed:
+    def _failed(self, e: BaseException, *, reused: bool, timeout: float) -> _Failed:
         # The cause is kept without its traceback (whose frames hold the request's locals).
         e.__traceback__ = None
         e.__context__ = None
@@ -378,7 +382,7 @@ class Transport:
         where = f"{self.host}:{self.port}"
         err: APIConnectionError
         if isinstance(e, (socket.timeout, TimeoutError)):
-            err = APITimeoutError(f"the request to {where} did not complete within {self.timeout:g} s")
+            err = APITimeoutError(f"the request to {where} did not complete within {timeout:g} s")
             retryable = True
         elif isinstance(e, ssl.SSLCertVerificationError):
             err = APIConnectionError(

@@ -40,6 +40,8 @@ __all__ = [
     "Failure",
     "Workflow",
     "Quote",
+    "Task",
+    "TASK_STATUSES",
     "Product",
     "Event",
     "EventData",
@@ -83,6 +85,9 @@ EVENT_TYPES = (
 PRICING_MODELS = ("fixed", "capped", "success_fee", "hybrid")
 #: The categories of a cost item.
 COST_CATEGORIES = ("model", "tools", "compute", "human", "other")
+
+#: A task's ``status``: ``claimed`` while a worker holds it, then ``completed`` or ``failed``.
+TASK_STATUSES = ("claimed", "completed", "failed")
 _WORKFLOW_EVENTS = frozenset(t for t in EVENT_TYPES if t.startswith("workflow."))
 _REFUND_EVENTS = frozenset(t for t in EVENT_TYPES if t.startswith("refund."))
 
@@ -990,6 +995,52 @@ class MarginReport:
             currency=_str(d, "currency", path),
             data=data,
             total=MarginRow.from_wire(_obj(d, "total", path), f"{path}.total"),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One attempt of a remote product's execution, leased to the worker that
+    claimed it (docs/api.md §16).
+
+    ``payload`` is the workflow's payload as priced; ``attempt`` counts the
+    workflow's attempts from 1; ``lease_expires_at`` is when the server takes
+    the task back unless a heartbeat extends it; ``budget`` the most the task
+    may spend and keep the margin floor (None when no floor applies);
+    ``spent`` what its heartbeats reported so far; ``status`` one of
+    :data:`TASK_STATUSES`.
+    """
+
+    id: str
+    object: str
+    livemode: bool
+    workflow_id: str
+    product: str
+    payload: Dict[str, Any]
+    customer_id: str
+    attempt: int
+    status: str
+    lease_expires_at: _dt.datetime
+    budget: Optional[Money]
+    spent: Money
+    raw: Dict[str, Any] = _raw_field()
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "task") -> Task:
+        return cls(
+            id=_str(d, "id", path),
+            object=_str(d, "object", path),
+            livemode=_bool(d, "livemode", path),
+            workflow_id=_str(d, "workflowId", path),
+            product=_str(d, "product", path),
+            payload=plain(_obj(d, "payload", path)),
+            customer_id=_str(d, "customerId", path),
+            attempt=_int(d, "attempt", path),
+            status=_str(d, "status", path),
+            lease_expires_at=_time(d, "leaseExpiresAt", path),
+            budget=_opt(d, "budget", path, Money.from_wire),
+            spent=Money.from_wire(_obj(d, "spent", path), f"{path}.spent"),
             raw=plain(dict(d)),
         )
 

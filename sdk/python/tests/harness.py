@@ -132,7 +132,10 @@ class Receiver:
 
 
 class Server:
-    def __init__(self) -> None:
+    """The reference server; ``args`` are more flags for it (``-remote NAMES``)."""
+
+    def __init__(self, args: Tuple[str, ...] = ()) -> None:
+        self.args = tuple(args)
         self.tmp = tempfile.mkdtemp(prefix="settleflow-python-test-")
         self.data = os.path.join(self.tmp, "data")
         self.proc: Optional[subprocess.Popen[bytes]] = None
@@ -182,7 +185,7 @@ class Server:
         self.proc = subprocess.Popen(
             [
                 self.bin, "-data", self.data, "-https", "127.0.0.1:0", "-http", "", "-log-level", "warn",
-                "-auth-failures-per-minute", "0", "-workers", "1",
+                "-auth-failures-per-minute", "0", "-workers", "1", *self.args,
             ],
             stdout=self._out, stderr=self._err, stdin=subprocess.DEVNULL,
         )
@@ -202,6 +205,18 @@ class Server:
         self.cert = os.path.join(self.data, "tls", "cert.pem")
         self.tls_key = os.path.join(self.data, "tls", "key.pem")
         self.base_url = f"https://127.0.0.1:{self.port}"
+
+    def worker_key(self, *args: str) -> str:
+        """A new test worker key (``keys create -kind worker``), with more flags such as ``--products a,b``."""
+        lines = self._cli("keys", "create", "--env", "test", "--name", "worker", "--kind", "worker", *args).split()
+        return next(x for x in lines if x.startswith("rk_test_"))
+
+    def client(self, key: Optional[str] = None, **kw: Any) -> Any:
+        import settleflow
+
+        kw.setdefault("base_url", self.base_url)
+        kw.setdefault("ca", self.ca)
+        return settleflow.Settleflow(api_key=key or self.key, **kw)
 
     def stop(self) -> None:
         if self.proc is not None:

@@ -50,6 +50,12 @@ QUOTE_JSON = {
     "quoted": {"amount": 1, "currency": "usd"}, "margin": {"target": 0.3},
 }
 
+TASK_JSON = {
+    "id": "task_1", "object": "task", "livemode": False, "workflowId": "wf_1", "product": "ticket-triage", "payload": {},
+    "customerId": "cus_1", "attempt": 1, "status": "claimed", "leaseExpiresAt": "2026-11-24T00:00:30Z",
+    "budget": None, "spent": {"amount": 0, "currency": "usd"},
+}
+
 
 def page(url: str, item: Dict[str, Any]) -> Dict[str, Any]:
     return {"object": "list", "url": url, "data": [item], "hasMore": False}
@@ -76,6 +82,10 @@ CALLS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any], str, Any]] = {
     "fundTestCustomer": (("cus_1", 500), {}, "/v1/test_helpers/customers/cus_1/fund", CUSTOMER_JSON),
     "reportMargins": ((), dict(group_by="day"), "/v1/margins", MARGIN_REPORT_JSON),
     "openAPI": ((), {}, "/v1/openapi.json", {"openapi": "3.1.0"}),
+    "claimTasks": ((["ticket-triage"],), {}, "/v1/tasks/claim", page("/v1/tasks/claim", TASK_JSON)),
+    "heartbeatTask": (("task_1",), {}, "/v1/tasks/task_1/heartbeat", TASK_JSON),
+    "completeTask": (("task_1", {"queue": "billing"}), {}, "/v1/tasks/task_1/complete", TASK_JSON),
+    "failTask": (("task_1", "boom"), {}, "/v1/tasks/task_1/fail", TASK_JSON),
 }
 
 

@@ -1,0 +1,368 @@
+"""Workers: run remote products' tasks in this process (docs/api.md §16).
+
+A :class:`Worker` claims the tasks of the products it has handlers for and
+runs each handler in a thread of its own, heartbeating its lease, until
+:meth:`Worker.stop` (or SIGTERM / SIGINT when :meth:`Worker.run` runs in the
+main thread). Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import signal
+import threading
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+
+from ._client import CostItemLike, Settleflow
+from ._errors import (
+    APIConnectionError,
+    APIError,
+    AuthenticationError,
+    ConflictError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    SettleflowError,
+)
+from ._models import Task
+
+__all__ = ["Worker", "TaskContext", "TaskResult", "TaskStopped", "Permanent"]
+
+logger = logging.getLogger("settleflow")
+
+#: Why a task was stopped (:attr:`TaskContext.reason`).
+LEASE_LOST = "lease_lost"
+MARGIN_FLOOR_EXCEEDED = "margin_floor_exceeded"
+WORKER_STOPPED = "worker_stopped"
+
+
+class Permanent(Exception):
+    """Raised by a handler: a failure that retrying will not mend. The
+    workflow fails for good (``fail`` with ``retry=False``); any other
+    exception fails only this attempt, which the server retries after its
+    backoff."""
+
+
+class TaskStopped(SettleflowError):
+    """The task was stopped: ``reason`` is ``"lease_lost"`` (the server took
+    it back: no heartbeat in time, the execution timed out, the workflow was
+    canceled), ``"margin_floor_exceeded"`` (its spend passed the budget: the
+    workflow failed, nothing is charged) or ``"worker_stopped"`` (the worker
+    stopped and the drain timeout passed; the task is handed back to be
+    retried). Raised by :meth:`TaskContext.report_spend` and
+    :meth:`TaskContext.raise_if_stopped`; a handler may let it propagate."""
+
+    def __init__(self, reason: str, cause: Optional[BaseException] = None) -> None:
+        super().__init__(f"the task was stopped: {reason}" + (f" ({cause})" if cause else ""))
+        self.reason = reason
+
+
+@dataclasses.dataclass
+class TaskResult:
+    """What a handler may return: the workflow's ``result`` (a dict) and the
+    ``cost_items`` of its run besides those reported with
+    :meth:`TaskContext.report_spend`. A handler may also return a plain dict
+    (the result, no cost items) or None (``{}``)."""
+
+    result: Optional[Mapping[str, Any]] = None
+    cost_items: List[CostItemLike] = dataclasses.field(default_factory=list)
+
+
+Handler = Callable[[Task, "TaskContext"], Union[TaskResult, Mapping[str, Any], None]]
+
+
+def _stop_reason(e: BaseException) -> Optional[str]:
+    """Why an answer about a task means it must be stopped, or None."""
+    if isinstance(e, ConflictError) and e.code == MARGIN_FLOOR_EXCEEDED:
+        return MARGIN_FLOOR_EXCEEDED
+    if isinstance(e, (ConflictError, NotFoundError)):
+        return LEASE_LOST
+    return None
+
+
+class TaskContext:
+    """What a handler gets besides its task: the ``budget`` the margin floor
+    leaves (minor units, None when no floor applies), :meth:`report_spend`,
+    and whether the task was ``stopped`` (and why: ``reason``)."""
+
+    def __init__(self, worker: Worker, task: Task) -> None:
+        self.task = task
+        #: The most the task may spend and keep its margin floor (minor units), or None.
+        self.budget: Optional[int] = task.budget.amount if task.budget is not None else None
+        self._worker = worker
+        self._stopped = threading.Event()
+        self._done = threading.Event()
+        self._reason: Optional[str] = None
+        # Orders the heartbeats (timer and report_spend) and the final report.
+        self._lock = threading.Lock()
+        self._reported = False
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the task was stopped; stop working and return (or raise) soon."""
+        return self._stopped.is_set()
+
+    @property
+    def reason(self) -> Optional[str]:
+        """Why the task was stopped (``lease_lost``, ``margin_floor_exceeded``, ``worker_stopped``), or None."""
+        return self._reason
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Sleeps up to ``timeout`` seconds, waking early if the task is
+        stopped; returns whether it was stopped."""
+        return self._stopped.wait(timeout)
+
+    def raise_if_stopped(self) -> None:
+        """Raises :class:`TaskStopped` if the task was stopped."""
+        if self._reason is not None:
+            raise TaskStopped(self._reason)
+
+    def report_spend(self, *items: CostItemLike) -> None:
+        """Reports what the task spent, at once, in a heartbeat: the server adds
+        the items to the workflow's cost. Past the budget it raises
+        :class:`TaskStopped` (``margin_floor_exceeded``): the workflow failed,
+        nothing is charged. An item the server refuses raises its
+        :class:`InvalidRequestError` and changes nothing."""
+        self.raise_if_stopped()
+        self._heartbeat(list(items))
+
+    def _stop(self, reason: str) -> None:
+        if self._reason is None:
+            self._reason = reason
+        self._stopped.set()
+
+    def _heartbeat(self, items: List[CostItemLike]) -> None:
+        with self._lock:
+            if self._reported:
+                raise TaskStopped(self._reason or WORKER_STOPPED)
+            try:
+                self._worker._client.tasks.heartbeat(self.task.id, items)
+            except APIError as e:
+                reason = _stop_reason(e)
+                if reason is None:
+                    raise
+                self._stop(reason)
+                raise TaskStopped(reason, e) from None
+
+
+class Worker:
+    """Runs handlers for remote products' tasks.
+
+    >>> worker = Worker(Settleflow(api_key="rk_test_…", ca="settleflow-data/tls/cert.pem"))
+    >>> @worker.handle("ticket-triage")
+    ... def triage(task, ctx):
+    ...     ctx.report_spend({"category": "model", "provider": "openai", "units": 1200, "amount": 90})
+    ...     return {"queue": "billing"}
+    >>> worker.run()  # until SIGTERM or worker.stop()
+
+    ``concurrency`` tasks run at once, each in a thread; each task's lease is
+    extended every ``heartbeat_interval`` seconds (the server's lease is 30 s
+    by default); a claim waits up to ``wait`` seconds (at most 30) for a
+    task. Once stopped, the worker claims no more, lets the tasks in flight
+    finish within ``drain_timeout`` seconds, then marks those left stopped
+    (``worker_stopped``) and hands them back to the server to be retried.
+    A stop takes effect when the claim in flight returns (within ``wait``).
+    """
+
+    def __init__(
+        self,
+        client: Settleflow,
+        *,
+        concurrency: int = 4,
+        heartbeat_interval: float = 10.0,
+        wait: float = 20.0,
+        drain_timeout: float = 30.0,
+    ) -> None:
+        for name, v in (("heartbeat_interval", heartbeat_interval), ("wait", wait), ("drain_timeout", drain_timeout)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise ValueError(f"{name} must be a number of seconds >= 0")
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= 100:
+            raise ValueError("concurrency must be an int from 1 to 100")
+        if heartbeat_interval <= 0:
+            raise ValueError("heartbeat_interval must be positive")
+        self._client = client
+        self.concurrency = concurrency
+        self.heartbeat_interval = float(heartbeat_interval)
+        self.wait = int(min(wait, 30))
+        self.drain_timeout = float(drain_timeout)
+        self._handlers: Dict[str, Handler] = {}
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._running: Dict[str, TaskContext] = {}
+        self._threads: List[threading.Thread] = []
+
+    def handle(self, product: str, handler: Optional[Handler] = None) -> Any:
+        """Registers ``handler(task, ctx)`` for the remote product named
+        ``product``; without ``handler``, a decorator. Register every handler
+        before :meth:`run`."""
+        if not isinstance(product, str) or not product:
+            raise ValueError("product must be a non-empty string")
+
+        def register(h: Handler) -> Handler:
+            self._handlers[product] = h
+            return h
+
+        return register if handler is None else register(handler)
+
+    def stop(self) -> None:
+        """Stops claiming; :meth:`run` drains the tasks in flight and returns.
+        Safe from any thread and from a signal handler."""
+        self._stopping.set()
+
+    def run(self, *, handle_signals: bool = True) -> None:
+        """Claims and runs tasks until :meth:`stop` (or, with
+        ``handle_signals`` in the main thread, SIGTERM or SIGINT), then drains
+        them (``drain_timeout``) and returns. A claim that fails is retried
+        after a pause; an error no retry mends (a key that is not a worker
+        key, a product it may not serve or the server does not run remotely)
+        is raised, after the drain."""
+        handlers = dict(self._handlers)
+        if not handlers:
+            raise ValueError("the worker has no handler: call handle() first")
+        products = sorted(handlers)
+        restore: Dict[int, Any] = {}
+        if handle_signals and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                restore[sig] = signal.signal(sig, lambda *_: self.stop())
+        slots = threading.Semaphore(self.concurrency)
+        pause = 0.5
+        failure: Optional[BaseException] = None
+        try:
+            while not self._stopping.is_set():
+                if not slots.acquire(timeout=0.2):
+                    continue
+                free = 1
+                while free < self.concurrency and slots.acquire(blocking=False):
+                    free += 1
+                try:
+                    got = self._client.tasks.claim(products, max=free, wait_seconds=self.wait)
+                except (PermissionDeniedError, AuthenticationError, InvalidRequestError) as e:
+                    for _ in range(free):
+                        slots.release()
+                    failure = e
+                    break
+                except (APIError, APIConnectionError) as e:
+                    for _ in range(free):
+                        slots.release()
+                    logger.warning("settleflow: claiming tasks failed (%s); retrying in %.1fs", e, pause)
+                    self._stopping.wait(pause)
+                    pause = min(2 * pause, 30.0)
+                    continue
+                pause = 0.5
+                for _ in range(free - len(got)):
+                    slots.release()
+                for task in got:
+                    if self._stopping.is_set():
+                        # Claimed as the worker stopped: handed back at once.
+                        self._report(lambda t=task: self._client.tasks.fail(t.id, "the worker stopped before the task started", retry=True), task)
+                        slots.release()
+                        continue
+                    self._start(handlers[task.product], task, slots)
+            self._drain()
+        finally:
+            for sig, old in restore.items():
+                signal.signal(sig, old)
+        if failure is not None:
+            raise failure
+
+    def _start(self, handler: Handler, task: Task, slots: threading.Semaphore) -> None:
+        ctx = TaskContext(self, task)
+        with self._lock:
+            self._running[task.id] = ctx
+
+        def run() -> None:
+            try:
+                self._run(handler, task, ctx)
+            finally:
+                with self._lock:
+                    self._running.pop(task.id, None)
+                slots.release()
+
+        t = threading.Thread(target=run, name=f"settleflow-task-{task.id}", daemon=True)
+        with self._lock:
+            self._threads = [x for x in self._threads if x.is_alive()]
+            self._threads.append(t)
+        t.start()
+
+    def _drain(self) -> None:
+        deadline = time.monotonic() + self.drain_timeout
+        with self._lock:
+            threads = list(self._threads)
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        with self._lock:
+            left = list(self._running.values())
+        for ctx in left:
+            # Past the drain timeout: the handler is told to stop, and the task
+            # is handed back now; whatever the handler returns later is dropped.
+            ctx._stop(WORKER_STOPPED)
+            with ctx._lock:
+                if ctx._reported:
+                    continue
+                ctx._reported = True
+            self._report(lambda c=ctx: self._client.tasks.fail(c.task.id, "the worker stopped before the task finished", retry=True), ctx.task)
+
+    def _beat(self, ctx: TaskContext) -> None:
+        while not ctx._done.wait(self.heartbeat_interval):
+            if ctx.stopped:
+                return
+            try:
+                ctx._heartbeat([])
+            except TaskStopped:
+                return
+            except SettleflowError as e:
+                logger.warning("settleflow: heartbeat of task %s failed: %s", ctx.task.id, e)
+
+    def _run(self, handler: Handler, task: Task, ctx: TaskContext) -> None:
+        beats = threading.Thread(target=self._beat, args=(ctx,), name=f"settleflow-heartbeat-{task.id}", daemon=True)
+        beats.start()
+        error: Optional[BaseException] = None
+        out: Any = None
+        try:
+            out = handler(task, ctx)
+        except Exception as e:  # noqa: BLE001 - any handler failure fails the attempt
+            error = e
+        ctx._done.set()
+        beats.join()
+        with ctx._lock:
+            if ctx._reported:
+                return  # handed back by the drain
+            ctx._reported = True
+        if ctx.reason in (LEASE_LOST, MARGIN_FLOOR_EXCEEDED):
+            return  # the server stopped it: nothing to report
+        tasks = self._client.tasks
+        if error is not None:
+            retry = not isinstance(error, Permanent) or ctx.reason == WORKER_STOPPED
+            self._report(lambda: tasks.fail(task.id, _fail_message(error), retry=retry), task)
+            return
+        if isinstance(out, TaskResult):
+            result, items = out.result, out.cost_items
+        else:
+            result, items = out, []
+        try:
+            tasks.complete(task.id, result, items)
+        except InvalidRequestError as e:
+            if isinstance(e, NotFoundError):
+                logger.warning("settleflow: completing task %s: %s", task.id, e)
+                return
+            # The result or its cost items were refused: the same run would give the same again.
+            self._report(lambda: tasks.fail(task.id, _fail_message(Permanent(f"the result was refused: {e.message}")), retry=False), task)
+        except SettleflowError as e:
+            logger.warning("settleflow: completing task %s failed: %s", task.id, e)
+
+    @staticmethod
+    def _report(call: Callable[[], Any], task: Task) -> None:
+        try:
+            call()
+        except SettleflowError as e:
+            logger.warning("settleflow: reporting the end of task %s failed: %s", task.id, e)
+
+
+def _fail_message(e: BaseException) -> str:
+    """e's text as a task's failure message: not empty, at most 1,024 bytes of UTF-8."""
+    msg = str(e) or type(e).__name__
+    data = msg.encode("utf-8", "replace")[:1024]
+    return data.decode("utf-8", "ignore") or "the handler failed"
+
