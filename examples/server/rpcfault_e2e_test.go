@@ -47,7 +47,7 @@ func TestSettleThroughFaultyRPC(t *testing.T) {
 	// Run by hand (SETTLEFLOW_TEST_FAULTY_RPC=1): in the full -race suite
 	// of session 20's CI run it left 1 of 2,000 workflows unsettled after
 	// 5 minutes (passing alone, three runs), and with the package's other
-	// tests it passes go test's 10-minute limit; see docs/operating.md,
+	// tests it exceeds go test's 10-minute limit; see docs/operating.md,
 	// "Running the tests". The next session diagnoses that workflow.
 	if os.Getenv("SETTLEFLOW_TEST_FAULTY_RPC") == "" {
 		t.Skip("the faulty-RPC end to end (5 min) runs with SETTLEFLOW_TEST_FAULTY_RPC=1 and SETTLEFLOW_GETH set: " +
