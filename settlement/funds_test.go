@@ -248,6 +248,7 @@ func TestFundsEvents(t *testing.T) {
 	if _, err := own.Send(ctx, &s.Addresses.Contract, settlementABI.PackWithdraw(ref)); err == nil {
 		t.Error("withdrawn before the notice")
 	}
+	s.Commit() // time moves only on an empty pending block
 	if err := s.Backend.AdjustTime(time.Hour + time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -325,6 +325,7 @@ func TestOwnerChange(t *testing.T) {
 	if _, err := owner.Send(ctx, &s.Addresses.Contract, settlementABI.PackCancelOwnerChange(ref)); err != nil {
 		t.Fatal(err)
 	}
+	s.Commit() // time moves only on an empty pending block
 	if err := s.Backend.AdjustTime(2 * time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -336,6 +337,7 @@ func TestOwnerChange(t *testing.T) {
 	if _, err := op.Send(ctx, &s.Addresses.Contract, packGrant(t, ref, newGrant(t, s, newKey, "cus_change"), false)); err != nil {
 		t.Fatal(err)
 	}
+	s.Commit() // time moves only on an empty pending block
 	if err := s.Backend.AdjustTime(time.Hour + time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -250,6 +250,7 @@ func TestOwnerOverHTTPS(t *testing.T) {
 	if _, err := owner.Send(ctx, &chain.Addresses.Contract, abi.PackWithdraw(ref)); err == nil {
 		t.Error("a withdrawal before the notice")
 	}
+	chain.Commit() // time moves only on an empty pending block
 	if err := chain.Backend.AdjustTime(settlement.DefaultWithdrawalNotice + time.Minute); err != nil {
 		t.Fatal(err)
 	}
