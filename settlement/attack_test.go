@@ -250,20 +250,11 @@ func TestAttackerInvariant(t *testing.T) {
 			for _, ch := range st.charges {
 				pc := ch.charge
 				_, recorded := charges[pc.Sequence]
-				switch {
-				case recorded || wasDeclined[pc.Sequence]:
-					if ch.outcome != skipped {
-						t.Fatalf("step %d: sequence %d recorded before, not skipped", step, pc.Sequence)
-					}
-				case int64(pc.Cents) > model[ch.ref]:
-					if ch.outcome != declined {
-						t.Fatalf("step %d: sequence %d over its balance, not declined", step, pc.Sequence)
-					}
+				switch checkOutcome(t, step, ch, recorded || wasDeclined[pc.Sequence], model[ch.ref]) {
+				case skipped:
+				case declined:
 					wasDeclined[pc.Sequence] = true
 				default:
-					if ch.outcome != debited {
-						t.Fatalf("step %d: sequence %d not debited", step, pc.Sequence)
-					}
 					model[ch.ref] -= int64(pc.Cents)
 					owed += int64(pc.Cents)
 					charges[pc.Sequence] = struct {
@@ -345,4 +336,23 @@ func binary64(b []byte, v uint64) {
 	for i := range 8 {
 		b[len(b)-1-i] = byte(v >> (8 * i))
 	}
+}
+
+// checkOutcome checks what a settle did with one charge against a model of
+// the contract: skipped if its sequence was recorded before, declined if it
+// is over its customer's balance (balance, cents), else debited. It returns
+// the outcome the model expects.
+func checkOutcome(t *testing.T, step int, ch carried, recorded bool, balance int64) outcome {
+	t.Helper()
+	want, what := debited, "not debited"
+	switch {
+	case recorded:
+		want, what = skipped, "recorded before, not skipped"
+	case int64(ch.charge.Cents) > balance:
+		want, what = declined, "over its balance, not declined"
+	}
+	if ch.outcome != want {
+		t.Fatalf("step %d: sequence %d %s", step, ch.charge.Sequence, what)
+	}
+	return want
 }
