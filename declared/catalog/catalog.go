@@ -200,7 +200,7 @@ func (c *Catalog) Get(ctx context.Context, name string) (Entry, error) {
 // List returns every product, retired ones included, by name.
 func (c *Catalog) List(ctx context.Context) ([]Entry, error) {
 	var rows []row
-	if err := c.db.Bun().NewRaw(`SELECT ` + columns + ` FROM declared_products ORDER BY name`).Scan(ctx, &rows); err != nil {
+	if err := c.db.Bun().NewRaw(`SELECT `+columns+` FROM declared_products ORDER BY name`).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
 	out := make([]Entry, len(rows))

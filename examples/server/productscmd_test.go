@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow/client"
+	"github.com/settleflow/settleflow/internal/pgtest"
 )
 
 // productFile writes a products file of one remote product, estimated base
@@ -207,4 +208,24 @@ func (s *server) createQuoted(t *testing.T, product, payload string, quoted floa
 		t.Fatalf("create %s %s: %d %v; want quoted %v", product, payload, status, wf, quoted)
 	}
 	return wf["id"].(string)
+}
+
+// The products commands on Postgres: a product added before the start is
+// sold, one added while the server runs too, and a retired one is refused.
+func TestProductsCommandsOnPostgres(t *testing.T) {
+	pg := pgtest.Connect(t)
+	dsn := pg.SchemaDSN(t, "products_test")
+	dir, files := t.TempDir(), t.TempDir()
+	cli(t, dir, "-postgres", dsn, "products", "add", productFile(t, files, "page-count", 100, "0.3", remoteField))
+	s := startServerWith(t, dir, "-postgres", dsn)
+	s.createQuoted(t, "page-count", `{"pages":12}`, 315)
+	cli(t, dir, "-postgres", dsn, "products", "add", productFile(t, files, "word-count", 10, "0.2", remoteField))
+	s.waitCatalogue(t, "word-count", func(status int, p map[string]any) bool { return status == 200 })
+	cli(t, dir, "-postgres", dsn, "products", "retire", "page-count")
+	s.waitCatalogue(t, "page-count", func(status int, p map[string]any) bool { return status == 404 })
+	status, _, body := s.do("POST", "/v1/workflows", s.firstKey, `{"product":"page-count","customerId":"cus_pages","payload":{"pages":1}}`)
+	wantError(t, "a create of a retired product", status, body, 400, "product_retired", "product")
+	if out := cli(t, dir, "-postgres", dsn, "products", "list"); !regexpMatch(`page-count\s+1\s+fixed\s+0.3\s+retired `, out) {
+		t.Fatalf("products list on Postgres:\n%s", out)
+	}
 }
