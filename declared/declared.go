@@ -23,7 +23,10 @@
 // schema does not declare or whose type does not fit the unit, an example
 // that does not validate or price, and anything the engine's registry
 // would refuse. A declared product runs through an [Executor] its caller
-// supplies: a Go function today, remote workers later.
+// supplies (a Go function), or, declared "remote": true, on workers that
+// claim its tasks over the task endpoints. Package declared/catalog keeps
+// declared products in a database, for an operator to add, update and
+// retire while a server runs.
 package declared
 
 import (
@@ -608,8 +611,8 @@ func validName(s string) bool {
 // least once per workflow, WorkflowID(ctx) and ReportSpend work, return an
 // error wrapped by settleflow.Permanent to fail for good), with the
 // product's name and the payload as stored, one JSON object valid against
-// the product's schema. An embedder implements it in Go; the worker
-// protocol will implement it by handing the task to a remote worker.
+// the product's schema. An embedder implements it in Go; a remote product
+// needs none (workers run it).
 type Executor interface {
 	Execute(ctx context.Context, product string, payload json.RawMessage) (settleflow.Execution, error)
 }
