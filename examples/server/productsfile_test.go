@@ -103,3 +103,25 @@ func TestProductsFileServedByWorkers(t *testing.T) {
 		t.Fatalf("workflow: %v; want Settled, quoted and charged 315", got)
 	}
 }
+
+// A product kept in the database whose name the -products file declares
+// too stops the start, naming it.
+func TestProductsFileClashWithDatabase(t *testing.T) {
+	dir, files := t.TempDir(), t.TempDir()
+	cli(t, dir, "products", "add", productFile(t, files, "page-count", 100, "0.3", remoteField))
+	_, errOut, code := runCmd(t, dir, "-https", "127.0.0.1:0", "-http", "", "-products", "testdata/remote-products.json")
+	if code != 1 || !strings.Contains(errOut, "products kept in the database (server products list): catalog: product page-count (version 1): the server has a product of this name from elsewhere") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+	// The command refuses it when given the file.
+	_, errOut, code = runCmd(t, dir, "-products", "testdata/remote-products.json", "products", "update", productFile(t, files, "page-count", 100, "0.3", remoteField))
+	if code != 1 || !strings.Contains(errOut, `products[0].name: product "page-count" cannot be declared here`) {
+		t.Fatalf("products update of a name of -products: exit %d, %q", code, errOut)
+	}
+	// Retired, it yields the name to the file.
+	cli(t, dir, "products", "retire", "page-count")
+	s := startServerWith(t, dir, "-products", "testdata/remote-products.json")
+	if status, _, p := s.do("GET", "/v1/products/page-count", s.firstKey, ""); status != 200 || p["pricingSummary"] != "1.00 USD plus 0.10 USD per page" {
+		t.Fatalf("GET /v1/products/page-count: %d %v; want the file's", status, p)
+	}
+}
