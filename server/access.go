@@ -6,6 +6,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/apikey"
+	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/webhook"
 )
 
@@ -51,6 +52,12 @@ func (s *Server) Webhooks() *webhook.Service { return s.hooks }
 
 // Keys is the Server's API key manager.
 func (s *Server) Keys() *apikey.Manager { return s.keys }
+
+// DB is the Server's database handle (SQLite in DataDir, or Postgres), for
+// a package that keeps tables of its own beside the server's (the
+// reference server's declared products, package declared/catalog). It is
+// closed at Stop.
+func (s *Server) DB() *storage.DB { return s.store.DB() }
 
 // CertFile is the PEM file of the certificate served: Config.TLSCert, or
 // the self-signed one in DataDir/tls.

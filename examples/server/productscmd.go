@@ -222,32 +222,23 @@ func readOneProduct(c config, path string) (*declared.Product, error) {
 	return products[0], nil
 }
 
-// followCatalog loads the declared products kept in the database into ps
-// (an error if one cannot be: a name taken by a demo product or the
-// -products file, say), and returns a function that applies the changes
-// made since, every catalogPoll, until ctx ends, logging them; stop closes
-// what it opened.
-func followCatalog(ctx context.Context, c config, ps *settleflow.Products) (run func(ctx context.Context, log *zap.Logger), stop func(), err error) {
-	db, err := openDB(ctx, c)
-	if err != nil {
-		return nil, nil, err
-	}
+// followCatalog loads the declared products kept in db into ps (an error
+// if one cannot be: a name taken by a demo product or the -products file,
+// say), and returns a function that applies the changes made since, every
+// catalogPoll, until ctx ends, logging them, and one that releases what it
+// holds. It runs after sfserver.New, before the server starts.
+func followCatalog(ctx context.Context, db *storage.DB, postgres bool, ps *settleflow.Products) (run func(ctx context.Context, log *zap.Logger), release func(), err error) {
 	cat, err := openCatalog(ctx, db)
 	if err != nil {
-		db.Close()
 		return nil, nil, err
 	}
-	// An instance serving remote products is the only one on its database.
-	// sfserver takes the lock at start if the products loaded here are
-	// remote; when the first remote product arrives while the server runs,
-	// it is taken here, and the product kept out if another instance holds
-	// it.
-	var (
-		started bool
-		release []func()
-	)
+	// An instance serving remote products is the only one on its database:
+	// sfserver.New took the lock if the demo products or -products are
+	// remote; otherwise the first remote product from the database takes
+	// it here, and is kept out if another instance holds it.
+	var held []func()
 	f := catalog.NewFollower(cat, ps, catalog.FollowerOptions{Admit: func(p *declared.Product) error {
-		if !started || !p.Remote || c.postgres == "" || len(ps.Remote()) > 0 {
+		if !p.Remote || !postgres || len(ps.Remote()) > 0 {
 			return nil
 		}
 		r, ok, err := db.TryHold(ctx, remoteHold)
@@ -257,14 +248,18 @@ func followCatalog(ctx context.Context, c config, ps *settleflow.Products) (run 
 		if !ok {
 			return errors.New("another instance on this database serves remote products: workers claim their tasks from the one instance that runs them, so run a single instance per database when products are remote")
 		}
-		release = append(release, r)
+		held = append(held, r)
 		return nil
 	}})
+	release = func() {
+		for _, r := range held {
+			r()
+		}
+	}
 	if _, err := f.Sync(ctx); err != nil {
-		db.Close()
+		release()
 		return nil, nil, fmt.Errorf("products kept in the database (server products list): %w", err)
 	}
-	started = true // before run's goroutine starts
 	run = func(ctx context.Context, log *zap.Logger) {
 		t := time.NewTicker(catalogPoll)
 		defer t.Stop()
@@ -283,11 +278,5 @@ func followCatalog(ctx context.Context, c config, ps *settleflow.Products) (run 
 			}
 		}
 	}
-	stop = func() {
-		for _, r := range release {
-			r()
-		}
-		db.Close()
-	}
-	return run, stop, nil
+	return run, release, nil
 }

@@ -120,8 +120,9 @@ func TestProductsFileClashWithDatabase(t *testing.T) {
 	}
 	// Retired, it yields the name to the file.
 	cli(t, dir, "products", "retire", "page-count")
+	key := strings.Fields(cli(t, dir, "keys", "create", "--env", "test", "--name", "t"))[1]
 	s := startServerWith(t, dir, "-products", "testdata/remote-products.json")
-	if status, _, p := s.do("GET", "/v1/products/page-count", s.firstKey, ""); status != 200 || p["pricingSummary"] != "1.00 USD plus 0.10 USD per page" {
+	if status, _, p := s.do("GET", "/v1/products/page-count", key, ""); status != 200 || p["pricingSummary"] != "1.00 USD plus 0.10 USD per page" {
 		t.Fatalf("GET /v1/products/page-count: %d %v; want the file's", status, p)
 	}
 }
