@@ -182,9 +182,22 @@ func TestSettleThroughFaultyRPC(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 			for _, st := range []string{"Pending", "Running", "Settling"} {
-				if left := listAll(t, s, key, "/v1/workflows?status="+st); len(left) > 0 {
-					t.Logf("%d workflows %s, the first: %v", len(left), st, left[0])
+				left := listAll(t, s, key, "/v1/workflows?status="+st)
+				for i, w := range left {
+					if i == 5 {
+						t.Logf("… and %d more %s", len(left)-i, st)
+						break
+					}
+					t.Logf("left %s: %v", st, w)
+					// What the server logged about it, by id and by its
+					// charge's sequence.
+					for _, l := range strings.Split(string(log), "\n") {
+						if strings.Contains(l, w["id"].(string)) {
+							t.Logf("  log: %s", l)
+						}
+					}
 				}
 			}
 			t.Fatalf("after %s: %d of %d workflows settled, %d of %d refunds succeeded; proxy: %s",
