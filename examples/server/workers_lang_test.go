@@ -56,6 +56,7 @@ func TestWorkersInPythonAndNode(t *testing.T) {
 
 	expected := map[string]int64{}  // a Settled workflow's charge
 	customers := map[string]int64{} // what each customer was charged
+	checkWorkerKeys(t, s, dir, key, products, expected, customers)
 	for _, lang := range []string{"python", "node"} {
 		t.Run(lang, func(t *testing.T) {
 			runLanguage(t, s, dir, key, lang, products, expected, customers)
@@ -113,6 +114,51 @@ func TestWorkersInPythonAndNode(t *testing.T) {
 	if len(rep.Discrepancies) > 0 || rep.OnChain != charged {
 		t.Errorf("reconcile: %d debits on chain for %d charges; discrepancies %+v", rep.OnChain, charged, rep.Discrepancies)
 	}
+}
+
+// checkWorkerKeys: a worker key can neither create a workflow nor read a
+// customer; an ordinary key cannot claim; a worker key limited to the fixed
+// product is never handed the capped product's task, even while it waits
+// with that task ready, and may not ask for it.
+func checkWorkerKeys(t *testing.T, s *processServer, dir, key string, products modelProducts, expected, customers map[string]int64) {
+	t.Helper()
+	ctx := context.Background()
+	fixed, capped := products[settleflow.PricingFixed], products[settleflow.PricingCapped]
+	unlimited := workerKey(t, dir, nil)
+	if status, body := call(t, s, unlimited, "POST", "/v1/workflows", fmt.Sprintf(`{"product":%q,"customerId":"cus_keys","payload":{"ticketId":"T-0"}}`, fixed), ""); status != 403 || code(body) != "worker_key_forbidden" {
+		t.Fatalf("a worker key's create: %d %v", status, body)
+	}
+	if status, body := call(t, s, unlimited, "GET", "/v1/customers/cus_keys", "", ""); status != 403 || code(body) != "worker_key_forbidden" {
+		t.Fatalf("a worker key reading a customer: %d %v", status, body)
+	}
+	if status, body := call(t, s, key, "POST", "/v1/tasks/claim", fmt.Sprintf(`{"products":[%q]}`, fixed), ""); status != 403 || code(body) != "worker_key_required" {
+		t.Fatalf("an ordinary key's claim: %d %v", status, body)
+	}
+	// capped, one clean page: estimate 14, quote max(ceil(14 / 0.7), 25) =
+	// 25; no cost, charged the minimum, 25.
+	waiting := createOver(t, s, key, capped, "cus_keys", `{"documentId":"D-k","pages":1}`)
+	limited := langClient(t, s, dir, workerKey(t, dir, nil, "--products", fixed))
+	if tasks, err := limited.Tasks.Claim(ctx, &client.TaskClaimParams{Products: []string{fixed}, Max: 10, WaitSeconds: 1}); err != nil || len(tasks) != 0 {
+		t.Fatalf("the key limited to %s claimed %v, %v", fixed, tasks, err)
+	}
+	_, err := limited.Tasks.Claim(ctx, &client.TaskClaimParams{Products: []string{capped}})
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) || apiErr.Status != 403 || apiErr.Code != "product_not_allowed" {
+		t.Fatalf("the key limited to %s claiming %s: %v", fixed, capped, err)
+	}
+	w := langClient(t, s, dir, unlimited)
+	tasks, err := w.Tasks.Claim(ctx, &client.TaskClaimParams{Products: []string{fixed, capped}, Max: 10, WaitSeconds: 10})
+	if err != nil || len(tasks) != 1 || tasks[0].WorkflowID != waiting {
+		t.Fatalf("claimed %v, %v; want the task of %s", tasks, err, waiting)
+	}
+	if _, err := w.Tasks.Complete(ctx, tasks[0].ID, map[string]any{"fields": 0}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitTerminal(t, s, key, waiting); got["status"] != "Settled" || num(got["charged"].(map[string]any)["amount"]) != 25 {
+		t.Fatalf("%v; want Settled, charged 25", got)
+	}
+	expected[waiting] = 25
+	customers["cus_keys"] = 25
 }
 
 // modelProducts names the remote product of each pricing model the test
