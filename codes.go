@@ -18,6 +18,9 @@ const (
 	CodeParameterUnknown = wire.CodeParameterUnknown
 	// CodeProductNotFound: no product of that name (param "product").
 	CodeProductNotFound = wire.CodeProductNotFound
+	// CodeProductRetired: the product is retired (Products.Retire); it
+	// takes no new workflows (param "product").
+	CodeProductRetired = wire.CodeProductRetired
 	// CodeQuoteOutOfRange: the payload prices outside what a charge may be.
 	CodeQuoteOutOfRange = wire.CodeQuoteOutOfRange
 	// CodeMarginBelowFloor: the quote's margin on the estimate is below the floor.

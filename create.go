@@ -144,6 +144,10 @@ func (e *Engine) Quote(ctx context.Context, p CreateParams) (QuoteResult, error)
 	if !ok {
 		return QuoteResult{}, &InvalidError{Code: CodeProductNotFound, Param: "product", Message: fmt.Sprintf("no product named %q", p.Product)}
 	}
+	if prod.retired {
+		return QuoteResult{}, &InvalidError{Code: CodeProductRetired, Param: "product",
+			Message: fmt.Sprintf("product %q is retired: it takes no new workflows (those created before finish)", p.Product)}
+	}
 	cost, err := prod.estimate(p.Payload)
 	if err != nil {
 		return QuoteResult{}, err

@@ -41,7 +41,7 @@ type MarginReport = wire.MarginReport
 // report may name a product retired since; only names never registered are
 // refused, and only if the catalogue does not know them).
 func (e *Engine) knownProduct(name string) bool {
-	_, ok := e.products.Get(name)
+	_, ok := e.products.get(name) // retired ones included
 	return ok
 }
 

@@ -100,17 +100,80 @@ type product struct {
 	execute  func(ctx context.Context, payload json.RawMessage) (Execution, error)
 	// remote: workers run it (execute is nil).
 	remote bool
+	// retired: out of the catalogue, refusing creates (Products.Retire);
+	// the workflows created before still run.
+	retired bool
 }
 
 var productName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
 
-// Register adds p to r. It fails if the name is taken or malformed, the
-// price is invalid, or Estimate or Execute is missing.
-func Register[P any](r *Products, p Product[P]) error { return register(r, p, nil) }
+// Register adds p to r. It fails if the name is taken (by a retired
+// product too: [Replace] brings one back) or malformed, the price is
+// invalid, or Estimate or Execute is missing.
+func Register[P any](r *Products, p Product[P]) error { return register(r, p, nil, addProduct) }
 
-// register is Register showing schema in the catalogue, or if schema is
-// nil the schema reflected from P.
-func register[P any](r *Products, p Product[P], schema json.RawMessage) error {
+// Replace puts p in the place of the product of the same name in r, active
+// or retired (a retired product is back in the catalogue). Workflows
+// created from then on are validated, quoted and priced by p; a workflow
+// created before keeps the quote, pricing model, target margin, success
+// criteria and margin floor it was created with (they are stored with it
+// and decide its charge), and its executions that start from then on run
+// p's Execute (or p's workers, if p is remote). It fails as [Register]
+// does, and if r has no product of that name. Safe for concurrent use
+// with everything the engine does.
+func Replace[P any](r *Products, p Product[P]) error { return register(r, p, nil, replaceProduct) }
+
+// ReplaceRaw is [Replace] for a [RawProduct], checked as [RegisterRaw]
+// checks it.
+func ReplaceRaw(r *Products, p RawProduct) error {
+	gp, schema, err := rawToGo(p)
+	if err != nil {
+		return err
+	}
+	return register(r, gp, schema, replaceProduct)
+}
+
+// Retire takes the product named name out of the catalogue: List and Get no
+// longer show it, and a create (or quote) naming it is refused with an
+// *InvalidError of code product_retired (HTTP 400). The workflows created
+// before finish as if nothing happened: they execute (remote ones are
+// claimed by workers as before), are judged and settle at their quote.
+// [Replace] brings the product back. It fails if r has no product of that
+// name; retiring a retired product changes nothing.
+func (r *Products) Retire(name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.m[name]
+	if !ok {
+		return fmt.Errorf("settleflow: product %s is not registered", name)
+	}
+	if !p.retired {
+		// Entries are never changed in place: a reader may hold p.
+		cp := *p
+		cp.retired = true
+		r.m[name] = &cp
+	}
+	return nil
+}
+
+// Retired reports whether the product named name is registered and
+// retired.
+func (r *Products) Retired(name string) bool {
+	p, ok := r.get(name)
+	return ok && p.retired
+}
+
+// registerMode says whether register adds a product or replaces one.
+type registerMode int
+
+const (
+	addProduct registerMode = iota
+	replaceProduct
+)
+
+// register is Register (or Replace) showing schema in the catalogue, or if
+// schema is nil the schema reflected from P.
+func register[P any](r *Products, p Product[P], schema json.RawMessage, mode registerMode) error {
 	if !productName.MatchString(p.Name) {
 		return fmt.Errorf("settleflow: product name %q must be 1-64 of [a-z0-9-] starting with a letter", p.Name)
 	}
@@ -209,27 +272,34 @@ func register[P any](r *Products, p Product[P], schema json.RawMessage) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, dup := r.m[p.Name]; dup {
+	_, exists := r.m[p.Name]
+	switch {
+	case mode == addProduct && exists:
 		return fmt.Errorf("settleflow: product %s is already registered", p.Name)
+	case mode == replaceProduct && !exists:
+		return fmt.Errorf("settleflow: product %s is not registered: nothing to replace", p.Name)
 	}
 	r.m[p.Name] = entry
 	return nil
 }
 
-// List returns the catalogue, sorted by name.
+// List returns the catalogue, sorted by name: the products registered and
+// not retired.
 func (r *Products) List() []ProductInfo {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	out := make([]ProductInfo, 0, len(r.m))
 	for _, p := range r.m {
-		out = append(out, p.info)
+		if !p.retired {
+			out = append(out, p.info)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
 // Remote returns the names of the remote products (Product.Remote),
-// sorted.
+// sorted, retired ones included (workers finish their workflows).
 func (r *Products) Remote() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
@@ -243,10 +313,11 @@ func (r *Products) Remote() []string {
 	return out
 }
 
-// Get returns the catalogue entry of the product named name.
+// Get returns the catalogue entry of the product named name; a retired
+// product has none.
 func (r *Products) Get(name string) (ProductInfo, bool) {
 	p, ok := r.get(name)
-	if !ok {
+	if !ok || p.retired {
 		return ProductInfo{}, false
 	}
 	return p.info, true

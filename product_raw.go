@@ -42,7 +42,12 @@ type RawProduct struct {
 	// Execute runs the product on the payload as it was stored: one JSON
 	// object that validated against PayloadSchema. The rules of
 	// [Product].Execute apply (at least once, Permanent to fail for good).
+	// It must be nil when Remote is set.
 	Execute func(ctx context.Context, payload json.RawMessage) (Execution, error)
+	// Remote, if set, leaves the execution to workers that claim it over
+	// the task endpoints, as [Product].Remote does: Execute must then be
+	// nil.
+	Remote bool
 }
 
 // RegisterRaw adds p to r. A payload is accepted when it is one JSON object
@@ -56,22 +61,36 @@ type RawProduct struct {
 // an object, the example does not validate or price, or anything
 // [Register] refuses.
 func RegisterRaw(r *Products, p RawProduct) error {
-	if p.Estimate == nil || p.Execute == nil {
-		return fmt.Errorf("settleflow: product %s needs Estimate and Execute", p.Name)
+	gp, schema, err := rawToGo(p)
+	if err != nil {
+		return err
+	}
+	return register(r, gp, schema, addProduct)
+}
+
+// rawToGo is p as the Go product RegisterRaw registers, with the schema
+// the catalogue shows.
+func rawToGo(p RawProduct) (Product[json.RawMessage], json.RawMessage, error) {
+	var none Product[json.RawMessage]
+	switch {
+	case p.Remote && (p.Estimate == nil || p.Execute != nil):
+		return none, nil, fmt.Errorf("settleflow: product %s is remote: it needs Estimate and no Execute (workers execute it)", p.Name)
+	case !p.Remote && (p.Estimate == nil || p.Execute == nil):
+		return none, nil, fmt.Errorf("settleflow: product %s needs Estimate and Execute", p.Name)
 	}
 	if len(bytes.TrimSpace(p.PayloadSchema)) == 0 {
-		return fmt.Errorf("settleflow: product %s needs a payload schema", p.Name)
+		return none, nil, fmt.Errorf("settleflow: product %s needs a payload schema", p.Name)
 	}
 	schema, err := payloadschema.Compile(p.PayloadSchema)
 	if err != nil {
-		return fmt.Errorf("settleflow: product %s: payload schema: %w", p.Name, err)
+		return none, nil, fmt.Errorf("settleflow: product %s: payload schema: %w", p.Name, err)
 	}
 	if schema.Types == nil || fmt.Sprint(schema.Types.ToStrings()) != "[object]" {
-		return fmt.Errorf(`settleflow: product %s: payload schema must have "type": "object" (a payload is a JSON object)`, p.Name)
+		return none, nil, fmt.Errorf(`settleflow: product %s: payload schema must have "type": "object" (a payload is a JSON object)`, p.Name)
 	}
 	var shown bytes.Buffer
 	if err := json.Compact(&shown, p.PayloadSchema); err != nil {
-		return fmt.Errorf("settleflow: product %s: payload schema: %w", p.Name, err)
+		return none, nil, fmt.Errorf("settleflow: product %s: payload schema: %w", p.Name, err)
 	}
 	check := func(raw json.RawMessage) (any, error) {
 		v, err := payloadschema.Decode(raw)
@@ -90,6 +109,7 @@ func RegisterRaw(r *Products, p RawProduct) error {
 		SuccessCriteria: p.SuccessCriteria,
 		MarginFloor:     p.MarginFloor,
 		PricingSummary:  p.PricingSummary,
+		Remote:          p.Remote,
 		Estimate: func(raw json.RawMessage) (int64, error) {
 			v, err := check(raw)
 			if err != nil {
@@ -97,20 +117,22 @@ func RegisterRaw(r *Products, p RawProduct) error {
 			}
 			return p.Estimate(v)
 		},
-		Execute: func(ctx context.Context, raw json.RawMessage) (Execution, error) {
+	}
+	if !p.Remote {
+		gp.Execute = func(ctx context.Context, raw json.RawMessage) (Execution, error) {
 			if _, err := check(raw); err != nil {
 				// Valid at creation; a product whose schema changed since
 				// cannot run it, and retrying will not help.
 				return Execution{}, Permanent(&Failure{Code: FailurePayloadInvalid, Message: err.Error()})
 			}
 			return p.Execute(ctx, raw)
-		},
+		}
 	}
 	if len(bytes.TrimSpace(p.Example)) > 0 {
 		ex := p.Example
 		gp.Example = &ex
 	}
-	return register(r, gp, json.RawMessage(shown.Bytes()))
+	return gp, json.RawMessage(shown.Bytes()), nil
 }
 
 // violationError is the InvalidError of a payload the schema refuses.

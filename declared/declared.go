@@ -63,6 +63,9 @@ type Product struct {
 	MarginFloor     settleflow.BasisPoints
 	PricingSummary  string
 	Estimate        *Estimate
+	// Remote: workers run the product, claiming its tasks over the task
+	// endpoints (settleflow.RawProduct.Remote), not an Executor.
+	Remote bool
 	// Source is the product's object as the file declares it, compacted:
 	// what an operator's tool stores or shows, and Parse reads back.
 	Source json.RawMessage
@@ -86,6 +89,7 @@ type productJSON struct {
 	MarginFloor     json.Number     `json:"marginFloor"`
 	PricingSummary  string          `json:"pricingSummary"`
 	Estimate        *estimateJSON   `json:"estimate"`
+	Remote          bool            `json:"remote"`
 }
 
 type pricingJSON struct {
@@ -137,6 +141,25 @@ func Load(path string) ([]*Product, error) {
 // order given. name names the file in errors. Every error is an *Error
 // naming the line, column and field of the first fault found.
 func Parse(name string, data []byte) ([]*Product, error) {
+	return ParseWith(name, data, Options{})
+}
+
+// Options are a caller's own rules for [ParseWith], checked with the
+// file's so that their refusals too name the line and the field.
+type Options struct {
+	// RequireRemote refuses a product without "remote": true: for a
+	// server whose declared products only workers run.
+	RequireRemote bool
+	// Single refuses a file that declares more than one product (a
+	// command that adds one product, say).
+	Single bool
+	// Taken, if set, says why a name cannot be declared (a Go product has
+	// it, say), or "" if it can; the product is refused at its "name".
+	Taken func(name string) string
+}
+
+// ParseWith is [Parse] with opts' rules.
+func ParseWith(name string, data []byte, opts Options) ([]*Product, error) {
 	d := newDoc(name, data)
 	if len(data) > MaxFileSize {
 		return nil, d.errOffset(MaxFileSize, nil, "the file is larger than %d bytes", MaxFileSize)
@@ -147,6 +170,12 @@ func Parse(name string, data []byte) ([]*Product, error) {
 	}
 	if f.Products == nil {
 		return nil, d.errAt(nil, `"products" is required: a list of products`)
+	}
+	if opts.Single && len(f.Products) != 1 {
+		if len(f.Products) == 0 {
+			return nil, d.errAt([]string{"products"}, "declares no product; this file must declare one")
+		}
+		return nil, d.errAt([]string{"products", "1"}, "a second product: this file must declare one product")
 	}
 	// The products' own bytes, for Source; the file has passed the strict
 	// decoder, so encoding/json reads the same values.
@@ -164,6 +193,14 @@ func Parse(name string, data []byte) ([]*Product, error) {
 		}
 		if j, dup := first[p.Name]; dup {
 			return nil, d.errAt(append(at, "name"), "product %q is declared twice (first as products[%d])", p.Name, j)
+		}
+		if opts.Taken != nil {
+			if why := opts.Taken(p.Name); why != "" {
+				return nil, d.errAt(append(at, "name"), "product %q cannot be declared here: %s", p.Name, why)
+			}
+		}
+		if opts.RequireRemote && !p.Remote {
+			return nil, d.errAt(append(at, "remote"), `%q is not remote: only workers run declared products here; give it "remote": true`, p.Name)
 		}
 		first[p.Name] = i
 		var src bytes.Buffer
@@ -211,7 +248,7 @@ func (d *doc) decodeError(err error) error {
 // product checks one product at path at.
 func (d *doc) product(at []string, pj *productJSON) (*Product, error) {
 	sub := func(names ...string) []string { return append(append([]string(nil), at...), names...) }
-	p := &Product{Name: pj.Name, Description: pj.Description, PricingSummary: pj.PricingSummary}
+	p := &Product{Name: pj.Name, Description: pj.Description, PricingSummary: pj.PricingSummary, Remote: pj.Remote}
 	if pj.Name == "" {
 		return nil, d.errAt(at, `"name" is required`)
 	}
@@ -593,7 +630,8 @@ func (nopExecutor) Execute(context.Context, string, json.RawMessage) (settleflow
 	return settleflow.Execution{}, errors.New("declared: no executor")
 }
 
-// Raw is p as a settleflow.RawProduct run by x.
+// Raw is p as a settleflow.RawProduct run by x, or by workers if p is
+// remote (x is then not used and may be nil).
 func (p *Product) Raw(x Executor) settleflow.RawProduct { return p.raw(x) }
 
 func (p *Product) raw(x Executor) settleflow.RawProduct {
@@ -602,7 +640,7 @@ func (p *Product) raw(x Executor) settleflow.RawProduct {
 	if p.Estimate != nil {
 		estimate = p.Estimate.Cost // else RegisterRaw refuses the product
 	}
-	return settleflow.RawProduct{
+	raw := settleflow.RawProduct{
 		Name:            p.Name,
 		Description:     p.Description,
 		Price:           p.Price,
@@ -612,23 +650,29 @@ func (p *Product) raw(x Executor) settleflow.RawProduct {
 		PayloadSchema:   p.PayloadSchema,
 		Example:         p.Example,
 		Estimate:        estimate,
-		Execute: func(ctx context.Context, payload json.RawMessage) (settleflow.Execution, error) {
-			return x.Execute(ctx, name, payload)
-		},
+		Remote:          p.Remote,
 	}
+	if !p.Remote {
+		raw.Execute = func(ctx context.Context, payload json.RawMessage) (settleflow.Execution, error) {
+			return x.Execute(ctx, name, payload)
+		}
+	}
+	return raw
 }
 
-// Register adds the products to r, each run by x: payloads are validated
-// by the product's schema and quoted by its declarative estimate, and the
-// catalogue shows them as it shows Go products. It checks every name
-// first, so a name taken in r (or given twice) registers none.
+// Register adds the products to r, each run by x, or by workers if it is
+// remote: payloads are validated by the product's schema and quoted by its
+// declarative estimate, and the catalogue shows them as it shows Go
+// products. x may be nil when every product is remote. It checks every
+// name first, so a name taken in r (retired products' included) or given
+// twice registers none.
 func Register(r *settleflow.Products, products []*Product, x Executor) error {
-	if x == nil {
-		return errors.New("declared: Register needs an Executor: a declared product must have something to run it")
-	}
 	seen := map[string]bool{}
 	for _, p := range products {
-		if _, taken := r.Get(p.Name); taken || seen[p.Name] {
+		if x == nil && !p.Remote {
+			return fmt.Errorf("declared: product %s is not remote and Register was given no Executor: a declared product must have something to run it", p.Name)
+		}
+		if _, taken := r.Get(p.Name); taken || r.Retired(p.Name) || seen[p.Name] {
 			return fmt.Errorf("declared: product %s is already registered", p.Name)
 		}
 		seen[p.Name] = true

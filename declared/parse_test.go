@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/settleflow/settleflow"
 )
 
 // valid is a products file with one product of each pricing model, laid
@@ -190,5 +192,52 @@ func TestLoadNamesTheFile(t *testing.T) {
 	_, err := Load(path)
 	if err == nil || !strings.HasPrefix(err.Error(), "mine.json:22:9: products[0].estimate.bsae: unknown field") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// "remote": true makes a product remote: registered with no Executor, its
+// RawProduct has Remote set and no Execute; a product that is not remote
+// needs an Executor. ParseWith's RequireRemote refuses one without it.
+func TestRemote(t *testing.T) {
+	remote := edit(t, `"name": "capped",`, `"name": "capped", "remote": true,`)
+	ps, err := Parse("products.json", []byte(remote))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps[0].Remote || !ps[1].Remote {
+		t.Fatalf("Remote: %v, %v; want false, true", ps[0].Remote, ps[1].Remote)
+	}
+	if raw := ps[1].Raw(nil); !raw.Remote || raw.Execute != nil {
+		t.Fatalf("the remote product's RawProduct: Remote %v, Execute set %v", raw.Remote, raw.Execute != nil)
+	}
+	r := settleflow.NewProducts()
+	if err := Register(r, ps, nil); err == nil || !strings.Contains(err.Error(), "product pages is not remote and Register was given no Executor") {
+		t.Fatalf("Register with no Executor: %v", err)
+	}
+	if len(r.List()) != 0 {
+		t.Fatalf("a refused Register registered %v", r.List())
+	}
+	if err := Register(r, ps[1:], nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Remote(); len(got) != 1 || got[0] != "capped" {
+		t.Fatalf("remote products %v", got)
+	}
+	_, err = ParseWith("products.json", []byte(remote), Options{RequireRemote: true})
+	if err == nil || err.Error() != `products.json:3:5: products[0].remote: "pages" is not remote: only workers run declared products here; give it "remote": true` {
+		t.Fatalf("RequireRemote: %v", err)
+	}
+	_, err = ParseWith("products.json", []byte(remote), Options{Single: true})
+	if err == nil || !strings.HasPrefix(err.Error(), `products.json:28:5: products[1]: a second product`) {
+		t.Fatalf("Single: %v", err)
+	}
+	_, err = ParseWith("products.json", []byte(remote), Options{Taken: func(n string) string {
+		if n == "capped" {
+			return "taken"
+		}
+		return ""
+	}})
+	if err == nil || !strings.HasPrefix(err.Error(), `products.json:29:15: products[1].name: product "capped" cannot be declared here: taken`) {
+		t.Fatalf("Taken: %v", err)
 	}
 }

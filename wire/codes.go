@@ -23,6 +23,9 @@ const (
 	CodeParameterUnknown ErrorCode = "parameter_unknown"
 	// CodeProductNotFound: no product of that name (param "product").
 	CodeProductNotFound ErrorCode = "product_not_found"
+	// CodeProductRetired: the product was retired by its operator; it takes
+	// no new workflows, while those created before finish (param "product").
+	CodeProductRetired ErrorCode = "product_retired"
 	// CodeQuoteOutOfRange: the payload prices outside what a charge may be.
 	CodeQuoteOutOfRange ErrorCode = "quote_out_of_range"
 	// CodeMarginBelowFloor: the quote's margin on the estimated cost is

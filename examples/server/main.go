@@ -63,6 +63,9 @@ type config struct {
 	executionTimeout time.Duration
 	// remote names the demo products left to workers (-remote).
 	remote string
+	// productsFile is a products file (-products) whose declared products
+	// join the demo products, run by workers.
+	productsFile string
 	// taskLease is a worker's lease on a task between heartbeats.
 	taskLease time.Duration
 	// authFailuresPerMinute is each client address's budget of failed
@@ -155,6 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.workers, "workers", 100, "how many workflows may execute at once")
 	fs.DurationVar(&c.executionTimeout, "execution-timeout", 5*time.Minute, "bound of one product execution; the workflows an instance that died had claimed are taken over by the others after 1.1 times this plus 1s")
 	fs.StringVar(&c.remote, "remote", "", "demo `products` (comma-separated) to leave to workers, which claim them over POST /v1/tasks/… with a worker key; an instance serving remote products must be the only one on its database")
+	fs.StringVar(&c.productsFile, "products", "", "products `file` (docs/products.md) whose declared products join the demo products, each run by workers (\"remote\": true); checked strictly at start, a fault naming its line and field; a name a demo product has is refused")
 	fs.DurationVar(&c.taskLease, "task-lease", 30*time.Second, "how long a worker holds a task between heartbeats; past it the attempt is retried")
 	fs.IntVar(&c.maxConnsPerAddr, "max-conns-per-ip", 64, "connections open at once from one client IP (IPv6: one /64); more are closed at accept; 0 for no cap")
 	fs.IntVar(&c.authFailuresPerMinute, "auth-failures-per-minute", 60, "failed authentications a client IP may make per minute before it is answered 429; 0 for no limit")

@@ -82,6 +82,11 @@ func (c config) serverConfig() (sfserver.Config, error) {
 	if err != nil {
 		return sfserver.Config{}, err
 	}
+	if c.productsFile != "" {
+		if err := loadProductsFile(c.productsFile, products); err != nil {
+			return sfserver.Config{}, err
+		}
+	}
 	return sfserver.Config{
 		Products: products, DataDir: c.dataDir, Postgres: c.postgres,
 		Addr: c.httpsAddr, RedirectAddr: c.httpAddr, PublicAddr: c.publicHTTPS, MetricsAddr: c.metricsAddr,
