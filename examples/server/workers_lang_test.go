@@ -24,9 +24,11 @@ import (
 
 // Workers in Python and Node.js, each a process of its own, against the
 // reference server in a process of its own over HTTPS, settling on its
-// embedded chain. Each language's worker (testdata/workers/plan_worker.py,
+// embedded chain, with the products declared in
+// testdata/worker-products.json (-products): one of each pricing model,
+// all remote. Each language's worker (testdata/workers/plan_worker.py,
 // plan_worker.mjs: the client libraries' Worker, one handler told by a plan
-// what to spend and return) serves one product of each pricing model:
+// what to spend and return) serves all four:
 //
 //   - each workflow is Settled with the charge its model gives (fixed: the
 //     quote; capped: cost plus markup; success_fee: the quote, or nothing
@@ -52,7 +54,11 @@ func TestWorkersInPythonAndNode(t *testing.T) {
 	key := regexp.MustCompile(`sk_test_[0-9A-Za-z]+`).FindString(cli(t, dir, "keys", "create", "--env", "test", "--name", "langs",
 		"--plan", "enterprise", "--per-minute", "100000", "--per-day", "1000000"))
 	products := langProducts
-	s := startProcessServer(t, dir, "-remote", strings.Join(products.names(), ","), "-task-lease", "2s")
+	file, err := filepath.Abs(filepath.Join("testdata", "worker-products.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startProcessServer(t, dir, "-products", file, "-task-lease", "2s")
 
 	expected := map[string]int64{}  // a Settled workflow's charge
 	customers := map[string]int64{} // what each customer was charged
@@ -169,12 +175,13 @@ func (m modelProducts) names() []string {
 	return []string{m[settleflow.PricingFixed], m[settleflow.PricingCapped], m[settleflow.PricingSuccessFee], m[settleflow.PricingHybrid]}
 }
 
-// langProducts: the demo products of each model, left to workers.
+// langProducts: the declared products of testdata/worker-products.json,
+// one of each model, remote.
 var langProducts = modelProducts{
-	settleflow.PricingFixed:      "ticket-triage",
-	settleflow.PricingCapped:     "document-extraction",
-	settleflow.PricingSuccessFee: "ticket-resolution",
-	settleflow.PricingHybrid:     "lead-enrichment",
+	settleflow.PricingFixed:      "support-triage",
+	settleflow.PricingCapped:     "ocr-extraction",
+	settleflow.PricingSuccessFee: "kb-answer",
+	settleflow.PricingHybrid:     "lead-lookup",
 }
 
 // langCase is one workflow a worker runs and what it must come to.
@@ -195,7 +202,7 @@ func item(category, provider string, units, amount int64) map[string]any {
 }
 
 // langCases: the arithmetic of each is in its comment (the products'
-// prices in testdata/demo-products.json).
+// prices in testdata/worker-products.json).
 var langCases = []langCase{
 	// fixed, margin 30 %: estimate 200 + 50 × 2 = 300, quote ceil(300 /
 	// 0.7) = 429, charged whatever the cost.
