@@ -1,15 +1,17 @@
-"""docs/workers.md, run as a reader would: its commands start the reference
-server and make the worker key, and its Python file, in under 40 lines, takes
-a workflow from create to Settled through the reader's own function in a
-worker. So the page cannot drift from what works."""
+"""docs/workers.md, run as a reader would: its products file and commands
+start the reference server and make the worker key, and its Python file, in
+under 40 lines, takes a workflow from create to Settled through the reader's
+own function in a worker. So the page cannot drift from what works."""
 
 from __future__ import annotations
 
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 from typing import List
 
@@ -52,8 +54,18 @@ class TestDocsWorkers(unittest.TestCase):
         run = [c for c in cmds if "python3 " in c]
         self.assertEqual(len(run), 1, cmds)
 
-        # The server as the page starts it (on a free port instead of 8443).
-        srv = harness.Server(tuple(shlex.split(start[0])[len(SERVER.split()):]))
+        # The server as the page starts it (on a free port instead of 8443),
+        # with the page's products file.
+        products = re.findall(r"```json\n(.*?)```", text, re.S)
+        self.assertEqual(len(products), 1, "docs/workers.md has one products file")
+        tmp = tempfile.mkdtemp(prefix="settleflow-docs-workers-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        args = shlex.split(start[0])[len(SERVER.split()):]
+        self.assertEqual(args, ["-products", "products.json"])
+        args[1] = os.path.join(tmp, "products.json")
+        with open(args[1], "w", encoding="utf-8") as f:
+            f.write(products[0])
+        srv = harness.Server(tuple(args))
         self.addCleanup(srv.stop)
         out = srv._cli(*shlex.split(make_key[0])[len(SERVER.split()):])
         worker_key = next(w for w in out.split() if w.startswith("rk_test_"))
