@@ -54,7 +54,7 @@ type cmdContext struct {
 
 // groups are the commands with subcommands, in the order usage lists them.
 func groups() []*group {
-	return []*group{keysGroup(), webhooksGroup(), dashboardGroup(), chainGroup(), customersGroup(), refundsGroup()}
+	return []*group{keysGroup(), productsGroup(), webhooksGroup(), dashboardGroup(), chainGroup(), customersGroup(), refundsGroup()}
 }
 
 // isHelp reports whether arg asks for help.

@@ -31,11 +31,22 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The products kept in the database (the products commands) join
+	// the catalogue before the server starts, and follow it while it runs.
+	follow, stopFollowing, err := followCatalog(ctx, c, cfg.Products)
+	if err != nil {
+		return err
+	}
+	defer stopFollowing()
 	cfg.Logger, cfg.Output = log, stdout
 	srv, err := sfserver.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	fctx, cancel := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() { defer close(followed); follow(fctx, log.Named("products")) }()
+	defer func() { cancel(); <-followed }()
 	return srv.Run(ctx)
 }
 
