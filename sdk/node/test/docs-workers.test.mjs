@@ -44,7 +44,7 @@ test("docs/workers.md's Node.js worker settles a workflow of the page's declared
   const first = blocks[0].split('\n')[0];
   assert.equal(first, '// worker.mjs: SETTLEFLOW_API_KEY=rk_test_… node worker.mjs');
   const code = blocks[0].replaceAll("'https://127.0.0.1:8443'", `'${server.baseUrl}'`);
-  assert.ok(!code.includes('8443'));
+  assert.ok(!code.includes('127.0.0.1:8443'));
   await writeFile(path.join(dir, 'worker.mjs'), code);
   const product = /worker\.handle\('([a-z0-9-]+)'/.exec(code)[1];
   const key = await server.addKey(['--name', 'summarizer', '--kind', 'worker', '--products', product]);

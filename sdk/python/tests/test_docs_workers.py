@@ -87,7 +87,7 @@ class TestDocsWorkers(unittest.TestCase):
         env.update(SETTLEFLOW_API_KEY=srv.key, SETTLEFLOW_WORKER_KEY=worker_key, PYTHONPATH=harness.SDK_DIR)
 
         code = code.replace('"https://127.0.0.1:8443"', repr(srv.base_url)).replace('"settleflow-data/tls/cert.pem"', repr(srv.ca))
-        self.assertNotIn("8443", code)
+        self.assertNotIn("127.0.0.1:8443", code)
         path = os.path.join(srv.tmp, argv[1])
         with open(path, "w", encoding="utf-8") as f:
             f.write(code)
