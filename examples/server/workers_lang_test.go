@@ -41,7 +41,12 @@ import (
 //   - a worker SIGKILLed in the middle of a task loses it when its lease
 //     passes; a new worker process completes it, once, as attempt 2; the
 //     first one's completion, sent late with its task id, is 409 lease_lost
-//     and changes nothing; the customer is charged once.
+//     and changes nothing; the customer is charged once;
+//   - worker keys (checkWorkerKeys) reach the task endpoints only, and one
+//     limited to a product is never handed another's task.
+//
+// (That a test worker key never sees a live task is httpapi's
+// TestTaskKeyScoping: the reference server refuses a dev chain for live.)
 func TestWorkersInPythonAndNode(t *testing.T) {
 	need := func(tool string) {
 		if _, err := exec.LookPath(tool); err != nil {
