@@ -329,3 +329,53 @@ func TestChargesNumberedWhenSettled(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleRetryAfterManyTransientErrorsIsBounded: a charge's transient
+// settler errors add up (a node outage fails every check it meets), but
+// the wait before its next check stays within stage.MaxChainRetry (30 s),
+// not the retry policy's 10 minutes: once the node is back, every waiting
+// charge is checked within half a minute. Before the bound, a workflow at
+// its ninth attempt waited up to 8½ minutes after an outage had ended.
+func TestSettleRetryAfterManyTransientErrorsIsBounded(t *testing.T) {
+	const worker = "worker_settle_backoff"
+	f := newFixture(t, func(o *settleflow.Options) {
+		o.WorkerID = worker
+		o.Retry = settleflow.RetryPolicy{Base: time.Second, Max: 10 * time.Minute, MaxAttempts: 10}
+	})
+	ctx := context.Background()
+	wf := f.create(t, settleflow.Test, "T-outage", 0)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	claimed, err := f.store.ClaimWorkflows(ctx, settleflow.Claim{Owner: worker, Now: now, LeaseUntil: now.Add(time.Hour), Limit: 10})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim: %d workflows, %v", len(claimed), err)
+	}
+	toSettling, _ := settleflow.Running.To(settleflow.Settling)
+	cost, achieved := int64(160), settleflow.BasisPoints(4400)
+	if applied, err := f.store.UpdateWorkflows(ctx, []settleflow.Update{{ID: wf.ID, Owner: worker, Status: settleflow.Running, Transition: toSettling,
+		RunAt: now.Add(time.Hour), ActualCost: &cost, Achieved: &achieved, UpdatedAt: now, Sequence: new(uint64), Attempts: 11}}); err != nil || !applied[0] {
+		t.Fatalf("to Settling: %v %v", applied, err)
+	}
+	w, err := f.store.GetWorkflow(ctx, settleflow.Test, wf.ID)
+	if err != nil || w.Status != settleflow.Settling || w.Attempts != 11 {
+		t.Fatalf("Settling at attempt 11: %+v %v", w, err)
+	}
+	if err := f.settler.Submit(ctx, []settleflow.Charge{chargeOf(w)}); err != nil {
+		t.Fatal(err)
+	}
+	f.settler.statusErr = func([]settleflow.Charge) error { return errors.New("dial tcp 127.0.0.1:8545: connection refused") }
+
+	before := time.Now()
+	f.engine.SettleOnce(ctx, []*settleflow.Workflow{w}, []bool{false})
+
+	w, err = f.store.GetWorkflow(ctx, settleflow.Test, wf.ID)
+	if err != nil || w.Status != settleflow.Settling || w.Attempts != 12 {
+		t.Fatalf("after a transient error: %+v %v; want Settling at attempt 12", w, err)
+	}
+	var runAt int64 // microseconds since the epoch, as the store keeps it
+	if err := f.store.DB().Bun().QueryRowContext(ctx, `SELECT run_at FROM settleflow_workflows WHERE id = ?`, wf.ID).Scan(&runAt); err != nil {
+		t.Fatal(err)
+	}
+	if wait := time.UnixMicro(runAt).Sub(before); wait > 30*time.Second+time.Second || wait <= 0 {
+		t.Fatalf("next check in %s; want within 30s (the policy alone would wait up to %s)", wait, settleflow.RetryPolicy{Base: time.Second, Max: 10 * time.Minute}.Backoff(12))
+	}
+}

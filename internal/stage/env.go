@@ -47,6 +47,23 @@ func (e *Env) Settles() bool {
 	return e.SettlementLease == nil || e.SettlementLease.Term() != 0
 }
 
+// MaxChainRetry caps the wait after a transient error of a settlement or
+// refund check: the engine's retry policy (Options.Retry, up to 10 minutes
+// by default) is for products, whose failures are their own; a settler's
+// are mostly the node's (an outage, a rate limit), shared by every charge
+// and ended for all of them at once, and a charge's attempts add up across
+// them. Past a long outage, the charges then waited up to the policy's
+// maximum after the node was back (the faulty-RPC end to end of session 21
+// found one workflow still Settling 5 minutes after its blackout, at its
+// ninth attempt). The chain adapter's own backoff has the same bound.
+const MaxChainRetry = 30 * time.Second
+
+// ChainBackoff is the wait after the attempt-th transient error of a
+// settlement or refund check: the retry policy's, at most MaxChainRetry.
+func (e *Env) ChainBackoff(attempt int) time.Duration {
+	return min(e.Backoff(attempt), MaxChainRetry)
+}
+
 // minSettleLease is the shortest lease on a Settling workflow.
 const minSettleLease = 30 * time.Second
 

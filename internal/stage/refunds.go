@@ -90,7 +90,7 @@ func (s *Refunds) round(ctx context.Context) (int, time.Time) {
 	var next time.Time
 	later := func(i int, err error) {
 		r := batch[i]
-		at := s.env.Now().Add(s.env.Backoff(r.Attempts + 1))
+		at := s.env.Now().Add(s.env.ChainBackoff(r.Attempts + 1))
 		s.env.Log.Warn("refund check failed; retrying", zap.String("refund", r.ID), zap.Int("attempt", r.Attempts+1), zap.Error(err))
 		us[i] = driver.RefundUpdate{ID: r.ID, Owner: s.env.WorkerID, Status: wire.RefundPending, RunAt: at, Release: true, Attempts: r.Attempts + 1, UpdatedAt: s.env.Now()}
 	}

@@ -459,12 +459,13 @@ func (ss *Settle) settleCheck(hint time.Duration) time.Duration {
 }
 
 // settleLater is the update after a transient settler error: the workflow
-// stays Settling and is checked again after a backoff, without limit, since
-// a charge that may be on its way to the chain is never given up on.
+// stays Settling and is checked again after a backoff (at most
+// MaxChainRetry), without limit, since a charge that may be on its way to
+// the chain is never given up on.
 func (ss *Settle) settleLater(w *wire.Workflow, now time.Time, err error) driver.Update {
 	u := driver.Update{ID: w.ID, Owner: ss.env.WorkerID, Status: wire.Settling, UpdatedAt: now, Release: true}
 	u.Attempts = w.Attempts + 1
-	u.RunAt = now.Add(ss.env.Backoff(u.Attempts))
+	u.RunAt = now.Add(ss.env.ChainBackoff(u.Attempts))
 	ss.env.Log.Warn("settlement failed; will retry", zap.String("workflow", w.ID), zap.Int("attempt", u.Attempts), zap.Error(err))
 	return u
 }

@@ -131,6 +131,31 @@ class Receiver:
 # ---------------------------------------------------------------- the reference server
 
 
+_bin: Optional[str] = None
+_bin_lock = threading.Lock()
+
+
+def server_binary() -> str:
+    """``SETTLEFLOW_SERVER_BIN``, or ``./examples/server`` built once per test run
+    (every :class:`Server` of the run uses it)."""
+    global _bin
+    with _bin_lock:
+        if _bin is None:
+            path = os.environ.get("SETTLEFLOW_SERVER_BIN") or ""
+            if not path:
+                d = tempfile.mkdtemp(prefix="settleflow-python-server-")
+                atexit.register(shutil.rmtree, d, True)
+                path = os.path.join(d, "server")
+                r = subprocess.run(
+                    ["go", "build", "-o", path, "./examples/server"],
+                    cwd=repo_root(), capture_output=True, text=True, timeout=600,
+                )
+                if r.returncode != 0:
+                    raise RuntimeError("go build ./examples/server failed:\n" + r.stderr)
+            _bin = path
+        return _bin
+
+
 class Server:
     """The reference server; ``args`` are more flags for it (``-remote NAMES``)."""
 
@@ -155,15 +180,7 @@ class Server:
         return r.stdout
 
     def _start(self) -> None:
-        self.bin = os.environ.get("SETTLEFLOW_SERVER_BIN") or ""
-        if not self.bin:
-            self.bin = os.path.join(self.tmp, "server")
-            r = subprocess.run(
-                ["go", "build", "-o", self.bin, "./examples/server"],
-                cwd=repo_root(), capture_output=True, text=True, timeout=600,
-            )
-            if r.returncode != 0:
-                raise RuntimeError("go build ./examples/server failed:\n" + r.stderr)
+        self.bin = server_binary()
         lines = self._cli("keys", "create", "--env", "test", "--name", "python-sdk").split()
         self.key = next(x for x in lines if x.startswith("sk_test_"))
         lines = self._cli(
