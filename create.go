@@ -198,6 +198,13 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 	}
 	q, err := e.Quote(ctx, p)
 	if err != nil {
+		if cerr == nil && p.IdempotencyKey != "" {
+			// A retry of a request that created a workflow answers that
+			// workflow, though its product was retired or changed since.
+			if wf, rerr := e.replayUnquotable(ctx, p); wf != nil || rerr != nil {
+				return wf, wf != nil, rerr
+			}
+		}
 		return nil, false, err
 	}
 	if cerr != nil {
@@ -281,4 +288,24 @@ func compactJSON(raw []byte) (json.RawMessage, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// replayUnquotable answers a create that could not be quoted from the
+// record of its idempotency key: the workflow it created (the same
+// request) or ErrIdempotencyKeyReused (another request). It returns nil,
+// nil when the key has no live record or the Store cannot read one
+// (IdempotencyReader): then the quote's error stands.
+func (e *Engine) replayUnquotable(ctx context.Context, p CreateParams) (*Workflow, error) {
+	r, ok := e.store.(IdempotencyReader)
+	if !ok {
+		return nil, nil
+	}
+	rec, err := r.IdempotencyRecord(ctx, p.Environment, p.IdempotencyKey, e.now())
+	if err != nil || rec == nil || rec.Existing == nil {
+		return nil, err
+	}
+	if rec.ExistingHash != requestHash(p.Product, p.CustomerID, p.Payload, p.SuccessCriteria, p.MarginFloor) {
+		return nil, ErrIdempotencyKeyReused
+	}
+	return rec.Existing, nil
 }

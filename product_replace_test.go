@@ -116,3 +116,38 @@ func TestProductsConcurrentChanges(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A create retried with its idempotency key after its product was retired
+// (or changed so that it no longer quotes the payload) answers the workflow
+// it created, replayed, as any retry does; the same key with another body
+// is ErrIdempotencyKeyReused, and a new key is refused product_retired.
+func TestCreateReplayedAfterRetire(t *testing.T) {
+	var ps *settleflow.Products
+	f := newFixture(t, func(o *settleflow.Options) { ps = o.Products })
+	ctx := context.Background()
+	params := func(key, ticket string) settleflow.CreateParams {
+		return settleflow.CreateParams{Environment: settleflow.Test, Product: "ticket-triage", CustomerID: "cus_123",
+			Payload: json.RawMessage(fmt.Sprintf(`{"ticketId": %q, "attachments": 1}`, ticket)), IdempotencyKey: key}
+	}
+	first, replayed, err := f.engine.Create(ctx, params("create-1", "T-1"))
+	if err != nil || replayed {
+		t.Fatalf("first create: %v replayed=%v", err, replayed)
+	}
+	if err := ps.Retire("ticket-triage"); err != nil {
+		t.Fatal(err)
+	}
+	// The payload compacted differently is the same request.
+	p := params("create-1", "T-1")
+	p.Payload = json.RawMessage(`{ "ticketId":"T-1",  "attachments":1 }`)
+	again, replayed, err := f.engine.Create(ctx, p)
+	if err != nil || !replayed || again.ID != first.ID || again.Quoted != first.Quoted {
+		t.Fatalf("the retry after Retire: %+v replayed=%v %v; want %s replayed", again, replayed, err, first.ID)
+	}
+	if _, _, err := f.engine.Create(ctx, params("create-1", "T-2")); !errors.Is(err, settleflow.ErrIdempotencyKeyReused) {
+		t.Fatalf("the key with another body: %v; want ErrIdempotencyKeyReused", err)
+	}
+	var inv *settleflow.InvalidError
+	if _, _, err := f.engine.Create(ctx, params("create-2", "T-1")); !errors.As(err, &inv) || inv.Code != settleflow.CodeProductRetired {
+		t.Fatalf("a new key: %v; want product_retired", err)
+	}
+}

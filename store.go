@@ -32,5 +32,9 @@ type Claim = driver.Claim
 // Update changes one leased workflow ([driver.Update]).
 type Update = driver.Update
 
+// IdempotencyReader is a Store that reads an idempotency record without
+// inserting ([driver.IdempotencyReader]).
+type IdempotencyReader = driver.IdempotencyReader
+
 // IdempotencyTTL is how long an idempotency key is remembered.
 const IdempotencyTTL = driver.IdempotencyTTL

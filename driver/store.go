@@ -229,6 +229,19 @@ type PruneResult struct {
 	IdempotencyKeys int
 }
 
+// IdempotencyReader is implemented by a Store that can read a workflow's
+// idempotency record without inserting anything. The engine uses it when a
+// create cannot be quoted any more (its product was retired or changed
+// since the key's first use): a retry of a request that created a workflow
+// must still answer that workflow. A Store without it keeps the behaviour
+// from before it existed: such a retry gets the quote's error.
+type IdempotencyReader interface {
+	// IdempotencyRecord returns the record under key in env that is younger
+	// than IdempotencyTTL at now (Existing and ExistingHash set), or nil if
+	// there is none. It changes nothing.
+	IdempotencyRecord(ctx context.Context, env wire.Environment, key string, now time.Time) (*InsertResult, error)
+}
+
 // IdempotencyTTL is how long an idempotency key is remembered.
 const IdempotencyTTL = 24 * time.Hour
 

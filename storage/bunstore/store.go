@@ -769,6 +769,26 @@ func (s *Store) idempotencyRecord(ctx context.Context, tx *sql.Tx, w *settleflow
 	return &settleflow.InsertResult{Existing: &first, ExistingHash: hash}, nil
 }
 
+// IdempotencyRecord implements settleflow.IdempotencyReader.
+func (s *Store) IdempotencyRecord(ctx context.Context, env settleflow.Environment, key string, now time.Time) (*settleflow.InsertResult, error) {
+	var hash, response string
+	var created int64
+	err := s.db.QueryRowContext(ctx, selectIdempotencySQL, env.Livemode(), key).Scan(&hash, &response, &created)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("bunstore: idempotency record: %w", err)
+	case created <= micros(now.Add(-settleflow.IdempotencyTTL)):
+		return nil, nil // expired: the key may be used again
+	}
+	var first settleflow.Workflow
+	if err := json.Unmarshal([]byte(response), &first); err != nil {
+		return nil, fmt.Errorf("bunstore: idempotency record: %w", err)
+	}
+	return &settleflow.InsertResult{Existing: &first, ExistingHash: hash}, nil
+}
+
 // GetWorkflow implements settleflow.Store.
 const getWorkflowSQL = `SELECT ` + workflowColumns + ` FROM settleflow_workflows WHERE id = ? AND livemode = ?`
 

@@ -99,3 +99,45 @@ func testRefundKeyTTL(t *testing.T, s settleflow.Store) {
 		t.Fatalf("after the key's reuse: %+v %v; want the new refund replayed", again, err)
 	}
 }
+
+// testIdempotencyRecord: a Store that reads idempotency records
+// (settleflow.IdempotencyReader) answers the workflow created under a key
+// and its request hash, changes nothing, and answers nil for a key never
+// used, for the other environment and once IdempotencyTTL has passed.
+func testIdempotencyRecord(t *testing.T, s settleflow.Store) {
+	r, ok := s.(settleflow.IdempotencyReader)
+	if !ok {
+		t.Skip("this Store does not read idempotency records (settleflow.IdempotencyReader is optional)")
+	}
+	ctx := context.Background()
+	w := newWorkflow(settleflow.Test, base, "cus_rec", "triage")
+	in := settleflow.Insert{Workflow: w, IdempotencyKey: "k-record", RequestHash: "h-record"}
+	if res, err := s.InsertWorkflows(ctx, []settleflow.Insert{in}); err != nil || res[0].Existing != nil {
+		t.Fatalf("insert: %+v %v", res, err)
+	}
+	for range 2 {
+		rec, err := r.IdempotencyRecord(ctx, settleflow.Test, "k-record", base.Add(time.Hour))
+		if err != nil || rec == nil || rec.Existing == nil || rec.Existing.ID != w.ID || rec.ExistingHash != "h-record" {
+			t.Fatalf("record: %+v %v; want %s under h-record", rec, err, w.ID)
+		}
+	}
+	for _, c := range []struct {
+		env settleflow.Environment
+		key string
+		at  time.Time
+	}{
+		{settleflow.Test, "k-never", base},
+		{settleflow.Live, "k-record", base},
+		{settleflow.Test, "k-record", base.Add(settleflow.IdempotencyTTL)},
+	} {
+		if rec, err := r.IdempotencyRecord(ctx, c.env, c.key, c.at); err != nil || rec != nil {
+			t.Fatalf("%s %s at %s: %+v %v; want none", c.env, c.key, c.at, rec, err)
+		}
+	}
+	// Reading changed nothing: the key still replays.
+	again := newWorkflow(settleflow.Test, base.Add(time.Second), "cus_rec", "triage")
+	res, err := s.InsertWorkflows(ctx, []settleflow.Insert{{Workflow: again, IdempotencyKey: "k-record", RequestHash: "h-record"}})
+	if err != nil || res[0].Existing == nil || res[0].Existing.ID != w.ID {
+		t.Fatalf("replay after reading: %+v %v", res, err)
+	}
+}

@@ -34,6 +34,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"Sequence", testSequence},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyRefusedFirstUse", testIdempotencyRefusedFirstUse},
+		{"IdempotencyRecord", testIdempotencyRecord},
 		{"List", testList},
 		{"Claim", testClaim},
 		{"ClaimConcurrent", testClaimConcurrent},
