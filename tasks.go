@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/settleflow/settleflow/internal/ids"
@@ -104,6 +107,70 @@ type ClaimTasksParams struct {
 	// Wait is how long to wait for a first task when none is ready: 0 to
 	// MaxTaskWait.
 	Wait time.Duration
+	// WorkerInfo is what the worker process says of itself (optional): the
+	// engine's registry of workers (Engine.Workers) and the attempts it
+	// runs (Engine.Attempts) show it.
+	WorkerInfo WorkerInfo
+}
+
+// WorkerInfo is what a worker process says of itself when it claims. Every
+// field is optional; each is UTF-8 without control characters.
+type WorkerInfo struct {
+	// Host is the machine it runs on (its hostname): at most 255 bytes.
+	Host string
+	// Name tells it from other workers on the host (a process name, or
+	// "pid-1234"): at most 128 bytes.
+	Name string
+	// SDK is the client library and version ("settleflow-python/0.4.0"):
+	// at most 64 bytes.
+	SDK string
+}
+
+// check returns an *InvalidError naming the first bad field of i.
+func (i WorkerInfo) check() error {
+	for _, f := range []struct {
+		param, v string
+		max      int
+	}{{"worker.host", i.Host, 255}, {"worker.name", i.Name, 128}, {"worker.sdk", i.SDK, 64}} {
+		if len(f.v) > f.max || !utf8.ValidString(f.v) || strings.IndexFunc(f.v, unicode.IsControl) >= 0 {
+			return &InvalidError{Code: CodeParameterInvalid, Param: f.param,
+				Message: fmt.Sprintf("%s must be UTF-8 of at most %d bytes without control characters", f.param, f.max)}
+		}
+	}
+	return nil
+}
+
+// WorkerSeen is a worker process that claimed tasks of this engine, as
+// its registry of workers (Engine.Workers) holds it: one per worker key,
+// host and name in an environment.
+type WorkerSeen struct {
+	Environment Environment
+	// KeyID is the id of the worker key it claims with.
+	KeyID string
+	WorkerInfo
+	// FirstSeen and LastClaim are when its first and its latest claim
+	// came (a claim that got no task counts).
+	FirstSeen time.Time
+	LastClaim time.Time
+	// Claimed counts the tasks handed to it.
+	Claimed int64
+	// InFlight counts the tasks it holds now, by product (none: empty).
+	InFlight map[string]int
+}
+
+// maxWorkersSeen bounds the registry of workers: past it, a new worker
+// replaces the one whose last claim is oldest among those holding no
+// task (the registry is for people to read, not a record).
+const maxWorkersSeen = 1000
+
+type workerKey struct {
+	env                Environment
+	keyID, host, named string
+}
+
+// workerEntry is a worker of the registry (under the hub's lock).
+type workerEntry struct {
+	seen WorkerSeen
 }
 
 // taskState is where a task is; the first four are open.
@@ -134,6 +201,11 @@ type task struct {
 	state   taskState
 	worker  string
 	endedAt time.Time
+	// by is the worker process that claimed it, at claimedAt; message is
+	// its failure's (the attempt's record, Engine.Attempts).
+	by        *workerEntry
+	claimedAt time.Time
+	message   string
 	// outcome takes the worker's completion or failure (buffered: sent
 	// once, under the hub's lock).
 	outcome chan taskOutcome
@@ -154,23 +226,126 @@ type taskHub struct {
 	// drained is closed by EndTaskClaims: claims stop waiting.
 	drained   chan struct{}
 	drainOnce sync.Once
+	// workers is the registry of the worker processes that claimed.
+	workers map[workerKey]*workerEntry
 }
 
 type taskWaiter struct {
 	env      Environment
 	products []string
 	wake     chan struct{} // buffered 1
+	by       *workerEntry
 }
 
 func newTaskHub() *taskHub {
-	return &taskHub{byID: map[string]*task{}, waiters: map[*taskWaiter]struct{}{}, drained: make(chan struct{})}
+	return &taskHub{byID: map[string]*task{}, waiters: map[*taskWaiter]struct{}{}, drained: make(chan struct{}),
+		workers: map[workerKey]*workerEntry{}}
+}
+
+// seen records a claim by the worker process p names, at now, and returns
+// its entry (h.mu held).
+func (h *taskHub) seen(p ClaimTasksParams, now time.Time) *workerEntry {
+	k := workerKey{env: p.Environment, keyID: p.Worker, host: p.WorkerInfo.Host, named: p.WorkerInfo.Name}
+	w, ok := h.workers[k]
+	if !ok {
+		if len(h.workers) >= maxWorkersSeen {
+			var oldest workerKey
+			var at time.Time
+			for k, o := range h.workers {
+				if len(o.seen.InFlight) == 0 && (at.IsZero() || o.seen.LastClaim.Before(at)) {
+					oldest, at = k, o.seen.LastClaim
+				}
+			}
+			if !at.IsZero() {
+				delete(h.workers, oldest)
+			}
+		}
+		w = &workerEntry{seen: WorkerSeen{Environment: p.Environment, KeyID: p.Worker, FirstSeen: now, InFlight: map[string]int{}}}
+		h.workers[k] = w
+	}
+	w.seen.WorkerInfo, w.seen.LastClaim = p.WorkerInfo, now
+	return w
+}
+
+// Workers returns the worker processes that claimed tasks of env from
+// this engine since it started (at most 1,000: the oldest idle ones are
+// forgotten first), the latest claim first.
+func (e *Engine) Workers(env Environment) []WorkerSeen {
+	h := e.tasks
+	h.mu.Lock()
+	out := make([]WorkerSeen, 0, len(h.workers))
+	for _, w := range h.workers {
+		if w.seen.Environment != env {
+			continue
+		}
+		s := w.seen
+		s.InFlight = make(map[string]int, len(w.seen.InFlight))
+		for p, n := range w.seen.InFlight {
+			s.InFlight[p] = n
+		}
+		out = append(out, s)
+	}
+	h.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].LastClaim.Equal(out[j].LastClaim) {
+			return out[i].LastClaim.After(out[j].LastClaim)
+		}
+		a, b := out[i], out[j]
+		return a.KeyID+"\x00"+a.Host+"\x00"+a.Name < b.KeyID+"\x00"+b.Host+"\x00"+b.Name
+	})
+	return out
+}
+
+// attempt is the record of t's attempt at now, once its execution ended
+// (nil if no worker claimed it): the update recording the end writes it.
+func (h *taskHub) attempt(t *task, w *Workflow, runErr error, now time.Time) *Attempt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t.by == nil {
+		return nil
+	}
+	a := &Attempt{TaskID: t.t.ID, WorkflowID: w.ID, Livemode: w.Livemode, Number: t.t.Attempt,
+		WorkerKeyID: t.by.seen.KeyID, WorkerHost: t.by.seen.Host, WorkerName: t.by.seen.Name, WorkerSDK: t.by.seen.SDK,
+		ClaimedAt: t.claimedAt, EndedAt: now}
+	switch t.state {
+	case taskCompleted:
+		a.Outcome = AttemptCompleted
+	case taskFailed:
+		a.Outcome, a.Message = AttemptFailed, t.message
+	case taskExceeded:
+		a.Outcome = AttemptMarginFloorExceeded
+	default:
+		a.Outcome = AttemptLeaseLost
+		if runErr != nil {
+			a.Message = runErr.Error()
+		}
+	}
+	return a
+}
+
+// running returns the attempts of workflow id of env that workers hold
+// now, as Engine.Attempts reports them (not yet ended: EndedAt zero).
+func (h *taskHub) running(env Environment, id string) []Attempt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []Attempt
+	for _, t := range h.byID {
+		if t.env != env || t.t.WorkflowID != id || t.state != taskClaimed || t.by == nil {
+			continue
+		}
+		out = append(out, Attempt{TaskID: t.t.ID, WorkflowID: id, Livemode: t.t.Livemode, Number: t.t.Attempt,
+			WorkerKeyID: t.by.seen.KeyID, WorkerHost: t.by.seen.Host, WorkerName: t.by.seen.Name, WorkerSDK: t.by.seen.SDK,
+			ClaimedAt: t.claimedAt})
+	}
+	return out
 }
 
 // runRemote is a remote product's execution: it queues w as a task, wakes
 // the claims waiting for its product, and waits for the worker's outcome,
 // for the lease to pass without a heartbeat, or for ctx (the execution's:
-// ExecutionTimeout, the margin floor, Stop) to end.
-func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Execution, error) {
+// ExecutionTimeout, the margin floor, Stop) to end. It returns the task
+// too, for the record of its attempt (taskHub.attempt).
+func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (*task, Execution, error) {
 	h := e.tasks
 	now := e.now()
 	t := &task{
@@ -184,7 +359,7 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 		t.t.Budget = &Money{Amount: spent.budget, Currency: w.Quoted.Currency}
 	}
 	if !h.add(t, now) {
-		return Execution{}, errTaskWithdrawn
+		return t, Execution{}, errTaskWithdrawn
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -192,7 +367,7 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 	for {
 		select {
 		case o := <-t.outcome:
-			return o.exec, o.err
+			return t, o.exec, o.err
 		case <-t.kick:
 			h.mu.Lock()
 			until := t.t.LeaseExpiresAt
@@ -207,7 +382,7 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 			until := t.t.LeaseExpiresAt
 			h.mu.Unlock()
 			if lost {
-				return Execution{}, fmt.Errorf("the worker's lease on task %s ended without a heartbeat", t.t.ID)
+				return t, Execution{}, fmt.Errorf("the worker's lease on task %s ended without a heartbeat", t.t.ID)
 			}
 			timer.Reset(max(until.Sub(e.now()), 0))
 		case <-ctx.Done():
@@ -219,13 +394,13 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 			h.mu.Unlock()
 			select {
 			case o := <-t.outcome: // completed or failed just before
-				return o.exec, o.err
+				return t, o.exec, o.err
 			default:
 			}
 			if state == taskWithdrawn {
-				return Execution{}, errTaskWithdrawn
+				return t, Execution{}, errTaskWithdrawn
 			}
-			return Execution{}, context.Cause(ctx)
+			return t, Execution{}, context.Cause(ctx)
 		}
 	}
 }
@@ -263,6 +438,13 @@ func (h *taskHub) add(t *task, now time.Time) bool {
 // is now; its payload is dropped (see forget) unless its worker ended it,
 // whose answer carries it.
 func (h *taskHub) end(t *task, state taskState, now time.Time) {
+	if t.state == taskClaimed && t.by != nil {
+		if n := t.by.seen.InFlight[t.t.Product] - 1; n > 0 {
+			t.by.seen.InFlight[t.t.Product] = n
+		} else {
+			delete(t.by.seen.InFlight, t.t.Product)
+		}
+	}
 	if t.state == taskQueued {
 		for i, q := range h.queue {
 			if q == t {
@@ -333,6 +515,9 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 	case p.Wait < 0 || p.Wait > MaxTaskWait:
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "waitSeconds", Message: fmt.Sprintf("waitSeconds must be from 0 to %d", int(MaxTaskWait/time.Second))}
 	}
+	if err := p.WorkerInfo.check(); err != nil {
+		return nil, err
+	}
 	for i, name := range p.Products {
 		if prod, ok := e.products.get(name); !ok || !prod.remote {
 			return nil, &InvalidError{Code: CodeParameterInvalid, Param: fmt.Sprintf("products[%d]", i),
@@ -352,6 +537,9 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 		deadline = timer.C
 	}
 	wt := &taskWaiter{env: p.Environment, products: p.Products, wake: make(chan struct{}, 1)}
+	h.mu.Lock()
+	wt.by = h.seen(p, e.now())
+	h.mu.Unlock()
 	for {
 		h.mu.Lock()
 		got := h.take(wt, p, e.now(), e.opts.TaskLease)
@@ -387,8 +575,10 @@ func (h *taskHub) take(wt *taskWaiter, p ClaimTasksParams, now time.Time, lease 
 			continue
 		}
 		h.queue = append(h.queue[:i], h.queue[i+1:]...)
-		t.state, t.worker = taskClaimed, p.Worker
+		t.state, t.worker, t.by, t.claimedAt = taskClaimed, p.Worker, wt.by, now
 		t.t.LeaseExpiresAt = now.Add(lease)
+		wt.by.seen.InFlight[t.t.Product]++
+		wt.by.seen.Claimed++
 		select {
 		case t.kick <- struct{}{}:
 		default:
@@ -577,6 +767,7 @@ func (e *Engine) FailTask(_ context.Context, s TaskScope, id, message string, re
 		return Task{}, &InvalidError{Code: CodeParameterInvalid, Param: "message", Message: fmt.Sprintf("message must be valid UTF-8 of at most %d bytes", MaxTaskMessageBytes)}
 	}
 	h.end(t, taskFailed, e.now())
+	t.message = message
 	var out error = errors.New("the worker failed the task: " + message)
 	if !retry {
 		out = Permanent(&Failure{Code: FailureExecutionFailed, Message: "the worker failed the task: " + message})
