@@ -32,3 +32,7 @@ func (e *Engine) Attempts(ctx context.Context, env Environment, id string) ([]At
 	}
 	return stored, nil
 }
+
+// RemoteProducts names this engine's remote products (Product.Remote):
+// those whose tasks workers claim.
+func (e *Engine) RemoteProducts() []string { return e.products.Remote() }
