@@ -27,6 +27,7 @@ type execResult struct {
 	exec  Execution
 	err   error
 	spent *spend // what the product reported spending as it ran
+	task  *task  // a remote product's: the attempt's task
 }
 
 // execute runs w's product: the execute stage's executions (run).
@@ -44,7 +45,7 @@ func (e *Engine) execute(ctx context.Context, w *Workflow) execResult {
 		}
 		ectx = context.WithValue(ectx, spendKey{}, res.spent)
 		if prod.remote {
-			res.exec, res.err = e.runRemote(ectx, w, res.spent)
+			res.task, res.exec, res.err = e.runRemote(ectx, w, res.spent)
 		} else {
 			res.exec, res.err = runProduct(ectx, prod, w.Payload)
 		}
@@ -134,6 +135,9 @@ func (e *Engine) finish(ctx context.Context, r execResult, now time.Time) (Updat
 			u.ActualCost, u.Cost = &cost.Amount, cost
 			u.Event.Data.Cost = cost
 		}
+	}
+	if r.task != nil {
+		u.Attempt = e.tasks.attempt(r.task, w, r.err, now)
 	}
 	return u, next
 }

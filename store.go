@@ -38,3 +38,18 @@ type IdempotencyReader = driver.IdempotencyReader
 
 // IdempotencyTTL is how long an idempotency key is remembered.
 const IdempotencyTTL = driver.IdempotencyTTL
+
+// Attempt records which worker ran one attempt of a remote product's
+// workflow ([driver.Attempt]).
+type Attempt = driver.Attempt
+
+// AttemptOutcome is how an attempt ended ([driver.AttemptOutcome]).
+type AttemptOutcome = driver.AttemptOutcome
+
+// The outcomes of an attempt ([driver.AttemptOutcome]).
+const (
+	AttemptCompleted           = driver.AttemptCompleted
+	AttemptFailed              = driver.AttemptFailed
+	AttemptLeaseLost           = driver.AttemptLeaseLost
+	AttemptMarginFloorExceeded = driver.AttemptMarginFloorExceeded
+)

@@ -104,6 +104,10 @@ type ClaimTasksParams struct {
 	// Wait is how long to wait for a first task when none is ready: 0 to
 	// MaxTaskWait.
 	Wait time.Duration
+	// WorkerInfo is what the worker process says of itself (optional): the
+	// engine's registry of workers (Engine.Workers) and the attempts it
+	// runs (Engine.Attempts) show it.
+	WorkerInfo WorkerInfo
 }
 
 // taskState is where a task is; the first four are open.
@@ -134,6 +138,11 @@ type task struct {
 	state   taskState
 	worker  string
 	endedAt time.Time
+	// by is the worker process that claimed it, at claimedAt; message is
+	// its failure's (the attempt's record, Engine.Attempts).
+	by        *workerEntry
+	claimedAt time.Time
+	message   string
 	// outcome takes the worker's completion or failure (buffered: sent
 	// once, under the hub's lock).
 	outcome chan taskOutcome
@@ -154,23 +163,28 @@ type taskHub struct {
 	// drained is closed by EndTaskClaims: claims stop waiting.
 	drained   chan struct{}
 	drainOnce sync.Once
+	// workers is the registry of the worker processes that claimed.
+	workers map[workerKey]*workerEntry
 }
 
 type taskWaiter struct {
 	env      Environment
 	products []string
 	wake     chan struct{} // buffered 1
+	by       *workerEntry
 }
 
 func newTaskHub() *taskHub {
-	return &taskHub{byID: map[string]*task{}, waiters: map[*taskWaiter]struct{}{}, drained: make(chan struct{})}
+	return &taskHub{byID: map[string]*task{}, waiters: map[*taskWaiter]struct{}{}, drained: make(chan struct{}),
+		workers: map[workerKey]*workerEntry{}}
 }
 
 // runRemote is a remote product's execution: it queues w as a task, wakes
 // the claims waiting for its product, and waits for the worker's outcome,
 // for the lease to pass without a heartbeat, or for ctx (the execution's:
-// ExecutionTimeout, the margin floor, Stop) to end.
-func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Execution, error) {
+// ExecutionTimeout, the margin floor, Stop) to end. It returns the task
+// too, for the record of its attempt (taskHub.attempt).
+func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (*task, Execution, error) {
 	h := e.tasks
 	now := e.now()
 	t := &task{
@@ -184,7 +198,7 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 		t.t.Budget = &Money{Amount: spent.budget, Currency: w.Quoted.Currency}
 	}
 	if !h.add(t, now) {
-		return Execution{}, errTaskWithdrawn
+		return t, Execution{}, errTaskWithdrawn
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -192,7 +206,7 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 	for {
 		select {
 		case o := <-t.outcome:
-			return o.exec, o.err
+			return t, o.exec, o.err
 		case <-t.kick:
 			h.mu.Lock()
 			until := t.t.LeaseExpiresAt
@@ -207,7 +221,7 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 			until := t.t.LeaseExpiresAt
 			h.mu.Unlock()
 			if lost {
-				return Execution{}, fmt.Errorf("the worker's lease on task %s ended without a heartbeat", t.t.ID)
+				return t, Execution{}, fmt.Errorf("the worker's lease on task %s ended without a heartbeat", t.t.ID)
 			}
 			timer.Reset(max(until.Sub(e.now()), 0))
 		case <-ctx.Done():
@@ -219,13 +233,13 @@ func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (Exec
 			h.mu.Unlock()
 			select {
 			case o := <-t.outcome: // completed or failed just before
-				return o.exec, o.err
+				return t, o.exec, o.err
 			default:
 			}
 			if state == taskWithdrawn {
-				return Execution{}, errTaskWithdrawn
+				return t, Execution{}, errTaskWithdrawn
 			}
-			return Execution{}, context.Cause(ctx)
+			return t, Execution{}, context.Cause(ctx)
 		}
 	}
 }
@@ -263,6 +277,13 @@ func (h *taskHub) add(t *task, now time.Time) bool {
 // is now; its payload is dropped (see forget) unless its worker ended it,
 // whose answer carries it.
 func (h *taskHub) end(t *task, state taskState, now time.Time) {
+	if t.state == taskClaimed && t.by != nil {
+		if n := t.by.seen.InFlight[t.t.Product] - 1; n > 0 {
+			t.by.seen.InFlight[t.t.Product] = n
+		} else {
+			delete(t.by.seen.InFlight, t.t.Product)
+		}
+	}
 	if t.state == taskQueued {
 		for i, q := range h.queue {
 			if q == t {
@@ -333,6 +354,9 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 	case p.Wait < 0 || p.Wait > MaxTaskWait:
 		return nil, &InvalidError{Code: CodeParameterInvalid, Param: "waitSeconds", Message: fmt.Sprintf("waitSeconds must be from 0 to %d", int(MaxTaskWait/time.Second))}
 	}
+	if err := p.WorkerInfo.check(); err != nil {
+		return nil, err
+	}
 	for i, name := range p.Products {
 		if prod, ok := e.products.get(name); !ok || !prod.remote {
 			return nil, &InvalidError{Code: CodeParameterInvalid, Param: fmt.Sprintf("products[%d]", i),
@@ -352,6 +376,9 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 		deadline = timer.C
 	}
 	wt := &taskWaiter{env: p.Environment, products: p.Products, wake: make(chan struct{}, 1)}
+	h.mu.Lock()
+	wt.by = h.seen(p, e.now())
+	h.mu.Unlock()
 	for {
 		h.mu.Lock()
 		got := h.take(wt, p, e.now(), e.opts.TaskLease)
@@ -387,8 +414,10 @@ func (h *taskHub) take(wt *taskWaiter, p ClaimTasksParams, now time.Time, lease 
 			continue
 		}
 		h.queue = append(h.queue[:i], h.queue[i+1:]...)
-		t.state, t.worker = taskClaimed, p.Worker
+		t.state, t.worker, t.by, t.claimedAt = taskClaimed, p.Worker, wt.by, now
 		t.t.LeaseExpiresAt = now.Add(lease)
+		wt.by.seen.InFlight[t.t.Product]++
+		wt.by.seen.Claimed++
 		select {
 		case t.kick <- struct{}{}:
 		default:
@@ -577,6 +606,7 @@ func (e *Engine) FailTask(_ context.Context, s TaskScope, id, message string, re
 		return Task{}, &InvalidError{Code: CodeParameterInvalid, Param: "message", Message: fmt.Sprintf("message must be valid UTF-8 of at most %d bytes", MaxTaskMessageBytes)}
 	}
 	h.end(t, taskFailed, e.now())
+	t.message = message
 	var out error = errors.New("the worker failed the task: " + message)
 	if !retry {
 		out = Permanent(&Failure{Code: FailureExecutionFailed, Message: "the worker failed the task: " + message})

@@ -20,6 +20,22 @@ type TaskClaimParams struct {
 	// WaitSeconds is how long to wait for a first task when none is ready
 	// (0–30). Keep it below the client's timeout (WithTimeout).
 	WaitSeconds int `json:"waitSeconds,omitempty"`
+	// Worker, if set, says which worker process claims: the server's
+	// dashboard lists workers by key, host and name and shows which one
+	// ran each attempt. [Worker] sends it.
+	Worker *WorkerIdentity `json:"worker,omitempty"`
+}
+
+// WorkerIdentity is what a worker process says of itself when it claims
+// (docs/api.md §16): every field optional, UTF-8 without control
+// characters.
+type WorkerIdentity struct {
+	// Host is the machine it runs on: at most 255 bytes.
+	Host string `json:"host,omitempty"`
+	// Name tells it from other workers on the host: at most 128 bytes.
+	Name string `json:"name,omitempty"`
+	// SDK is the library and version: at most 64 bytes.
+	SDK string `json:"sdk,omitempty"`
 }
 
 // Claim claims tasks (POST /v1/tasks/claim, operation claimTasks): up to

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,6 +92,12 @@ type WorkerOptions struct {
 	// Logger, if set, gets a line per claim error and per task that could
 	// not be reported.
 	Logger *slog.Logger
+	// Name tells this worker from others on its host, in the server's
+	// dashboard (at most 128 bytes). Default "pid-" and the process id.
+	Name string
+	// Host is the machine it runs on, in the server's dashboard (at most
+	// 255 bytes). Default the hostname (os.Hostname).
+	Host string
 }
 
 // Worker claims tasks of the remote products it has handlers for and runs
@@ -122,7 +130,25 @@ func (c *Client) NewWorker(opts WorkerOptions) *Worker {
 		// A claim's answer must come before the client's own timeout.
 		opts.Wait = max(t-2*time.Second, time.Second)
 	}
+	if opts.Name == "" {
+		opts.Name = "pid-" + strconv.Itoa(os.Getpid())
+	}
+	if opts.Host == "" {
+		opts.Host, _ = os.Hostname()
+		opts.Host = truncateUTF8(opts.Host, 255)
+	}
 	return &Worker{tasks: c.Tasks, opts: opts, handlers: map[string]TaskHandler{}}
+}
+
+// truncateUTF8 cuts s to at most n bytes, at a rune boundary.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // Handle registers h for the remote product named product. Register every
@@ -152,6 +178,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("settleflow: the worker has no handler: call Handle first")
 	}
 	slots := make(chan struct{}, w.opts.Concurrency)
+	id := &WorkerIdentity{Host: w.opts.Host, Name: w.opts.Name, SDK: "settleflow-go/" + Version}
 	var running sync.WaitGroup
 	// stopTasks cancels the tasks still running after the drain timeout.
 	tasksCtx, stopTasks := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -176,7 +203,7 @@ claims:
 			}
 			break
 		}
-		got, err := w.tasks.Claim(ctx, &TaskClaimParams{Products: products, Max: free, WaitSeconds: int(w.opts.Wait / time.Second)})
+		got, err := w.tasks.Claim(ctx, &TaskClaimParams{Products: products, Max: free, WaitSeconds: int(w.opts.Wait / time.Second), Worker: id})
 		for range free - len(got) {
 			<-slots
 		}

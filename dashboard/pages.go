@@ -119,6 +119,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET "+p+"customers", h.authed(h.customersPage))
 	m.HandleFunc("GET "+p+"customers/{id}", h.authed(h.customerPage))
 	m.HandleFunc("GET "+p+"margins", h.authed(h.marginsPage))
+	m.HandleFunc("GET "+p+"workers", h.authed(h.workersPage))
 	m.HandleFunc("GET "+p+"webhooks", h.authed(h.webhooksPage))
 	m.HandleFunc("POST "+p+"webhooks", h.authed(h.addEndpoint))
 	m.HandleFunc("POST "+p+"webhooks/{id}/{action}", h.authed(h.endpointAction))
@@ -437,6 +438,8 @@ type workflowData struct {
 	Cost         *costView
 	Trace        []traceStep
 	FloorFailure string
+	// Attempts are the workers' attempts of a remote product's workflow.
+	Attempts []attemptView
 	refundView
 }
 
@@ -477,6 +480,10 @@ func (h *Handler) workflowPageWith(w http.ResponseWriter, r *http.Request, s *se
 	}
 	v.Form = form
 	d := newWorkflowData(wf, evs.Data, v)
+	if d.Attempts, err = h.attemptsOf(r.Context(), r, s.env, wf); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	if x := h.opts.Explorers[s.env]; x != "" && wf.Settlement != nil {
 		d.Explorer = x + wf.Settlement.TxHash
 	}

@@ -213,6 +213,10 @@ type Store interface {
 	// the events not yet dispatched (stage notify): each stage's rows, those
 	// due (run_at at or before now), and the earliest due run_at.
 	Backlog(ctx context.Context, now time.Time) (StoreBacklog, error)
+
+	// ListAttempts returns the attempts recorded (Update.Attempt) of the
+	// workflow id of env, oldest first; none for an unknown workflow.
+	ListAttempts(ctx context.Context, env wire.Environment, workflowID string) ([]Attempt, error)
 }
 
 // Prune is what one call of [Store.Prune] deletes.
@@ -402,6 +406,10 @@ type Update struct {
 	// EventNotified: the event is then written once, and the engine does
 	// not hand it over. Any other Store ignores it.
 	Notifier Notifier
+	// Attempt, if not nil, is the attempt of a remote product that the
+	// update ends: it is recorded in the update's transaction if and only
+	// if the update applies (ListAttempts). Its TaskID is unique.
+	Attempt *Attempt
 	// EventNotified is set by UpdateWorkflows, on the caller's update,
 	// when the update applied and its Event was handed to Notifier in the
 	// update's transaction.

@@ -17,9 +17,18 @@ import (
 
 // claimBody is the body of POST /v1/tasks/claim.
 type claimBody struct {
-	Products    []string `json:"products"`
-	Max         *int     `json:"max"`
-	WaitSeconds *int     `json:"waitSeconds"`
+	Products    []string    `json:"products"`
+	Max         *int        `json:"max"`
+	WaitSeconds *int        `json:"waitSeconds"`
+	Worker      *workerBody `json:"worker"`
+}
+
+// workerBody is what a worker process says of itself in a claim
+// (settleflow.WorkerInfo); every field optional.
+type workerBody struct {
+	Host string `json:"host"`
+	Name string `json:"name"`
+	SDK  string `json:"sdk"`
 }
 
 // heartbeatBody is the body of POST /v1/tasks/{id}/heartbeat.
@@ -63,6 +72,9 @@ func (h *handler) claimTasks(w http.ResponseWriter, r *http.Request) {
 	params := settleflow.ClaimTasksParams{TaskScope: taskScope(p), Products: in.Products, Max: 1}
 	if in.Max != nil {
 		params.Max = *in.Max
+	}
+	if in.Worker != nil {
+		params.WorkerInfo = settleflow.WorkerInfo{Host: in.Worker.Host, Name: in.Worker.Name, SDK: in.Worker.SDK}
 	}
 	if in.WaitSeconds != nil {
 		if *in.WaitSeconds < 0 || *in.WaitSeconds > int(settleflow.MaxTaskWait/time.Second) {

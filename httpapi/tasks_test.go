@@ -196,11 +196,25 @@ func TestTaskBadInputsChangeNothing(t *testing.T) {
 		{`{"products":["remote-echo"],"waitSeconds":-1}`, "parameter_invalid", "waitSeconds"},
 		{`{"products":["remote-echo"],"waitSeconds":1.5}`, "parameter_invalid", "waitSeconds"},
 		{`{"products":["remote-echo"],"Max":1}`, "parameter_unknown", "Max"},
+		{`{"products":["remote-echo"],"worker":{"host":"` + strings.Repeat("h", 256) + `"}}`, "parameter_invalid", "worker.host"},
+		{`{"products":["remote-echo"],"worker":{"name":"pid\n1"}}`, "parameter_invalid", "worker.name"},
+		{`{"products":["remote-echo"],"worker":{"sdk":"` + strings.Repeat("s", 65) + `"}}`, "parameter_invalid", "worker.sdk"},
+		{`{"products":["remote-echo"],"worker":{"host":7}}`, "parameter_invalid", "worker.host"},
+		{`{"products":["remote-echo"],"worker":{"pid":7}}`, "parameter_unknown", "worker.pid"},
+		{`{"products":["remote-echo"],"worker":"box-7"}`, "parameter_invalid", "worker"},
 	} {
 		r := e.expect(e.worker, "/v1/tasks/claim", c.body, 400, c.code)
 		if p := r.errorObject(t)["param"]; p != c.param {
 			t.Errorf("claim %s: param %v, want %s", c.body, p, c.param)
 		}
+	}
+	if ws := e.engine.Workers(settleflow.Test); len(ws) != 0 {
+		t.Fatalf("refused claims registered workers: %+v", ws)
+	}
+	// A good identity is taken as given.
+	e.expect(e.worker, "/v1/tasks/claim", `{"products":["remote-echo"],"worker":{"host":"box-7","name":"pid-42","sdk":"settleflow-test/1"}}`, 200, "")
+	if ws := e.engine.Workers(settleflow.Test); len(ws) != 1 || ws[0].Host != "box-7" || ws[0].Name != "pid-42" || ws[0].SDK != "settleflow-test/1" || ws[0].KeyID == "" {
+		t.Fatalf("workers after a claim: %+v", ws)
 	}
 	wf := e.newWorkflow(e.secret, "remote-echo", "cus_bad")
 	task := e.claimOne(e.worker, "remote-echo")

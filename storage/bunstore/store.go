@@ -1196,7 +1196,7 @@ func recordNotice(ctx context.Context, tx *sql.Tx, n storage.Notice, us []settle
 // transaction if n is not nil (and then written dispatched).
 func (s *Store) updateWorkflows(ctx context.Context, us []settleflow.Update, n storage.Notice) ([]bool, error) {
 	applied := make([]bool, len(us))
-	if s.postgres && distinctUpdates(us) && !asksSequence(us) {
+	if s.postgres && distinctUpdates(us) && !asksSequence(us) && !hasAttempts(us) {
 		return s.pgUpdateStatement(ctx, us, n)
 	}
 	err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -1225,6 +1225,9 @@ func (s *Store) updateWorkflows(ctx context.Context, us []settleflow.Update, n s
 				return err
 			}
 			start = end
+		}
+		if err := s.insertAttempts(ctx, tx, us, applied); err != nil {
+			return err
 		}
 		if s.postgres {
 			return recordNotice(ctx, tx, n, us, applied)

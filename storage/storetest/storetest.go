@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"FairQueue", testFairQueue},
 		{"InsertClaimed", testInsertClaimed},
 		{"OwnerGrants", testOwnerGrants},
+		{"Attempts", testAttempts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -625,6 +625,18 @@ export interface TaskClaimParams {
   max?: number | undefined;
   /** How long to wait for a first task when none is ready, a whole number 0–30; default 0. */
   waitSeconds?: number | undefined;
+  /** Which worker process claims (docs/api.md §16): the server's dashboard lists workers by key, host and name. Worker sends it. */
+  worker?: WorkerIdentity | undefined;
+}
+
+/** What a worker process says of itself when it claims; every field optional, UTF-8 without control characters. */
+export interface WorkerIdentity {
+  /** The machine it runs on, at most 255 bytes. */
+  host?: string | undefined;
+  /** Tells it from other workers on the host (e.g. pid-1234), at most 128 bytes. */
+  name?: string | undefined;
+  /** The library and its version, at most 64 bytes. */
+  sdk?: string | undefined;
 }
 
 export interface TaskHeartbeatParams {
@@ -845,11 +857,17 @@ export interface WorkerOptions {
   drainTimeout?: number | undefined;
   /** Gets a line per claim error and per task that could not be reported. */
   logger?: { warn(message: string, fields: object): void } | undefined;
+  /** Tells this worker from others on its host in the server's dashboard, at most 128 bytes; default pid-<process id>. */
+  name?: string | undefined;
+  /** The machine it runs on, in the server's dashboard, at most 255 bytes; default os.hostname(). */
+  host?: string | undefined;
 }
 
 /** Claims tasks of the products it has handlers for and runs them, heartbeating their leases. */
 export declare class Worker {
   constructor(client: Settleflow, options?: WorkerOptions);
+  /** What the worker says of itself on each claim. */
+  readonly identity: Required<WorkerIdentity>;
   /** Registers handler for the remote product named product; returns the worker. */
   handle<P extends object = JsonObject>(product: string, handler: TaskHandler<P>): this;
   /** Until stop() (or SIGTERM/SIGINT with handleSignals, the default); then drains the tasks in flight. */

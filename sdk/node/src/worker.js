@@ -2,7 +2,9 @@
 // Worker claims the tasks of the products it has handlers for and runs each
 // async handler with an AbortSignal, heartbeating its lease, until stop()
 // (or SIGTERM / SIGINT).
+import { hostname } from 'node:os';
 import { AuthenticationError, ConflictError, InvalidRequestError, NotFoundError, PermissionError, SettleflowError } from './errors.js';
+import { VERSION } from './version.js';
 
 /**
  * Thrown by a handler: a failure that retrying will not mend. The workflow
@@ -52,6 +54,13 @@ function checkMs(name, v, min) {
   return v;
 }
 
+// truncateUtf8 cuts s to at most n bytes of UTF-8, at a character boundary.
+function truncateUtf8(s, n) {
+  const b = Buffer.from(s, 'utf8');
+  if (b.length <= n) return s;
+  return new TextDecoder().decode(b.subarray(0, n)).replace(/\uFFFD$/, '');
+}
+
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -71,10 +80,16 @@ export class Worker {
 
   constructor(client, options = {}) {
     if (!client || typeof client.tasks?.claim !== 'function') throw new TypeError('new Worker(client, options) takes a Settleflow client');
-    const { concurrency = 4, heartbeatInterval = 10_000, wait = 20_000, drainTimeout = 30_000, logger, ...rest } = options ?? {};
+    const { concurrency = 4, heartbeatInterval = 10_000, wait = 20_000, drainTimeout = 30_000, logger, name, host, ...rest } = options ?? {};
     const unknown = Object.keys(rest);
-    if (unknown.length) throw new TypeError(`unknown worker option ${JSON.stringify(unknown[0])}; the options are concurrency, heartbeatInterval, wait, drainTimeout, logger`);
+    if (unknown.length) throw new TypeError(`unknown worker option ${JSON.stringify(unknown[0])}; the options are concurrency, heartbeatInterval, wait, drainTimeout, logger, name, host`);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 100) throw new TypeError('concurrency must be an integer from 1 to 100');
+    for (const [what, v] of [['name', name], ['host', host]]) {
+      if (v !== undefined && typeof v !== 'string') throw new TypeError(`${what} must be a string`);
+    }
+    // What the worker says of itself on each claim (the server's dashboard
+    // shows it): its host, its name (pid-N unless given), this library.
+    this.identity = { host: truncateUtf8(host ?? hostname(), 255), name: name ?? `pid-${process.pid}`, sdk: `settleflow-node/${VERSION}` };
     this.#client = client;
     this.#opts = {
       concurrency,
@@ -128,7 +143,7 @@ export class Worker {
         }
         let page;
         try {
-          page = await this.#client.tasks.claim({ products, max: free, waitSeconds: this.#opts.waitSeconds }, { signal: stop });
+          page = await this.#client.tasks.claim({ products, max: free, waitSeconds: this.#opts.waitSeconds, worker: this.identity }, { signal: stop });
         } catch (e) {
           if (stop.aborted) break;
           if (e instanceof PermissionError || e instanceof InvalidRequestError || e instanceof AuthenticationError) {

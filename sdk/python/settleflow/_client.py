@@ -659,10 +659,23 @@ class Tasks:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    def claim(self, products: Iterable[str], *, max: int = 1, wait_seconds: int = 0) -> List[Task]:
+    def claim(
+        self,
+        products: Iterable[str],
+        *,
+        max: int = 1,
+        wait_seconds: int = 0,
+        worker: Optional[Mapping[str, str]] = None,
+    ) -> List[Task]:
         """Claims up to ``max`` tasks (1–100) of the remote ``products``,
         waiting up to ``wait_seconds`` (0–30) for a first one when none is
         ready; an empty list when the wait ends with nothing.
+
+        ``worker``, optional, says which worker process claims: a dict of
+        ``host`` (at most 255 bytes), ``name`` (at most 128) and ``sdk`` (at
+        most 64), each optional; the server's dashboard lists workers by key,
+        host and name and shows which one ran each attempt.
+        :class:`Worker` sends it.
 
         The request's timeout is the client's or ``wait_seconds`` plus 10 s,
         whichever is longer. A claim is sent once, never retried: tasks whose
@@ -676,7 +689,18 @@ class Tasks:
         for what, v in (("max", max), ("wait_seconds", wait_seconds)):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise invalid_argument(what, f"{what} must be an int, not {_kind(v)}")
-        body = {"products": names, "max": max, "waitSeconds": wait_seconds}
+        body: Dict[str, Any] = {"products": names, "max": max, "waitSeconds": wait_seconds}
+        if worker is not None:
+            if not isinstance(worker, Mapping):
+                raise invalid_argument("worker", f"worker must be a dict of host, name and sdk, not {_kind(worker)}")
+            ident = {}
+            for k, v in worker.items():
+                if k not in ("host", "name", "sdk"):
+                    raise invalid_argument("worker", f"worker has host, name and sdk, not {k!r}")
+                if not isinstance(v, str):
+                    raise invalid_argument("worker." + k, f"worker.{k} must be a str, not {_kind(v)}")
+                ident[k] = v
+            body["worker"] = ident
         timeout = builtins_max(self._t.timeout, float(wait_seconds) + 10.0)
         resp = self._t.request("POST", "/v1/tasks/claim", body=body, max_retries=0, timeout=timeout)
         return _decode(resp, lambda x: Page.from_wire(_object(x), Task.from_wire).data)

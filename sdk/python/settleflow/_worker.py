@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import signal
+import socket
 import threading
 import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Union
@@ -27,6 +29,7 @@ from ._errors import (
     SettleflowError,
 )
 from ._models import Task
+from ._version import __version__
 
 __all__ = ["Worker", "TaskContext", "TaskResult", "TaskStopped", "Permanent"]
 
@@ -147,6 +150,11 @@ class TaskContext:
                 raise TaskStopped(reason, e) from None
 
 
+def _truncate(s: str, n: int) -> str:
+    """``s`` cut to at most ``n`` bytes of UTF-8, at a character boundary."""
+    return s.encode("utf-8")[:n].decode("utf-8", "ignore")
+
+
 class Worker:
     """Runs handlers for remote products' tasks.
 
@@ -164,6 +172,11 @@ class Worker:
     finish within ``drain_timeout`` seconds, then marks those left stopped
     (``worker_stopped``) and hands them back to the server to be retried.
     A stop takes effect when the claim in flight returns (within ``wait``).
+
+    Each claim says which worker sends it (the server's dashboard lists
+    workers by key, host and name, and shows which ran each attempt):
+    ``host`` defaults to the hostname, ``name`` to ``pid-`` and the process
+    id (``Worker(client, name="triage-1")`` to choose one).
     """
 
     def __init__(
@@ -174,15 +187,28 @@ class Worker:
         heartbeat_interval: float = 10.0,
         wait: float = 20.0,
         drain_timeout: float = 30.0,
+        name: Optional[str] = None,
+        host: Optional[str] = None,
     ) -> None:
-        for name, v in (("heartbeat_interval", heartbeat_interval), ("wait", wait), ("drain_timeout", drain_timeout)):
+        for what, v in (("heartbeat_interval", heartbeat_interval), ("wait", wait), ("drain_timeout", drain_timeout)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise ValueError(f"{name} must be a number of seconds >= 0")
+                raise ValueError(f"{what} must be a number of seconds >= 0")
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= 100:
             raise ValueError("concurrency must be an int from 1 to 100")
         if heartbeat_interval <= 0:
             raise ValueError("heartbeat_interval must be positive")
+        for what, v in (("name", name), ("host", host)):
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"{what} must be a str")
         self._client = client
+        #: What the worker says of itself on each claim (the server's
+        #: dashboard shows it): its host, its name ("pid-" and the process
+        #: id unless given) and this library's version.
+        self.identity = {
+            "host": _truncate(host if host is not None else socket.gethostname(), 255),
+            "name": name if name is not None else f"pid-{os.getpid()}",
+            "sdk": f"settleflow-python/{__version__}",
+        }
         self.concurrency = concurrency
         self.heartbeat_interval = float(heartbeat_interval)
         self.wait = int(min(wait, 30))
@@ -237,7 +263,7 @@ class Worker:
                 while free < self.concurrency and slots.acquire(blocking=False):
                     free += 1
                 try:
-                    got = self._client.tasks.claim(products, max=free, wait_seconds=self.wait)
+                    got = self._client.tasks.claim(products, max=free, wait_seconds=self.wait, worker=self.identity)
                 except (PermissionDeniedError, AuthenticationError, InvalidRequestError) as e:
                     for _ in range(free):
                         slots.release()

@@ -1,0 +1,2 @@
+-- Forget the attempts recorded.
+DROP TABLE settleflow_attempts;
