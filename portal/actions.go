@@ -265,13 +265,25 @@ func (h *Handler) relayDeposit(w http.ResponseWriter, r *http.Request, s *sessio
 		return
 	}
 	now := h.now()
+	fresh := false
 	if err := h.opts.DB.Write(r.Context(), func(ctx context.Context, t bun.Tx) error {
-		_, err := t.NewRaw(`INSERT INTO portal_relays (tx_hash, environment, customer_id, from_address, amount, created_at, status)
-			VALUES (?, ?, ?, ?, ?, ?, 'sent') ON CONFLICT (tx_hash) DO NOTHING`,
+		res, err := t.NewRaw(`INSERT INTO portal_relays (tx_hash, environment, customer_id, from_address, amount, created_at, status)
+			VALUES (?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT (tx_hash) DO NOTHING`,
 			strings.ToLower(tx), string(s.env), s.customerID, strings.ToLower(in.From), in.Amount, storage.Micros(now)).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		fresh = err == nil && n == 1
 		return err
 	}); err != nil {
 		h.fail(w, r, s, err)
+		return
+	}
+	if !fresh {
+		// The same authorization sent again: answered with its first
+		// transaction, relayed once.
+		writeJSON(w, http.StatusOK, map[string]any{"txHash": tx, "amount": in.Amount, "state": "pending"})
 		return
 	}
 	h.metrics.relays.WithLabelValues(string(s.env)).Inc()
@@ -423,8 +435,8 @@ func (h *Handler) relays(r *http.Request, s *session) ([]relayView, error) {
 	return out, nil
 }
 
-// recordRelay moves a relay from one state to the next; the first move
-// past pending (mined) records and counts what the operator paid.
+// recordRelay moves a relay from one state to the next; the move from
+// pending to mined records and counts what the operator paid.
 func (h *Handler) recordRelay(r *http.Request, s *session, tx, from, to string, rc settlement.RelayReceipt) error {
 	var moved bool
 	err := h.opts.DB.Write(r.Context(), func(ctx context.Context, t bun.Tx) error {
@@ -437,10 +449,10 @@ func (h *Handler) recordRelay(r *http.Request, s *session, tx, from, to string, 
 		moved = err == nil && n == 1
 		return err
 	})
-	if err != nil || !moved || from != "sent" {
+	if err != nil || !moved || from != "pending" || !rc.Mined {
 		return err
 	}
-	// Counted once: the move from "sent" happens once.
+	// Counted once: the move from pending to mined happens once.
 	h.metrics.gasUsed.WithLabelValues(string(s.env)).Add(float64(rc.GasUsed))
 	if rc.Fee != nil {
 		f, _ := new(big.Float).SetInt(rc.Fee).Float64()

@@ -22,6 +22,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
@@ -259,4 +260,40 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// jsonRound copies v into out through JSON.
+func jsonRound(v, out any) error { return json.Unmarshal(rawJSON(v), out) }
+
+// metric reads one of the portal's counters (by its field name in
+// metrics) with these label values.
+func (f *fixture) metric(field string, labels ...string) float64 {
+	f.t.Helper()
+	names := map[string]string{"relays": "settleflow_portal_relays_total", "gasUsed": "settleflow_portal_relay_gas_used_total",
+		"feeWei": "settleflow_portal_relay_fee_wei_total", "refused": "settleflow_portal_refused_total", "sessions": "settleflow_portal_sessions_total"}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(f.h.Collectors()...)
+	mfs, err := reg.Gather()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != names[field] {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			// Labels come sorted by name: env, then reason.
+			for i, l := range m.GetLabel() {
+				if l.GetValue() != labels[i] {
+					continue next
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
 }
