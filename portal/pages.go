@@ -428,4 +428,3 @@ func (h *Handler) relaysUsed(ctx context.Context, s *session, hour int64) (int, 
 }
 
 func (h *Handler) hour() int64 { return h.now().Unix() / 3600 }
-

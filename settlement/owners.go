@@ -172,12 +172,12 @@ type oitem struct {
 	g          *grant
 	// call is a relayed deposit's depositWithAuthorization; payer its
 	// signer.
-	call  []byte
-	payer common.Address
-	state      itemState
-	tx         *sentTx
-	queuedAt   time.Time
-	doneAt     time.Time
+	call     []byte
+	payer    common.Address
+	state    itemState
+	tx       *sentTx
+	queuedAt time.Time
+	doneAt   time.Time
 	// sent is closed once the transaction is sent, or the item failed.
 	sent chan struct{}
 	hash common.Hash
