@@ -90,7 +90,8 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: sim, Products: ps, Logger: zaptest.NewLogger(t).Named("engine"),
+	// No test faucet: a customer has what it deposits through the portal.
+	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: sim, Products: ps, Logger: zaptest.NewLogger(t).Named("engine"), TestFaucet: -1,
 		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })})
 	if err != nil {
 		t.Fatal(err)

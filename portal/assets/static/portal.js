@@ -200,9 +200,13 @@
             : "No withdrawal under notice.";
         }
       }
-      if (st.chainOwner !== undefined) {
+      if (st.chainOwner !== undefined && (st.chainOwner || "") !== (body.dataset.owner || "")) {
         body.dataset.owner = st.chainOwner || "";
         wallet.dataset.owner = st.chainOwner || "";
+        const line = $("owner-line");
+        if (line && st.chainOwner) {
+          line.textContent = "This balance is owned by " + st.chainOwner + ": only that wallet can withdraw from it.";
+        }
       }
       for (const r of st.relays || []) relays.set(r.txHash, r);
       showRelays();
