@@ -62,11 +62,32 @@ type fixture struct {
 	h      *Handler
 	srv    *httptest.Server
 	engine *settleflow.Engine
-	sim    *settlement.Simulated
+	sim    *settlement.Simulated // nil on another chain
+	chain  chainSettler
 	clock  *testClock
 }
 
+// chainSettler is a settler the portal can use as its Chain.
+type chainSettler interface {
+	settleflow.Settler
+	Chain
+}
+
 func newFixture(t *testing.T, tweak func(*Options)) *fixture {
+	t.Helper()
+	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{WithdrawalNotice: time.Hour,
+		Tuning: settlement.ChainConfig{Confirmations: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	f := newFixtureOn(t, sim, tweak)
+	f.sim = sim
+	return f
+}
+
+// newFixtureOn is the fixture on chain.
+func newFixtureOn(t *testing.T, sim chainSettler, tweak func(*Options)) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"), sqlite.OpenOptions{Synchronous: sqlite.SyncNormal})
@@ -74,12 +95,6 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	sim, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{WithdrawalNotice: time.Hour,
-		Tuning: settlement.ChainConfig{Confirmations: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
 	ps := settleflow.NewProducts()
 	if err := settleflow.Register(ps, settleflow.Product[job]{
 		Name: "report", Price: settleflow.Price{TargetMargin: 2500},
@@ -114,7 +129,7 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
 	base = srv.URL
-	return &fixture{t: t, h: h, srv: srv, engine: engine, sim: sim, clock: clock}
+	return &fixture{t: t, h: h, srv: srv, engine: engine, chain: sim, clock: clock}
 }
 
 // browser is one cookie jar: a customer's browser.

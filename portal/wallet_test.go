@@ -27,7 +27,7 @@ func (b *browser) connect(t *testing.T, w wallet) (answer, map[string]any) {
 }
 
 func (f *fixture) owner(customerID string) string {
-	o, err := f.sim.Owner(context.Background(), settleflow.Test, customerID)
+	o, err := f.chain.Owner(context.Background(), settleflow.Test, customerID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
