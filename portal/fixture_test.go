@@ -28,8 +28,21 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/settlement/contracts/bindings"
+	"github.com/settleflow/settleflow/storage/bunstore"
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
+
+// openStore opens the fixture's Store: SQLite, or Postgres under
+// TestPostgres.
+var openStore = func(t *testing.T) *bunstore.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "portal.db"), sqlite.OpenOptions{Synchronous: sqlite.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
 
 // testClock is real time plus an offset the test moves.
 type testClock struct {
@@ -90,11 +103,7 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 func newFixtureOn(t *testing.T, sim chainSettler, tweak func(*Options)) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"), sqlite.OpenOptions{Synchronous: sqlite.SyncNormal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openStore(t)
 	ps := settleflow.NewProducts()
 	if err := settleflow.Register(ps, settleflow.Product[job]{
 		Name: "report", Price: settleflow.Price{TargetMargin: 2500},
