@@ -17,6 +17,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
@@ -123,7 +124,7 @@ func TestPortalInChromium(t *testing.T) {
 	cmd := exec.Command(node, "portal.mjs")
 	cmd.Dir = "testdata/browser"
 	cmd.Env = append(os.Environ(), "LINK="+f.link(settleflow.Test, customer), "BASE="+f.srv.URL, "HOOK="+hook.URL,
-		"KEY="+hexutil.Encode(cryptoBytes(w)), "CHAIN_ID="+strconv.FormatInt(ci.ChainID, 10), "OUT="+out, "CHROMIUM=/usr/bin/chromium")
+		"KEY="+hexutil.Encode(crypto.FromECDSA(w.key)), "CHAIN_ID="+strconv.FormatInt(ci.ChainID, 10), "OUT="+out, "CHROMIUM=/usr/bin/chromium")
 	b, err := cmd.CombinedOutput()
 	t.Logf("browser:\n%s", b)
 	if err != nil {
@@ -144,5 +145,3 @@ func TestPortalInChromium(t *testing.T) {
 		t.Errorf("owner %s, want %s", o, w.addr.Hex())
 	}
 }
-
-func cryptoBytes(w wallet) []byte { return w.key.D.FillBytes(make([]byte, 32)) }
