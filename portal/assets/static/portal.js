@@ -82,7 +82,9 @@
         method: "eth_signTypedData_v4", params: [address, JSON.stringify(grant.typedData)],
       });
       const change = await post("connect", { address, nonce: grant.nonce, signature });
-      say("wallet-state", "Connected: " + change.address + " will own this balance once the network confirms it.");
+      say("wallet-state", change.effective === "after_notice"
+        ? "Requested: " + change.address + " will own this balance after the withdrawal notice, unless the wallet that owns it now cancels the change."
+        : "Connected: " + change.address + " will own this balance once the network confirms it.");
     } catch (e) {
       say("wallet-state", walletError(e));
     } finally {
