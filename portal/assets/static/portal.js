@@ -102,7 +102,7 @@
       confirming: "confirming",
       confirmed: "confirmed, being added to your balance",
       available: "available",
-      failed: "failed: the network refused it, nothing was taken",
+      failed: "not sent by us: the network refused our transaction (if someone else delivered your signed deposit first, it shows in your balance and statement; otherwise nothing was taken)",
       sent: "pending: sent, waiting for the network",
     };
     for (const r of relays.values()) {
