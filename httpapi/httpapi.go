@@ -89,6 +89,10 @@ type Options struct {
 	// ClientAddr names the client a failed authentication is counted
 	// against. Default RemoteAddrClient (the peer's IP, never a header).
 	ClientAddr func(*http.Request) string
+	// PortalSessions issues customer portal links (POST
+	// /v1/customers/{customerId}/portal_sessions); nil: that route answers
+	// 404, the portal not being mounted.
+	PortalSessions PortalSessions
 }
 
 type handler struct {
@@ -271,6 +275,9 @@ func (h *handler) routes() *http.ServeMux {
 	m.HandleFunc("/v1/customers/{customerId}", get(func(w http.ResponseWriter, r *http.Request) { h.fetchCustomer(w, r, r.PathValue("customerId")) }))
 	m.HandleFunc("/v1/customers/{customerId}/owner_grants", post(func(w http.ResponseWriter, r *http.Request) {
 		h.createOwnerGrant(w, r, r.PathValue("customerId"))
+	}))
+	m.HandleFunc("/v1/customers/{customerId}/portal_sessions", post(func(w http.ResponseWriter, r *http.Request) {
+		h.createPortalSession(w, r, r.PathValue("customerId"))
 	}))
 	m.HandleFunc("/v1/customers/{customerId}/owner", post(func(w http.ResponseWriter, r *http.Request) { h.setOwner(w, r, r.PathValue("customerId")) }))
 	m.HandleFunc("/v1/test_helpers/customers/{customerId}/fund", post(func(w http.ResponseWriter, r *http.Request) {

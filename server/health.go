@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/portal"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/webhook"
 )
@@ -215,6 +216,31 @@ func withDashboard(dash http.Handler, api http.Handler) http.Handler {
 			api.ServeHTTP(w, r)
 		}
 	})
+}
+
+// withPortal serves the customer portal under /portal/ (and sends /portal
+// there) and passes every other request to next.
+func withPortal(p http.Handler, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch path := r.URL.Path; {
+		case path == "/portal":
+			http.Redirect(w, r, "/portal/", http.StatusMovedPermanently)
+		case strings.HasPrefix(path, "/portal/"):
+			p.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// portalChain is the chain the portal relays and reads through: the
+// settler when it is the shipped one, else none (the portal is then
+// read-only).
+func portalChain(c settler) portal.Chain {
+	if pc, ok := c.(portal.Chain); ok {
+		return pc
+	}
+	return nil
 }
 
 // Prometheus: settleflow_stage_depth, settleflow_stage_due and

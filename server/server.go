@@ -23,6 +23,7 @@ import (
 	"github.com/settleflow/settleflow/dashboard"
 	"github.com/settleflow/settleflow/httpapi"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/portal"
 	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/ratelimit/dblimit"
 	"github.com/settleflow/settleflow/settlement"
@@ -63,6 +64,7 @@ type Server struct {
 	hooks    *webhook.Service
 	engine   *settleflow.Engine
 	dash     *dashboard.Handler
+	portal   *portal.Handler
 	handler  http.Handler
 	reg      *prometheus.Registry
 	refused  prometheus.Counter
@@ -267,11 +269,15 @@ func (s *Server) build(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if s.portal, err = portal.New(ctx, portal.Options{Engine: s.engine, DB: s.store.DB(), Chain: portalChain(s.chain), BaseURL: s.URL,
+		Explorers: c.Explorers, Logger: s.log.Named("portal"), Clock: c.Clock}); err != nil {
+		return err
+	}
 	api, err := httpapi.New(httpapi.Options{
 		Engine: s.engine, Keys: httpapi.APIKeys(s.keys), Limiter: s.limiter, Logger: s.log.Named("http"),
 		LiveConfigured: func() bool { return s.chain.Configured(settleflow.Live) },
 		RequestTimeout: c.RequestTimeout, AuthFailureWindows: authFailureWindows(c.AuthFailuresPerMinute),
-		Now: c.Clock.Now,
+		Now: c.Clock.Now, PortalSessions: s.portal.CreatePortalSession,
 	})
 	if err != nil {
 		return err
@@ -290,11 +296,12 @@ func (s *Server) build(ctx context.Context) error {
 		hl.settler = sh
 	}
 	s.reg.MustRegister(hl)
+	s.reg.MustRegister(s.portal.Collectors()...)
 	s.refused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "settleflow_connections_refused_total", Help: "Connections closed at accept: over the per-address cap.",
 	})
 	s.reg.MustRegister(s.refused)
-	s.handler = withHealth(hl, withDashboard(s.dash, instrument(s.reg, api)))
+	s.handler = withHealth(hl, withDashboard(s.dash, withPortal(s.portal, instrument(s.reg, api))))
 	return nil
 }
 

@@ -122,6 +122,7 @@ type chain struct {
 	rqueue    []*ritem
 	owners    map[[32]byte]*oitem // owner grants, by nonce
 	oqueue    []*oitem
+	tdomain   *tokenDomain              // the token's EIP-712 domain, once read
 	settles   map[common.Hash]*settleTx // settle transactions read back
 	words     map[uint64]*wordHistory   // words' debits read back
 	txs       []*sentTx

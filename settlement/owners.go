@@ -164,15 +164,20 @@ func (s *Settler) OwnerGrantTypedData(env settleflow.Environment, customerID str
 	return json.Marshal(td)
 }
 
-// oitem is one setOwner the chain's worker sends.
+// oitem is one setOwner the chain's worker sends, or one deposit it
+// relays (call set, g nil).
 type oitem struct {
 	customerID string
 	ref        [32]byte
 	g          *grant
-	state      itemState
-	tx         *sentTx
-	queuedAt   time.Time
-	doneAt     time.Time
+	// call is a relayed deposit's depositWithAuthorization; payer its
+	// signer.
+	call     []byte
+	payer    common.Address
+	state    itemState
+	tx       *sentTx
+	queuedAt time.Time
+	doneAt   time.Time
 	// sent is closed once the transaction is sent, or the item failed.
 	sent chan struct{}
 	hash common.Hash
@@ -183,7 +188,7 @@ type oitem struct {
 // customer (a grant sent again answers its first transaction; another
 // grant under its nonce is refused).
 func (it *oitem) same(customerID string, p *grant) bool {
-	return it.customerID == customerID && it.g.owner == p.owner && it.g.origin == p.origin && it.g.deadline == p.deadline &&
+	return it.g != nil && it.customerID == customerID && it.g.owner == p.owner && it.g.origin == p.origin && it.g.deadline == p.deadline &&
 		bytes.Equal(it.g.sig, p.sig)
 }
 
@@ -267,6 +272,23 @@ func (c *chain) checkSetOwner(ctx context.Context, ref [32]byte, p *grant) error
 	return fmt.Errorf("settlement: %s: checking the owner grant: %w", c.env, err)
 }
 
+// pack is the call data of it.
+func (c *chain) pack(it *oitem) []byte {
+	if it.call != nil {
+		return it.call
+	}
+	return c.packSetOwner(it.ref, it.g)
+}
+
+// who names it in the log: the owner granted, or the relayed deposit's
+// payer.
+func (it *oitem) who() zap.Field {
+	if it.g == nil {
+		return zap.Stringer("payer", it.payer)
+	}
+	return zap.Stringer("owner", it.g.owner)
+}
+
 func (c *chain) packSetOwner(ref [32]byte, p *grant) []byte {
 	return settlementABI.PackSetOwner(ref, p.owner, p.nonce, p.origin, new(big.Int).SetUint64(p.deadline), p.sig[64], [32]byte(p.sig[:32]), [32]byte(p.sig[32:64]))
 }
@@ -315,14 +337,18 @@ func (c *chain) flushOwners(ctx context.Context, head *types.Header) error {
 		}
 		it := c.oqueue[0]
 		c.mu.Unlock()
-		data := c.packSetOwner(it.ref, it.g)
+		data := c.pack(it)
 		gas, err := c.estimate(ctx, head, data, 0)
 		if err != nil {
-			if e := grantRefusal(err); e != nil {
-				c.failOwner(it, e)
+			refusal := grantRefusal(err)
+			if it.call != nil {
+				refusal = relayRefusal(err)
+			}
+			if refusal != nil {
+				c.failOwner(it, refusal)
 				continue
 			}
-			return fmt.Errorf("estimate setOwner: %w", err)
+			return fmt.Errorf("estimate setOwner or a relayed deposit: %w", err)
 		}
 		t := &sentTx{owners: []*oitem{it}}
 		// An operator that cannot pay for gas leaves it queued (errGasShort).
@@ -334,7 +360,7 @@ func (c *chain) flushOwners(ctx context.Context, head *types.Header) error {
 		c.oqueue = c.oqueue[1:]
 		c.mu.Unlock()
 		closeOnce(it.sent)
-		c.log.Info("owner grant sent", zap.String("customer", it.customerID), zap.Stringer("owner", it.g.owner), zap.Stringer("tx", it.hash))
+		c.log.Info("owner grant or relayed deposit sent", zap.String("customer", it.customerID), it.who(), zap.Stringer("tx", it.hash))
 	}
 }
 
@@ -376,7 +402,7 @@ func (c *chain) finishOwners(_ context.Context, t *sentTx) error {
 			continue
 		}
 		it.state = stFailed
-		c.log.Error("owner grant transaction reverted", zap.String("customer", it.customerID), zap.Stringer("owner", it.g.owner),
+		c.log.Error("owner grant or relayed deposit transaction reverted", zap.String("customer", it.customerID), it.who(),
 			zap.Stringer("tx", t.receipt.TxHash))
 	}
 	return nil

@@ -24,6 +24,7 @@ const (
 	Delivery = "whd_"
 	Refund   = "re_"
 	Task     = "task_"
+	Portal   = "ps_"
 )
 
 var (

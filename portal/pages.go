@@ -1,0 +1,430 @@
+package portal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
+)
+
+// page is what every template gets.
+type page struct {
+	Prefix     string
+	Title      string
+	Nav        string
+	Env        settleflow.Environment
+	CSRF       string
+	CustomerID string
+	Preview    bool
+	Error      string
+	Notice     string
+	Data       any
+}
+
+var funcs = template.FuncMap{
+	"usd": formatUSD,
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"kindName": kindName,
+	"dict": func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	},
+}
+
+// formatUSD is cents as a person reads them: "$1,234.50", "−$3.58".
+func formatUSD(c int64) string {
+	sign := ""
+	u := uint64(c)
+	if c < 0 {
+		sign, u = "−", uint64(-c)
+	}
+	whole := strconv.FormatUint(u/100, 10)
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return fmt.Sprintf("%s$%s.%02d", sign, b.String(), u%100)
+}
+
+func kindName(k string) string {
+	switch k {
+	case LineCharge:
+		return "Charge"
+	case LineRefund:
+		return "Refund"
+	case LineDeposit:
+		return "Deposit"
+	case LineWithdrawn:
+		return "Withdrawal"
+	case LineWithdrawalRequested:
+		return "Withdrawal requested"
+	case LineWithdrawalCanceled:
+		return "Withdrawal canceled"
+	case LineOwnerSet:
+		return "Wallet connected"
+	}
+	return k
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	layout, err := fs.ReadFile(assets, "assets/layout.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	lines, err := fs.ReadFile(assets, "assets/lines.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(assets, "assets/*.page.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		body, err := fs.ReadFile(assets, n)
+		if err != nil {
+			return nil, err
+		}
+		t, err := template.New("layout").Funcs(funcs).Parse(string(layout))
+		if err == nil {
+			_, err = t.Parse(string(lines))
+		}
+		if err == nil {
+			_, err = t.Parse(string(body))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("portal: template %s: %w", n, err)
+		}
+		out[strings.TrimSuffix(strings.TrimPrefix(n, "assets/"), ".page.tmpl")] = t
+	}
+	return out, nil
+}
+
+func (h *Handler) routes() {
+	m := http.NewServeMux()
+	p := h.opts.Prefix
+	static, _ := fs.Sub(assets, "assets/static")
+	m.Handle("GET "+p+"static/", http.StripPrefix(p+"static/", http.FileServerFS(static)))
+	m.HandleFunc("GET "+p+"signin", h.signinPage)
+	m.HandleFunc("POST "+p+"signin", h.signin)
+	m.HandleFunc("POST "+p+"signout", h.authed(h.signout, false))
+	m.HandleFunc("GET "+p+"{$}", h.authed(h.accountPage, false))
+	m.HandleFunc("GET "+p+"statement", h.authed(h.statementPage, false))
+	m.HandleFunc("GET "+p+"statement.csv", h.authed(h.statementCSV, false))
+	m.HandleFunc("GET "+p+"status", h.authed(h.status, false))
+	m.HandleFunc("POST "+p+"connect/grant", h.authed(h.connectGrant, true))
+	m.HandleFunc("POST "+p+"connect", h.authed(h.connect, true))
+	m.HandleFunc("POST "+p+"deposit/prepare", h.authed(h.prepareDeposit, true))
+	m.HandleFunc("POST "+p+"deposit", h.authed(h.relayDeposit, true))
+	m.HandleFunc("POST "+p+"withdrawal/call", h.authed(h.withdrawalCall, true))
+	h.mux = m
+}
+
+// authed runs next with the request's session; a POST must carry the
+// session's CSRF token (and, when the browser sends one, the portal's
+// Origin). A write (connect, deposit, withdrawal) is refused in a
+// read-only preview.
+func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *session), write bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s, err := h.session(r)
+		if err != nil {
+			if wantsJSON(r) {
+				jsonError(w, http.StatusUnauthorized, "", "Your portal session ended or was never opened: ask for a new link.")
+				return
+			}
+			h.render(w, r, nil, http.StatusUnauthorized, "message", page{Title: "Session ended",
+				Error: "Your portal session has ended, or this browser never opened one. Ask the service you use for a new link to your account."})
+			return
+		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+			if !h.checkCSRF(r, s) {
+				if wantsJSON(r) {
+					jsonError(w, http.StatusForbidden, "", "This request did not come from this portal page (CSRF token or origin wrong); nothing was changed. Reload the page.")
+					return
+				}
+				h.render(w, r, s, http.StatusForbidden, "message", page{Title: "Refused",
+					Error: "This form is out of date or did not come from this portal (CSRF token missing or wrong); nothing was changed. Reload the page and try again."})
+				return
+			}
+			if write && s.preview {
+				jsonError(w, http.StatusForbidden, "", "This is a read-only preview of the customer's portal: nothing can be changed from it.")
+				return
+			}
+		}
+		next(w, r, s)
+	}
+}
+
+func wantsJSON(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "application/json") || strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")
+}
+
+func (h *Handler) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p page) {
+	p.Prefix = h.opts.Prefix
+	if p.Env == "" {
+		p.Env = settleflow.Test
+	}
+	if s != nil {
+		p.CSRF, p.Env, p.CustomerID, p.Preview = s.csrf, s.env, s.customerID, s.preview
+	}
+	t := h.pages[name]
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := t.ExecuteTemplate(w, "layout", p); err != nil {
+		h.log.Error("portal: rendering failed", zap.String("page", name), zap.Error(err))
+	}
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	h.log.Error("portal: request failed", zap.String("path", r.URL.Path), zap.Error(err))
+	if wantsJSON(r) {
+		jsonError(w, http.StatusInternalServerError, "", "Something went wrong on the server; nothing may have changed. Try again in a moment.")
+		return
+	}
+	h.render(w, r, s, http.StatusInternalServerError, "message", page{Title: "Error", Error: "Something went wrong on the server; nothing may have changed. Try again in a moment."})
+}
+
+// Sign-in: the link's GET shows a button, whose POST uses the link, so a
+// link previewer (a chat app, a mail scanner) that fetches the URL cannot
+// spend it.
+func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, nil, http.StatusOK, "signin", page{Title: "Your account", Data: r.URL.Query().Get("token")})
+}
+
+func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	id, err := h.consumeLink(r.Context(), r.PostFormValue("token"))
+	if errors.Is(err, errBadLink) {
+		h.metrics.refused.WithLabelValues("", "link").Inc()
+		h.render(w, r, nil, http.StatusBadRequest, "message", page{Title: "This link no longer works",
+			Error: "This link has expired or was used already: each link opens your account once, for a short time. Nothing was changed. Ask the service you use for a new link."})
+		return
+	}
+	if err != nil {
+		h.fail(w, r, nil, err)
+		return
+	}
+	h.setCookie(w, id, int(SessionTTL/time.Second))
+	http.Redirect(w, r, h.opts.Prefix, http.StatusSeeOther)
+}
+
+func (h *Handler) signout(w http.ResponseWriter, r *http.Request, s *session) {
+	if err := h.endSession(r.Context(), s); err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.setCookie(w, "", -1)
+	h.render(w, r, nil, http.StatusOK, "message", page{Title: "Signed out", Notice: "You are signed out. Open a new link to come back."})
+}
+
+// accountData is the account page's.
+type accountData struct {
+	Balance     settleflow.Balance
+	Owner       string
+	ChainID     int64
+	Network     string
+	Contract    string
+	Token       string
+	Withdrawal  settlement.Withdrawal
+	MinDeposit  int64
+	RelayLimit  int
+	CanTransact bool
+	Lines       []Line
+	Explorer    string
+}
+
+func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c, err := h.opts.Engine.Customer(r.Context(), s.env, s.customerID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	d := accountData{Balance: c.Balance, MinDeposit: h.opts.MinDeposit, RelayLimit: h.opts.RelaysPerHour,
+		CanTransact: h.opts.Chain != nil && !s.preview, Explorer: h.opts.Explorers[s.env]}
+	if c.Owner != nil {
+		d.Owner = *c.Owner
+	}
+	if h.opts.Chain != nil {
+		if ci, ok := h.opts.Chain.Chain(s.env); ok {
+			d.ChainID, d.Network, d.Contract, d.Token = ci.ChainID, ci.Network, ci.Contract.Hex(), ci.Token.Hex()
+		}
+		if d.Withdrawal, err = h.opts.Chain.Withdrawal(r.Context(), s.env, s.customerID); err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+	}
+	if c.Deposit != nil {
+		if d.Lines, _, err = h.statement(r.Context(), s.env, s.customerID, c.Deposit.CustomerRef, "", time.Time{}, time.Time{}, 5); err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+	}
+	h.render(w, r, s, http.StatusOK, "account", page{Title: "Your balance", Nav: "account", Data: d})
+}
+
+var errBadCursor = errors.New("portal: bad cursor")
+
+// StatementPageSize is how many lines a statement page shows.
+const StatementPageSize = 25
+
+type statementData struct {
+	Lines    []Line
+	Next     string
+	First    bool
+	Explorer string
+	From, To string
+}
+
+func (h *Handler) statementPage(w http.ResponseWriter, r *http.Request, s *session) {
+	c, err := h.opts.Engine.Customer(r.Context(), s.env, s.customerID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	before := r.URL.Query().Get("before")
+	d := statementData{First: before == "", Explorer: h.opts.Explorers[s.env],
+		From: h.now().AddDate(0, -1, 0).Format(time.DateOnly), To: h.now().Format(time.DateOnly)}
+	if c.Deposit != nil {
+		d.Lines, d.Next, err = h.statement(r.Context(), s.env, s.customerID, c.Deposit.CustomerRef, before, time.Time{}, time.Time{}, StatementPageSize)
+		if errors.Is(err, errBadCursor) {
+			h.render(w, r, s, http.StatusBadRequest, "message", page{Title: "Statement", Error: "This statement page's position is not one this portal made; start from the newest page."})
+			return
+		}
+		if err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+	}
+	h.render(w, r, s, http.StatusOK, "statement", page{Title: "Statement", Nav: "statement", Data: d})
+}
+
+// newHex is n random bytes, 0x-hex.
+func newHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return "0x" + hex.EncodeToString(b)
+}
+
+func jsonError(w http.ResponseWriter, status int, param, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"message": msg, "param": param}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// readJSON decodes a small JSON body strictly (no unknown names).
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		jsonError(w, http.StatusBadRequest, "", "The request is not the JSON this page sends: "+err.Error())
+		return false
+	}
+	return true
+}
+
+// invalid answers an *settleflow.InvalidError as 400 with its message;
+// any other error as the server's.
+func (h *Handler) invalidOr(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	var ie *settleflow.InvalidError
+	if errors.As(err, &ie) {
+		jsonError(w, http.StatusBadRequest, ie.Param, ie.Message)
+		return
+	}
+	h.fail(w, r, s, err)
+}
+
+var amountRE = regexp.MustCompile(`^(\d{1,9})(?:\.(\d{1,2}))?$`)
+
+// parseAmount reads dollars and cents ("25", "25.5", "25.00") as cents.
+func parseAmount(s string) (int64, error) {
+	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "$"))
+	s = strings.ReplaceAll(s, ",", "")
+	m := amountRE.FindStringSubmatch(s)
+	if m == nil {
+		return 0, errors.New("enter an amount in dollars and cents, like 25.00 (at most two digits after the point)")
+	}
+	whole, _ := strconv.ParseInt(m[1], 10, 64)
+	frac := int64(0)
+	if m[2] != "" {
+		frac, _ = strconv.ParseInt(m[2], 10, 64)
+		if len(m[2]) == 1 {
+			frac *= 10
+		}
+	}
+	return whole*100 + frac, nil
+}
+
+// takeRelaySlot counts one relay against the customer's hourly limit, in
+// one statement (an upsert that adds only below the limit): false when the
+// limit is reached.
+func (h *Handler) takeRelaySlot(ctx context.Context, s *session, hour int64) (bool, error) {
+	ok := false
+	err := h.opts.DB.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		var n int
+		err := tx.NewRaw(`INSERT INTO portal_relay_windows (environment, customer_id, hour, count) VALUES (?, ?, ?, 1)
+			ON CONFLICT (environment, customer_id, hour) DO UPDATE SET count = portal_relay_windows.count + 1
+			WHERE portal_relay_windows.count < ? RETURNING count`, string(s.env), s.customerID, hour, h.opts.RelaysPerHour).Scan(ctx, &n)
+		if err != nil {
+			if isNoRows(err) {
+				return nil
+			}
+			return err
+		}
+		ok = true
+		// Windows of past hours are forgotten.
+		_, err = tx.NewRaw("DELETE FROM portal_relay_windows WHERE hour < ?", hour-24).Exec(ctx)
+		return err
+	})
+	return ok, err
+}
+
+// giveRelaySlot returns a slot taken for a relay that sent nothing.
+func (h *Handler) giveRelaySlot(ctx context.Context, s *session, hour int64) error {
+	return h.opts.DB.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewRaw("UPDATE portal_relay_windows SET count = count - 1 WHERE environment = ? AND customer_id = ? AND hour = ? AND count > 0",
+			string(s.env), s.customerID, hour).Exec(ctx)
+		return err
+	})
+}
+
+func (h *Handler) relaysUsed(ctx context.Context, s *session, hour int64) (int, error) {
+	var n int
+	err := h.opts.DB.Bun().NewRaw("SELECT COALESCE(SUM(count), 0) FROM portal_relay_windows WHERE environment = ? AND customer_id = ? AND hour = ?",
+		string(s.env), s.customerID, hour).Scan(ctx, &n)
+	return n, err
+}
+
+func (h *Handler) hour() int64 { return h.now().Unix() / 3600 }

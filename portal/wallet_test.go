@@ -1,0 +1,380 @@
+package portal
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
+)
+
+// connect runs the page's connect: a grant for w, signed, sent.
+func (b *browser) connect(t *testing.T, w wallet) (answer, map[string]any) {
+	t.Helper()
+	a, g := b.post("/portal/connect/grant", map[string]string{"address": w.addr.Hex()})
+	if a.status != 200 {
+		t.Fatalf("connect/grant: %d %s", a.status, a.body)
+	}
+	sig := signTyped(t, w.key, rawJSON(g["typedData"]))
+	return b.post("/portal/connect", map[string]string{"address": w.addr.Hex(), "nonce": g["nonce"].(string), "signature": sig})
+}
+
+func (f *fixture) owner(customerID string) string {
+	o, err := f.sim.Owner(context.Background(), settleflow.Test, customerID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return o
+}
+
+func (f *fixture) balance(customerID string) settleflow.Balance {
+	c, err := f.engine.Customer(context.Background(), settleflow.Test, customerID)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return c.Balance
+}
+
+// TestConnectRefusals: a replayed connect signature, one made for another
+// origin, chain or customer, and a grant from another session are refused
+// and change nothing; the right one sets the owner through the engine.
+func TestConnectRefusals(t *testing.T) {
+	f := newFixture(t, nil)
+	w := f.wallet(0)
+	b := f.browser()
+	b.signin(f.link(settleflow.Test, "cus_conn"))
+
+	grant := func() map[string]any {
+		a, g := b.post("/portal/connect/grant", map[string]string{"address": w.addr.Hex()})
+		if a.status != 200 {
+			t.Fatalf("connect/grant: %d %s", a.status, a.body)
+		}
+		if td := string(rawJSON(g["typedData"])); !strings.Contains(td, `"origin":"`+f.srv.URL+`"`) {
+			t.Fatalf("the grant does not name the portal's origin: %s", td)
+		}
+		return g
+	}
+	// tamper re-signs the grant's typed data with one field changed.
+	tamper := func(g map[string]any, edit func(td map[string]any)) string {
+		td := map[string]any{}
+		_ = jsonRound(g["typedData"], &td)
+		edit(td)
+		return signTyped(t, w.key, rawJSON(td))
+	}
+	refused := func(what string, a answer, param string) {
+		t.Helper()
+		if a.status != http.StatusBadRequest || !strings.Contains(a.body, `"param":"`+param+`"`) {
+			t.Fatalf("%s: %d %s", what, a.status, a.body)
+		}
+		if o := f.owner("cus_conn"); o != "" {
+			t.Fatalf("%s changed the owner to %s", what, o)
+		}
+	}
+	for _, c := range []struct {
+		what string
+		edit func(td map[string]any)
+	}{
+		{"a signature for another origin", func(td map[string]any) { td["message"].(map[string]any)["origin"] = "https://evil.example" }},
+		{"a signature for another chain", func(td map[string]any) { td["domain"].(map[string]any)["chainId"] = 1 }},
+		{"a signature for another customer", func(td map[string]any) {
+			td["message"].(map[string]any)["customerRef"] = common.Hash(settlement.CustomerRef(f.sim.CustomerRefSecret, settleflow.Test, "cus_other")).Hex()
+		}},
+	} {
+		g := grant()
+		a, _ := b.post("/portal/connect", map[string]string{"address": w.addr.Hex(), "nonce": g["nonce"].(string), "signature": tamper(g, c.edit)})
+		refused(c.what, a, "signature")
+	}
+	// A nonce the server never issued to this session.
+	a, _ := b.post("/portal/connect", map[string]string{"address": w.addr.Hex(), "nonce": hexutil.Encode(make([]byte, 32)), "signature": "0x00"})
+	refused("a nonce not issued", a, "nonce")
+	// Another session's grant, carried over.
+	b2 := f.browser()
+	b2.signin(f.link(settleflow.Test, "cus_conn"))
+	g := grant()
+	sig := signTyped(t, w.key, rawJSON(g["typedData"]))
+	a, _ = b2.post("/portal/connect", map[string]string{"address": w.addr.Hex(), "nonce": g["nonce"].(string), "signature": sig})
+	refused("another session's grant", a, "nonce")
+	// A request from another origin, or without the CSRF token.
+	b.origin = "https://evil.example"
+	if a, _ := b.post("/portal/connect", map[string]string{"address": w.addr.Hex(), "nonce": g["nonce"].(string), "signature": sig}); a.status != http.StatusForbidden {
+		t.Fatalf("another origin's request: %d", a.status)
+	}
+	b.origin = f.srv.URL
+	// The right one.
+	a, out := b.post("/portal/connect", map[string]string{"address": w.addr.Hex(), "nonce": g["nonce"].(string), "signature": sig})
+	if a.status != 200 || out["object"] != "owner_change" || out["effective"] != "now" {
+		t.Fatalf("connect: %d %s", a.status, a.body)
+	}
+	waitFor(t, 20*time.Second, "the owner set", func() bool { return strings.EqualFold(f.owner("cus_conn"), w.addr.Hex()) })
+	// Replayed: refused, nothing sent.
+	a, _ = b.post("/portal/connect", map[string]string{"address": w.addr.Hex(), "nonce": g["nonce"].(string), "signature": sig})
+	if a.status != http.StatusBadRequest || !strings.Contains(a.body, "used already") {
+		t.Fatalf("a replayed connect: %d %s", a.status, a.body)
+	}
+	// The owner reaches the engine's view (the funds follower).
+	waitFor(t, 20*time.Second, "the owner followed", func() bool {
+		c, _ := f.engine.Customer(context.Background(), settleflow.Test, "cus_conn")
+		return c.Owner != nil && strings.EqualFold(*c.Owner, w.addr.Hex())
+	})
+}
+
+// TestDepositRelay: a signed deposit is relayed and becomes available; one
+// altered to name another customer or owner, a cookie of another
+// customer, an amount below the minimum or above the wallet's, and the
+// hourly limit are refused with nothing sent; what the relays cost is
+// counted.
+func TestDepositRelay(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.RelaysPerHour = 3 })
+	w := f.wallet(10_000)
+	b := f.browser()
+	b.signin(f.link(settleflow.Test, "cus_dep"))
+	if a, _ := b.connect(t, w); a.status != 200 {
+		t.Fatalf("connect: %d %s", a.status, a.body)
+	}
+	waitFor(t, 20*time.Second, "the owner set", func() bool { return strings.EqualFold(f.owner("cus_dep"), w.addr.Hex()) })
+
+	prepare := func(b *browser, amount string) (answer, map[string]any) {
+		return b.post("/portal/deposit/prepare", map[string]string{"from": w.addr.Hex(), "amount": amount})
+	}
+	a, prep := prepare(b, "25.00")
+	if a.status != 200 {
+		t.Fatalf("prepare: %d %s", a.status, a.body)
+	}
+	auth := prep["authorization"].(map[string]any)
+	if auth["amount"].(float64) != 2500 || !strings.EqualFold(auth["owner"].(string), w.addr.Hex()) {
+		t.Fatalf("authorization %v", auth)
+	}
+	sig := signTyped(t, w.key, rawJSON(prep["typedData"]))
+	send := func(b *browser, edit func(m map[string]any)) (answer, map[string]any) {
+		m := map[string]any{}
+		for k, v := range auth {
+			m[k] = v
+		}
+		m["signature"] = sig
+		if edit != nil {
+			edit(m)
+		}
+		return b.post("/portal/deposit", m)
+	}
+	relaysSent := func() float64 { return f.metric("relays", "test") }
+	// Altered to name another owner: the token recovers another signer.
+	if a, _ := send(b, func(m map[string]any) { m["owner"] = "0x000000000000000000000000000000000000dEaD" }); a.status != http.StatusBadRequest {
+		t.Fatalf("another owner: %d %s", a.status, a.body)
+	}
+	// The same authorization sent with another customer's cookie: the
+	// server binds it to that customer, and the signature does not match.
+	other := f.browser()
+	other.signin(f.link(settleflow.Test, "cus_victim"))
+	if a, _ := send(other, nil); a.status != http.StatusBadRequest || !strings.Contains(a.body, "signature") {
+		t.Fatalf("another customer's session: %d %s", a.status, a.body)
+	}
+	// Another amount than signed.
+	if a, _ := send(b, func(m map[string]any) { m["amount"] = 9000 }); a.status != http.StatusBadRequest {
+		t.Fatalf("another amount: %d %s", a.status, a.body)
+	}
+	if relaysSent() != 0 || f.balance("cus_victim").OnChain != 0 {
+		t.Fatal("a refused deposit was relayed")
+	}
+	// The portal's pages of one customer never show another's.
+	if st := other.get("/portal/status"); !strings.Contains(st.body, `"onChain":0`) {
+		t.Fatalf("the victim's status: %s", st.body)
+	}
+	// The right one.
+	a, out := send(b, nil)
+	if a.status != 200 || out["state"] != "pending" {
+		t.Fatalf("deposit: %d %s", a.status, a.body)
+	}
+	tx := out["txHash"].(string)
+	// Sent twice: answered with the same transaction, not relayed again.
+	if a, out2 := send(b, nil); a.status == 200 && out2["txHash"] != tx {
+		t.Fatalf("the same authorization relayed twice: %s", a.body)
+	}
+	// pending → … → available, through the status the page polls.
+	var states []string
+	waitFor(t, 30*time.Second, "the deposit available", func() bool {
+		st := b.get("/portal/status")
+		for _, s := range []string{"pending", "confirming", "confirmed", "available"} {
+			if strings.Contains(st.body, `"state":"`+s+`"`) && (len(states) == 0 || states[len(states)-1] != s) {
+				states = append(states, s)
+			}
+		}
+		return strings.Contains(st.body, `"state":"available"`)
+	})
+	if bal := f.balance("cus_dep"); bal.Available != 2500 || bal.OnChain != 2500 {
+		t.Fatalf("balance after the deposit: %+v", bal)
+	}
+	t.Logf("states seen: %v", states)
+	// What the operator paid is recorded and counted.
+	var gas int64
+	var fee string
+	if err := f.h.opts.DB.Bun().NewRaw("SELECT gas_used, fee_wei FROM portal_relays WHERE tx_hash = ?", strings.ToLower(tx)).Scan(context.Background(), &gas, &fee); err != nil {
+		t.Fatal(err)
+	}
+	if gas == 0 || fee == "0" || f.metric("gasUsed", "test") != float64(gas) {
+		t.Fatalf("gas %d, fee %s, metric %v", gas, fee, f.metric("gasUsed", "test"))
+	}
+	t.Logf("one relayed deposit: %d gas, %s wei", gas, fee)
+
+	// Below the minimum, not whole cents, above the wallet's balance.
+	for amount, want := range map[string]string{"0.50": "smallest deposit", "1.001": "dollars and cents", "500.00": "holds"} {
+		if a, _ := prepare(b, amount); a.status != http.StatusBadRequest || !strings.Contains(a.body, want) {
+			t.Errorf("prepare %s: %d %s", amount, a.status, a.body)
+		}
+	}
+	if a, _ := send(b, func(m map[string]any) { m["amount"] = 1 }); a.status != http.StatusBadRequest || !strings.Contains(a.body, "smallest") {
+		t.Errorf("a relay below the minimum: %d %s", a.status, a.body)
+	}
+}
+
+// TestRelayFlood: 1,000 tiny relay requests and then 1,000 well-formed
+// ones are bounded: the tiny ones are refused before anything is signed
+// or sent, the others by the hourly limit; the operator's gas is spent on
+// the limit's worth only.
+func TestRelayFlood(t *testing.T) {
+	const limit = 3
+	f := newFixture(t, func(o *Options) { o.RelaysPerHour = limit })
+	w := f.wallet(100_000)
+	b := f.browser()
+	b.signin(f.link(settleflow.Test, "cus_flood"))
+	for i := range 1000 {
+		a, _ := b.post("/portal/deposit", map[string]any{"from": w.addr.Hex(), "owner": "", "amount": 1, "validBefore": time.Now().Add(time.Hour).Unix(),
+			"salt": hexutil.Encode(make([]byte, 32)), "signature": "0x"})
+		if a.status != http.StatusBadRequest {
+			t.Fatalf("tiny request %d: %d %s", i, a.status, a.body)
+		}
+	}
+	sent, limited := 0, 0
+	for i := range 1000 {
+		a, prep := b.post("/portal/deposit/prepare", map[string]string{"from": w.addr.Hex(), "amount": "1.00"})
+		if a.status == http.StatusTooManyRequests {
+			limited++
+			// The page's prepare is a courtesy: the relay itself is
+			// limited too (a client may skip prepare).
+			continue
+		}
+		if a.status != 200 {
+			t.Fatalf("prepare %d: %d %s", i, a.status, a.body)
+		}
+		m := prep["authorization"].(map[string]any)
+		m["signature"] = signTyped(t, w.key, rawJSON(prep["typedData"]))
+		a, _ = b.post("/portal/deposit", m)
+		switch a.status {
+		case 200:
+			sent++
+		case http.StatusTooManyRequests:
+			limited++
+		default:
+			t.Fatalf("relay %d: %d %s", i, a.status, a.body)
+		}
+	}
+	if sent != limit || limited != 1000-limit {
+		t.Fatalf("%d relayed, %d limited; want %d and %d", sent, limited, limit, 1000-limit)
+	}
+	// Signed, well-formed relays sent straight (skipping prepare) are
+	// limited as well.
+	a, prep := b.post("/portal/deposit/prepare", map[string]string{"from": w.addr.Hex(), "amount": "1.00"})
+	if a.status != http.StatusTooManyRequests {
+		t.Fatalf("prepare past the limit: %d", a.status)
+	}
+	_ = prep
+	waitFor(t, 30*time.Second, "relays available", func() bool {
+		st := b.get("/portal/status")
+		return strings.Count(st.body, `"state":"available"`) == limit
+	})
+	gas := f.metric("gasUsed", "test")
+	fee := f.metric("feeWei", "test")
+	refusedMin := f.metric("refused", "test", "below_minimum")
+	refusedLimit := f.metric("refused", "test", "relay_limit")
+	if gas == 0 || refusedMin != 1000 || refusedLimit < 1000-limit {
+		t.Fatalf("gas %v, refused below minimum %v, over the limit %v", gas, refusedMin, refusedLimit)
+	}
+	if bal := f.balance("cus_flood"); bal.OnChain != limit*100 {
+		t.Fatalf("balance %+v", bal)
+	}
+	t.Logf("2,000 relay requests: %d relayed, %v gas, %v wei (%s each), %v refused below the minimum, %v over the limit",
+		sent, gas, fee, fmt.Sprintf("%.0f gas", gas/limit), refusedMin, refusedLimit)
+}
+
+// TestWithdrawalCalls: the owner's wallet sends the calls the page
+// builds: request (the countdown's data), cancel, request, withdraw when
+// due.
+func TestWithdrawalCalls(t *testing.T) {
+	f := newFixture(t, nil)
+	w := f.wallet(10_000)
+	b := f.browser()
+	b.signin(f.link(settleflow.Test, "cus_wd"))
+	if a, _ := b.post("/portal/withdrawal/call", map[string]string{"method": "withdraw"}); a.status != http.StatusConflict {
+		t.Fatalf("a withdrawal with no owner: %d %s", a.status, a.body)
+	}
+	if a, _ := b.connect(t, w); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	waitFor(t, 20*time.Second, "the owner set", func() bool { return strings.EqualFold(f.owner("cus_wd"), w.addr.Hex()) })
+	_, prep := b.post("/portal/deposit/prepare", map[string]string{"from": w.addr.Hex(), "amount": "40.00"})
+	m := prep["authorization"].(map[string]any)
+	m["signature"] = signTyped(t, w.key, rawJSON(prep["typedData"]))
+	if a, _ := b.post("/portal/deposit", m); a.status != 200 {
+		t.Fatal(a.body)
+	}
+	waitFor(t, 30*time.Second, "available", func() bool { return f.balance("cus_wd").Available == 4000 })
+
+	own := settlement.Transactor{Backend: f.sim.Backend.Client(), Key: w.key, Mine: f.sim.Commit}
+	call := func(method, amount string) {
+		t.Helper()
+		a, c := b.post("/portal/withdrawal/call", map[string]string{"method": method, "amount": amount})
+		if a.status != 200 || !strings.EqualFold(c["from"].(string), w.addr.Hex()) {
+			t.Fatalf("%s: %d %s", method, a.status, a.body)
+		}
+		to := common.HexToAddress(c["to"].(string))
+		if _, err := own.Send(context.Background(), &to, hexutil.MustDecode(c["data"].(string))); err != nil {
+			t.Fatalf("%s sent by the owner: %v", method, err)
+		}
+	}
+	call("requestWithdrawal", "10.00")
+	// The embedded chain seals blocks for the operator's own
+	// transactions; the owner's need blocks on top to be confirmed.
+	waitFor(t, 20*time.Second, "under notice", func() bool { f.sim.Commit(); return f.balance("cus_wd").PendingWithdrawal == 1000 })
+	st := b.get("/portal/status")
+	if !strings.Contains(st.body, `"pending":1000`) || !strings.Contains(st.body, `"noticeSeconds":3600`) {
+		t.Fatalf("status: %s", st.body)
+	}
+	call("cancelWithdrawal", "")
+	waitFor(t, 20*time.Second, "canceled", func() bool { f.sim.Commit(); return f.balance("cus_wd").PendingWithdrawal == 0 })
+	if a, _ := b.post("/portal/withdrawal/call", map[string]string{"method": "requestWithdrawal", "amount": "1.234"}); a.status != http.StatusBadRequest {
+		t.Fatalf("not whole cents: %d", a.status)
+	}
+	// The statement shows them, newest first.
+	stmt := b.get("/portal/statement")
+	if !strings.Contains(stmt.body, "Withdrawal canceled") || !strings.Contains(stmt.body, "Withdrawal requested") ||
+		strings.Index(stmt.body, "Withdrawal canceled") > strings.Index(stmt.body, "Withdrawal requested") {
+		t.Fatalf("statement:\n%s", stmt.body)
+	}
+}
+
+// TestPreviewIsReadOnly: the operator's preview shows the customer's pages
+// and changes nothing.
+func TestPreviewIsReadOnly(t *testing.T) {
+	f := newFixture(t, nil)
+	ps, err := f.h.CreateSession(context.Background(), SessionParams{Environment: settleflow.Test, CustomerID: "cus_prev", Preview: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.browser()
+	b.signin(ps.URL)
+	acc := b.get("/portal/")
+	if !strings.Contains(acc.body, `id="preview"`) || strings.Contains(acc.body, `id="deposit"`) || strings.Contains(acc.body, `id="connect"`) {
+		t.Fatalf("preview page:\n%s", acc.body)
+	}
+	for _, p := range []string{"/portal/connect/grant", "/portal/connect", "/portal/deposit/prepare", "/portal/deposit", "/portal/withdrawal/call"} {
+		if a, _ := b.post(p, map[string]string{}); a.status != http.StatusForbidden {
+			t.Errorf("%s in a preview: %d", p, a.status)
+		}
+	}
+}

@@ -1,0 +1,478 @@
+package settlement
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/settleflow/settleflow"
+)
+
+// Deposits relayed for a customer's wallet (the customer portal): the
+// wallet signs the token's EIP-3009 ReceiveWithAuthorization of an amount
+// to the contract, whose nonce is keccak256(abi.encode(customerRef, owner,
+// salt)); the operator sends depositWithAuthorization with it (and pays the
+// gas) through the chain's worker, one transaction per deposit. Because the
+// nonce names the customer and the owner the signer expects, a relayer
+// cannot credit another balance or name another owner: the token would
+// recover another signer. And the calls the owner's own wallet sends
+// (requestWithdrawal, cancelWithdrawal, withdraw), built here for it.
+
+// DepositAuthorization is a wallet's signed ReceiveWithAuthorization for a
+// deposit, as the portal got it back.
+type DepositAuthorization struct {
+	// From is the signer, whose tokens are deposited, 0x-hex.
+	From string
+	// Owner is the owner the signer expects the balance to have, 0x-hex;
+	// "" for none (the zero address).
+	Owner string
+	// Amount is the deposit in cents.
+	Amount int64
+	// ValidBefore is when the authorization expires, Unix seconds.
+	ValidBefore int64
+	// Salt is 32 bytes, 0x-hex, fresh per authorization.
+	Salt string
+	// Signature is the 65-byte signature (r, s, v), 0x-hex; empty when
+	// the typed data is asked for.
+	Signature string
+}
+
+// depositAuth is a DepositAuthorization parsed.
+type depositAuth struct {
+	from, owner common.Address
+	value       *big.Int
+	validBefore uint64
+	salt        [32]byte
+	sig         []byte
+}
+
+func (c *chain) parseDeposit(a DepositAuthorization, needSig bool) (*depositAuth, error) {
+	var p depositAuth
+	if !common.IsHexAddress(a.From) || !strings.HasPrefix(a.From, "0x") {
+		return nil, invalidGrant("from", "from must be the wallet's 0x-prefixed 20-byte hex address")
+	}
+	p.from = common.HexToAddress(a.From)
+	if a.Owner != "" {
+		if !common.IsHexAddress(a.Owner) || !strings.HasPrefix(a.Owner, "0x") {
+			return nil, invalidGrant("owner", "owner must be a 0x-prefixed 20-byte hex address, or empty for none")
+		}
+		p.owner = common.HexToAddress(a.Owner)
+	}
+	if a.Amount < 1 {
+		return nil, invalidGrant("amount", "amount must be a whole number of cents, at least 1")
+	}
+	v, err := BaseUnits(a.Amount, c.decimals)
+	if err != nil {
+		return nil, invalidGrant("amount", "amount %d cents is out of range", a.Amount)
+	}
+	p.value = v
+	if a.ValidBefore <= 0 {
+		return nil, invalidGrant("validBefore", "validBefore must be Unix seconds")
+	}
+	p.validBefore = uint64(a.ValidBefore)
+	s, err := hexutil.Decode(a.Salt)
+	if err != nil || len(s) != 32 {
+		return nil, invalidGrant("salt", "salt must be 32 bytes, 0x-hex")
+	}
+	p.salt = [32]byte(s)
+	if !needSig {
+		return &p, nil
+	}
+	sig, err := hexutil.Decode(a.Signature)
+	if err != nil || len(sig) != 65 {
+		return nil, invalidGrant("signature", "signature must be 65 bytes (r, s, v), 0x-hex")
+	}
+	if sig[64] < 27 {
+		sig[64] += 27
+	}
+	if sig[64] != 27 && sig[64] != 28 {
+		return nil, invalidGrant("signature", "signature's v must be 27 or 28")
+	}
+	if new(big.Int).SetBytes(sig[32:64]).Cmp(secp256k1HalfN) > 0 {
+		return nil, invalidGrant("signature", "signature's s is in the upper half of the curve order (a malleable signature)")
+	}
+	p.sig = sig
+	return &p, nil
+}
+
+// DepositNonce is the EIP-3009 nonce a deposit's authorization carries:
+// keccak256(abi.encode(ref, owner, salt)), binding it to one customer and
+// the owner the signer expects.
+func DepositNonce(ref [32]byte, owner common.Address, salt [32]byte) [32]byte {
+	return crypto.Keccak256Hash(ref[:], common.LeftPadBytes(owner[:], 32), salt[:])
+}
+
+// tokenDomain is the token's EIP-712 domain (name and version), found by
+// matching its DOMAIN_SEPARATOR: USDC answers version(), TestUSD signs as
+// version "1".
+type tokenDomain struct {
+	name, version string
+	separator     common.Hash
+}
+
+var (
+	receiveAuthType = crypto.Keccak256Hash([]byte("ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"))
+	selName         = crypto.Keccak256([]byte("name()"))[:4]
+	selVersion      = crypto.Keccak256([]byte("version()"))[:4]
+	selDomainSep    = crypto.Keccak256([]byte("DOMAIN_SEPARATOR()"))[:4]
+)
+
+func (c *chain) tokenDomain(ctx context.Context) (*tokenDomain, error) {
+	c.mu.Lock()
+	d := c.tdomain
+	c.mu.Unlock()
+	if d != nil {
+		return d, nil
+	}
+	call := func(sel []byte) ([]byte, error) {
+		return c.b.CallContract(ctx, ethereum.CallMsg{To: &c.token, Data: sel}, nil)
+	}
+	out, err := call(selDomainSep)
+	if err != nil || len(out) != 32 {
+		return nil, fmt.Errorf("settlement: %s: the token %s has no DOMAIN_SEPARATOR() (EIP-3009 deposits need one): %v", c.env, c.token, err)
+	}
+	sep := common.BytesToHash(out)
+	str := func(out []byte) string {
+		if len(out) < 64 {
+			return ""
+		}
+		n := new(big.Int).SetBytes(out[32:64]).Uint64()
+		if n > uint64(len(out)-64) {
+			return ""
+		}
+		return string(out[64 : 64+n])
+	}
+	nameOut, err := call(selName)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: the token's name(): %w", c.env, err)
+	}
+	name := str(nameOut)
+	versions := []string{"1", "2"}
+	if vOut, err := call(selVersion); err == nil && str(vOut) != "" {
+		versions = append([]string{str(vOut)}, versions...)
+	}
+	for _, v := range versions {
+		got := crypto.Keccak256Hash(eip712DomainType[:], crypto.Keccak256([]byte(name)), crypto.Keccak256([]byte(v)),
+			common.LeftPadBytes(c.chainID.Bytes(), 32), common.LeftPadBytes(c.token[:], 32))
+		if got == sep {
+			d = &tokenDomain{name: name, version: v, separator: sep}
+			c.mu.Lock()
+			c.tdomain = d
+			c.mu.Unlock()
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("settlement: %s: the token's EIP-712 domain is not (name %q, version %v, chain %d, the token): cannot build its typed data", c.env, name, versions, c.chainID.Int64())
+}
+
+func (c *chain) depositDigest(d *tokenDomain, nonce [32]byte, p *depositAuth) common.Hash {
+	structHash := crypto.Keccak256(receiveAuthType[:], common.LeftPadBytes(p.from[:], 32), common.LeftPadBytes(c.contract[:], 32),
+		common.LeftPadBytes(p.value.Bytes(), 32), make([]byte, 32), common.LeftPadBytes(new(big.Int).SetUint64(p.validBefore).Bytes(), 32), nonce[:])
+	return crypto.Keccak256Hash([]byte("\x19\x01"), d.separator[:], structHash)
+}
+
+// DepositTypedData returns the EIP-712 typed data of the token's
+// ReceiveWithAuthorization that a's wallet signs (eth_signTypedData_v4)
+// to deposit a.Amount cents for customerID: to the contract, valid from
+// now until a.ValidBefore, its nonce DepositNonce(the customer's ref,
+// a.Owner, a.Salt).
+func (s *Settler) DepositTypedData(ctx context.Context, env settleflow.Environment, customerID string, a DepositAuthorization) ([]byte, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return nil, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	p, err := c.parseDeposit(a, false)
+	if err != nil {
+		return nil, err
+	}
+	d, err := c.tokenDomain(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nonce := DepositNonce(c.ref(customerID), p.owner, p.salt)
+	type field struct {
+		Name string `json:"name"`
+		Type string `json:"type"`
+	}
+	return json.Marshal(map[string]any{
+		"types": map[string][]field{
+			"EIP712Domain": {{"name", "string"}, {"version", "string"}, {"chainId", "uint256"}, {"verifyingContract", "address"}},
+			"ReceiveWithAuthorization": {{"from", "address"}, {"to", "address"}, {"value", "uint256"}, {"validAfter", "uint256"},
+				{"validBefore", "uint256"}, {"nonce", "bytes32"}},
+		},
+		"primaryType": "ReceiveWithAuthorization",
+		"domain":      map[string]any{"name": d.name, "version": d.version, "chainId": c.chainID.Int64(), "verifyingContract": c.token.Hex()},
+		"message": map[string]any{"from": p.from.Hex(), "to": c.contract.Hex(), "value": p.value.String(), "validAfter": "0",
+			"validBefore": fmt.Sprint(p.validBefore), "nonce": common.Hash(nonce).Hex()},
+	})
+}
+
+// RelayDeposit checks a signed deposit authorization for customerID (the
+// signature is a's signer's, over this customer, the owner the contract
+// records, the amount, before its expiry; the signer holds the amount)
+// and sends the operator's depositWithAuthorization through the chain's
+// worker, returning its transaction. The operator pays the gas. Nothing
+// is sent when a check fails: an *settleflow.InvalidError names the field.
+func (s *Settler) RelayDeposit(ctx context.Context, env settleflow.Environment, customerID string, a DepositAuthorization) (string, error) {
+	s.mu.RLock()
+	c, ok := s.chains[env]
+	closed := s.closed
+	s.mu.RUnlock()
+	if closed {
+		return "", ErrClosed
+	}
+	if !ok {
+		return "", fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	p, err := c.parseDeposit(a, true)
+	if err != nil {
+		return "", err
+	}
+	if now := c.now(); p.validBefore <= uint64(now.Unix()) {
+		return "", invalidGrant("validBefore", "the authorization expired at %s", time.Unix(int64(p.validBefore), 0).UTC().Format(time.RFC3339))
+	}
+	d, err := c.tokenDomain(ctx)
+	if err != nil {
+		return "", err
+	}
+	ref := c.ref(customerID)
+	nonce := DepositNonce(ref, p.owner, p.salt)
+	digest := c.depositDigest(d, nonce, p)
+	sig := bytes.Clone(p.sig)
+	sig[64] -= 27
+	pub, err := crypto.SigToPub(digest[:], sig)
+	if err != nil || crypto.PubkeyToAddress(*pub) != p.from {
+		return "", invalidGrant("signature", "the signature is not %s's authorization of this deposit (for customer %s and owner %s, of this amount, on chain %d, to contract %s)",
+			p.from.Hex(), customerID, p.owner.Hex(), c.chainID.Int64(), c.contract.Hex())
+	}
+	recorded, err := c.ownerOf(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	if recorded != p.owner {
+		return "", invalidGrant("owner", "the authorization names owner %s; the customer's balance is owned by %s: sign again", p.owner.Hex(), recorded.Hex())
+	}
+	holds, err := TokenBalance(ctx, c.b, c.token, p.from)
+	if err != nil {
+		return "", fmt.Errorf("settlement: %s: the wallet's balance: %w", c.env, err)
+	}
+	if holds.Cmp(p.value) < 0 {
+		return "", invalidGrant("amount", "the wallet %s holds %s, less than the %s asked for", p.from.Hex(),
+			FormatUnits(holds, int(c.decimals)), FormatUnits(p.value, int(c.decimals)))
+	}
+	data := settlementABI.PackDepositWithAuthorization(ref, p.owner, p.from, p.value, big.NewInt(0), new(big.Int).SetUint64(p.validBefore), p.salt,
+		p.sig[64], [32]byte(p.sig[:32]), [32]byte(p.sig[32:64]))
+	c.mu.Lock()
+	it := c.owners[nonce]
+	if it != nil && it.state != stFailed {
+		same := bytes.Equal(it.call, data)
+		c.mu.Unlock()
+		if !same {
+			return "", invalidGrant("salt", "this authorization's nonce was used already: sign a new one")
+		}
+	} else {
+		c.mu.Unlock()
+		// Ask the chain first, so an authorization it refuses (used,
+		// expired) is the caller's error now, not a reverted transaction.
+		if _, err := c.b.CallContract(ctx, ethereum.CallMsg{From: c.from, To: &c.contract, Data: data}, nil); err != nil {
+			if e := relayRefusal(err); e != nil {
+				return "", e
+			}
+			return "", fmt.Errorf("settlement: %s: checking the deposit: %w", c.env, err)
+		}
+		c.mu.Lock()
+		if it = c.owners[nonce]; it == nil || it.state == stFailed {
+			it = &oitem{customerID: customerID, ref: ref, call: data, payer: p.from, queuedAt: c.now(), sent: make(chan struct{})}
+			c.owners[nonce] = it
+			c.oqueue = append(c.oqueue, it)
+		} else if !bytes.Equal(it.call, data) {
+			c.mu.Unlock()
+			return "", invalidGrant("salt", "this authorization's nonce was used already: sign a new one")
+		}
+		c.mu.Unlock()
+	}
+	c.poke()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-it.sent:
+	}
+	if it.err != nil {
+		return "", it.err
+	}
+	return it.hash.Hex(), nil
+}
+
+// relayRefusal maps a revert of depositWithAuthorization to the caller's
+// error, or nil if err is not a revert.
+func relayRefusal(err error) error {
+	var de rpc.DataError
+	if !errors.As(err, &de) && !strings.Contains(strings.ToLower(err.Error()), "execution reverted") {
+		return nil
+	}
+	var data []byte
+	if de != nil {
+		if s, ok := de.ErrorData().(string); ok {
+			data, _ = hexutil.Decode(s)
+		}
+	}
+	if len(data) >= 4 {
+		if e, uerr := settlementABI.UnpackError(data); uerr == nil {
+			return invalidGrant("", "the contract refuses the deposit: %T", e)
+		}
+		if e, uerr := erc20ABI.UnpackError(data); uerr == nil {
+			return invalidGrant("signature", "the token refuses the authorization: %T", e)
+		}
+	}
+	return invalidGrant("signature", "the chain refuses the deposit: %v", err)
+}
+
+// RelayReceipt is what became of a relayed transaction.
+type RelayReceipt struct {
+	// Mined: the transaction is in a block of the canonical chain.
+	Mined bool
+	// Succeeded: it did not revert (when Mined).
+	Succeeded bool
+	// Confirmations is how many blocks are on top of it, counting its
+	// own; Final when they reach the environment's depth.
+	Confirmations uint64
+	Final         bool
+	// GasUsed and Fee (wei: GasUsed × the effective gas price) are what
+	// the operator paid for it.
+	GasUsed uint64
+	Fee     *big.Int
+}
+
+// RelayReceipt reads the receipt of a transaction the operator sent.
+func (s *Settler) RelayReceipt(ctx context.Context, env settleflow.Environment, tx string) (RelayReceipt, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return RelayReceipt{}, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	r, err := c.b.TransactionReceipt(ctx, common.HexToHash(tx))
+	if errors.Is(err, ethereum.NotFound) || (err == nil && r == nil) {
+		return RelayReceipt{}, nil
+	}
+	if err != nil {
+		return RelayReceipt{}, fmt.Errorf("settlement: %s: receipt of %s: %w", env, tx, err)
+	}
+	head, err := c.b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return RelayReceipt{}, fmt.Errorf("settlement: %s: head: %w", env, err)
+	}
+	out := RelayReceipt{Mined: true, Succeeded: r.Status == 1, GasUsed: r.GasUsed, Fee: new(big.Int)}
+	if r.EffectiveGasPrice != nil {
+		out.Fee.Mul(r.EffectiveGasPrice, new(big.Int).SetUint64(r.GasUsed))
+	}
+	if n := head.Number.Uint64(); n >= r.BlockNumber.Uint64() {
+		out.Confirmations = n - r.BlockNumber.Uint64() + 1
+	}
+	out.Final = out.Confirmations >= max(c.cfg.Confirmations, 1)
+	return out, nil
+}
+
+// Call is a transaction for a wallet to send (eth_sendTransaction): to
+// the contract, with this data, no value.
+type Call struct {
+	To   string `json:"to"`
+	Data string `json:"data"`
+}
+
+// The calls an owner's wallet sends.
+const (
+	CallRequestWithdrawal = "requestWithdrawal"
+	CallCancelWithdrawal  = "cancelWithdrawal"
+	CallWithdraw          = "withdraw"
+)
+
+// OwnerCall builds the owner's call method (CallRequestWithdrawal with
+// cents, CallCancelWithdrawal or CallWithdraw) on customerID's balance in
+// env's contract.
+func (s *Settler) OwnerCall(env settleflow.Environment, customerID, method string, cents int64) (Call, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return Call{}, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	ref := c.ref(customerID)
+	var data []byte
+	switch method {
+	case CallRequestWithdrawal:
+		v, err := BaseUnits(cents, c.decimals)
+		if err != nil || cents < 1 {
+			return Call{}, invalidGrant("amount", "amount must be a whole number of cents, at least 1")
+		}
+		data = settlementABI.PackRequestWithdrawal(ref, v)
+	case CallCancelWithdrawal:
+		data = settlementABI.PackCancelWithdrawal(ref)
+	case CallWithdraw:
+		data = settlementABI.PackWithdraw(ref)
+	default:
+		return Call{}, fmt.Errorf("settlement: no owner call %q", method)
+	}
+	return Call{To: c.contract.Hex(), Data: hexutil.Encode(data)}, nil
+}
+
+// Withdrawal is a customer's withdrawal under notice, as the contract
+// records it at the latest block.
+type Withdrawal struct {
+	// Pending is the amount under notice, in cents; 0 none.
+	Pending int64
+	// AvailableAt is when it can be withdrawn.
+	AvailableAt time.Time
+	// Notice is the contract's withdrawal notice.
+	Notice time.Duration
+}
+
+// Withdrawal reads customerID's withdrawal under notice in env's contract.
+func (s *Settler) Withdrawal(ctx context.Context, env settleflow.Environment, customerID string) (Withdrawal, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return Withdrawal{}, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	out, err := c.b.CallContract(ctx, ethereum.CallMsg{To: &c.contract, Data: settlementABI.PackAccount(c.ref(customerID))}, nil)
+	if err != nil {
+		return Withdrawal{}, fmt.Errorf("settlement: %s: account: %w", env, err)
+	}
+	a, err := settlementABI.UnpackAccount(out)
+	if err != nil {
+		return Withdrawal{}, fmt.Errorf("settlement: %s: account: %w", env, err)
+	}
+	w := Withdrawal{Notice: c.notice}
+	if a.Pending.Sign() > 0 {
+		w.Pending = new(big.Int).Quo(a.Pending, c.unit).Int64()
+		w.AvailableAt = time.Unix(a.AvailableAt.Int64(), 0).UTC()
+	}
+	return w, nil
+}
+
+// WalletBalance is what address holds of env's token, in cents (rounded
+// down).
+func (s *Settler) WalletBalance(ctx context.Context, env settleflow.Environment, address string) (int64, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return 0, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	if !common.IsHexAddress(address) {
+		return 0, invalidGrant("address", "not an address")
+	}
+	v, err := TokenBalance(ctx, c.b, c.token, common.HexToAddress(address))
+	if err != nil {
+		return 0, err
+	}
+	q := new(big.Int).Quo(v, c.unit)
+	if !q.IsInt64() {
+		return 1<<63 - 1, nil
+	}
+	return q.Int64(), nil
+}
