@@ -286,7 +286,8 @@ func (s *Server) build(ctx context.Context) error {
 		return fmt.Errorf("tls: %w", err)
 	}
 	if s.dash, err = dashboard.New(ctx, dashboard.Options{Engine: s.engine, Keys: s.keys, Webhooks: s.hooks, DB: s.store.DB(),
-		Explorers: c.Explorers, Logger: s.log.Named("dashboard"), Clock: c.Clock}); err != nil {
+		Explorers: c.Explorers, Logger: s.log.Named("dashboard"), Clock: c.Clock,
+		Portal: dashboardPortal{h: s.portal, db: s.store.DB()}, CustomerChain: customerOnChain(s.chain)}); err != nil {
 		return err
 	}
 	s.reg = prometheus.NewRegistry()
