@@ -287,7 +287,7 @@ func (s *Server) build(ctx context.Context) error {
 	}
 	if s.dash, err = dashboard.New(ctx, dashboard.Options{Engine: s.engine, Keys: s.keys, Webhooks: s.hooks, DB: s.store.DB(),
 		Explorers: c.Explorers, Logger: s.log.Named("dashboard"), Clock: c.Clock,
-		Portal: dashboardPortal{h: s.portal, db: s.store.DB()}, CustomerChain: customerOnChain(s.chain)}); err != nil {
+		Portal: dashboard.PortalOf(s.portal, s.store.DB()), CustomerChain: dashboard.ChainOf(s.chain)}); err != nil {
 		return err
 	}
 	s.reg = prometheus.NewRegistry()
