@@ -28,8 +28,21 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/settlement/contracts/bindings"
+	"github.com/settleflow/settleflow/storage/bunstore"
 	"github.com/settleflow/settleflow/storage/sqlite"
 )
+
+// openStore opens the fixture's Store: SQLite, or Postgres under
+// TestPostgres.
+var openStore = func(t *testing.T) *bunstore.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "portal.db"), sqlite.OpenOptions{Synchronous: sqlite.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
 
 // testClock is real time plus an offset the test moves.
 type testClock struct {
@@ -62,24 +75,35 @@ type fixture struct {
 	h      *Handler
 	srv    *httptest.Server
 	engine *settleflow.Engine
-	sim    *settlement.Simulated
+	sim    *settlement.Simulated // nil on another chain
+	chain  chainSettler
 	clock  *testClock
+}
+
+// chainSettler is a settler the portal can use as its Chain.
+type chainSettler interface {
+	settleflow.Settler
+	Chain
 }
 
 func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "portal.db"), sqlite.OpenOptions{Synchronous: sqlite.SyncNormal})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	sim, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{WithdrawalNotice: time.Hour,
+	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{WithdrawalNotice: time.Hour,
 		Tuning: settlement.ChainConfig{Confirmations: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
+	f := newFixtureOn(t, sim, tweak)
+	f.sim = sim
+	return f
+}
+
+// newFixtureOn is the fixture on chain.
+func newFixtureOn(t *testing.T, sim chainSettler, tweak func(*Options)) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	store := openStore(t)
 	ps := settleflow.NewProducts()
 	if err := settleflow.Register(ps, settleflow.Product[job]{
 		Name: "report", Price: settleflow.Price{TargetMargin: 2500},
@@ -90,7 +114,8 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: sim, Products: ps, Logger: zaptest.NewLogger(t).Named("engine"),
+	// No test faucet: a customer has what it deposits through the portal.
+	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: sim, Products: ps, Logger: zaptest.NewLogger(t).Named("engine"), TestFaucet: -1,
 		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })})
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +138,7 @@ func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	srv := httptest.NewTLSServer(h)
 	t.Cleanup(srv.Close)
 	base = srv.URL
-	return &fixture{t: t, h: h, srv: srv, engine: engine, sim: sim, clock: clock}
+	return &fixture{t: t, h: h, srv: srv, engine: engine, chain: sim, clock: clock}
 }
 
 // browser is one cookie jar: a customer's browser.

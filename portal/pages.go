@@ -45,6 +45,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"kindName": kindName,
+	"notice":   noticeText,
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -70,6 +71,21 @@ func formatUSD(c int64) string {
 		b.WriteRune(r)
 	}
 	return fmt.Sprintf("%s$%s.%02d", sign, b.String(), u%100)
+}
+
+// noticeText is a withdrawal notice as a sentence says it: "24 hours",
+// "1 hour", "90 minutes".
+func noticeText(d time.Duration) string {
+	switch {
+	case d >= time.Hour && d%time.Hour == 0:
+		if d == time.Hour {
+			return "1 hour"
+		}
+		return fmt.Sprintf("%d hours", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%d minutes", d/time.Minute)
+	}
+	return fmt.Sprintf("%d seconds", d/time.Second)
 }
 
 func kindName(k string) string {

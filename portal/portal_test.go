@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
+
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 )
 
 func TestLinkOpensOneSessionOnce(t *testing.T) {
@@ -195,6 +200,17 @@ func TestStatementAndCSV(t *testing.T) {
 	c, _ = f.engine.Customer(ctx, settleflow.Test, "cus_stmt")
 	if sum != c.Balance.OnChain {
 		t.Errorf("the CSV sums to %d, the balance on chain is %d", sum, c.Balance.OnChain)
+	}
+	// And to what the contract holds for the customer (what `chain
+	// reconcile` compares).
+	out, err := f.sim.Backend.Client().CallContract(ctx, ethereum.CallMsg{To: &f.sim.Addresses.Contract,
+		Data: bindings.NewSettleflowSettlement().PackBalanceOf(settlement.CustomerRef(f.sim.CustomerRefSecret, settleflow.Test, "cus_stmt"))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onChain := new(big.Int).SetBytes(out)
+	if want, _ := settlement.BaseUnits(sum, 6); onChain.Cmp(want) != 0 {
+		t.Errorf("the statement sums to %d cents; the contract holds %s base units for the customer", sum, onChain)
 	}
 	if rows[1][1] != LineDeposit {
 		t.Errorf("the CSV is not oldest first: %v", rows[1])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func (b *browser) connect(t *testing.T, w wallet) (answer, map[string]any) {
 }
 
 func (f *fixture) owner(customerID string) string {
-	o, err := f.sim.Owner(context.Background(), settleflow.Test, customerID)
+	o, err := f.chain.Owner(context.Background(), settleflow.Test, customerID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -350,11 +351,40 @@ func TestWithdrawalCalls(t *testing.T) {
 	if a, _ := b.post("/portal/withdrawal/call", map[string]string{"method": "requestWithdrawal", "amount": "1.234"}); a.status != http.StatusBadRequest {
 		t.Fatalf("not whole cents: %d", a.status)
 	}
+	// Requested again, and withdrawn once the notice has passed: the
+	// money goes to the owner.
+	call("requestWithdrawal", "10.00")
+	waitFor(t, 20*time.Second, "under notice again", func() bool { f.sim.Commit(); return f.balance("cus_wd").PendingWithdrawal == 1000 })
+	if a, _ := b.post("/portal/withdrawal/call", map[string]string{"method": "withdraw"}); a.status != 200 {
+		t.Fatalf("withdraw call: %d", a.status)
+	}
+	before, err := f.sim.WalletBalance(context.Background(), settleflow.Test, w.addr.Hex())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sim.Commit() // the chain's clock moves only on an empty pending block
+	if err := f.sim.Backend.AdjustTime(time.Hour + time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	f.sim.Commit()
+	call("withdraw", "")
+	after, _ := f.sim.WalletBalance(context.Background(), settleflow.Test, w.addr.Hex())
+	if after-before != 1000 {
+		t.Fatalf("the owner received %d cents, want 1000", after-before)
+	}
+	waitFor(t, 20*time.Second, "withdrawn", func() bool {
+		f.sim.Commit()
+		bal := f.balance("cus_wd")
+		return bal.PendingWithdrawal == 0 && bal.OnChain == 3000
+	})
 	// The statement shows them, newest first.
 	stmt := b.get("/portal/statement")
-	if !strings.Contains(stmt.body, "Withdrawal canceled") || !strings.Contains(stmt.body, "Withdrawal requested") ||
-		strings.Index(stmt.body, "Withdrawal canceled") > strings.Index(stmt.body, "Withdrawal requested") {
-		t.Fatalf("statement:\n%s", stmt.body)
+	var kinds []string
+	for _, m := range regexp.MustCompile(`<tr class="line-(\w+)">`).FindAllStringSubmatch(stmt.body, -1) {
+		kinds = append(kinds, m[1])
+	}
+	if got, want := strings.Join(kinds, " "), "withdrawn withdrawal_requested withdrawal_canceled withdrawal_requested"; !strings.HasPrefix(got, want) {
+		t.Fatalf("statement lines %q, want them to begin %q", got, want)
 	}
 }
 

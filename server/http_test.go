@@ -43,3 +43,24 @@ func TestEdgeRouteLabelsCoverOpenAPI(t *testing.T) {
 		}
 	}
 }
+
+// TestPortalMounted: /portal/ goes to the portal, /portal is sent there,
+// everything else to the API.
+func TestPortalMounted(t *testing.T) {
+	mark := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(name)) })
+	}
+	h := withPortal(mark("portal"), mark("api"))
+	for path, want := range map[string]string{"/portal/": "portal", "/portal/statement": "portal", "/portals": "api", "/v1/workflows": "api"} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Body.String() != want {
+			t.Errorf("%s went to %q, want %s", path, rec.Body.String(), want)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/portal", nil))
+	if rec.Code != http.StatusMovedPermanently || rec.Header().Get("Location") != "/portal/" {
+		t.Errorf("/portal: %d %s", rec.Code, rec.Header().Get("Location"))
+	}
+}

@@ -135,6 +135,25 @@ func TestDefaultsServeOverTLS(t *testing.T) {
 		t.Fatalf("GET /healthz: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	// The customer portal: a link from the API, under the server's URL,
+	// opens the portal's sign-in page.
+	req, _ := http.NewRequest("POST", s.URL()+"/v1/customers/cus_1/portal_sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err = hc.Do(req)
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("POST portal_sessions: %v %v", resp, err)
+	}
+	var ps struct{ URL string }
+	json.NewDecoder(resp.Body).Decode(&ps)
+	resp.Body.Close()
+	if !strings.HasPrefix(ps.URL, s.URL()+"/portal/signin?token=") {
+		t.Fatalf("portal link %q", ps.URL)
+	}
+	resp, err = hc.Get(ps.URL)
+	if err != nil || resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "script-src 'self'") {
+		t.Fatalf("GET the portal link: %v %v", resp, err)
+	}
+	resp.Body.Close()
 
 	if err := s.Stop(t.Context()); err != nil {
 		t.Fatalf("Stop: %v", err)

@@ -82,7 +82,9 @@
         method: "eth_signTypedData_v4", params: [address, JSON.stringify(grant.typedData)],
       });
       const change = await post("connect", { address, nonce: grant.nonce, signature });
-      say("wallet-state", "Connected: " + change.address + " will own this balance once the network confirms it.");
+      say("wallet-state", change.effective === "after_notice"
+        ? "Requested: " + change.address + " will own this balance after the withdrawal notice, unless the wallet that owns it now cancels the change."
+        : "Connected: " + change.address + " will own this balance once the network confirms it.");
     } catch (e) {
       say("wallet-state", walletError(e));
     } finally {
@@ -100,7 +102,7 @@
       confirming: "confirming",
       confirmed: "confirmed, being added to your balance",
       available: "available",
-      failed: "failed: the network refused it, nothing was taken",
+      failed: "not sent by us: the network refused our transaction (if someone else delivered your signed deposit first, it shows in your balance and statement; otherwise nothing was taken)",
       sent: "pending: sent, waiting for the network",
     };
     for (const r of relays.values()) {
@@ -200,9 +202,13 @@
             : "No withdrawal under notice.";
         }
       }
-      if (st.chainOwner !== undefined) {
+      if (st.chainOwner !== undefined && (st.chainOwner || "") !== (body.dataset.owner || "")) {
         body.dataset.owner = st.chainOwner || "";
         wallet.dataset.owner = st.chainOwner || "";
+        const line = $("owner-line");
+        if (line && st.chainOwner) {
+          line.textContent = "This balance is owned by " + st.chainOwner + ": only that wallet can withdraw from it.";
+        }
       }
       for (const r of st.relays || []) relays.set(r.txHash, r);
       showRelays();

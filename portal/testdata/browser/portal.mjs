@@ -1,0 +1,196 @@
+// Drives the customer portal in headless Chromium (Debian's, through
+// playwright-core) as a customer with a wallet would. The wallet is an
+// EIP-1193 provider injected into the page (window.ethereum), backed by a
+// test key: viem signs typed data here, in node; eth_sendTransaction is
+// forwarded to a test-only hook of portal/browser_test.go, which signs
+// with the same key and sends to the embedded simulated chain (which has
+// no RPC endpoint a browser could reach). Environment:
+//   LINK (a portal link), BASE (the portal's https://host:port),
+//   HOOK (the test hook's http://host:port), KEY (the wallet's key, 0x-hex),
+//   CHAIN_ID, OUT (screenshots), CHROMIUM (executable).
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { privateKeyToAccount } from 'viem/accounts';
+
+const { LINK, BASE, HOOK, KEY, CHAIN_ID, OUT, CHROMIUM } = process.env;
+const P = BASE + '/portal/';
+const account = privateKeyToAccount(KEY);
+const step = (name) => console.log('step:', name);
+const until = async (what, fn, ms = 60000) => {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+};
+const hook = async (path, body) => {
+  const r = await fetch(HOOK + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body || {}) });
+  const out = await r.json();
+  if (!r.ok) throw Object.assign(new Error(out.message || 'hook ' + path + ': ' + r.status), { code: out.code });
+  return out;
+};
+
+// The wallet, as the page sees it through window.ethereum.
+let walletChain = 1; // starts on another chain: the page must offer to switch
+const calls = [];
+async function wallet(method, params) {
+  calls.push(method);
+  switch (method) {
+    case 'eth_requestAccounts':
+    case 'eth_accounts':
+      return [account.address];
+    case 'eth_chainId':
+      return '0x' + walletChain.toString(16);
+    case 'wallet_switchEthereumChain':
+      walletChain = Number(params[0].chainId);
+      return null;
+    case 'eth_signTypedData_v4': {
+      assert.equal(params[0].toLowerCase(), account.address.toLowerCase());
+      const td = JSON.parse(params[1]);
+      assert.equal(Number(td.domain.chainId), walletChain, 'asked to sign for another chain than the wallet is on');
+      const types = { ...td.types };
+      delete types.EIP712Domain;
+      return account.signTypedData({ domain: td.domain, types, primaryType: td.primaryType, message: td.message });
+    }
+    case 'eth_sendTransaction': {
+      const tx = params[0];
+      assert.equal(tx.from.toLowerCase(), account.address.toLowerCase());
+      return (await hook('/send', { from: tx.from, to: tx.to, data: tx.data, chainId: walletChain })).hash;
+    }
+  }
+  throw Object.assign(new Error('unsupported method ' + method), { code: 4200 });
+}
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1100, height: 900 } });
+await context.exposeFunction('__testWallet', async (method, params) => {
+  try {
+    return { result: await wallet(method, params) };
+  } catch (e) {
+    return { error: { code: e.code || -32603, message: e.message } };
+  }
+});
+await context.addInitScript(() => {
+  window.ethereum = {
+    isTestWallet: true,
+    request: async ({ method, params }) => {
+      const out = await window.__testWallet(method, params || []);
+      if (out.error) throw Object.assign(new Error(out.error.message), { code: out.error.code });
+      return out.result;
+    },
+  };
+});
+const page = await context.newPage();
+const errors = [];
+page.on('pageerror', (e) => errors.push(String(e)));
+page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text()); });
+// Every failed request but the refusal the test asks for is an error.
+page.on('response', (r) => {
+  if (r.status() >= 400 && !(r.status() === 400 && r.url().endsWith('/portal/deposit/prepare'))) errors.push(r.status() + ' ' + r.url());
+});
+const shot = (name) => page.screenshot({ path: join(OUT, name + '.png'), fullPage: true });
+const text = async (sel) => (await page.locator(sel).innerText()).replace(/\s+/g, ' ').trim();
+
+try {
+  step('open the link');
+  await page.goto(LINK);
+  await shot('signin');
+  await page.click('#open');
+  await page.waitForURL(P);
+  assert.equal(await text('#available'), '$0.00');
+  assert.ok(await page.locator('#no-owner').isVisible());
+  await shot('account');
+
+  step('connect on the wrong chain: the page offers to switch');
+  await page.click('#connect');
+  await until('the wrong-chain message', async () => (await text('#wallet-state')).includes('Switch your wallet'));
+  assert.ok(await page.locator('#switch-chain').isVisible());
+  await shot('wrong-chain');
+  await page.click('#switch-chain');
+  await until('the switch', async () => (await text('#wallet-state')).includes('chain ' + CHAIN_ID));
+  assert.equal(walletChain, Number(CHAIN_ID));
+
+  step('connect: the wallet signs the owner grant');
+  await page.click('#connect');
+  await until('connected', async () => (await text('#wallet-state')).includes('Connected'));
+  await until('the owner on chain', async () => (await page.evaluate(() => document.body.dataset.owner || '')).toLowerCase() === account.address.toLowerCase());
+  await shot('connected');
+
+  step('a deposit that is not whole cents is refused on the page');
+  await page.fill('#deposit-amount', '25.001');
+  await page.click('#deposit');
+  await until('the refusal', async () => (await text('#deposit-error')).includes('two digits'));
+  await shot('deposit-refused');
+
+  step('deposit 25.00: pending, then available without a reload');
+  await page.fill('#deposit-amount', '25.00');
+  await page.click('#deposit');
+  const states = [];
+  await until('available', async () => {
+    const s = await page.locator('#relays li').first().getAttribute('data-state').catch(() => null);
+    if (s && states[states.length - 1] !== s) {
+      states.push(s);
+      if (states.length === 1) await shot('deposit-pending');
+    }
+    return s === 'available' && (await text('#available')) === '$25.00';
+  });
+  console.log('deposit states seen:', states.join(' → '));
+  assert.ok(states.length >= 2 && states[states.length - 1] === 'available', 'states ' + states);
+  await shot('deposit-available');
+
+  step('run a workflow and see it on the statement');
+  const wf = await hook('/workflow');
+  await page.goto(P + 'statement');
+  await until('the charge on the statement', async () => {
+    await page.reload();
+    return (await page.locator('tr.line-charge').count()) === 1;
+  });
+  const row = await text('tr.line-charge');
+  assert.ok(row.includes('report') && row.includes('−$' + (wf.charged / 100).toFixed(2)), row);
+  assert.equal(await page.locator('tr.line-deposit').count(), 1);
+  await shot('statement');
+  const day = new Date().toISOString().slice(0, 10);
+  const csv = await (await page.request.get(P + 'statement.csv?from=' + day + '&to=' + day)).text();
+  const lines = csv.trim().split('\n');
+  console.log('csv:\n' + csv);
+  assert.ok(lines.length >= 3, 'csv rows ' + lines.length); // header, connect, deposit, charge
+
+  step('request a withdrawal: the wallet sends it; the notice counts down');
+  await page.goto(P);
+  await page.fill('#withdraw-amount', '10.00');
+  await page.click('#request-withdrawal');
+  await until('the countdown', async () => (await text('#countdown')).startsWith('Available in'));
+  // The balance follows the chain at the environment's depth.
+  await until('under notice', async () => (await text('#pendingWithdrawal')) === '$10.00');
+  await shot('withdrawal-requested');
+
+  step('cancel it');
+  await page.click('#cancel-withdrawal');
+  await until('canceled', async () => (await page.evaluate(() => document.body.dataset.withdrawalPending)) === '0');
+  assert.equal(await text('#countdown'), '');
+  await shot('withdrawal-canceled');
+
+  step('the link used twice: a clear page, nothing opened');
+  const other = await browser.newContext({ ignoreHTTPSErrors: true });
+  const p2 = await other.newPage();
+  await p2.goto(LINK);
+  await p2.click('#open');
+  assert.match(await p2.locator('#error').innerText(), /expired or was used already/);
+  await p2.screenshot({ path: join(OUT, 'link-used.png'), fullPage: true });
+  assert.equal((await p2.request.get(P)).status(), 401);
+
+  assert.deepEqual(errors, [], 'errors in the page');
+  console.log('wallet calls:', [...new Set(calls)].join(', '));
+} catch (e) {
+  await shot('failure').catch(() => {});
+  throw e;
+} finally {
+  await browser.close();
+}
