@@ -208,6 +208,7 @@
         const line = $("owner-line");
         if (line && st.chainOwner) {
           line.textContent = "This balance is owned by " + st.chainOwner + ": only that wallet can withdraw from it.";
+          if ($("connect")) $("connect").textContent = "Use my wallet";
         }
       }
       for (const r of st.relays || []) relays.set(r.txHash, r);
