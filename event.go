@@ -24,6 +24,10 @@ const (
 	EventCustomerFunded = wire.EventCustomerFunded
 	// EventWorkflowMarginBelowFloor is emitted when a workflow spent more than its margin floor's budget.
 	EventWorkflowMarginBelowFloor = wire.EventWorkflowMarginBelowFloor
+	// EventCustomerOwnerSet is emitted when a customer's balance owner set on chain is confirmed.
+	EventCustomerOwnerSet = wire.EventCustomerOwnerSet
+	// EventCustomerWithdrawalRequested is emitted when a withdrawal request of a customer's balance is confirmed on chain.
+	EventCustomerWithdrawalRequested = wire.EventCustomerWithdrawalRequested
 )
 
 // EventTypes lists every event type the engine emits.
@@ -39,6 +43,14 @@ type EventData = wire.EventData
 // DepositEvent is the deposit a customer.funded event reports
 // (wire.DepositEvent).
 type DepositEvent = wire.DepositEvent
+
+// OwnerSetEvent is the owner a customer.owner_set event reports
+// (wire.OwnerSetEvent).
+type OwnerSetEvent = wire.OwnerSetEvent
+
+// WithdrawalRequestEvent is the request a customer.withdrawal_requested
+// event reports (wire.WithdrawalRequestEvent).
+type WithdrawalRequestEvent = wire.WithdrawalRequestEvent
 
 // Notifier receives the events the engine wrote to its outbox, oldest first ([driver.Notifier]).
 type Notifier = driver.Notifier

@@ -422,7 +422,7 @@ func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 			return nil
 		}
 		res, err := e.store.ApplyFunds(ctx, FundsBatch{Environment: env, From: from, To: to, Events: evs,
-			EventsFor: func(ev FundsEvent, after *Account) *Event { return e.fundedEvent(env, ev, after) },
+			EventsFor: func(ev FundsEvent, after *Account) *Event { return e.customerEvent(env, ev, after) },
 			UpdatedAt: e.now()})
 		if err != nil {
 			return fmt.Errorf("settleflow: applying %s deposits: %w", env, err)
@@ -530,18 +530,40 @@ func (e *Engine) FundsHealth(ctx context.Context) ([]FundsHealth, error) {
 	return out, nil
 }
 
-// fundedEvent is the customer.funded event of a deposit, for a customer the
-// engine knows by id (a deposit for a reference no create or lookup has named
-// yet is credited without an event).
-func (e *Engine) fundedEvent(env Environment, ev FundsEvent, after *Account) *Event {
-	if ev.Kind != FundsDeposit || after == nil || after.CustomerID == "" {
+// customerEvent is the event announcing a balance change followed on
+// chain, for a customer the engine knows by id (a change for a reference
+// no create, faucet or owner grant has named is applied without an event):
+// customer.funded for a deposit, customer.owner_set for an owner set,
+// customer.withdrawal_requested for a withdrawal request; nil for the
+// others. The Store writes it in the transaction that applies the change,
+// once per change.
+func (e *Engine) customerEvent(env Environment, ev FundsEvent, after *Account) *Event {
+	if after == nil || after.CustomerID == "" {
+		return nil
+	}
+	bal := after.Balance()
+	data := EventData{CustomerID: after.CustomerID, Balance: &bal}
+	var typ EventType
+	switch ev.Kind {
+	case FundsDeposit:
+		typ = EventCustomerFunded
+		data.Deposit = &DepositEvent{Amount: Money{Amount: ev.Amount, Currency: Currency}, TxHash: ev.TxHash, BlockNumber: ev.BlockNumber}
+	case FundsOwnerSet:
+		typ = EventCustomerOwnerSet
+		data.Owner = &OwnerSetEvent{Address: ev.Owner, TxHash: ev.TxHash, BlockNumber: ev.BlockNumber}
+	case FundsWithdrawalRequested:
+		typ = EventCustomerWithdrawalRequested
+		w := &WithdrawalRequestEvent{Amount: Money{Amount: ev.Amount, Currency: Currency}, TxHash: ev.TxHash, BlockNumber: ev.BlockNumber}
+		if !ev.AvailableAt.IsZero() {
+			at := ev.AvailableAt.UTC()
+			w.AvailableAt = &at
+		}
+		data.Withdrawal = w
+	default:
 		return nil
 	}
 	now := e.now()
-	bal := after.Balance()
-	return &Event{ID: ids.New(ids.Event, now), Object: "event", Type: EventCustomerFunded, Livemode: env.Livemode(), CreatedAt: now,
-		Data: EventData{CustomerID: after.CustomerID, Balance: &bal,
-			Deposit: &DepositEvent{Amount: Money{Amount: ev.Amount, Currency: Currency}, TxHash: ev.TxHash, BlockNumber: ev.BlockNumber}}}
+	return &Event{ID: ids.New(ids.Event, now), Object: "event", Type: typ, Livemode: env.Livemode(), CreatedAt: now, Data: data}
 }
 
 // Customer returns a customer's balance and deposit instructions in env. A

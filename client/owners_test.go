@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/settleflow/settleflow/client"
+	"github.com/settleflow/settleflow/webhook"
 	"github.com/settleflow/settleflow/wire"
 )
 
@@ -112,6 +113,16 @@ func TestRealServerOwner(t *testing.T) {
 	}
 	if w := waitTerminalFunds(t, c, wf.ID); w.Status != wire.Settled {
 		t.Fatalf("workflow %s", w.Status)
+	}
+	// Once confirmed, the funds follower announces the owner: a signed
+	// customer.owner_set webhook naming the wallet, checksummed.
+	d := ref.hooks.wait(t, "customer.owner_set/"+customer, 60*time.Second)
+	ev, err := webhook.ConstructEvent(d.body, d.header.Get(webhook.DefaultSignatureHeader), ref.webhookSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := ev.Data.Owner; o == nil || o.Address != crypto.PubkeyToAddress(key.PublicKey).Hex() || o.TxHash != ch.TxHash || ev.Data.Balance == nil {
+		t.Fatalf("customer.owner_set %+v (owner %+v); want %s set in %s", ev.Data, ev.Data.Owner, crypto.PubkeyToAddress(key.PublicKey).Hex(), ch.TxHash)
 	}
 	// The contract records the owner: a new grant of the same address is
 	// refused, naming the address, and nothing is sent.

@@ -291,7 +291,8 @@ type delivery struct {
 }
 
 // hookRecorder is the suite's webhook endpoint: it records every delivery
-// by the workflow id in its body, and acknowledges it.
+// by the workflow id in its body (a customer event's by its type and
+// customer: "customer.owner_set/cus_…"), and acknowledges it.
 type hookRecorder struct {
 	mu      sync.Mutex
 	got     map[string][]delivery
@@ -309,13 +310,19 @@ func (h *hookRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var ev struct {
+		Type string `json:"type"`
 		Data struct {
 			WorkflowID string `json:"workflowId"`
+			CustomerID string `json:"customerId"`
 		} `json:"data"`
 	}
 	json.Unmarshal(body, &ev)
+	key := ev.Data.WorkflowID
+	if key == "" && ev.Data.CustomerID != "" {
+		key = ev.Type + "/" + ev.Data.CustomerID
+	}
 	h.mu.Lock()
-	h.got[ev.Data.WorkflowID] = append(h.got[ev.Data.WorkflowID], delivery{body: body, header: r.Header.Clone()})
+	h.got[key] = append(h.got[key], delivery{body: body, header: r.Header.Clone()})
 	close(h.changed)
 	h.changed = make(chan struct{})
 	h.mu.Unlock()
@@ -323,7 +330,8 @@ func (h *hookRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"received": true}`)
 }
 
-// wait returns the first delivery about workflowID.
+// wait returns the first delivery about workflowID (or a customer event's
+// key, "type/customerId").
 func (h *hookRecorder) wait(t testing.TB, workflowID string, timeout time.Duration) delivery {
 	t.Helper()
 	deadline := time.After(timeout)

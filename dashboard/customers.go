@@ -103,13 +103,14 @@ func (h *Handler) customersPageWith(w http.ResponseWriter, r *http.Request, s *s
 
 type customerData struct {
 	C         *settleflow.Customer
+	Owner     ownerView
 	Workflows []*settleflow.Workflow
 	HasMore   bool
 	Filter    string // the workflows page's query for all of the customer's workflows
 }
 
-// customerPage shows one customer's balance, deposit instructions and
-// latest workflows.
+// customerPage shows one customer's balance, owner, withdrawal, events,
+// portal activity, deposit instructions and latest workflows.
 func (h *Handler) customerPage(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	c, err := h.opts.Engine.Customer(r.Context(), s.env, id)
@@ -127,7 +128,12 @@ func (h *Handler) customerPage(w http.ResponseWriter, r *http.Request, s *sessio
 		h.fail(w, r, err)
 		return
 	}
-	d := customerData{C: c, Workflows: pg.Data, HasMore: pg.HasMore, Filter: url.Values{"customer": {id}}.Encode()}
+	ov, err := h.ownerViewOf(r.Context(), s.env, c)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	d := customerData{C: c, Owner: ov, Workflows: pg.Data, HasMore: pg.HasMore, Filter: url.Values{"customer": {id}}.Encode()}
 	h.render(w, r, http.StatusOK, "customer", page{Title: id, Nav: "customers", Data: d})
 }
 

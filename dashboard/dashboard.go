@@ -81,6 +81,13 @@ type Options struct {
 	Explorers map[settleflow.Environment]string
 	Clock     settleflow.Clock
 	Logger    *zap.Logger
+	// CustomerChain, optional, reads what the settlement contract holds for
+	// a customer now (the withdrawal under notice, an owner change
+	// proposed) for the customer's page.
+	CustomerChain func(ctx context.Context, env settleflow.Environment, customerID string) (*CustomerOnChain, error)
+	// Portal, optional, is the customer portal: the customer's page shows
+	// its activity and a button that opens a read-only preview of it.
+	Portal Portal
 }
 
 // Handler serves the dashboard.

@@ -118,6 +118,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST "+p+"workflows/{id}/refund/confirm", h.authed(h.confirmRefund))
 	m.HandleFunc("GET "+p+"customers", h.authed(h.customersPage))
 	m.HandleFunc("GET "+p+"customers/{id}", h.authed(h.customerPage))
+	m.HandleFunc("POST "+p+"customers/{id}/preview", h.authed(h.previewPortal))
 	m.HandleFunc("GET "+p+"margins", h.authed(h.marginsPage))
 	m.HandleFunc("GET "+p+"workers", h.authed(h.workersPage))
 	m.HandleFunc("GET "+p+"webhooks", h.authed(h.webhooksPage))

@@ -119,7 +119,11 @@ type FundsEvent struct {
 	// Amount in minor units.
 	Amount int64
 	// Owner is the balance's new owner (0x-hex) of a FundsOwnerSet.
-	Owner       string
+	Owner string
+	// AvailableAt is when a FundsWithdrawalRequested's amount can be
+	// withdrawn (the end of the contract's notice), if the settler knows
+	// it; zero otherwise.
+	AvailableAt time.Time
 	TxHash      string
 	BlockNumber uint64
 	// LogIndex is the event's index in its block: with TxHash, the
@@ -196,9 +200,12 @@ type FundsBatch struct {
 	From   FundsCursor
 	To     FundsCursor
 	Events []FundsEvent
-	// EventsFor builds the customer.funded event of each deposit, given
-	// the account after it (nil: no event). It is called inside the
-	// transaction.
+	// EventsFor builds the outbox event of each event applied for the
+	// first time (a deposit's customer.funded, an owner change's
+	// customer.owner_set, a withdrawal request's
+	// customer.withdrawal_requested), given the account after it; nil: no
+	// event. It is called inside the transaction, never for an event
+	// applied again after a rewind.
 	EventsFor func(ev FundsEvent, after *Account) *wire.Event
 	UpdatedAt time.Time
 }

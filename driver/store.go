@@ -151,8 +151,8 @@ type Store interface {
 	// An event it cannot apply (Invalid set, a negative amount, a sum that
 	// would pass the bounds of int64) is quarantined instead, with its
 	// reason, and counted in its account's Quarantined; the others are
-	// applied. The event b.EventsFor builds for each deposit is written to
-	// the outbox in the same transaction.
+	// applied. The event b.EventsFor builds for each event applied for the
+	// first time is written to the outbox in the same transaction.
 	ApplyFunds(ctx context.Context, b FundsBatch) (FundsApplied, error)
 
 	// FundsStatus returns env's cursor, when the follower was last current

@@ -122,6 +122,8 @@ func routeLabel(r *http.Request) string {
 		return "/v1/customers/{customerId}/owner_grants"
 	case oneSegment(p, "/v1/customers/", "/owner"):
 		return "/v1/customers/{customerId}/owner"
+	case oneSegment(p, "/v1/customers/", "/portal_sessions"):
+		return "/v1/customers/{customerId}/portal_sessions"
 	case oneSegment(p, "/v1/customers/", ""):
 		return "/v1/customers/{customerId}"
 	}

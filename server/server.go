@@ -286,7 +286,8 @@ func (s *Server) build(ctx context.Context) error {
 		return fmt.Errorf("tls: %w", err)
 	}
 	if s.dash, err = dashboard.New(ctx, dashboard.Options{Engine: s.engine, Keys: s.keys, Webhooks: s.hooks, DB: s.store.DB(),
-		Explorers: c.Explorers, Logger: s.log.Named("dashboard"), Clock: c.Clock}); err != nil {
+		Explorers: c.Explorers, Logger: s.log.Named("dashboard"), Clock: c.Clock,
+		Portal: dashboard.PortalOf(s.portal, s.store.DB()), CustomerChain: dashboard.ChainOf(s.chain)}); err != nil {
 		return err
 	}
 	s.reg = prometheus.NewRegistry()

@@ -236,6 +236,9 @@ func (c *chain) fundsEvent(l *types.Log) (ev settleflow.FundsEvent, ok bool) {
 		e, uerr := settlementABI.UnpackWithdrawalRequestedEvent(l)
 		if err = uerr; err == nil {
 			amount = e.Amount
+			if e.AvailableAt != nil && e.AvailableAt.IsInt64() && e.AvailableAt.Sign() > 0 {
+				ev.AvailableAt = time.Unix(e.AvailableAt.Int64(), 0).UTC()
+			}
 		}
 	case withdrawalCanceledEventID:
 		ev.Kind = settleflow.FundsWithdrawalCanceled

@@ -69,6 +69,11 @@ type vectorExpect struct {
 	CustomerID       string `json:"customerId,omitempty"`
 	DepositAmount    int64  `json:"depositAmount,omitempty"`
 	BalanceAvailable int64  `json:"balanceAvailable,omitempty"`
+	// For customer.owner_set: data.owner.address; for
+	// customer.withdrawal_requested: data.withdrawal.amount.amount (with
+	// customerId and balanceAvailable).
+	OwnerAddress     string `json:"ownerAddress,omitempty"`
+	WithdrawalAmount int64  `json:"withdrawalAmount,omitempty"`
 }
 
 func TestVectors(t *testing.T) {
@@ -123,9 +128,17 @@ func TestVectors(t *testing.T) {
 					if got.Data.CustomerID != v.Expect.CustomerID {
 						t.Errorf("customer %q, want %q", got.Data.CustomerID, v.Expect.CustomerID)
 					}
-					if v.Expect.CustomerID != "" && (got.Data.Deposit == nil || got.Data.Balance == nil ||
-						got.Data.Deposit.Amount.Amount != v.Expect.DepositAmount || got.Data.Balance.Available != v.Expect.BalanceAvailable) {
-						t.Errorf("deposit %+v, balance %+v, want %d and %d available", got.Data.Deposit, got.Data.Balance, v.Expect.DepositAmount, v.Expect.BalanceAvailable)
+					if v.Expect.CustomerID != "" && (got.Data.Balance == nil || got.Data.Balance.Available != v.Expect.BalanceAvailable) {
+						t.Errorf("balance %+v, want %d available", got.Data.Balance, v.Expect.BalanceAvailable)
+					}
+					if d := got.Data.Deposit; (d == nil) != (v.Expect.DepositAmount == 0) || d != nil && d.Amount.Amount != v.Expect.DepositAmount {
+						t.Errorf("deposit %+v, want %d", d, v.Expect.DepositAmount)
+					}
+					if o := got.Data.Owner; (o == nil) != (v.Expect.OwnerAddress == "") || o != nil && o.Address != v.Expect.OwnerAddress {
+						t.Errorf("owner %+v, want %q", o, v.Expect.OwnerAddress)
+					}
+					if w := got.Data.Withdrawal; (w == nil) != (v.Expect.WithdrawalAmount == 0) || w != nil && w.Amount.Amount != v.Expect.WithdrawalAmount {
+						t.Errorf("withdrawal %+v, want %d", w, v.Expect.WithdrawalAmount)
 					}
 				}
 			case "standard":
@@ -188,6 +201,16 @@ func writeVectors(t *testing.T) {
 		CreatedAt: at.UTC(), Data: settleflow.EventData{CustomerID: "cus_123",
 			Deposit: &settleflow.DepositEvent{Amount: settleflow.Money{Amount: 50000, Currency: "usd"}, TxHash: "0x" + strings.Repeat("cd", 32), BlockNumber: 4243},
 			Balance: &settleflow.Balance{OnChain: 150000, Reserved: 358, PendingWithdrawal: 0, Available: 149642, Currency: "usd"}}})
+	ownerSet := mustJSON(settleflow.Event{ID: "evt_01KAQ0Q5NP6G1Q2W3E4R5T6Y80", Object: "event", Type: settleflow.EventCustomerOwnerSet,
+		CreatedAt: at.UTC(), Data: settleflow.EventData{CustomerID: "cus_123",
+			Owner:   &settleflow.OwnerSetEvent{Address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", TxHash: "0x" + strings.Repeat("ef", 32), BlockNumber: 4244},
+			Balance: &settleflow.Balance{OnChain: 150000, Reserved: 358, PendingWithdrawal: 0, Available: 149642, Currency: "usd"}}})
+	due := at.Add(24 * time.Hour).UTC()
+	withdrawalRequested := mustJSON(settleflow.Event{ID: "evt_01KAQ0Q5QR6G1Q2W3E4R5T6Y81", Object: "event", Type: settleflow.EventCustomerWithdrawalRequested,
+		CreatedAt: at.UTC(), Data: settleflow.EventData{CustomerID: "cus_123",
+			Withdrawal: &settleflow.WithdrawalRequestEvent{Amount: settleflow.Money{Amount: 1234, Currency: "usd"}, AvailableAt: &due,
+				TxHash: "0x" + strings.Repeat("12", 32), BlockNumber: 4245},
+			Balance: &settleflow.Balance{OnChain: 150000, Reserved: 358, PendingWithdrawal: 1234, Available: 148408, Currency: "usd"}}})
 	// An outcome-priced workflow that spent past its margin floor's budget:
 	// its data carries pricing, the cost breakdown and the outcome.
 	flooredAt := settleflow.BasisPoints(-1200)
@@ -237,6 +260,13 @@ func writeVectors(t *testing.T) {
 				RefundID: "re_01KAQ0Q5CD6G1Q2W3E4R5T6Y7V", RefundAmount: 258, RefundStatus: "Failed"}},
 		{Name: "valid customer.funded event", Scheme: "service", Secret: secret, Now: now, Body: string(customerFunded), Headers: svc(at, customerFunded, secret),
 			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5JK6G1Q2W3E4R5T6Y7Y", Type: "customer.funded", CustomerID: "cus_123", DepositAmount: 50000, BalanceAvailable: 149642}},
+		{Name: "valid customer.owner_set event", Scheme: "service", Secret: secret, Now: now, Body: string(ownerSet), Headers: svc(at, ownerSet, secret),
+			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5NP6G1Q2W3E4R5T6Y80", Type: "customer.owner_set", CustomerID: "cus_123",
+				OwnerAddress: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", BalanceAvailable: 149642}},
+		{Name: "valid customer.withdrawal_requested event", Scheme: "service", Secret: secret, Now: now, Body: string(withdrawalRequested),
+			Headers: svc(at, withdrawalRequested, secret),
+			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5QR6G1Q2W3E4R5T6Y81", Type: "customer.withdrawal_requested", CustomerID: "cus_123",
+				WithdrawalAmount: 1234, BalanceAvailable: 148408}},
 		{Name: "valid workflow.margin_below_floor event", Scheme: "service", Secret: secret, Now: now, Body: string(floored), Headers: svc(at, floored, secret),
 			Expect: vectorExpect{OK: true, EventID: "evt_01KAQ0Q5LM6G1Q2W3E4R5T6Y7Z", Type: "workflow.margin_below_floor", WorkflowID: "wf_01KAQ0Q2ZZ8X7C6V5B4N3M2K1L",
 				MarginAchieved: ptrInt64(-1200), QuotedAmount: 1000}},
@@ -294,7 +324,7 @@ func writeVectors(t *testing.T) {
 			"(missing_header, malformed_header, no_v1_signature, timestamp_outside_tolerance, no_matching_signature, invalid_payload). " +
 			"marginAchieved is in basis points (0.2875 on the wire is 2875). quotedAmount and marginAchieved are a workflow.* event's; " +
 			"refundId, refundAmount and refundStatus are data.refund's of a refund.* event; customerId, depositAmount and balanceAvailable " +
-			"are data.customerId, data.deposit.amount.amount and data.balance.available of a customer.funded event. Regenerate with: go test ./webhook -run TestVectors -update-vectors",
+			"are data.customerId, data.deposit.amount.amount and data.balance.available of a customer.funded event; ownerAddress is data.owner.address of a customer.owner_set event and withdrawalAmount data.withdrawal.amount.amount of a customer.withdrawal_requested event. Regenerate with: go test ./webhook -run TestVectors -update-vectors",
 		SignatureHeader: DefaultSignatureHeader,
 		Tolerance:       int64(DefaultTolerance / time.Second),
 		Vectors:         fs,

@@ -29,17 +29,27 @@ const (
 	// margin at the price quoted is below the floor): the product did not
 	// stop at its budget. The workflow goes on to be charged as usual.
 	EventWorkflowMarginBelowFloor EventType = "workflow.margin_below_floor"
+	// EventCustomerOwnerSet is emitted when the owner of a customer's
+	// balance (the one address that can withdraw it) is set or changed on
+	// chain, once confirmed at the environment's depth.
+	EventCustomerOwnerSet EventType = "customer.owner_set"
+	// EventCustomerWithdrawalRequested is emitted when the owner of a
+	// customer's balance puts an amount under withdrawal notice on chain,
+	// once confirmed at the environment's depth: that amount is no longer
+	// available to new workflows.
+	EventCustomerWithdrawalRequested EventType = "customer.withdrawal_requested"
 )
 
 // EventTypes lists every event type the engine emits.
 var EventTypes = []EventType{EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled,
-	EventWorkflowMarginBelowFloor, EventRefundSucceeded, EventRefundFailed, EventCustomerFunded}
+	EventWorkflowMarginBelowFloor, EventRefundSucceeded, EventRefundFailed, EventCustomerFunded,
+	EventCustomerOwnerSet, EventCustomerWithdrawalRequested}
 
 // Valid reports whether t is one of EventTypes.
 func (t EventType) Valid() bool {
 	switch t {
 	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowMarginBelowFloor,
-		EventRefundSucceeded, EventRefundFailed, EventCustomerFunded:
+		EventRefundSucceeded, EventRefundFailed, EventCustomerFunded, EventCustomerOwnerSet, EventCustomerWithdrawalRequested:
 		return true
 	}
 	return false
@@ -75,8 +85,10 @@ func (e *Event) Environment() Environment {
 // workflow's outcome (WorkflowID, CustomerID, Status, Quoted, Margin, Pricing,
 // Charged, Cost, Outcome and Result, Settlement or Failure); for refund.*
 // events it is {"workflowId", "refund"};
-// for customer.funded it is {"customerId", "deposit", "balance"}. The fields
-// of the other kinds are left out of the JSON.
+// for customer.funded it is {"customerId", "deposit", "balance"}, for
+// customer.owner_set {"customerId", "owner", "balance"} and for
+// customer.withdrawal_requested {"customerId", "withdrawal", "balance"}.
+// The fields of the other kinds are left out of the JSON.
 type EventData struct {
 	WorkflowID string          `json:"workflowId"`
 	Status     Status          `json:"status"`
@@ -95,11 +107,17 @@ type EventData struct {
 	Refund *Refund `json:"-"`
 	// CustomerID is the customer of a workflow.* event's workflow (empty in
 	// events recorded before it was added), or the customer a
-	// customer.funded event funded.
+	// customer.funded event funded, or the customer of another customer.*
+	// event.
 	CustomerID string `json:"-"`
-	// Deposit and Balance are a customer.funded event's.
+	// Deposit is a customer.funded event's; Balance, the balance after the
+	// change, is every customer.* event's.
 	Deposit *DepositEvent `json:"-"`
 	Balance *Balance      `json:"-"`
+	// Owner is a customer.owner_set event's.
+	Owner *OwnerSetEvent `json:"-"`
+	// Withdrawal is a customer.withdrawal_requested event's.
+	Withdrawal *WithdrawalRequestEvent `json:"-"`
 }
 
 // DepositEvent is the deposit a customer.funded event reports.
@@ -107,6 +125,26 @@ type DepositEvent struct {
 	Amount      Money  `json:"amount"`
 	TxHash      string `json:"txHash"`
 	BlockNumber uint64 `json:"blockNumber"`
+}
+
+// OwnerSetEvent is the owner a customer.owner_set event reports: the
+// address the contract's OwnerSet event named, checksummed 0x-hex, and
+// where it was confirmed.
+type OwnerSetEvent struct {
+	Address     string `json:"address"`
+	TxHash      string `json:"txHash"`
+	BlockNumber uint64 `json:"blockNumber"`
+}
+
+// WithdrawalRequestEvent is the withdrawal request a
+// customer.withdrawal_requested event reports: the amount put under notice
+// (it replaces any earlier request), when the owner can withdraw it (nil if
+// the chain did not say), and where it was confirmed.
+type WithdrawalRequestEvent struct {
+	Amount      Money      `json:"amount"`
+	AvailableAt *time.Time `json:"availableAt,omitempty"`
+	TxHash      string     `json:"txHash"`
+	BlockNumber uint64     `json:"blockNumber"`
 }
 
 // eventDataWorkflow is EventData's workflow form, without the methods.
@@ -131,9 +169,11 @@ type eventDataRefund struct {
 }
 
 type eventDataCustomer struct {
-	CustomerID string        `json:"customerId"`
-	Deposit    *DepositEvent `json:"deposit"`
-	Balance    *Balance      `json:"balance"`
+	CustomerID string                  `json:"customerId"`
+	Deposit    *DepositEvent           `json:"deposit,omitempty"`
+	Owner      *OwnerSetEvent          `json:"owner,omitempty"`
+	Withdrawal *WithdrawalRequestEvent `json:"withdrawal,omitempty"`
+	Balance    *Balance                `json:"balance"`
 }
 
 // MarshalJSON writes the form of d's kind: a refund's when Refund is set, a
@@ -144,7 +184,7 @@ func (d EventData) MarshalJSON() ([]byte, error) {
 	case d.Refund != nil:
 		return json.Marshal(eventDataRefund{WorkflowID: d.WorkflowID, Refund: d.Refund})
 	case d.WorkflowID == "" && d.CustomerID != "":
-		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Balance: d.Balance})
+		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Owner: d.Owner, Withdrawal: d.Withdrawal, Balance: d.Balance})
 	}
 	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.CustomerID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure,
 		d.Pricing, d.Charged, d.Cost, d.Outcome})
@@ -154,10 +194,12 @@ func (d EventData) MarshalJSON() ([]byte, error) {
 func (d *EventData) UnmarshalJSON(p []byte) error {
 	var all struct {
 		eventDataWorkflow
-		Refund     *Refund       `json:"refund"`
-		CustomerID string        `json:"customerId"`
-		Deposit    *DepositEvent `json:"deposit"`
-		Balance    *Balance      `json:"balance"`
+		Refund     *Refund                 `json:"refund"`
+		CustomerID string                  `json:"customerId"`
+		Deposit    *DepositEvent           `json:"deposit"`
+		Balance    *Balance                `json:"balance"`
+		Withdrawal *WithdrawalRequestEvent `json:"withdrawal"`
+		Owner      *OwnerSetEvent          `json:"owner"`
 	}
 	if err := json.Unmarshal(p, &all); err != nil {
 		return err
@@ -166,6 +208,6 @@ func (d *EventData) UnmarshalJSON(p []byte) error {
 	*d = EventData{WorkflowID: w.WorkflowID, Status: w.Status, Quoted: w.Quoted, Margin: w.Margin, Result: w.Result,
 		Settlement: w.Settlement, Failure: w.Failure, Pricing: w.Pricing, Charged: w.Charged, Cost: w.Cost, Outcome: w.Outcome,
 		Refund: all.Refund, CustomerID: all.CustomerID,
-		Deposit: all.Deposit, Balance: all.Balance}
+		Deposit: all.Deposit, Balance: all.Balance, Owner: all.Owner, Withdrawal: all.Withdrawal}
 	return nil
 }

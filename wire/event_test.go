@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/settleflow/settleflow/wire"
 )
 
 // TestEventDataForms: a workflow event names its customer beside the
-// workflow, a customer.funded event keeps its own form, and both read back.
+// workflow, the customer.* events keep their own form (each its own
+// object), and every form reads back to the same bytes.
 func TestEventDataForms(t *testing.T) {
+	availableAt := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name string
 		data wire.EventData
@@ -22,7 +25,14 @@ func TestEventDataForms(t *testing.T) {
 		{"workflow recorded before the customer", wire.EventData{WorkflowID: "wf_1", Status: wire.Settled},
 			[]string{`"workflowId":"wf_1"`}, []string{`"customerId"`}},
 		{"customer.funded", wire.EventData{CustomerID: "cus_a", Deposit: &wire.DepositEvent{TxHash: "0x1"}},
-			[]string{`"customerId":"cus_a"`, `"deposit"`}, []string{`"workflowId"`, `"status"`}},
+			[]string{`"customerId":"cus_a"`, `"deposit"`}, []string{`"workflowId"`, `"status"`, `"owner"`, `"withdrawal"`}},
+		{"customer.owner_set", wire.EventData{CustomerID: "cus_a", Owner: &wire.OwnerSetEvent{Address: "0xAb", TxHash: "0x2", BlockNumber: 7}},
+			[]string{`"customerId":"cus_a"`, `"owner":{"address":"0xAb","txHash":"0x2","blockNumber":7}`, `"balance":null`},
+			[]string{`"workflowId"`, `"deposit"`, `"withdrawal"`}},
+		{"customer.withdrawal_requested", wire.EventData{CustomerID: "cus_a", Withdrawal: &wire.WithdrawalRequestEvent{
+			Amount: wire.Money{Amount: 250, Currency: "usd"}, AvailableAt: &availableAt, TxHash: "0x3", BlockNumber: 8}},
+			[]string{`"customerId":"cus_a"`, `"withdrawal":{"amount":{"amount":250,"currency":"usd"},"availableAt":"2026-12-01T00:00:00Z","txHash":"0x3","blockNumber":8}`},
+			[]string{`"workflowId"`, `"deposit"`, `"owner"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := json.Marshal(tc.data)
@@ -45,6 +55,9 @@ func TestEventDataForms(t *testing.T) {
 			}
 			if back.WorkflowID != tc.data.WorkflowID || back.CustomerID != tc.data.CustomerID || back.Status != tc.data.Status {
 				t.Errorf("read back %+v, want %+v", back, tc.data)
+			}
+			if again, _ := json.Marshal(back); string(again) != string(b) {
+				t.Errorf("read back and written again: %s, want %s", again, b)
 			}
 		})
 	}

@@ -360,12 +360,19 @@ func (s *Store) ApplyFunds(ctx context.Context, b settleflow.FundsBatch) (settle
 			if err := s.writeFunds(ctx, tx, live, a, at); err != nil {
 				return fmt.Errorf("bunstore: funds event %s in %s: %w", ev.Kind, ev.TxHash, err)
 			}
-			if ev.Kind != settleflow.FundsDeposit || b.EventsFor == nil || revived {
+			if b.EventsFor == nil || revived {
 				continue
 			}
 			after, err := s.readAccount(ctx, tx, b.Environment, ev.Ref)
 			if err != nil {
 				return err
+			}
+			if after.CustomerID == "" {
+				// An account known by its reference alone: a grant the
+				// engine sent for it names its customer.
+				if after.CustomerID, err = s.grantCustomer(ctx, tx, live, ev.Ref); err != nil {
+					return err
+				}
 			}
 			if out := b.EventsFor(ev, after); out != nil {
 				if err := s.insertSubjectEvent(ctx, tx, out, nil, out.ID); err != nil {
@@ -377,6 +384,20 @@ func (s *Store) ApplyFunds(ctx context.Context, b settleflow.FundsBatch) (settle
 		return nil
 	})
 	return res, err
+}
+
+// grantCustomer returns the customer of the owner grants recorded for ref,
+// or "" if none.
+func (s *Store) grantCustomer(ctx context.Context, tx *sql.Tx, live bool, ref string) (string, error) {
+	var id string
+	err := s.txRow(ctx, tx, `SELECT customer_id FROM settleflow_owner_grants WHERE livemode = ? AND ref = ? LIMIT 1`, live, ref).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("bunstore: funds: the customer of %s: %w", ref, err)
+	}
+	return id, nil
 }
 
 // quarantineFunds sets ev aside with reason, once, and counts it in its

@@ -51,9 +51,21 @@ func (s *Store) InsertOwnerGrant(ctx context.Context, r settleflow.OwnerGrantRec
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			if err != nil {
+				return err
+			}
+			// The grant names the account's customer, so the owner it
+			// sets (and a deposit made before any workflow) is announced
+			// with the customer's id. The account's time is left as it is:
+			// naming it changes no balance.
+			if _, err := s.exec(ctx, tx, `INSERT INTO settleflow_accounts (livemode, ref, customer_id, updated_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (livemode, ref) DO UPDATE SET customer_id = coalesce(settleflow_accounts.customer_id, excluded.customer_id)`,
+				r.Environment.Livemode(), r.Ref, r.CustomerID, micros(r.CreatedAt)); err != nil {
+				return err
+			}
 			cp := r
 			stored = &cp
-			return err
+			return nil
 		}
 		existed = true
 		st, err := s.stmt(ctx, `SELECT `+ownerGrantColumns+` FROM settleflow_owner_grants WHERE livemode = ? AND nonce = ?`)

@@ -433,7 +433,8 @@ func testFundsOwner(t *testing.T, s settleflow.Store) {
 // testFundsRewind: a rewind reverts, newest first, what was applied after
 // the block it goes back to (deposits, withdrawals, requests, owners),
 // drops the quarantine and history there, is compare and set; events
-// applied again after it count once and announce nothing new.
+// applied again after it count once and announce nothing new (EventsFor is
+// called once per event ever applied).
 func testFundsRewind(t *testing.T, s settleflow.Store) {
 	ctx := context.Background()
 	announced := 0
@@ -464,7 +465,8 @@ func testFundsRewind(t *testing.T, s settleflow.Store) {
 		settleflow.FundsEvent{Kind: settleflow.FundsWithdrawn, Ref: "0xr", Amount: 200, TxHash: "0x3", LogIndex: 1},
 		settleflow.FundsEvent{Kind: settleflow.FundsOwnerSet, Ref: "0xr", Owner: "0xB", TxHash: "0x3", LogIndex: 2},
 		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", TxHash: "0x3", LogIndex: 3, Invalid: "bad"})
-	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1300 || a.Owner != "0xB" || a.Quarantined != 1 || announced != 2 {
+	// Each applied event is offered once (the quarantined one is not).
+	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1300 || a.Owner != "0xB" || a.Quarantined != 1 || announced != 8 {
 		t.Fatalf("before the rewind: %+v, %d announced", a, announced)
 	}
 	hist, err := s.FundsHistory(ctx, settleflow.Test, 10)
@@ -494,7 +496,7 @@ func testFundsRewind(t *testing.T, s settleflow.Store) {
 	// announced again.
 	batch(settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 500, TxHash: "0x2"},
 		settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 1, TxHash: "0x9"})
-	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1501 || a.PendingWithdrawal != 300 || announced != 3 {
+	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1501 || a.PendingWithdrawal != 300 || announced != 9 {
 		t.Fatalf("after the new chain: %+v, %d announced", a, announced)
 	}
 	// Back to the zero cursor: everything reverted.
@@ -518,5 +520,102 @@ func testFundsRewind(t *testing.T, s settleflow.Store) {
 	batch(settleflow.FundsEvent{Kind: settleflow.FundsDeposit, Ref: "0xr", Amount: 1000, TxHash: "0x1", LogIndex: 1})
 	if a := account(t, s, "cus_r", "0xr"); a.Deposited != 1000 {
 		t.Fatalf("after the start: %+v", a)
+	}
+}
+
+// testFundsEvents: EventsFor is offered every event applied for the first
+// time (deposits, owner changes, withdrawal requests, cancellations,
+// withdrawals) with the account after it, and what it returns is in the
+// outbox after the batch, in its transaction: a batch that is not applied
+// (a stale From) writes nothing, and a nil builds no event.
+func testFundsEvents(t *testing.T, s settleflow.Store) {
+	ctx := context.Background()
+	type offered struct {
+		kind  settleflow.FundsEventKind
+		after settleflow.Account
+	}
+	var got []offered
+	n := 0
+	build := func(ev settleflow.FundsEvent, after *settleflow.Account) *settleflow.Event {
+		got = append(got, offered{ev.Kind, *after})
+		var typ settleflow.EventType
+		switch ev.Kind {
+		case settleflow.FundsOwnerSet:
+			typ = settleflow.EventCustomerOwnerSet
+		case settleflow.FundsWithdrawalRequested:
+			typ = settleflow.EventCustomerWithdrawalRequested
+		default:
+			return nil
+		}
+		n++
+		bal := after.Balance()
+		return &settleflow.Event{ID: ids.New(ids.Event, base.Add(time.Duration(n)*time.Millisecond)), Object: "event", Type: typ,
+			CreatedAt: base.Add(time.Duration(n) * time.Millisecond), Data: settleflow.EventData{CustomerID: "cus_ev", Balance: &bal,
+				Owner: &settleflow.OwnerSetEvent{Address: ev.Owner, TxHash: ev.TxHash, BlockNumber: ev.BlockNumber}}}
+	}
+	from, _ := s.FundsCursor(ctx, settleflow.Test)
+	to := settleflow.FundsCursor{Block: from.Block + 1, Hash: fmt.Sprintf("0xe%d", from.Block+1)}
+	evs := []settleflow.FundsEvent{
+		{Kind: settleflow.FundsDeposit, Ref: "0xev", Amount: 1000, TxHash: "0xe1", LogIndex: 0, BlockNumber: to.Block},
+		{Kind: settleflow.FundsOwnerSet, Ref: "0xev", Owner: "0xOwner", TxHash: "0xe1", LogIndex: 1, BlockNumber: to.Block},
+		{Kind: settleflow.FundsWithdrawalRequested, Ref: "0xev", Amount: 400, TxHash: "0xe1", LogIndex: 2, BlockNumber: to.Block},
+		{Kind: settleflow.FundsWithdrawalCanceled, Ref: "0xev", TxHash: "0xe1", LogIndex: 3, BlockNumber: to.Block},
+	}
+	// A stale From: nothing offered, nothing written.
+	stale := settleflow.FundsCursor{Block: from.Block + 7, Hash: "0xstale"}
+	if res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: stale, To: to, Events: evs, UpdatedAt: base, EventsFor: build}); err != nil || res.Applied {
+		t.Fatalf("a stale batch: %+v %v", res, err)
+	}
+	if len(got) != 0 {
+		t.Fatalf("a batch not applied offered %+v", got)
+	}
+	res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, Events: evs, UpdatedAt: base, EventsFor: build})
+	if err != nil || !res.Applied {
+		t.Fatalf("ApplyFunds: %+v %v", res, err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("offered %+v, want the 4 events", got)
+	}
+	want := []struct {
+		kind               settleflow.FundsEventKind
+		deposited, pending int64
+		owner              string
+	}{{settleflow.FundsDeposit, 1000, 0, ""}, {settleflow.FundsOwnerSet, 1000, 0, "0xOwner"},
+		{settleflow.FundsWithdrawalRequested, 1000, 400, "0xOwner"}, {settleflow.FundsWithdrawalCanceled, 1000, 0, "0xOwner"}}
+	for i, w := range want {
+		g := got[i]
+		if g.kind != w.kind || g.after.Deposited != w.deposited || g.after.PendingWithdrawal != w.pending || g.after.Owner != w.owner || g.after.Ref != "0xev" {
+			t.Errorf("offered #%d: %s after %+v; want %s with deposited %d, pending %d, owner %q", i, g.kind, g.after, w.kind, w.deposited, w.pending, w.owner)
+		}
+	}
+	for _, typ := range []settleflow.EventType{settleflow.EventCustomerOwnerSet, settleflow.EventCustomerWithdrawalRequested} {
+		out, _, err := s.ListEvents(ctx, settleflow.EventQuery{Environment: settleflow.Test, Type: typ, Limit: 10})
+		if err != nil || len(out) != 1 || out[0].Data.CustomerID != "cus_ev" || out[0].Data.Balance == nil {
+			t.Errorf("%s in the outbox: %+v %v; want one", typ, out, err)
+		}
+	}
+	// The same batch again (the cursor moved): nothing more.
+	if res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, Events: evs, UpdatedAt: base, EventsFor: build}); err != nil || res.Applied || len(got) != 4 {
+		t.Fatalf("the batch again: %+v %v, %d offered", res, err, len(got))
+	}
+	// An account named by no workflow but by an owner grant is offered
+	// with the grant's customer.
+	gs, ok := s.(settleflow.OwnerGrantStore)
+	if !ok {
+		return
+	}
+	if _, _, err := gs.InsertOwnerGrant(ctx, settleflow.OwnerGrantRecord{Environment: settleflow.Test, CustomerID: "cus_granted", Ref: "0xgr",
+		Owner: "0x00000000000000000000000000000000000000b1", Nonce: "0xev1", Origin: "o", Deadline: base.Add(time.Hour), TxHash: "0xg",
+		Effective: "now", CreatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
+	from = to
+	to = settleflow.FundsCursor{Block: from.Block + 1, Hash: fmt.Sprintf("0xe%d", from.Block+1)}
+	if res, err := s.ApplyFunds(ctx, settleflow.FundsBatch{Environment: settleflow.Test, From: from, To: to, UpdatedAt: base, EventsFor: build,
+		Events: []settleflow.FundsEvent{{Kind: settleflow.FundsOwnerSet, Ref: "0xgr", Owner: "0xB1", TxHash: "0xe2", BlockNumber: to.Block}}}); err != nil || !res.Applied {
+		t.Fatalf("ApplyFunds: %+v %v", res, err)
+	}
+	if len(got) != 5 || got[4].after.CustomerID != "cus_granted" {
+		t.Fatalf("the granted account offered as %+v; want customer cus_granted", got[len(got)-1])
 	}
 }

@@ -26,6 +26,10 @@ func testOwnerGrants(t *testing.T, st settleflow.Store) {
 	if err != nil || existed || !reflect.DeepEqual(*got, g1) {
 		t.Fatalf("insert: %+v, %v, %v", got, existed, err)
 	}
+	// The grant names the account's customer (its balance unchanged).
+	if a, err := st.GetAccount(ctx, settleflow.Test, "", "0xaa"); err != nil || a.CustomerID != "cus_a" || a.Deposited != 0 {
+		t.Fatalf("the account of a granted reference: %+v, %v; want it named cus_a", a, err)
+	}
 	// The same nonce again (another transaction, another key): the first.
 	again := g1
 	again.TxHash, again.IdempotencyKey, again.Effective = "0xt2", "k2", "after_notice"

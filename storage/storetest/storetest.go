@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"FundsSaturate", testFundsSaturate},
 		{"FundsOwner", testFundsOwner},
 		{"FundsRewind", testFundsRewind},
+		{"FundsEvents", testFundsEvents},
 		{"Refunds", testRefunds},
 		{"RefundKeyTTL", testRefundKeyTTL},
 		{"Margins", testMargins},

@@ -224,6 +224,22 @@ export class Customers extends Resource {
     }
     return this._request({ method: 'POST', path, body }, opts);
   }
+
+  /**
+   * POST /v1/customers/{customerId}/portal_sessions (createPortalSession): a
+   * one-time link to the customer portal for the customer, in the key's
+   * environment. Send the customer to its url before expiresAt; optional
+   * params.expiresIn is the link's lifetime in whole seconds (60 to 86,400;
+   * 15 minutes by default). The url is in this answer only: do not log it.
+   */
+  async createPortalSession(customerId, params = {}, opts = {}) {
+    const path = '/v1/customers/' + checkId('customerId', customerId) + '/portal_sessions';
+    const body = checkParams('params', params);
+    if (body.expiresIn !== undefined && !Number.isSafeInteger(body.expiresIn)) {
+      throw new TypeError('expiresIn must be a whole number of seconds (60 to 86400)');
+    }
+    return this._request({ method: 'POST', path, body }, opts);
+  }
 }
 
 export class Refunds extends Resource {

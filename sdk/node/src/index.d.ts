@@ -356,6 +356,25 @@ export interface OwnerGrant {
   typedData: JsonObject;
 }
 
+/** customers.createPortalSession's body. */
+export interface PortalSessionCreateParams {
+  /** How long the link works if unused, in whole seconds: 60 to 86,400 (15 minutes by default). */
+  expiresIn?: number | undefined;
+}
+
+/** A one-time link to the customer portal. */
+export interface PortalSession {
+  object: 'portal_session';
+  /** ps_ followed by 26 characters: names the link in the server's log; not a secret. */
+  id: string;
+  customerId: string;
+  livemode: boolean;
+  /** The one-time sign-in link to send the customer to. Shown once: do not log it. */
+  url: string;
+  /** RFC 3339: when the link stops working if unused. */
+  expiresAt: string;
+}
+
 /** customers.setOwner's body: the grant's fields as answered, and the wallet's signature. */
 export interface SetOwnerParams {
   address: string;
@@ -423,7 +442,7 @@ export interface Quote<P extends object = JsonObject> {
 
 export type WorkflowEventType = 'workflow.completed' | 'workflow.failed' | 'workflow.canceled' | 'workflow.margin_below_floor';
 export type RefundEventType = 'refund.succeeded' | 'refund.failed';
-export type CustomerEventType = 'customer.funded';
+export type CustomerEventType = 'customer.funded' | 'customer.owner_set' | 'customer.withdrawal_requested';
 export type EventType = WorkflowEventType | RefundEventType | CustomerEventType;
 
 /** The data of a workflow.* event: the workflow's outcome. */
@@ -468,6 +487,38 @@ export interface CustomerEventData {
   balance: Balance;
 }
 
+/** The owner a customer.owner_set event reports. */
+export interface OwnerSet {
+  /** The new owner, checksummed hex: the one address that can withdraw the balance. */
+  address: string;
+  txHash: string;
+  blockNumber: number;
+}
+
+/** The data of a customer.owner_set event: the owner set on chain and the balance then. */
+export interface CustomerOwnerSetEventData {
+  customerId: string;
+  owner: OwnerSet;
+  balance: Balance;
+}
+
+/** The withdrawal request a customer.withdrawal_requested event reports. */
+export interface WithdrawalRequest {
+  /** Put under notice; it replaces any earlier request. */
+  amount: Money;
+  /** RFC 3339: when the owner can withdraw it (the end of the contract's notice). */
+  availableAt?: string | undefined;
+  txHash: string;
+  blockNumber: number;
+}
+
+/** The data of a customer.withdrawal_requested event: the request and the balance after it. */
+export interface CustomerWithdrawalRequestedEventData {
+  customerId: string;
+  withdrawal: WithdrawalRequest;
+  balance: Balance;
+}
+
 /** An event of one type T, whose data is D. */
 export interface TypedEvent<T extends EventType, D> {
   /** evt_ followed by 26 characters; also the webhook-id header of its deliveries. */
@@ -501,12 +552,23 @@ export type RefundEvent = TypedEvent<'refund.succeeded', RefundEventData> | Type
 /** customer.funded: a deposit for the customer is confirmed on chain and available. */
 export type CustomerFundedEvent = TypedEvent<'customer.funded', CustomerEventData>;
 
+/** customer.owner_set: the owner of the customer's balance was set on chain (confirmed). */
+export type CustomerOwnerSetEvent = TypedEvent<'customer.owner_set', CustomerOwnerSetEventData>;
+
+/** customer.withdrawal_requested: the owner put an amount under withdrawal notice on chain (confirmed). */
+export type CustomerWithdrawalRequestedEvent = TypedEvent<'customer.withdrawal_requested', CustomerWithdrawalRequestedEventData>;
+
 /**
  * An event: the body of a webhook delivery, also readable through events.list
  * and events.fetch. Its type tells its data apart:
  * `if (event.type === 'refund.succeeded') console.log(event.data.refund.amount)`.
  */
-export type Event<R extends object = JsonObject> = WorkflowEvent<R> | RefundEvent | CustomerFundedEvent;
+export type Event<R extends object = JsonObject> =
+  | WorkflowEvent<R>
+  | RefundEvent
+  | CustomerFundedEvent
+  | CustomerOwnerSetEvent
+  | CustomerWithdrawalRequestedEvent;
 
 export type EventList = List<Event, '/v1/events'>;
 
@@ -757,6 +819,14 @@ export interface Customers {
    * signature, and nothing is sent.
    */
   setOwner(customerId: string, params: SetOwnerParams, options?: PostRequestOptions): Promise<WithResponse<OwnerChange>>;
+  /**
+   * POST /v1/customers/{customerId}/portal_sessions: a one-time link to the
+   * customer portal for this customer and the key's environment. A bad
+   * customerId or expiresIn is an InvalidRequestError naming it; a server
+   * that does not mount the portal answers 404 (InvalidRequestError,
+   * resource_missing).
+   */
+  createPortalSession(customerId: string, params?: PortalSessionCreateParams, options?: PostRequestOptions): Promise<WithResponse<PortalSession>>;
 }
 
 export interface Refunds {
@@ -922,6 +992,7 @@ export type OperationId =
   | 'fetchCustomer'
   | 'createOwnerGrant'
   | 'setOwner'
+  | 'createPortalSession'
   | 'createRefund'
   | 'fetchRefund'
   | 'listRefunds'

@@ -34,6 +34,7 @@ export const OPERATIONS = Object.freeze({
   fetchCustomer: 'customers.fetch',
   createOwnerGrant: 'customers.createOwnerGrant',
   setOwner: 'customers.setOwner',
+  createPortalSession: 'customers.createPortalSession',
   createRefund: 'refunds.create',
   fetchRefund: 'refunds.fetch',
   listRefunds: 'refunds.list',

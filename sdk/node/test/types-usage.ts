@@ -34,6 +34,7 @@ import Default, {
   type Customer,
   type OwnerGrant,
   type OwnerChange,
+  type PortalSession,
   type RefundListParams,
   type MarginReport,
   type MarginRow,
@@ -146,6 +147,17 @@ async function flows(): Promise<void> {
       const r: Refund = ev.data.refund;
       const wfOfRefund: string = ev.data.workflowId;
       void r, wfOfRefund;
+    } else if (ev.type === 'customer.owner_set') {
+      const owner: string = ev.data.owner.address;
+      const at: number = ev.data.owner.blockNumber;
+      // @ts-expect-error an owner_set event has no deposit
+      const noDeposit = ev.data.deposit;
+      void owner, at, noDeposit;
+    } else if (ev.type === 'customer.withdrawal_requested') {
+      const amount: number = ev.data.withdrawal.amount.amount;
+      const due: string | undefined = ev.data.withdrawal.availableAt;
+      const pending: number = ev.data.balance.pendingWithdrawal;
+      void amount, due, pending;
     } else {
       const funded: 'customer.funded' = ev.type;
       const dep: number = ev.data.deposit.amount.amount;
@@ -157,6 +169,14 @@ async function flows(): Promise<void> {
   }
   await client.events.list({ type: 'refund.succeeded' });
   await client.events.list({ type: 'customer.funded' });
+  await client.events.list({ type: 'customer.owner_set' });
+  await client.events.list({ type: 'customer.withdrawal_requested' });
+  const link: PortalSession = await client.customers.createPortalSession('cus_1', { expiresIn: 600 });
+  const linkUrl: string = link.url;
+  await client.customers.createPortalSession('cus_1');
+  // @ts-expect-error expiresIn is seconds, a number
+  await client.customers.createPortalSession('cus_1', { expiresIn: '600' });
+  void linkUrl;
   const ev: Event = await client.events.fetch('evt_x');
   // @ts-expect-error no such event type
   await client.events.list({ type: 'workflow.settled' });

@@ -18,7 +18,8 @@ test('the vector file has both schemes and every reason', () => {
   }
   // A verified event of each kind of data: workflow, refund, customer.
   const types = new Set(file.vectors.filter((v) => v.expect.ok && v.expect.type).map((v) => v.expect.type));
-  for (const t of ['workflow.completed', 'workflow.failed', 'refund.succeeded', 'refund.failed', 'customer.funded']) assert.ok(types.has(t), t);
+  for (const t of ['workflow.completed', 'workflow.failed', 'refund.succeeded', 'refund.failed', 'customer.funded', 'customer.owner_set',
+    'customer.withdrawal_requested']) assert.ok(types.has(t), t);
 });
 
 function check(v, body) {
@@ -40,6 +41,14 @@ function check(v, body) {
       } else if (ev.type === 'customer.funded') {
         assert.equal(ev.data.customerId, e.customerId);
         assert.equal(ev.data.deposit.amount.amount, e.depositAmount);
+        assert.equal(ev.data.balance.available, e.balanceAvailable);
+      } else if (ev.type === 'customer.owner_set') {
+        assert.equal(ev.data.customerId, e.customerId);
+        assert.equal(ev.data.owner.address, e.ownerAddress);
+        assert.equal(ev.data.balance.available, e.balanceAvailable);
+      } else if (ev.type === 'customer.withdrawal_requested') {
+        assert.equal(ev.data.customerId, e.customerId);
+        assert.equal(ev.data.withdrawal.amount.amount, e.withdrawalAmount);
         assert.equal(ev.data.balance.available, e.balanceAvailable);
       } else {
         assert.equal(ev.data.quoted.amount, e.quotedAmount);

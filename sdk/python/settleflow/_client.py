@@ -12,7 +12,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from ._errors import APIError, ConfigurationError, ConflictError, invalid_argument
 from ._http import Query, Response, Transport, Secret
 from ._models import (
-    CostItem, DecodeError, Customer, Event, MarginReport, OwnerChange, OwnerGrant, Page, Product, Quote, Refund, Task, Workflow,
+    CostItem, DecodeError, Customer, Event, MarginReport, OwnerChange, OwnerGrant, Page, PortalSession, Product, Quote, Refund, Task,
+    Workflow,
     format_time, plain,
 )
 from ._webhooks import Webhooks, webhooks
@@ -39,6 +40,7 @@ OPERATIONS: Dict[str, Tuple[str, str, str]] = {
     "fetchCustomer": ("customers.fetch", "GET", "/v1/customers/{customerId}"),
     "createOwnerGrant": ("customers.create_owner_grant", "POST", "/v1/customers/{customerId}/owner_grants"),
     "setOwner": ("customers.set_owner", "POST", "/v1/customers/{customerId}/owner"),
+    "createPortalSession": ("customers.create_portal_session", "POST", "/v1/customers/{customerId}/portal_sessions"),
     "createRefund": ("refunds.create", "POST", "/v1/workflows/{id}/refunds"),
     "fetchRefund": ("refunds.fetch", "GET", "/v1/refunds/{id}"),
     "listRefunds": ("refunds.list", "GET", "/v1/refunds"),
@@ -477,6 +479,25 @@ class Customers:
         }
         resp = self._t.request("POST", path, body=body, idempotency_key=idempotency_key)
         return _decode(resp, lambda x: OwnerChange.from_wire(_object(x)))
+
+    def create_portal_session(self, customer_id: str, *, expires_in: Optional[int] = None) -> PortalSession:
+        """A one-time link to the customer portal for the customer, in the key's
+        environment: send the customer to its ``url`` before ``expires_at``.
+        ``expires_in`` is the link's lifetime in whole seconds, 60 to 86,400
+        (15 minutes by default). Each call issues a new link; the ``url`` is in
+        this answer only, so do not log it.
+
+        A bad ``customer_id`` or ``expires_in`` raises :class:`InvalidRequestError`
+        naming ``customerId`` or ``expiresIn``; a server that does not mount the
+        portal answers 404 (``resource_missing``)."""
+        path = "/v1/customers/" + _segment(customer_id, "customer_id") + "/portal_sessions"
+        body: Dict[str, Any] = {}
+        if expires_in is not None:
+            if isinstance(expires_in, bool) or not isinstance(expires_in, int):
+                raise invalid_argument("expires_in", f"expires_in must be an int of seconds (60 to 86400), not {_kind(expires_in)}")
+            body["expiresIn"] = expires_in
+        resp = self._t.request("POST", path, body=body)
+        return _decode(resp, lambda x: PortalSession.from_wire(_object(x)))
 
 
 class Refunds:

@@ -77,6 +77,8 @@ EVENT_TYPES = (
     "refund.succeeded",
     "refund.failed",
     "customer.funded",
+    "customer.owner_set",
+    "customer.withdrawal_requested",
 )
 #: The pricing models: ``fixed`` charges the quote; ``capped`` cost plus markup,
 #: at least the minimum charge, at most the quote; ``success_fee`` the quote when
@@ -731,6 +733,75 @@ class Deposit:
 
 
 @dataclasses.dataclass(frozen=True)
+class OwnerSet:
+    """The owner a ``customer.owner_set`` event reports: ``address``, checksummed
+    hex, is the one address that can withdraw the balance."""
+
+    address: str
+    tx_hash: str
+    block_number: int
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> OwnerSet:
+        return cls(
+            address=_str(d, "address", path),
+            tx_hash=_str(d, "txHash", path),
+            block_number=_int(d, "blockNumber", path),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class WithdrawalRequest:
+    """The request a ``customer.withdrawal_requested`` event reports: the
+    ``amount`` put under notice (it replaces any earlier request) and
+    ``available_at``, when the owner can withdraw it (None if not said)."""
+
+    amount: Money
+    tx_hash: str
+    block_number: int
+    available_at: Optional[_dt.datetime] = None
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> WithdrawalRequest:
+        return cls(
+            amount=Money.from_wire(_obj(d, "amount", path), f"{path}.amount"),
+            tx_hash=_str(d, "txHash", path),
+            block_number=_int(d, "blockNumber", path),
+            available_at=_opt_time(d, "availableAt", path),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class PortalSession:
+    """A one-time link to the customer portal: send the customer to ``url``
+    before ``expires_at``. The link is in this answer only (the server keeps a
+    hash of it): do not log it. ``id`` (``ps_…``) names it and is no secret."""
+
+    object: str
+    id: str
+    customer_id: str
+    livemode: bool
+    url: str
+    expires_at: _dt.datetime
+    raw: Dict[str, Any] = _raw_field()
+
+    def __repr__(self) -> str:
+        return f"PortalSession(id={self.id!r}, customer_id={self.customer_id!r}, livemode={self.livemode!r}, expires_at={self.expires_at!r})"
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str = "portal_session") -> PortalSession:
+        return cls(
+            object=_str(d, "object", path),
+            id=_str(d, "id", path),
+            customer_id=_str(d, "customerId", path),
+            livemode=_bool(d, "livemode", path),
+            url=_str(d, "url", path),
+            expires_at=_time(d, "expiresAt", path),
+            raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
 class Quote:
     """What a create with the same body would quote now; nothing was stored.
 
@@ -827,6 +898,11 @@ class EventData:
     * ``refund.succeeded`` and ``refund.failed``: ``workflow_id`` and ``refund``.
     * ``customer.funded``: ``customer_id``, ``deposit`` (the confirmed deposit)
       and ``balance`` (the customer's balance after it).
+    * ``customer.owner_set``: ``customer_id``, ``owner`` (the owner set on
+      chain) and ``balance``.
+    * ``customer.withdrawal_requested``: ``customer_id``, ``withdrawal`` (the
+      amount put under notice, and when it can be withdrawn) and ``balance``
+      (after it: ``pending_withdrawal`` is the amount).
 
     The others are None. ``raw`` is the whole ``data`` object as sent.
     """
@@ -846,6 +922,8 @@ class EventData:
     charged: Optional[Money] = None
     cost: Optional[Cost] = None
     outcome: Optional[Outcome] = None
+    owner: Optional[OwnerSet] = None
+    withdrawal: Optional[WithdrawalRequest] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -856,6 +934,9 @@ class EventData:
         wf = type in _WORKFLOW_EVENTS
         rf = type in _REFUND_EVENTS
         cf = type == "customer.funded"
+        co = type == "customer.owner_set"
+        cw = type == "customer.withdrawal_requested"
+        customer = cf or co or cw
 
         def obj(key: str, required: bool, build: Callable[[Mapping[str, Any], str], T]) -> Optional[T]:
             if required:
@@ -872,9 +953,11 @@ class EventData:
             settlement=_opt(d, "settlement", path, Settlement.from_wire, may_be_absent=True),
             failure=_opt(d, "failure", path, Failure.from_wire, may_be_absent=True),
             refund=obj("refund", rf, Refund.from_wire),
-            customer_id=_str(d, "customerId", path) if cf else _opt_str(d, "customerId", path),
+            customer_id=_str(d, "customerId", path) if customer else _opt_str(d, "customerId", path),
             deposit=obj("deposit", cf, Deposit.from_wire),
-            balance=obj("balance", cf, Balance.from_wire),
+            balance=obj("balance", customer, Balance.from_wire),
+            owner=obj("owner", co, OwnerSet.from_wire),
+            withdrawal=obj("withdrawal", cw, WithdrawalRequest.from_wire),
             pricing=_opt(d, "pricing", path, Pricing.from_wire, may_be_absent=True),
             charged=_opt(d, "charged", path, Money.from_wire, may_be_absent=True),
             cost=_opt(d, "cost", path, Cost.from_wire, may_be_absent=True),
@@ -890,7 +973,8 @@ class Event:
     ``workflow.completed`` (the workflow is Settled), ``workflow.failed``,
     ``workflow.canceled``, ``workflow.margin_below_floor`` (it finished having
     spent more than its margin floor's budget), ``refund.succeeded``,
-    ``refund.failed`` or ``customer.funded``; it says which fields of ``data``
+    ``refund.failed``, ``customer.funded``, ``customer.owner_set`` or
+    ``customer.withdrawal_requested``; it says which fields of ``data``
     are set."""
 
     id: str

@@ -149,7 +149,37 @@ class TestEvents(unittest.TestCase):
         self.assertEqual(ev.type, "invoice.paid")
         self.assertIsNone(ev.data.workflow_id)
         self.assertEqual(ev.data.raw, {"invoiceId": "in_1"})
-        self.assertEqual(settleflow.EVENT_TYPES[4:], ("refund.succeeded", "refund.failed", "customer.funded"))
+        self.assertEqual(settleflow.EVENT_TYPES[4:], ("refund.succeeded", "refund.failed", "customer.funded",
+                                                      "customer.owner_set", "customer.withdrawal_requested"))
+
+    def test_customer_owner_set(self) -> None:
+        data = {"customerId": "cus_123", "owner": {"address": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "txHash": "0xo1", "blockNumber": 14},
+                "balance": CUSTOMER_JSON["balance"]}
+        ev = settleflow.Event.from_wire(self.event("customer.owner_set", data))
+        self.assertEqual(ev.data.customer_id, "cus_123")
+        self.assertEqual(ev.data.owner, settleflow.OwnerSet(address="0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", tx_hash="0xo1", block_number=14))
+        self.assertEqual(ev.data.balance.available, 99642)  # type: ignore[union-attr]
+        self.assertIsNone(ev.data.deposit)
+        self.assertIsNone(ev.data.withdrawal)
+        with self.assertRaisesRegex(DecodeError, r"event\.data\.owner is missing"):
+            settleflow.Event.from_wire(self.event("customer.owner_set", {k: v for k, v in data.items() if k != "owner"}))
+
+    def test_customer_withdrawal_requested(self) -> None:
+        data = {"customerId": "cus_123", "withdrawal": {"amount": {"amount": 1234, "currency": "usd"}, "availableAt": "2026-12-01T00:00:00Z",
+                                                       "txHash": "0xw1", "blockNumber": 15},
+                "balance": CUSTOMER_JSON["balance"]}
+        ev = settleflow.Event.from_wire(self.event("customer.withdrawal_requested", data))
+        w = ev.data.withdrawal
+        assert w is not None
+        self.assertEqual(w.amount, Money(amount=1234, currency="usd"))
+        self.assertEqual(w.available_at, dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc))
+        self.assertEqual((w.tx_hash, w.block_number), ("0xw1", 15))
+        self.assertIsNone(ev.data.owner)
+        # availableAt is optional; balance is not.
+        del data["withdrawal"]["availableAt"]  # type: ignore[attr-defined]
+        self.assertIsNone(settleflow.Event.from_wire(self.event("customer.withdrawal_requested", data)).data.withdrawal.available_at)  # type: ignore[union-attr]
+        with self.assertRaisesRegex(DecodeError, r"event\.data\.balance is missing"):
+            settleflow.Event.from_wire(self.event("customer.withdrawal_requested", {k: v for k, v in data.items() if k != "balance"}))
 
 
 class TestRequests(FakeCase):

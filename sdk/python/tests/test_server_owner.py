@@ -17,6 +17,7 @@ import time
 import unittest
 from typing import Any, Dict, List
 
+import settleflow
 from settleflow import IdempotencyError, InvalidRequestError, OwnerGrant
 
 from . import harness
@@ -93,6 +94,16 @@ class TestServerOwner(unittest.TestCase):
         while c.workflows.fetch(wf.id).status != "Settled":
             self.assertLess(time.monotonic(), deadline, "the workflow did not settle")
             time.sleep(0.2)
+        # The funds follower announces the owner once confirmed: a signed
+        # customer.owner_set webhook naming the wallet (checksummed).
+        srv = harness.server()
+        assert srv.receiver is not None
+        d = srv.receiver.wait_for(lambda d: d.json().get("type") == "customer.owner_set" and d.json()["data"].get("customerId") == cus, timeout=60)
+        ev = settleflow.webhooks.construct(d.body, d.headers[settleflow.SIGNATURE_HEADER], srv.webhook_secret)
+        assert ev.data.owner is not None and ev.data.balance is not None
+        self.assertEqual(ev.data.owner.address.lower(), addr.lower())
+        self.assertNotEqual(ev.data.owner.address, addr.lower(), "checksummed, not lowercase")
+        self.assertEqual(ev.data.owner.tx_hash.lower(), ch.tx_hash.lower())
         # The contract records the owner: the same address again is refused.
         g2 = c.customers.create_owner_grant(cus, address=addr)
         with self.assertRaises(InvalidRequestError) as cm:

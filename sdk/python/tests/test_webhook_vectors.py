@@ -70,6 +70,18 @@ class TestVectors(unittest.TestCase):
                 self.assertEqual(refund.settlement is None, wire["data"]["refund"]["settlement"] is None)
                 self.assertIsNone(event.data.quoted)
                 continue
+            if event.type == "customer.owner_set":
+                self.assertEqual(event.data.customer_id, expect["customerId"])
+                self.assertEqual(event.data.owner.address, expect["ownerAddress"])  # type: ignore[union-attr]
+                self.assertEqual(event.data.balance.available, expect["balanceAvailable"])  # type: ignore[union-attr]
+                self.assertIsNone(event.data.deposit)
+                continue
+            if event.type == "customer.withdrawal_requested":
+                self.assertEqual(event.data.customer_id, expect["customerId"])
+                self.assertEqual(event.data.withdrawal.amount.amount, expect["withdrawalAmount"])  # type: ignore[union-attr]
+                self.assertIsNotNone(event.data.withdrawal.available_at)  # type: ignore[union-attr]
+                self.assertEqual(event.data.balance.available, expect["balanceAvailable"])  # type: ignore[union-attr]
+                continue
             if event.type == "customer.funded":
                 self.assertEqual(event.data.customer_id, expect["customerId"])
                 self.assertEqual(event.data.deposit.amount.amount, expect["depositAmount"])  # type: ignore[union-attr]
