@@ -89,8 +89,9 @@ func main() {
 	customers := flag.Int("customers", benchmark.FundedCustomers, fmt.Sprintf("engine: customers the funded end to end and its unfunded baseline spread their creates over (1 to %d)", benchmark.FundedCustomers))
 	python := flag.Int("python", 4, "workers: Python worker processes serving the remote side")
 	pyConcurrency := flag.Int("python-concurrency", 8, "workers: each Python worker's concurrency (tasks at once)")
+	pyprofile := flag.String("python-profile", "", "workers: profile the Python workers (cProfile, every thread) into `path`.PID")
 	probes := flag.Int("probes", 50, "workers: workflows created one at a time on idle workers, per round and side, for the create→handler latency")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled; workers: one per side, of its burst, to file.inprocess, file.remote)")
 	flag.Parse()
 	if *suite == "fairness" {
 		if err := runFairness(fairConfig{n: *n, rounds: *rounds, sync: sqlite.Synchronous(*sync), duration: *duration, cpuprofile: *cpuprofile}); err != nil {
@@ -101,7 +102,7 @@ func main() {
 	}
 	if *suite == "workers" {
 		if err := runWorkers(workersConfig{n: *n, rounds: *rounds, connections: *connections, python: *python,
-			concurrency: *pyConcurrency, probes: *probes, cpuprofile: *cpuprofile}); err != nil {
+			concurrency: *pyConcurrency, probes: *probes, cpuprofile: *cpuprofile, pyprofile: *pyprofile}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -76,6 +76,9 @@ type workersConfig struct {
 	python, concurrency    int
 	probes                 int
 	cpuprofile             string
+	// pyprofile, set, profiles the Python workers (cProfile, every
+	// thread) into pyprofile.PID.
+	pyprofile string
 }
 
 type workersSide struct {
@@ -123,17 +126,6 @@ func runWorkers(c workersConfig) error {
 		return err
 	}
 	os.Setenv("SSL_CERT_FILE", caFile)
-	if c.cpuprofile != "" {
-		f, err := os.Create(c.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 
 	fmt.Printf("workers: n=%d per side, %d connections, %d Python worker processes (concurrency %d each), %d idle probes; server in process, SQLite FULL, the embedded chain\n",
 		c.n, c.connections, c.python, c.concurrency, c.probes)
@@ -336,7 +328,7 @@ func workersRound(ctx context.Context, c workersConfig, products []*declared.Pro
 		for i := range c.python {
 			p, err := startPyWorker(script, sdk, filepath.Join(dir, fmt.Sprintf("python%d.log", i+1)),
 				[]string{"BENCH_KEY=" + wkey, "BENCH_URL=" + srv.URL(), "BENCH_CA=" + srv.CertFile(),
-					"BENCH_CONCURRENCY=" + strconv.Itoa(c.concurrency)}, st)
+					"BENCH_CONCURRENCY=" + strconv.Itoa(c.concurrency), "BENCH_PROFILE=" + c.pyprofile}, st)
 			if err != nil {
 				return res, err
 			}
@@ -354,7 +346,18 @@ func workersRound(ctx context.Context, c workersConfig, products []*declared.Pro
 		return res, err
 	}
 
-	// The burst.
+	// The burst, under a CPU profile of its own when asked (the last
+	// round's is kept).
+	if c.cpuprofile != "" {
+		f, err := os.Create(c.cpuprofile + "." + strings.ReplaceAll(sideName(remote), " ", ""))
+		if err != nil {
+			return res, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return res, err
+		}
+	}
 	cpu0, py0 := selfCPU(), pyCPU(pys)
 	start := time.Now()
 	burst, err := closedLoop(c.n, c.connections, func() (sent, error) { return create(`{}`) })
@@ -370,6 +373,9 @@ func workersRound(ctx context.Context, c workersConfig, products []*declared.Pro
 		last = later(last, rc.arrived[s.id])
 	}
 	rc.mu.Unlock()
+	if c.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	res.goCPU = float64((selfCPU() - cpu0).Microseconds()) / float64(c.n)
 	res.pyCPU = float64((pyCPU(pys) - py0).Microseconds()) / float64(c.n)
 	res.hooksPerSec = float64(c.n) / last.Sub(start).Seconds()

@@ -5,7 +5,9 @@ BENCH_KEY (a worker key), BENCH_URL, BENCH_CA (the server's certificate),
 BENCH_CONCURRENCY (the Worker's concurrency). A task whose payload has
 "probe": true prints "started WORKFLOW_ID NANOSECONDS" (time.time_ns(), the
 clock the bench reads as Go's time.Now) as its handler starts, for the
-idle-worker latency; the others print nothing. SIGTERM stops it."""
+idle-worker latency; the others print nothing. SIGTERM stops it. With
+BENCH_PROFILE set (-python-profile), every thread runs under cProfile and
+the merged statistics are written to BENCH_PROFILE.PID at the end."""
 
 import os
 import sys
@@ -30,5 +32,38 @@ def main() -> None:
     client.close()
 
 
+def profiled(path: str) -> None:
+    import cProfile
+    import pstats
+    import threading
+
+    profiles = []
+    run = threading.Thread.run
+
+    def profiled_run(self: threading.Thread) -> None:
+        p = cProfile.Profile()
+        profiles.append(p)
+        p.enable()
+        try:
+            run(self)
+        finally:
+            p.disable()
+
+    threading.Thread.run = profiled_run  # type: ignore[method-assign]
+    p = cProfile.Profile()
+    p.enable()
+    try:
+        main()
+    finally:
+        p.disable()
+        stats = pstats.Stats(p)
+        for q in profiles:
+            stats.add(q)
+        stats.dump_stats(f"{path}.{os.getpid()}")
+
+
 if __name__ == "__main__":
-    main()
+    if os.environ.get("BENCH_PROFILE"):
+        profiled(os.environ["BENCH_PROFILE"])
+    else:
+        main()
