@@ -6,7 +6,7 @@ BENCH_CONCURRENCY (the Worker's concurrency). A task whose payload has
 "probe": true prints "started WORKFLOW_ID NANOSECONDS" (time.time_ns(), the
 clock the bench reads as Go's time.Now) as its handler starts, for the
 idle-worker latency; the others print nothing. SIGTERM stops it. With
-BENCH_PROFILE set (-python-profile), every thread runs under cProfile and
+BENCH_PROFILE set (-python-profile), every thread runs under cProfile (its CPU time) and
 the merged statistics are written to BENCH_PROFILE.PID at the end."""
 
 import os
@@ -41,7 +41,7 @@ def profiled(path: str) -> None:
     run = threading.Thread.run
 
     def profiled_run(self: threading.Thread) -> None:
-        p = cProfile.Profile()
+        p = cProfile.Profile(time.thread_time)
         profiles.append(p)
         p.enable()
         try:
@@ -50,7 +50,7 @@ def profiled(path: str) -> None:
             p.disable()
 
     threading.Thread.run = profiled_run  # type: ignore[method-assign]
-    p = cProfile.Profile()
+    p = cProfile.Profile(time.thread_time)
     p.enable()
     try:
         main()

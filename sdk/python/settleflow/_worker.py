@@ -378,7 +378,7 @@ class Worker:
         else:
             result, items = out, []
         try:
-            tasks.complete(task.id, result, items)
+            tasks._complete(task.id, result, items)
         except InvalidRequestError as e:
             if isinstance(e, NotFoundError):
                 logger.warning("settleflow: completing task %s: %s", task.id, e)
