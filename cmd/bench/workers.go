@@ -27,8 +27,15 @@ package main
 // (each created once the last one's webhook arrived and 20 ms more passed):
 // the time from sending the create (and from its 201) to the handler's
 // start, in the Python process (its "started" line) or in process.
+//
+// Each side's CPU per workflow in the burst is printed too: this process's
+// (server, load and receiver) and the Python workers' (/proc/PID/stat).
+// "cpu ratio" is in process ÷ remote of their sums: the rate ratio to
+// expect where the CPU is all there is (the rates' own ratio depends on the
+// share of a busy machine each side gets: four more processes get more).
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -129,7 +136,7 @@ func runWorkers(c workersConfig) error {
 
 	fmt.Printf("workers: n=%d per side, %d connections, %d Python worker processes (concurrency %d each), %d idle probes; server in process, SQLite FULL, the embedded chain\n",
 		c.n, c.connections, c.python, c.concurrency, c.probes)
-	fmt.Printf("%-6s %-11s %10s %9s %9s %9s %9s %9s %9s\n", "round", "side", "hooks/s", "ratio", "send p50", "send p95", "201 p50", "go µs/wf", "py µs/wf")
+	fmt.Printf("%-6s %-11s %10s %9s %9s %9s %9s %9s %9s %9s\n", "round", "side", "hooks/s", "ratio", "send p50", "send p95", "201 p50", "go µs/wf", "py µs/wf", "cpu ratio")
 	type round struct{ in, remote workersSide }
 	var rs []round
 	var allIn, allRemote, allRemoteAnswer, allInAnswer []time.Duration
@@ -157,8 +164,8 @@ func runWorkers(c workersConfig) error {
 				s = rd.remote
 			}
 			fs, fa := sorted(s.fromSend), sorted(s.fromAnswer)
-			fmt.Printf("%-6d %-11s %10.0f %9.2f %9.1f %9.1f %9.1f %9.0f %9.0f\n", r+1, sideName(remote), s.hooksPerSec,
-				s.hooksPerSec/rd.in.hooksPerSec, ms(pct(fs, 50)), ms(pct(fs, 95)), ms(pct(fa, 50)), s.goCPU, s.pyCPU)
+			fmt.Printf("%-6d %-11s %10.0f %9.2f %9.1f %9.1f %9.1f %9.0f %9.0f %9.2f\n", r+1, sideName(remote), s.hooksPerSec,
+				s.hooksPerSec/rd.in.hooksPerSec, ms(pct(fs, 50)), ms(pct(fs, 95)), ms(pct(fa, 50)), s.goCPU, s.pyCPU, rd.in.cpu()/s.cpu())
 		}
 		allIn, allInAnswer = append(allIn, rd.in.fromSend...), append(allInAnswer, rd.in.fromAnswer...)
 		allRemote, allRemoteAnswer = append(allRemote, rd.remote.fromSend...), append(allRemoteAnswer, rd.remote.fromAnswer...)
@@ -168,12 +175,18 @@ func runWorkers(c workersConfig) error {
 	fmt.Printf("verified webhooks/s: in process median %.0f, remote (%d Python workers) median %.0f; remote ÷ in process, median of the rounds' ratios: %.2f\n",
 		medianOf(rs, func(r round) float64 { return r.in.hooksPerSec }), c.python,
 		medianOf(rs, func(r round) float64 { return r.remote.hooksPerSec }), ratio)
+	fmt.Printf("CPU per workflow in the burst (this process, and the Python workers): in process median %.0f µs, remote median %.0f + %.0f µs; in process ÷ remote (the rate ratio when the CPU is all there is), median of the rounds': %.2f\n",
+		medianOf(rs, func(r round) float64 { return r.in.goCPU }), medianOf(rs, func(r round) float64 { return r.remote.goCPU }),
+		medianOf(rs, func(r round) float64 { return r.remote.pyCPU }), medianOf(rs, func(r round) float64 { return r.in.cpu() / r.remote.cpu() }))
 	allIn, allRemote, allInAnswer, allRemoteAnswer = sorted(allIn), sorted(allRemote), sorted(allInAnswer), sorted(allRemoteAnswer)
 	fmt.Printf("create sent → handler started, idle, over all rounds (%d probes each): Python worker p50 %.1f ms, p95 %.1f ms (from the 201: p50 %.1f ms); in process p50 %.1f ms, p95 %.1f ms (from the 201: p50 %.1f ms)\n",
 		len(allRemote), ms(pct(allRemote, 50)), ms(pct(allRemote, 95)), ms(pct(allRemoteAnswer, 50)),
 		ms(pct(allIn, 50)), ms(pct(allIn, 95)), ms(pct(allInAnswer, 50)))
 	return nil
 }
+
+// cpu is the side's CPU per workflow in the burst, µs: everything it ran.
+func (s workersSide) cpu() float64 { return s.goCPU + s.pyCPU }
 
 func sideName(remote bool) string {
 	if remote {
@@ -460,25 +473,12 @@ func startPyWorker(script, sdk, logPath string, env []string, st *started) (*pyW
 	}
 	p := &pyWorker{cmd: cmd, done: make(chan error, 1), log: logf}
 	go func() {
-		var buf bytes.Buffer
-		b := make([]byte, 4096)
-		for {
-			n, err := stdout.Read(b)
-			buf.Write(b[:n])
-			for {
-				line, rest, ok := bytes.Cut(buf.Bytes(), []byte("\n"))
-				if !ok {
-					break
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "started" {
+				if ns, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+					st.record(f[1], time.Unix(0, ns))
 				}
-				if f := strings.Fields(string(line)); len(f) == 3 && f[0] == "started" {
-					if ns, err := strconv.ParseInt(f[2], 10, 64); err == nil {
-						st.record(f[1], time.Unix(0, ns))
-					}
-				}
-				buf = *bytes.NewBuffer(bytes.Clone(rest))
-			}
-			if err != nil {
-				break
 			}
 		}
 		p.done <- cmd.Wait()
