@@ -170,7 +170,9 @@ class Worker:
     ``concurrency`` threads while it runs); each task's lease is extended
     every ``heartbeat_interval`` seconds (the server's lease is 30 s
     by default); a claim waits up to ``wait`` seconds (at most 30) for a
-    task. Once stopped, the worker claims no more, lets the tasks in flight
+    task. While tasks are waiting (the last claim took all it asked for),
+    the worker claims them in batches: it waits up to :data:`BATCH_WAIT`
+    for half its slots to be free before claiming again. Once stopped, the worker claims no more, lets the tasks in flight
     finish within ``drain_timeout`` seconds, then marks those left stopped
     (``worker_stopped``) and hands them back to the server to be retried.
     A stop takes effect when the claim in flight returns (within ``wait``).
