@@ -8,7 +8,7 @@
 //	go run ./cmd/bench -suite postgres [-postgres DSN] [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
 //	go run ./cmd/bench -suite sqlite [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
 //	go run ./cmd/bench -suite fairness [-n 20000] [-rounds 3] [-duration 20s] [-work 100ms] [-fair-workers 100] [-sync FULL|NORMAL]
-//	go run ./cmd/bench -suite workers [-python 4] [-python-concurrency 8] [-n 5000] [-rounds 3] [-probes 50] [-connections 32]
+//	go run ./cmd/bench -suite workers [-python 4] [-python-concurrency 8] [-n 20000] [-rounds 3] [-probes 50] [-connections 32]
 //
 // -suite workers: a no-op declared product in process beside the same
 // product served by -python Python worker processes, verified webhooks per
