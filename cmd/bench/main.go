@@ -8,6 +8,12 @@
 //	go run ./cmd/bench -suite postgres [-postgres DSN] [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
 //	go run ./cmd/bench -suite sqlite [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
 //	go run ./cmd/bench -suite fairness [-n 20000] [-rounds 3] [-duration 20s] [-work 100ms] [-fair-workers 100] [-sync FULL|NORMAL]
+//	go run ./cmd/bench -suite workers [-python 4] [-python-concurrency 8] [-n 20000] [-rounds 3] [-probes 50] [-connections 32]
+//
+// -suite workers: a no-op declared product in process beside the same
+// product served by -python Python worker processes, verified webhooks per
+// second of each and the idle worker's create→handler latency; see
+// workers.go.
 //
 // -suite fairness: nine light customers' create→Settled latency on an idle
 // engine and behind another customer's burst of -n; see fairness.go.
@@ -63,7 +69,7 @@ func main() {
 	n := flag.Int("n", 20000, "operations per measurement")
 	rounds := flag.Int("rounds", 3, "rounds; the median is reported")
 	sync := flag.String("sync", "FULL", "SQLite synchronous setting for every side: FULL or NORMAL")
-	suite := flag.String("suite", "engine", "engine, http, pipeline or postgres")
+	suite := flag.String("suite", "engine", "engine, http, pipeline, postgres, sqlite, fairness or workers")
 	workers := flag.Int("workers", 1000, "postgres: River's MaxWorkers and the engine's Options.Workers")
 	goroutines := flag.Int("goroutines", 16, "postgres: creating (inserting) goroutines of every side")
 	riverConns := flag.Int("river-conns", 0, "postgres: River's pgxpool MaxConns (0: pgxpool's default)")
@@ -81,10 +87,22 @@ func main() {
 	geth := flag.String("geth", os.Getenv("SETTLEFLOW_GETH"), "pipeline with -postgres: the geth `binary` for the shared chain (settlement/scripts/install-geth.sh builds it)")
 	diagnose := flag.Bool("diagnose", false, "http: also measure create with commits not flushed (synchronous=NORMAL) and with a store that discards inserts, to show where create's time goes")
 	customers := flag.Int("customers", benchmark.FundedCustomers, fmt.Sprintf("engine: customers the funded end to end and its unfunded baseline spread their creates over (1 to %d)", benchmark.FundedCustomers))
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled)")
+	python := flag.Int("python", 4, "workers: Python worker processes serving the remote side")
+	pyConcurrency := flag.Int("python-concurrency", 8, "workers: each Python worker's concurrency (tasks at once)")
+	pyprofile := flag.String("python-profile", "", "workers: profile the Python workers (cProfile, every thread) into `path`.PID")
+	probes := flag.Int("probes", 50, "workers: workflows created one at a time on idle workers, per round and side, for the create→handler latency")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled; workers: one per side, of its burst, to file.inprocess, file.remote)")
 	flag.Parse()
 	if *suite == "fairness" {
 		if err := runFairness(fairConfig{n: *n, rounds: *rounds, sync: sqlite.Synchronous(*sync), duration: *duration, cpuprofile: *cpuprofile}); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *suite == "workers" {
+		if err := runWorkers(workersConfig{n: *n, rounds: *rounds, connections: *connections, python: *python,
+			concurrency: *pyConcurrency, probes: *probes, cpuprofile: *cpuprofile, pyprofile: *pyprofile}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -743,14 +743,20 @@ class Tasks:
         """Records the task's ``result`` (a dict, the workflow's result; None
         sends ``{}``) and the ``cost_items`` of its run besides those its
         heartbeats reported. Idempotent per task: retried as configured."""
+        resp = self._complete(id, result, cost_items)
+        return _decode(resp, lambda x: Task.from_wire(_object(x)))
+
+    def _complete(
+        self, id: str, result: Optional[Mapping[str, Any]], cost_items: Optional[Iterable[CostItemLike]]
+    ) -> Response:
+        """complete() without decoding the task answered (a Worker has no use for it)."""
         if result is None:
             result = {}
         if not isinstance(result, Mapping):
             raise invalid_argument("result", f"result must be a dict (a JSON object), not {_kind(result)}")
         path = "/v1/tasks/" + _segment(id, "id") + "/complete"
         body = {"result": dict(cast(Mapping[str, Any], result)), "costItems": _cost_items(cost_items)}
-        resp = self._t.request("POST", path, body=body)
-        return _decode(resp, lambda x: Task.from_wire(_object(x)))
+        return self._t.request("POST", path, body=body)
 
     def fail(self, id: str, message: str, *, retry: bool = False) -> Task:
         """Ends the task as failed: with ``retry`` the workflow is tried again

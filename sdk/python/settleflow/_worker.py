@@ -1,9 +1,10 @@
 """Workers: run remote products' tasks in this process (docs/api.md §16).
 
 A :class:`Worker` claims the tasks of the products it has handlers for and
-runs each handler in a thread of its own, heartbeating its lease, until
-:meth:`Worker.stop` (or SIGTERM / SIGINT when :meth:`Worker.run` runs in the
-main thread). Standard library only.
+runs each handler in a thread of its own (one of ``concurrency`` threads,
+kept for the worker's life), heartbeating its lease (one thread for all its
+tasks), until :meth:`Worker.stop` (or SIGTERM / SIGINT when
+:meth:`Worker.run` runs in the main thread). Standard library only.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import queue
 import signal
 import socket
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from ._client import CostItemLike, Settleflow
 from ._errors import (
@@ -34,6 +36,11 @@ from ._version import __version__
 __all__ = ["Worker", "TaskContext", "TaskResult", "TaskStopped", "Permanent"]
 
 logger = logging.getLogger("settleflow")
+
+#: How long a worker whose last claim took all it asked for waits for half
+#: its slots to be free before it claims again (seconds): a batch per claim
+#: while tasks are waiting, no wait when none are.
+BATCH_WAIT = 0.01
 
 #: Why a task was stopped (:attr:`TaskContext.reason`).
 LEASE_LOST = "lease_lost"
@@ -101,6 +108,8 @@ class TaskContext:
         # Orders the heartbeats (timer and report_spend) and the final report.
         self._lock = threading.Lock()
         self._reported = False
+        # When the heartbeat thread extends the lease next (time.monotonic()).
+        self._next_beat = time.monotonic() + worker.heartbeat_interval
 
     @property
     def stopped(self) -> bool:
@@ -165,10 +174,13 @@ class Worker:
     ...     return {"queue": "billing"}
     >>> worker.run()  # until SIGTERM or worker.stop()
 
-    ``concurrency`` tasks run at once, each in a thread; each task's lease is
-    extended every ``heartbeat_interval`` seconds (the server's lease is 30 s
+    ``concurrency`` tasks run at once, each in a thread (the worker keeps
+    ``concurrency`` threads while it runs); each task's lease is extended
+    every ``heartbeat_interval`` seconds (the server's lease is 30 s
     by default); a claim waits up to ``wait`` seconds (at most 30) for a
-    task. Once stopped, the worker claims no more, lets the tasks in flight
+    task. While tasks are waiting (the last claim took all it asked for),
+    the worker claims them in batches: it waits up to :data:`BATCH_WAIT`
+    for half its slots to be free before claiming again. Once stopped, the worker claims no more, lets the tasks in flight
     finish within ``drain_timeout`` seconds, then marks those left stopped
     (``worker_stopped``) and hands them back to the server to be retried.
     A stop takes effect when the claim in flight returns (within ``wait``).
@@ -217,7 +229,10 @@ class Worker:
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._running: Dict[str, TaskContext] = {}
-        self._threads: List[threading.Thread] = []
+        # Signalled when a task ends (the drain waits on it).
+        self._ended = threading.Condition(self._lock)
+        # The tasks claimed, for the runner threads: (handler, task, ctx, slots), None to end.
+        self._queue: "queue.SimpleQueue[Optional[Tuple[Handler, Task, TaskContext, threading.Semaphore]]]" = queue.SimpleQueue()
 
     def handle(self, product: str, handler: Optional[Handler] = None) -> Any:
         """Registers ``handler(task, ctx)`` for the remote product named
@@ -253,13 +268,32 @@ class Worker:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 restore[sig] = signal.signal(sig, lambda *_: self.stop())
         slots = threading.Semaphore(self.concurrency)
+        batch = max(1, self.concurrency // 2)
+        saturated = False
         pause = 0.5
         failure: Optional[BaseException] = None
+        beats_end = threading.Event()
+        threads = [threading.Thread(target=self._heartbeats, args=(beats_end,), name="settleflow-heartbeats", daemon=True)]
+        threads += [
+            threading.Thread(target=self._runner, name=f"settleflow-task-runner-{i}", daemon=True) for i in range(self.concurrency)
+        ]
+        for t in threads:
+            t.start()
         try:
             while not self._stopping.is_set():
                 if not slots.acquire(timeout=0.2):
                     continue
                 free = 1
+                if saturated:
+                    # The last claim took all it asked for: more tasks are
+                    # likely waiting. Gather a batch of free slots (a short
+                    # wait) rather than claim one task at a time.
+                    until = time.monotonic() + BATCH_WAIT
+                    while free < batch:
+                        left = until - time.monotonic()
+                        if left <= 0 or not slots.acquire(timeout=left):
+                            break
+                        free += 1
                 while free < self.concurrency and slots.acquire(blocking=False):
                     free += 1
                 try:
@@ -277,6 +311,7 @@ class Worker:
                     pause = min(2 * pause, 30.0)
                     continue
                 pause = 0.5
+                saturated = len(got) == free
                 for _ in range(free - len(got)):
                     slots.release()
                 for task in got:
@@ -288,6 +323,9 @@ class Worker:
                     self._start(handlers[task.product], task, slots)
             self._drain()
         finally:
+            beats_end.set()
+            for _ in range(self.concurrency):
+                self._queue.put(None)  # a runner still in a handler ends after it
             for sig, old in restore.items():
                 signal.signal(sig, old)
         if failure is not None:
@@ -297,28 +335,31 @@ class Worker:
         ctx = TaskContext(self, task)
         with self._lock:
             self._running[task.id] = ctx
+        self._queue.put((handler, task, ctx, slots))
 
-        def run() -> None:
+    def _runner(self) -> None:
+        """A thread running the claimed tasks' handlers, one at a time, until it takes None."""
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            handler, task, ctx, slots = item
             try:
                 self._run(handler, task, ctx)
             finally:
                 with self._lock:
                     self._running.pop(task.id, None)
+                    self._ended.notify_all()
                 slots.release()
-
-        t = threading.Thread(target=run, name=f"settleflow-task-{task.id}", daemon=True)
-        with self._lock:
-            self._threads = [x for x in self._threads if x.is_alive()]
-            self._threads.append(t)
-        t.start()
 
     def _drain(self) -> None:
         deadline = time.monotonic() + self.drain_timeout
         with self._lock:
-            threads = list(self._threads)
-        for t in threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        with self._lock:
+            while self._running:
+                left_s = deadline - time.monotonic()
+                if left_s <= 0:
+                    break
+                self._ended.wait(left_s)
             left = list(self._running.values())
         for ctx in left:
             # Past the drain timeout: the handler is told to stop, and the task
@@ -330,20 +371,36 @@ class Worker:
                 ctx._reported = True
             self._report(lambda c=ctx: self._client.tasks.fail(c.task.id, "the worker stopped before the task finished", retry=True), ctx.task)
 
-    def _beat(self, ctx: TaskContext) -> None:
-        while not ctx._done.wait(self.heartbeat_interval):
-            if ctx.stopped:
+    def _heartbeats(self, end: threading.Event) -> None:
+        """The thread extending the leases of the running tasks, each every
+        ``heartbeat_interval`` seconds from its start or its last heartbeat,
+        until ``end`` is set."""
+        interval = self.heartbeat_interval
+        while True:
+            with self._lock:
+                running = list(self._running.values())
+            for ctx in running:
+                if ctx._done.is_set() or ctx.stopped or ctx._next_beat > time.monotonic():
+                    continue
+                try:
+                    ctx._heartbeat([])
+                except TaskStopped:
+                    continue
+                except SettleflowError as e:
+                    logger.warning("settleflow: heartbeat of task %s failed: %s", ctx.task.id, e)
+                ctx._next_beat = time.monotonic() + interval
+            # A task started from now on is due interval seconds after its
+            # start: never before this wait ends.
+            now = time.monotonic()
+            wait = interval
+            with self._lock:
+                for ctx in self._running.values():
+                    if not ctx._done.is_set() and not ctx.stopped:
+                        wait = min(wait, max(0.0, ctx._next_beat - now))
+            if end.wait(wait):
                 return
-            try:
-                ctx._heartbeat([])
-            except TaskStopped:
-                return
-            except SettleflowError as e:
-                logger.warning("settleflow: heartbeat of task %s failed: %s", ctx.task.id, e)
 
     def _run(self, handler: Handler, task: Task, ctx: TaskContext) -> None:
-        beats = threading.Thread(target=self._beat, args=(ctx,), name=f"settleflow-heartbeat-{task.id}", daemon=True)
-        beats.start()
         error: Optional[BaseException] = None
         out: Any = None
         try:
@@ -351,7 +408,6 @@ class Worker:
         except Exception as e:  # noqa: BLE001 - any handler failure fails the attempt
             error = e
         ctx._done.set()
-        beats.join()
         with ctx._lock:
             if ctx._reported:
                 return  # handed back by the drain
@@ -368,7 +424,7 @@ class Worker:
         else:
             result, items = out, []
         try:
-            tasks.complete(task.id, result, items)
+            tasks._complete(task.id, result, items)
         except InvalidRequestError as e:
             if isinstance(e, NotFoundError):
                 logger.warning("settleflow: completing task %s: %s", task.id, e)

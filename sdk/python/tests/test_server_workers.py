@@ -14,7 +14,7 @@ import threading
 import time
 import unittest
 from decimal import Decimal
-from typing import Any, List
+from typing import Any, List, Set
 
 from settleflow import (
     ConflictError,
@@ -307,6 +307,45 @@ class TestServerWorkers(unittest.TestCase):
         while len(seen) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
         self.assertEqual(seen[1:], [("beat-through", False), ("drained", True, "worker_stopped")])
+
+    def test_worker_keeps_every_lease_from_one_heartbeat_thread(self) -> None:
+        # Three tasks at once, each running past the 2 s lease: the worker's
+        # one heartbeat thread keeps all three, and its threads do not grow
+        # with the tasks it runs.
+        c = self.api()
+        w = self.srv.client(self.srv.worker_key("--products", "image-moderation"))
+        self.addCleanup(w.close)
+        worker = Worker(w, concurrency=3, heartbeat_interval=0.4, wait=1, drain_timeout=5)
+        attempts: List[Any] = []
+        threads: Set[str] = set()
+
+        @worker.handle("image-moderation")
+        def moderate(task: Task, ctx: Any) -> Any:
+            threads.update(t.name for t in threading.enumerate() if t.name.startswith("settleflow-"))
+            if task.payload["imageUrls"][0].endswith("slow.jpg"):
+                ctx.wait(3.0)  # one and a half leases
+            attempts.append((task.workflow_id, task.attempt, ctx.stopped))
+            return {"verdicts": ["allowed"]}
+
+        runner = threading.Thread(target=worker.run, kwargs={"handle_signals": False}, daemon=True)
+        runner.start()
+        cus = harness.unique("cus_beats")
+        c.test_helpers.fund_customer(cus, 100_000)
+        slow = [c.workflows.create(product="image-moderation", customer_id=cus,
+                                   payload={"imageUrls": [f"https://example.com/{i}/slow.jpg"]}) for i in range(3)]
+        for wf in slow:
+            got = self.wait_done(c, wf.id)
+            self.assertEqual(got.status, "Settled", got)
+        quick = [c.workflows.create(product="image-moderation", customer_id=cus,
+                                    payload={"imageUrls": [f"https://example.com/{i}.jpg"]}) for i in range(12)]
+        for wf in quick:
+            self.assertEqual(self.wait_done(c, wf.id).status, "Settled")
+        worker.stop()
+        runner.join(10)
+        self.assertFalse(runner.is_alive(), "the worker did not stop")
+        self.assertEqual(sorted(a for a in attempts if a[0] in {wf.id for wf in slow}), sorted((wf.id, 1, False) for wf in slow))
+        # Its 3 task threads and the heartbeat thread, whatever the tasks it ran.
+        self.assertEqual(threads, {"settleflow-heartbeats", *(f"settleflow-task-runner-{i}" for i in range(3))})
 
 
 if __name__ == "__main__":
