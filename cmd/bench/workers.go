@@ -59,7 +59,6 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/apikey"
 	"github.com/settleflow/settleflow/declared"
-	"github.com/settleflow/settleflow/internal/payloadschema"
 	sfserver "github.com/settleflow/settleflow/server"
 	"github.com/settleflow/settleflow/webhook"
 )
@@ -235,11 +234,10 @@ func workersRound(ctx context.Context, c workersConfig, products []*declared.Pro
 	st := &started{at: map[string]time.Time{}, ch: make(chan struct{}, 1)}
 	reg := settleflow.NewProducts()
 	if remote {
-		p, err := remoteDeclared(products[0])
-		if err != nil {
-			return res, err
-		}
-		if err := settleflow.Register(reg, p); err != nil {
+		// The same declared product, left to workers ("remote": true).
+		p := *products[0]
+		p.Remote = true
+		if err := declared.Register(reg, []*declared.Product{&p}, nil); err != nil {
 			return res, err
 		}
 	} else {
@@ -421,30 +419,6 @@ func workersRound(ctx context.Context, c workersConfig, products []*declared.Pro
 		}
 	}
 	return res, stop()
-}
-
-// remoteDeclared is p left to workers: a remote Go product whose estimate
-// is p's declarative one, its payloads checked by p's schema as
-// settleflow.RegisterRaw checks them.
-func remoteDeclared(p *declared.Product) (settleflow.Product[json.RawMessage], error) {
-	schema, err := payloadschema.Compile(p.PayloadSchema)
-	if err != nil {
-		return settleflow.Product[json.RawMessage]{}, err
-	}
-	return settleflow.Product[json.RawMessage]{
-		Name: p.Name, Description: p.Description, Price: p.Price, SuccessCriteria: p.SuccessCriteria,
-		MarginFloor: p.MarginFloor, PricingSummary: p.PricingSummary, Remote: true,
-		Estimate: func(raw json.RawMessage) (int64, error) {
-			v, err := payloadschema.Decode(raw)
-			if err != nil {
-				return 0, &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "payload", Message: "payload is not valid JSON"}
-			}
-			if err := payloadschema.Validate(schema, v); err != nil {
-				return 0, &settleflow.InvalidError{Code: settleflow.CodeParameterInvalid, Param: "payload", Message: err.Error()}
-			}
-			return p.Estimate.Cost(v)
-		},
-	}, nil
 }
 
 // pyWorker is one Python worker process.
