@@ -175,6 +175,7 @@
       }
       await window.ethereum.request({ method: "eth_sendTransaction", params: [{ from, to: call.to, data: call.data }] });
       say("withdrawal-state", "Sent from your wallet; waiting for the network…");
+      if (method === "requestWithdrawal") $("withdraw-amount").value = "";
       poll();
     } catch (e) {
       say("withdraw-error", walletError(e));
@@ -239,8 +240,9 @@
     const wait = busy ? "Waiting for your wallet…" : "";
     const shown = new Set();
     enable("request-withdrawal", wait || who, shown);
-    enable("cancel-withdrawal", wait || who || (pending ? "" : "Nothing is under notice to cancel."), shown);
-    enable("withdraw", wait || who || (pending ? "" : "Nothing is under notice to withdraw: request a withdrawal first.") ||
+    const none = "Nothing is under notice to cancel or withdraw: request a withdrawal first.";
+    enable("cancel-withdrawal", wait || who || (pending ? "" : none), shown);
+    enable("withdraw", wait || who || (pending ? "" : none) ||
       (secondsLeft() > 0 ? "Still under notice: available in " + span(secondsLeft()) + "." : ""), shown);
     enable("deposit", depositing ? "Waiting for your wallet…" :
       window.ethereum ? "" : "No wallet found in this browser: install one (for example MetaMask) and reload.");
@@ -267,7 +269,7 @@
         const ws = $("withdrawal-state");
         if (ws) {
           ws.textContent = withdrawal.pending
-            ? usd(withdrawal.pending) + " under notice, available " + new Date(withdrawal.availableAt * 1000).toUTCString() + "."
+            ? usd(withdrawal.pending) + " under notice, available " + new Date(withdrawal.availableAt * 1000).toISOString().slice(0, 19).replace("T", " ") + " UTC."
             : "No withdrawal under notice.";
         }
       }
