@@ -345,8 +345,8 @@ type relayView struct {
 }
 
 // status answers GET status: the balance, owner, withdrawal under notice
-// and the relayed deposits of the last day, for the page to follow a
-// deposit without a reload. Reading it also records what the relays
+// and the relayed deposits of the last day, and the recent activity as
+// HTML, for the page to follow a deposit without a reload. Reading it also records what the relays
 // cost once they are mined.
 func (h *Handler) status(w http.ResponseWriter, r *http.Request, s *session) {
 	c, err := h.opts.Engine.Customer(r.Context(), s.env, s.customerID)
@@ -379,6 +379,21 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		out["relays"] = relays
 	}
+	// The account page's "Recent activity", rendered as the page renders
+	// it, so that it follows a deposit or a withdrawal without a reload.
+	var lines []Line
+	if c.Deposit != nil {
+		if lines, _, err = h.statement(r.Context(), s.env, s.customerID, c.Deposit.CustomerRef, "", time.Time{}, time.Time{}, AccountLines); err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+	}
+	var activity strings.Builder
+	if err := h.pages["account"].ExecuteTemplate(&activity, "lines", map[string]any{"Lines": lines, "Explorer": h.opts.Explorers[s.env]}); err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	out["activity"] = activity.String()
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -29,8 +29,11 @@ var browserOut = flag.String("browser-out", "", "directory for the browser test'
 // (testdata/browser/portal.mjs) with an EIP-1193 wallet injected into the
 // page, on the embedded simulated chain: open a link, connect (after
 // switching the wallet's chain), deposit 25.00 and watch it become
-// available, run a workflow and find it on the statement, request and
-// cancel a withdrawal, and a link used twice. A screenshot of each page
+// available, with the activity list following without a reload, run a
+// workflow and find it on the statement, request and cancel a withdrawal,
+// request another and withdraw it once due, and a link used twice; at
+// each step the withdrawal buttons are on or off (with a reason) as the
+// contract would accept them. A screenshot of each page
 // lands in -browser-out.
 //
 // The simulated chain runs in this process and has no RPC endpoint: the
@@ -55,7 +58,9 @@ func TestPortalInChromium(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, nil)
+	// A short notice, so that the page's "Withdraw now" turns on while
+	// the test watches.
+	f := newFixtureNotice(t, 20*time.Second, nil)
 	w := f.wallet(10_000)
 	ctx := context.Background()
 	const customer = "cus_browser"
@@ -84,6 +89,11 @@ func TestPortalInChromium(t *testing.T) {
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			// A real chain seals blocks as time passes; the embedded one
+			// only when asked: seal one now, so that the transaction
+			// runs at the wall clock's time (a withdrawal due now is
+			// due on chain too).
+			f.sim.Commit()
 			to := common.HexToAddress(in.To)
 			tr := settlement.Transactor{Backend: f.sim.Backend.Client(), Key: w.key, Mine: f.sim.Commit}
 			rc, err := tr.Send(ctx, &to, hexutil.MustDecode(in.Data))
@@ -131,7 +141,7 @@ func TestPortalInChromium(t *testing.T) {
 		t.Fatalf("the browser run failed: %v", err)
 	}
 	for _, name := range []string{"signin", "account", "wrong-chain", "connected", "deposit-refused", "deposit-pending", "deposit-available",
-		"statement", "withdrawal-requested", "withdrawal-canceled", "link-used"} {
+		"statement", "withdrawal-requested", "withdrawal-canceled", "withdrawal-due", "withdrawn", "link-used"} {
 		if fi, err := os.Stat(filepath.Join(out, name+".png")); err != nil || fi.Size() == 0 {
 			t.Errorf("no screenshot %s.png: %v", name, err)
 		}

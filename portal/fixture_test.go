@@ -89,7 +89,13 @@ type chainSettler interface {
 
 func newFixture(t *testing.T, tweak func(*Options)) *fixture {
 	t.Helper()
-	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{WithdrawalNotice: time.Hour,
+	return newFixtureNotice(t, time.Hour, tweak)
+}
+
+// newFixtureNotice is newFixture with the contract's withdrawal notice.
+func newFixtureNotice(t *testing.T, notice time.Duration, tweak func(*Options)) *fixture {
+	t.Helper()
+	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{WithdrawalNotice: notice,
 		Tuning: settlement.ChainConfig{Confirmations: 2}})
 	if err != nil {
 		t.Fatal(err)

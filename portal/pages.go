@@ -297,7 +297,7 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s *session
 		}
 	}
 	if c.Deposit != nil {
-		if d.Lines, _, err = h.statement(r.Context(), s.env, s.customerID, c.Deposit.CustomerRef, "", time.Time{}, time.Time{}, 5); err != nil {
+		if d.Lines, _, err = h.statement(r.Context(), s.env, s.customerID, c.Deposit.CustomerRef, "", time.Time{}, time.Time{}, AccountLines); err != nil {
 			h.fail(w, r, s, err)
 			return
 		}
@@ -306,6 +306,9 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s *session
 }
 
 var errBadCursor = errors.New("portal: bad cursor")
+
+// AccountLines is how many lines the account page's recent activity shows.
+const AccountLines = 5
 
 // StatementPageSize is how many lines a statement page shows.
 const StatementPageSize = 25

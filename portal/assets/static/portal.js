@@ -12,6 +12,12 @@
   const chainHex = "0x" + chainId.toString(16);
   let clockSkew = 0; // server now − local now, seconds
   let withdrawal = null;
+  let me = ""; // the wallet's address once it shared it
+  let pendingOwner = ""; // an address connected, not yet confirmed
+  let busy = false; // a withdrawal step is being sent
+  let depositing = false; // a deposit is being signed and sent
+  const shownRelays = new Set(); // relays seen other than available on this page
+  const doneAt = new Map(); // txHash → when this page saw it become available
 
   const usd = (c) => {
     const neg = c < 0;
@@ -54,6 +60,8 @@
       throw new Error("Your wallet is on chain " + Number(current) + "; this account is on chain " + chainId + ". Switch your wallet's network.");
     }
     $("switch-chain").hidden = true;
+    me = accounts[0];
+    buttons();
     return accounts[0];
   }
 
@@ -76,12 +84,14 @@
         say("wallet-state", "Your wallet " + address + " owns this balance.");
         return;
       }
+      pendingOwner = "";
       say("wallet-state", "Sign the message in your wallet to connect " + address + "…");
       const grant = await post("connect/grant", { address });
       const signature = await window.ethereum.request({
         method: "eth_signTypedData_v4", params: [address, JSON.stringify(grant.typedData)],
       });
       const change = await post("connect", { address, nonce: grant.nonce, signature });
+      pendingOwner = change.effective === "after_notice" ? "" : change.address;
       say("wallet-state", change.effective === "after_notice"
         ? "Requested: " + change.address + " will own this balance after the withdrawal notice, unless the wallet that owns it now cancels the change."
         : "Connected: " + change.address + " will own this balance once the network confirms it.");
@@ -93,6 +103,8 @@
   });
 
   const relays = new Map();
+  const relayFade = 20000; // ms an available deposit stays listed here
+  const clock = (ms) => new Date(ms + clockSkew * 1000).toISOString().slice(11, 19) + " UTC";
   function showRelays() {
     const ul = $("relays");
     if (!ul) return;
@@ -105,20 +117,31 @@
       failed: "not sent by us: the network refused our transaction (if someone else delivered your signed deposit first, it shows in your balance and statement; otherwise nothing was taken)",
       sent: "pending: sent, waiting for the network",
     };
+    const now = Date.now();
     for (const r of relays.values()) {
+      // A deposit already available when the page opened is in the
+      // activity list only; one that became available here says when,
+      // then fades into that list.
+      if (r.state === "available" && !shownRelays.has(r.txHash)) continue;
+      if (r.state !== "available") shownRelays.add(r.txHash);
+      if (r.state === "available" && !doneAt.has(r.txHash)) doneAt.set(r.txHash, now);
+      const age = r.state === "available" ? now - doneAt.get(r.txHash) : 0;
+      if (age > relayFade + 1500) continue;
       const li = document.createElement("li");
       li.className = "relay state-" + r.state;
       li.dataset.state = r.state;
       li.textContent = "Deposit of " + usd(r.amount) + ": " + (words[r.state] || r.state) +
-        (r.state === "confirming" ? " (" + r.confirmations + ")" : "");
+        (r.state === "confirming" ? " (" + r.confirmations + ")" : "") +
+        (r.state === "available" ? " at " + clock(doneAt.get(r.txHash)) + "; it is in Recent activity below." : "");
+      if (age > relayFade) li.classList.add("fading");
       ul.appendChild(li);
     }
   }
 
   $("deposit-form") && $("deposit-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const btn = $("deposit");
-    btn.disabled = true;
+    depositing = true;
+    buttons();
     say("deposit-error", "");
     try {
       const from = await account();
@@ -128,18 +151,22 @@
       });
       const sent = await post("deposit", Object.assign({}, prep.authorization, { signature }));
       relays.set(sent.txHash, { txHash: sent.txHash, amount: sent.amount, state: "pending", confirmations: 0 });
+      shownRelays.add(sent.txHash);
       showRelays();
       $("deposit-amount").value = "";
       poll();
     } catch (e) {
       say("deposit-error", walletError(e));
     } finally {
-      btn.disabled = false;
+      depositing = false;
+      buttons();
     }
   });
 
   async function ownerCall(method, amount) {
     say("withdraw-error", "");
+    busy = true;
+    buttons();
     try {
       const from = await account();
       const call = await post("withdrawal/call", { method, amount: amount || "" });
@@ -148,9 +175,13 @@
       }
       await window.ethereum.request({ method: "eth_sendTransaction", params: [{ from, to: call.to, data: call.data }] });
       say("withdrawal-state", "Sent from your wallet; waiting for the network…");
+      if (method === "requestWithdrawal") $("withdraw-amount").value = "";
       poll();
     } catch (e) {
       say("withdraw-error", walletError(e));
+    } finally {
+      busy = false;
+      buttons();
     }
   }
   $("withdraw-form") && $("withdraw-form").addEventListener("submit", (ev) => {
@@ -165,16 +196,56 @@
     if (!el) return;
     if (!withdrawal || !withdrawal.pending) {
       el.textContent = "";
+      buttons();
       return;
     }
-    const left = withdrawal.availableAt - (Date.now() / 1000 + clockSkew);
-    if (left <= 0) {
-      el.textContent = "Due now: withdraw it.";
-      return;
-    }
-    const s = Math.floor(left);
+    const left = secondsLeft();
+    el.textContent = left <= 0 ? "Due now: withdraw it." : "Available in " + span(left);
+    buttons();
+  }
+
+  // secondsLeft is how long the withdrawal under notice still waits.
+  function secondsLeft() {
+    return withdrawal.availableAt - (Date.now() / 1000 + clockSkew);
+  }
+  function span(left) {
+    const s = Math.ceil(left);
     const d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60);
-    el.textContent = "Available in " + (d ? d + "d " : "") + String(h).padStart(2, "0") + ":" + String(m).padStart(2, "0") + ":" + String(s % 60).padStart(2, "0");
+    return (d ? d + "d " : "") + String(h).padStart(2, "0") + ":" + String(m).padStart(2, "0") + ":" + String(s % 60).padStart(2, "0");
+  }
+
+  // enable turns a button on, or off with the reason shown under it.
+  // A reason already shown under an earlier button is not repeated.
+  function enable(id, why, shown) {
+    const b = $(id);
+    if (!b) return;
+    b.disabled = !!why;
+    b.title = why || "";
+    const line = id === "request-withdrawal" ? "request-why" : id === "cancel-withdrawal" ? "cancel-why" : id + "-why";
+    say(line, why && !(shown && shown.has(why)) ? why : "");
+    if (why && shown) shown.add(why);
+  }
+
+  // buttons offers only what the contract would accept now: the owner's
+  // wallet requests, cancels a withdrawal under notice, and withdraws it
+  // once due.
+  function buttons() {
+    if (!$("withdraw")) return;
+    const owner = wallet.dataset.owner || "";
+    let who = "";
+    if (!owner) who = "No wallet owns this balance yet: connect yours first.";
+    else if (!me) who = "Connect the wallet that owns this balance (" + owner + ") first.";
+    else if (me.toLowerCase() !== owner.toLowerCase()) who = "Only the wallet that owns this balance (" + owner + ") can do this; yours is " + me + ".";
+    const pending = withdrawal && withdrawal.pending > 0;
+    const wait = busy ? "Waiting for your wallet…" : "";
+    const shown = new Set();
+    enable("request-withdrawal", wait || who, shown);
+    const none = "Nothing is under notice to cancel or withdraw: request a withdrawal first.";
+    enable("cancel-withdrawal", wait || who || (pending ? "" : none), shown);
+    enable("withdraw", wait || who || (pending ? "" : none) ||
+      (secondsLeft() > 0 ? "Still under notice: available in " + span(secondsLeft()) + "." : ""), shown);
+    enable("deposit", depositing ? "Waiting for your wallet…" :
+      window.ethereum ? "" : "No wallet found in this browser: install one (for example MetaMask) and reload.");
   }
 
   let polling = false;
@@ -198,9 +269,17 @@
         const ws = $("withdrawal-state");
         if (ws) {
           ws.textContent = withdrawal.pending
-            ? usd(withdrawal.pending) + " under notice, available " + new Date(withdrawal.availableAt * 1000).toUTCString() + "."
+            ? usd(withdrawal.pending) + " under notice, available " + new Date(withdrawal.availableAt * 1000).toISOString().slice(0, 19).replace("T", " ") + " UTC."
             : "No withdrawal under notice.";
         }
+      }
+      if (pendingOwner && st.chainOwner && st.chainOwner.toLowerCase() === pendingOwner.toLowerCase()) {
+        pendingOwner = "";
+        say("wallet-state", "Confirmed: your wallet owns this balance now.");
+      }
+      if (st.activity !== undefined && $("activity") && $("activity").dataset.html !== st.activity) {
+        $("activity").innerHTML = st.activity; // rendered by the server's template, escaped there
+        $("activity").dataset.html = st.activity;
       }
       if (st.chainOwner !== undefined && (st.chainOwner || "") !== (body.dataset.owner || "")) {
         body.dataset.owner = st.chainOwner || "";
@@ -220,6 +299,11 @@
       polling = false;
     }
   }
+  if (window.ethereum) {
+    // The address a wallet already shares with this site, without asking.
+    window.ethereum.request({ method: "eth_accounts" }).then((a) => { me = (a && a[0]) || ""; buttons(); }, () => {});
+  }
+  buttons();
   poll();
   setInterval(poll, 1500);
   setInterval(countdown, 1000);

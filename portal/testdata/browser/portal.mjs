@@ -97,6 +97,20 @@ page.on('response', (r) => {
 });
 const shot = (name) => page.screenshot({ path: join(OUT, name + '.png'), fullPage: true });
 const text = async (sel) => (await page.locator(sel).innerText()).replace(/\s+/g, ' ').trim();
+// buttons is which of the withdrawal buttons are on, and the reasons shown.
+const buttons = () => page.evaluate(() => {
+  const on = (id) => !document.getElementById(id).disabled;
+  const why = (id) => { const e = document.getElementById(id); return e.hidden ? '' : e.textContent; };
+  return { request: on('request-withdrawal'), cancel: on('cancel-withdrawal'), withdraw: on('withdraw'),
+    deposit: on('deposit'), why: [why('request-why'), why('cancel-why'), why('withdraw-why')].filter(Boolean).join(' | ') };
+});
+const expectButtons = async (what, want, whyMatch) => until(what, async () => {
+  const b = await buttons();
+  return b.request === want.request && b.cancel === want.cancel && b.withdraw === want.withdraw &&
+    (!whyMatch || whyMatch.test(b.why)) ? b : false;
+}, 15000).catch(async (e) => { throw new Error(e.message + ': ' + JSON.stringify(await buttons())); });
+// Loads of the account page: the activity list must follow without one.
+let loads = 0;
 
 try {
   step('open the link');
@@ -106,6 +120,9 @@ try {
   await page.waitForURL(P);
   assert.equal(await text('#available'), '$0.00');
   assert.ok(await page.locator('#no-owner').isVisible());
+  assert.equal(await text('#activity'), 'Nothing yet.');
+  await expectButtons('no owner: nothing to withdraw', { request: false, cancel: false, withdraw: false }, /No wallet owns this balance yet/);
+  page.on('load', () => loads++);
   await shot('account');
 
   step('connect on the wrong chain: the page offers to switch');
@@ -121,6 +138,13 @@ try {
   await page.click('#connect');
   await until('connected', async () => (await text('#wallet-state')).includes('Connected'));
   await until('the owner on chain', async () => (await page.evaluate(() => document.body.dataset.owner || '')).toLowerCase() === account.address.toLowerCase());
+  // The pending line gives way to the confirmed owner.
+  await until('the pending line replaced', async () => !(await text('#wallet-state')).includes('once the network confirms'));
+  assert.match(await text('#wallet-state'), /Confirmed/);
+  assert.ok((await text('#owner-line')).toLowerCase().includes(account.address.toLowerCase()));
+  await expectButtons('owner connected, nothing under notice', { request: true, cancel: false, withdraw: false }, /Nothing is under notice/);
+  // The connect shows in the activity list without a reload.
+  await until('the connect in the activity', async () => (await page.locator('#activity tr.line-owner_set').count()) === 1);
   await shot('connected');
 
   step('a deposit that is not whole cents is refused on the page');
@@ -141,6 +165,11 @@ try {
     }
     return s === 'available' && (await text('#available')) === '$25.00';
   });
+  // The activity list shows the deposit without a reload, and the status
+  // line says when it became available.
+  await until('the deposit in the activity', async () => (await page.locator('#activity tr.line-deposit').count()) === 1);
+  assert.match(await text('#relays li'), /available at \d\d:\d\d:\d\d UTC; it is in Recent activity below/);
+  assert.equal(loads, 0, 'the account page was reloaded');
   console.log('deposit states seen:', states.join(' → '));
   assert.ok(states.length >= 2 && states[states.length - 1] === 'available', 'states ' + states);
   await shot('deposit-available');
@@ -164,9 +193,14 @@ try {
 
   step('request a withdrawal: the wallet sends it; the notice counts down');
   await page.goto(P);
+  // A deposit available before the page opened is in the activity only.
+  assert.equal(await page.locator('#relays li').count(), 0);
+  assert.equal(await page.locator('#activity tr.line-deposit').count(), 1);
+  await expectButtons('owner, nothing under notice', { request: true, cancel: false, withdraw: false });
   await page.fill('#withdraw-amount', '10.00');
   await page.click('#request-withdrawal');
   await until('the countdown', async () => (await text('#countdown')).startsWith('Available in'));
+  await expectButtons('under notice', { request: true, cancel: true, withdraw: false }, /Still under notice: available in \d\d:\d\d:\d\d/);
   // The balance follows the chain at the environment's depth.
   await until('under notice', async () => (await text('#pendingWithdrawal')) === '$10.00');
   await shot('withdrawal-requested');
@@ -175,7 +209,24 @@ try {
   await page.click('#cancel-withdrawal');
   await until('canceled', async () => (await page.evaluate(() => document.body.dataset.withdrawalPending)) === '0');
   assert.equal(await text('#countdown'), '');
+  await expectButtons('canceled', { request: true, cancel: false, withdraw: false }, /Nothing is under notice/);
+  await until('the cancel in the activity', async () => (await page.locator('#activity tr.line-withdrawal_canceled').count()) === 1);
   await shot('withdrawal-canceled');
+
+  step('request 5.00 and withdraw it once due');
+  await page.fill('#withdraw-amount', '5.00');
+  await page.click('#request-withdrawal');
+  await until('under notice', async () => (await text('#pendingWithdrawal')) === '$5.00');
+  await expectButtons('under notice', { request: true, cancel: true, withdraw: false }, /Still under notice/);
+  await until('due', async () => (await text('#countdown')).startsWith('Due now'), 40000);
+  await expectButtons('due', { request: true, cancel: true, withdraw: true });
+  await shot('withdrawal-due');
+  await page.click('#withdraw');
+  await until('withdrawn', async () => (await page.evaluate(() => document.body.dataset.withdrawalPending)) === '0' &&
+    (await text('#pendingWithdrawal')) === '$0.00');
+  await until('the withdrawal in the activity', async () => (await page.locator('#activity tr.line-withdrawn').count()) === 1);
+  await expectButtons('withdrawn', { request: true, cancel: false, withdraw: false }, /Nothing is under notice/);
+  await shot('withdrawn');
 
   step('the link used twice: a clear page, nothing opened');
   const other = await browser.newContext({ ignoreHTTPSErrors: true });
