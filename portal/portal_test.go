@@ -212,6 +212,34 @@ func TestStatementAndCSV(t *testing.T) {
 	if want, _ := settlement.BaseUnits(sum, 6); onChain.Cmp(want) != 0 {
 		t.Errorf("the statement sums to %d cents; the contract holds %s base units for the customer", sum, onChain)
 	}
+	// `chain reconcile`'s own comparison agrees: every charge on the
+	// statement is on chain once, and the statement's sum is the
+	// customer's balance in the contract.
+	var records []settlement.ReconcileRecord
+	for _, id := range ids {
+		wf, err := f.engine.Fetch(ctx, settleflow.Test, id)
+		if err != nil || wf.Settlement == nil {
+			t.Fatalf("%s: %+v %v", id, wf, err)
+		}
+		records = append(records, settlement.ReconcileRecord{WorkflowID: wf.ID, Sequence: wf.Sequence, CustomerID: wf.CustomerID,
+			Amount: wf.Charged.Amount, TxHash: wf.Settlement.TxHash})
+	}
+	chain := f.sim.Backend.Client()
+	head, err := chain.BlockNumber(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refOf := func(id string) [32]byte { return settlement.CustomerRef(f.sim.CustomerRefSecret, settleflow.Test, id) }
+	rep, err := settlement.Reconcile(ctx, chain, records, settlement.ReconcileOptions{Contract: f.sim.Addresses.Contract, Decimals: 6,
+		ToBlock: head, RefOf: refOf, State: chain,
+		Accounts: []settlement.AccountRecord{{CustomerID: "cus_stmt", Ref: refOf("cus_stmt"), OnChain: sum}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Discrepancies) != 0 || rep.OnChain != len(ids) || rep.Customers != 1 {
+		t.Errorf("chain reconcile of the statement: %d charges on chain (want %d), %d customers, discrepancies %+v",
+			rep.OnChain, len(ids), rep.Customers, rep.Discrepancies)
+	}
 	if rows[1][1] != LineDeposit {
 		t.Errorf("the CSV is not oldest first: %v", rows[1])
 	}
