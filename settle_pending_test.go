@@ -21,6 +21,13 @@ type pendingWritesStore struct {
 	// onWrite, if set before the engine starts, is called with each
 	// recorded write.
 	onWrite func(settleflow.Update)
+	// holds, if not nil, records every applied update that keeps a
+	// workflow Settling without a move: the pending settlement writes and
+	// the lease renewals (with or without a settlement).
+	holds map[string][]settleflow.Update
+	// settling, if not nil, records when each workflow moved to Settling
+	// (the UpdatedAt of the update that moved it).
+	settling map[string]time.Time
 }
 
 func (s *pendingWritesStore) UpdateWorkflows(ctx context.Context, us []settleflow.Update) ([]bool, error) {
@@ -31,7 +38,16 @@ func (s *pendingWritesStore) UpdateWorkflows(ctx context.Context, us []settleflo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, u := range us {
-		if applied[i] && u.Status == settleflow.Settling && u.Transition == (settleflow.Transition{}) && u.Settlement != nil {
+		if !applied[i] {
+			continue
+		}
+		if s.settling != nil && u.Transition.Next() == settleflow.Settling {
+			s.settling[u.ID] = u.UpdatedAt
+		}
+		if s.holds != nil && u.Status == settleflow.Settling && u.Transition.IsZero() && !u.Release {
+			s.holds[u.ID] = append(s.holds[u.ID], u)
+		}
+		if u.Status == settleflow.Settling && u.Transition == (settleflow.Transition{}) && u.Settlement != nil {
 			s.writes[u.ID] = append(s.writes[u.ID], u)
 			if s.onWrite != nil {
 				s.onWrite(u)
