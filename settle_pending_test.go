@@ -149,10 +149,13 @@ func TestPendingSettlementShownWhenSlow(t *testing.T) {
 		got.Settlement.ChainID != want.ChainID {
 		t.Fatalf("%s with settlement %+v; want Settling with the pending transaction %s", got.Status, got.Settlement, want.TxHash)
 	}
-	us := ps.of(w.ID)
-	if len(us) == 0 {
-		t.Fatal("no pending settlement write recorded: the test does not see the writes")
-	}
+	// The wrapper records a write once the Store has applied it, so a
+	// Fetch may see the settlement a moment before the record is there.
+	var us []settleflow.Update
+	waitUntil(t, "the pending settlement write recorded (else the test does not see the writes)", func() bool {
+		us = ps.of(w.ID)
+		return len(us) > 0
+	})
 	if early := us[0].UpdatedAt.Sub(created); early < showPendingAfter {
 		t.Errorf("the pending settlement was written %s after Create, before it had been pending %s", early, showPendingAfter)
 	}
