@@ -113,18 +113,9 @@ func parseGrant(g settleflow.OwnerGrant, needSig bool) (*grant, error) {
 	if !needSig {
 		return &p, nil
 	}
-	sig, err := hexutil.Decode(g.Signature)
-	if err != nil || len(sig) != 65 {
-		return nil, invalidGrant("signature", "signature must be 65 bytes (r, s, v), 0x-hex")
-	}
-	if sig[64] < 27 {
-		sig[64] += 27
-	}
-	if sig[64] != 27 && sig[64] != 28 {
-		return nil, invalidGrant("signature", "signature's v must be 27 or 28")
-	}
-	if new(big.Int).SetBytes(sig[32:64]).Cmp(secp256k1HalfN) > 0 {
-		return nil, invalidGrant("signature", "signature's s is in the upper half of the curve order (a malleable signature)")
+	sig, err := parseSignature(g.Signature)
+	if err != nil {
+		return nil, err
 	}
 	p.sig = sig
 	return &p, nil
@@ -427,4 +418,25 @@ func (s *Settler) Owner(ctx context.Context, env settleflow.Environment, custome
 		return "", nil
 	}
 	return a.Owner.Hex(), nil
+}
+
+// parseSignature decodes a 65-byte (r, s, v) EIP-712 signature, v as 27 or
+// 28 (0 and 1 are taken as 27 and 28), refusing a malleable one (s in the
+// upper half of the curve order): the owner grants' and the relayed
+// deposits' one check.
+func parseSignature(hexSig string) ([]byte, error) {
+	sig, err := hexutil.Decode(hexSig)
+	if err != nil || len(sig) != 65 {
+		return nil, invalidGrant("signature", "signature must be 65 bytes (r, s, v), 0x-hex")
+	}
+	if sig[64] < 27 {
+		sig[64] += 27
+	}
+	if sig[64] != 27 && sig[64] != 28 {
+		return nil, invalidGrant("signature", "signature's v must be 27 or 28")
+	}
+	if new(big.Int).SetBytes(sig[32:64]).Cmp(secp256k1HalfN) > 0 {
+		return nil, invalidGrant("signature", "signature's s is in the upper half of the curve order (a malleable signature)")
+	}
+	return sig, nil
 }

@@ -89,18 +89,9 @@ func (c *chain) parseDeposit(a DepositAuthorization, needSig bool) (*depositAuth
 	if !needSig {
 		return &p, nil
 	}
-	sig, err := hexutil.Decode(a.Signature)
-	if err != nil || len(sig) != 65 {
-		return nil, invalidGrant("signature", "signature must be 65 bytes (r, s, v), 0x-hex")
-	}
-	if sig[64] < 27 {
-		sig[64] += 27
-	}
-	if sig[64] != 27 && sig[64] != 28 {
-		return nil, invalidGrant("signature", "signature's v must be 27 or 28")
-	}
-	if new(big.Int).SetBytes(sig[32:64]).Cmp(secp256k1HalfN) > 0 {
-		return nil, invalidGrant("signature", "signature's s is in the upper half of the curve order (a malleable signature)")
+	sig, err := parseSignature(a.Signature)
+	if err != nil {
+		return nil, err
 	}
 	p.sig = sig
 	return &p, nil
