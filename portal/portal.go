@@ -21,12 +21,8 @@ package portal
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"embed"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
@@ -41,6 +37,7 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/sessiontoken"
 	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/wire"
 )
@@ -190,19 +187,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // token returns a random token and its SHA-256 in hex.
-func token() (string, string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", "", err
-	}
-	t := base64.RawURLEncoding.EncodeToString(b)
-	return t, hashOf(t), nil
-}
+func token() (string, string, error) { return sessiontoken.New() }
 
-func hashOf(t string) string {
-	sum := sha256.Sum256([]byte(t))
-	return hex.EncodeToString(sum[:])
-}
+// hashOf is what is stored of a token.
+func hashOf(t string) string { return sessiontoken.Hash(t) }
 
 // SessionParams ask for a portal link.
 type SessionParams struct {
