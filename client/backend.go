@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -23,8 +24,10 @@ import (
 // backend sends requests: authentication, retries, errors. The services
 // share one.
 type backend struct {
-	key            secret
-	baseURL        *url.URL
+	key secret
+	// bases are the base URLs, tried in turn (round-robin from *next).
+	bases          []*endpoint
+	next           *atomic.Uint64
 	hc             *http.Client
 	timeout        time.Duration
 	maxRetries     int
@@ -35,6 +38,42 @@ type backend struct {
 	userAgent      string
 	// err is a configuration error every call returns.
 	err error
+}
+
+// endpointDownFor is how long a base URL that gave a connection error is
+// passed over (unless every one is).
+const endpointDownFor = 5 * time.Second
+
+// endpoint is one base URL of the API.
+type endpoint struct {
+	// url is the base URL without a trailing slash.
+	url string
+	// downUntil is when (UnixNano) the URL is tried again after a
+	// connection error; 0 when it gave none.
+	downUntil atomic.Int64
+}
+
+// pick returns the index of the base URL for the next request: the next in
+// turn that is neither down nor in skip, else the next not in skip; -1 when
+// every one is in skip.
+func (b *backend) pick(skip []bool) int {
+	n := len(b.bases)
+	start := int(b.next.Add(1)-1) % n
+	now := time.Now().UnixNano()
+	fallback := -1
+	for k := range n {
+		i := (start + k) % n
+		if skip[i] {
+			continue
+		}
+		if b.bases[i].downUntil.Load() <= now {
+			return i
+		}
+		if fallback < 0 {
+			fallback = i
+		}
+	}
+	return fallback
 }
 
 // request is one API call.
@@ -48,6 +87,8 @@ type request struct {
 	// idempotencyKey is the caller's; a POST without one gets a fresh one.
 	idempotencyKey string
 	// noRetry sends the request once: it is not idempotent on the server.
+	// Only a request that could not be sent at all (the connection was
+	// refused) goes to the next base URL, if there is one.
 	noRetry bool
 }
 
@@ -87,14 +128,22 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 	}
 	// r.path is escaped already: append it to the base URL's text rather
 	// than to its Path, which String would escape again.
-	target := b.baseURL.String() + r.path
+	suffix := r.path
 	if q := r.query.Encode(); q != "" {
-		target += "?" + q
+		suffix += "?" + q
 	}
 
+	// unsent marks the base URLs this attempt could not send the request
+	// to: the next one is tried at once, without counting as a retry.
+	unsent := make([]bool, len(b.bases))
 	for attempt := 0; ; attempt++ {
+		i := b.pick(unsent)
+		if i < 0 {
+			clear(unsent)
+			i = b.pick(unsent)
+		}
 		res.attempts++
-		resp, body, writes, err := b.send(ctx, r.method, target, payload, key)
+		resp, body, writes, err := b.send(ctx, r.method, b.bases[i].url+suffix, payload, key, !r.noRetry)
 		// net/http itself sends a request with an Idempotency-Key again
 		// when a reused connection fails under it: each write is an attempt
 		// (Cancel needs to know whether an earlier one may have landed).
@@ -108,6 +157,15 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 		case err != nil:
 			callErr = &ConnectionError{Method: r.method, Path: r.path, Err: err}
 			retryable = retryableTransportError(err)
+			b.bases[i].downUntil.Store(time.Now().Add(endpointDownFor).UnixNano())
+			if writes == 0 && retryable {
+				// Nothing was written: the server cannot have acted on it.
+				unsent[i] = true
+				if slices.Contains(unsent, false) {
+					attempt--
+					continue
+				}
+			}
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
 			return res, b.decode(r, resp, body, out)
 		default:
@@ -117,6 +175,7 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 		if !retryable || attempt >= b.maxRetries || r.noRetry {
 			return res, callErr
 		}
+		clear(unsent)
 		wait, ok := b.retryWait(attempt, resp)
 		if !ok {
 			return res, callErr
@@ -139,8 +198,11 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 
 // send makes one attempt and reads its whole answer within the timeout. It
 // also returns how many times the request was written (more than once when
-// the transport retried it on a failed reused connection).
-func (b *backend) send(ctx context.Context, method, target string, payload []byte, idempotencyKey string) (*http.Response, []byte, int, error) {
+// the transport retried it on a failed reused connection; 0 when nothing
+// was written). Unless replayable, net/http never writes it a second time
+// (it would, on a reused connection that fails before an answer, for a
+// request carrying an Idempotency-Key).
+func (b *backend) send(ctx context.Context, method, target string, payload []byte, idempotencyKey string, replayable bool) (*http.Response, []byte, int, error) {
 	if b.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, b.timeout)
@@ -164,6 +226,10 @@ func (b *backend) send(ctx context.Context, method, target string, payload []byt
 	}
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	if !replayable && req.Body != nil {
+		// A body net/http cannot get again is never resent by it.
+		req.GetBody = nil
 	}
 	resp, err := b.hc.Do(req)
 	if err != nil {

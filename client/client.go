@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -74,6 +75,7 @@ type Option func(*config)
 
 type config struct {
 	baseURL        string
+	baseURLs       []string
 	httpClient     *http.Client
 	rootCAs        *x509.CertPool
 	timeout        time.Duration
@@ -89,7 +91,21 @@ type config struct {
 // [DefaultBaseURL]). It must be https, except for a loopback host
 // (localhost, 127.0.0.0/8, ::1), which may be plain http, for local proxies
 // and tests; the API key is never sent in plain text anywhere else.
-func WithBaseURL(u string) Option { return func(c *config) { c.baseURL = u } }
+func WithBaseURL(u string) Option { return func(c *config) { c.baseURL, c.baseURLs = u, nil } }
+
+// WithBaseURLs makes the client send its requests to several instances of
+// the API, each URL checked as [WithBaseURL] checks one (one load-balanced
+// URL needs only WithBaseURL). Each request goes to the next URL in turn
+// (round-robin); a URL that gives a connection error is passed over for the
+// next 5 s (unless every URL is), and a request that could not even be sent
+// to it (the connection was refused) goes to the next URL at once, without
+// counting as a retry. A request that was sent is retried only as
+// [WithMaxRetries] says and only when the server treats it as idempotent
+// (docs/workers.md, "Several instances and retries"): a claim for tasks is
+// never sent twice.
+func WithBaseURLs(urls ...string) Option {
+	return func(c *config) { c.baseURL, c.baseURLs = "", append([]string{}, urls...) }
+}
 
 // WithHTTPClient makes the client send its requests through hc instead of
 // its own *http.Client. The client's own follows no redirect, so an answer of
@@ -152,11 +168,12 @@ func New(apiKey string, opts ...Option) *Client {
 		maxBackoff:     cfg.maxBackoff,
 		maxRetryWait:   cfg.maxRetryWait,
 		userAgent:      "settleflow-go/" + Version + " go/" + runtime.Version(),
+		next:           new(atomic.Uint64),
 	}
 	if cfg.userAgent != "" {
 		b.userAgent += " " + cfg.userAgent
 	}
-	b.baseURL, b.err = parseBaseURL(cfg.baseURL)
+	b.bases, b.err = parseBaseURLs(cfg)
 	if b.err == nil {
 		b.hc, b.err = httpClient(cfg)
 	}
@@ -172,6 +189,26 @@ func New(apiKey string, opts ...Option) *Client {
 		Tasks:       &TaskService{b},
 		b:           b,
 	}
+}
+
+// parseBaseURLs checks the base URLs of cfg.
+func parseBaseURLs(cfg config) ([]*endpoint, error) {
+	raws := cfg.baseURLs
+	if raws == nil {
+		raws = []string{cfg.baseURL}
+	}
+	if len(raws) == 0 {
+		return nil, errors.New("settleflow: WithBaseURLs was given no URL")
+	}
+	out := make([]*endpoint, 0, len(raws))
+	for _, raw := range raws {
+		u, err := parseBaseURL(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &endpoint{url: u.String()})
+	}
+	return out, nil
 }
 
 // parseBaseURL checks u and returns it without a trailing slash.
@@ -255,8 +292,12 @@ func (c *Client) String() string {
 		return "settleflow.Client(nil)"
 	}
 	base := "invalid"
-	if c.b.baseURL != nil {
-		base = c.b.baseURL.String()
+	if len(c.b.bases) > 0 {
+		urls := make([]string, len(c.b.bases))
+		for i, e := range c.b.bases {
+			urls[i] = e.url
+		}
+		base = strings.Join(urls, ", ")
 	}
 	return "settleflow.Client{baseURL: " + base + ", apiKey: " + c.b.key.display + "}"
 }

@@ -38,8 +38,24 @@ type seenRequest struct {
 }
 
 func newProxy(t testing.TB, handle func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte)) *proxy {
+	p := newProxyOf(handle)
+	p.srv.Start()
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// newTLSProxy is newProxy serving HTTPS (HTTP/1.1) with a certificate of
+// its own, which p.srv.Certificate() returns.
+func newTLSProxy(t testing.TB, handle func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte)) *proxy {
+	p := newProxyOf(handle)
+	p.srv.StartTLS()
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func newProxyOf(handle func(p *proxy, n int, w http.ResponseWriter, r *http.Request, body []byte)) *proxy {
 	p := &proxy{handle: handle}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		p.mu.Lock()
 		n := len(p.seen)
@@ -48,7 +64,6 @@ func newProxy(t testing.TB, handle func(p *proxy, n int, w http.ResponseWriter, 
 		p.mu.Unlock()
 		p.handle(p, n, w, r, body)
 	}))
-	t.Cleanup(p.srv.Close)
 	return p
 }
 

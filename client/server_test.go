@@ -26,6 +26,9 @@ import (
 	"github.com/settleflow/settleflow/client"
 )
 
+// remoteProduct is the demo product the suite's server leaves to workers.
+const remoteProduct = "image-moderation"
+
 // The suite runs against the real reference server, built from this
 // repository and started once on loopback by TestMain with its own data
 // directory, keys and webhook endpoint.
@@ -41,9 +44,12 @@ type refServer struct {
 	// test key of 2 requests a minute; liveKey a live key, which the server
 	// refuses (403) since it has no live settlement.
 	key, tinyKey, liveKey string
-	webhookSecret         string
-	hooks                 *hookRecorder
-	stderr                *lockedBuffer
+	// workerKey is a test worker key for remoteProduct, the one demo
+	// product the suite's server leaves to workers (with a 2 s task lease).
+	workerKey     string
+	webhookSecret string
+	hooks         *hookRecorder
+	stderr        *lockedBuffer
 }
 
 func TestMain(m *testing.M) {
@@ -117,6 +123,14 @@ func startRefServer() (_ *refServer, stop func(), err error) {
 	if s.liveKey, err = secretOf(run("keys", "create", "--env", "live", "--name", "live")); err != nil {
 		return nil, nil, err
 	}
+	lines, err := run("keys", "create", "--env", "test", "--name", "workers", "--kind", "worker", "--products", remoteProduct)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "rk_test_") {
+		return nil, nil, fmt.Errorf("keys create -kind worker printed %q", lines)
+	}
+	s.workerKey = lines[1]
 
 	// The webhook receiver, then its endpoint.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -126,7 +140,7 @@ func startRefServer() (_ *refServer, stop func(), err error) {
 	hookSrv := &http.Server{Handler: s.hooks, ReadHeaderTimeout: 5 * time.Second}
 	go hookSrv.Serve(ln)
 	cleanups = append(cleanups, func() { hookSrv.Close() })
-	lines, err := run("webhooks", "add", "--env", "test", "--url", "http://"+ln.Addr().String()+"/hook")
+	lines, err = run("webhooks", "add", "--env", "test", "--url", "http://"+ln.Addr().String()+"/hook")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,7 +159,10 @@ func startRefServer() (_ *refServer, stop func(), err error) {
 		// cancel to win (TestCancel), and the suite's others still run at once.
 		"-workers", "2",
 		// The suite makes many clients, each with its own connections.
-		"-max-conns-per-ip", "0")
+		"-max-conns-per-ip", "0",
+		// One product for the worker tests (failover_test.go), which no
+		// other test creates, with a short lease so a lost one passes soon.
+		"-remote", remoteProduct, "-task-lease", "2s")
 	cmd.Stderr = s.stderr
 	dieWithParent(cmd)
 	stdout, err := cmd.StdoutPipe()

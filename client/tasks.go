@@ -41,7 +41,11 @@ type WorkerIdentity struct {
 // Claim claims tasks (POST /v1/tasks/claim, operation claimTasks): up to
 // Max, waiting up to WaitSeconds for a first one; none when the wait ends
 // with nothing. It is sent once, never retried: tasks a lost answer held
-// come back when their lease passes.
+// come back when their lease passes. Only a claim that could not be sent at
+// all (the connection was refused, nothing was written) goes on to the
+// client's next base URL ([WithBaseURLs]); one whose answer is lost after
+// it was sent returns its *ConnectionError, and the caller claims again
+// later with a new claim ([Worker] does, after a pause).
 func (s *TaskService) Claim(ctx context.Context, params *TaskClaimParams) ([]Task, error) {
 	var got struct {
 		Data []Task `json:"data"`
@@ -55,14 +59,17 @@ func (s *TaskService) Claim(ctx context.Context, params *TaskClaimParams) ([]Tas
 
 // Heartbeat extends the task's lease and reports items as spent (POST
 // /v1/tasks/{id}/heartbeat, operation heartbeatTask). Past the task's
-// budget it is a 409 margin_floor_exceeded. It is sent once, never retried:
-// a heartbeat carrying spend is not idempotent.
+// budget it is a 409 margin_floor_exceeded. A heartbeat without items only
+// extends the lease, so it is retried as configured, like Complete; one
+// carrying items is sent once (resending it after a lost answer would
+// report the spend twice), except that one that could not be sent at all
+// goes on to the next base URL, as a claim does.
 func (s *TaskService) Heartbeat(ctx context.Context, id string, items []CostItem) (*Task, error) {
 	if items == nil {
 		items = []CostItem{}
 	}
 	t := new(Task)
-	_, err := s.b.do(ctx, request{method: http.MethodPost, path: "/v1/tasks/" + url.PathEscape(id) + "/heartbeat", noRetry: true,
+	_, err := s.b.do(ctx, request{method: http.MethodPost, path: "/v1/tasks/" + url.PathEscape(id) + "/heartbeat", noRetry: len(items) > 0,
 		body: struct {
 			CostItems []CostItem `json:"costItems"`
 		}{items}}, t)
@@ -75,7 +82,10 @@ func (s *TaskService) Heartbeat(ctx context.Context, id string, items []CostItem
 // Complete records the task's result, anything that marshals to a JSON
 // object (nil is sent as {}), and the cost items of its run (POST
 // /v1/tasks/{id}/complete, operation completeTask). Idempotent: retried
-// as configured.
+// as configured (WithMaxRetries) on a connection error, 408, 429 and 5xx,
+// after a random backoff, through any of the client's base URLs; any other
+// answer (409 lease_lost, task_ended, margin_floor_exceeded, a 4xx) is
+// final and returned at once.
 func (s *TaskService) Complete(ctx context.Context, id string, result any, items []CostItem) (*Task, error) {
 	if result == nil {
 		result = struct{}{}
@@ -97,7 +107,7 @@ func (s *TaskService) Complete(ctx context.Context, id string, result any, items
 
 // Fail ends the task as failed (POST /v1/tasks/{id}/fail, operation
 // failTask): with retry, the workflow is tried again after its backoff;
-// without, it fails for good. Idempotent: retried as configured.
+// without, it fails for good. Idempotent: retried as Complete is.
 func (s *TaskService) Fail(ctx context.Context, id, message string, retry bool) (*Task, error) {
 	t := new(Task)
 	_, err := s.b.do(ctx, request{method: http.MethodPost, path: "/v1/tasks/" + url.PathEscape(id) + "/fail",

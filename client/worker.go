@@ -162,7 +162,11 @@ func (w *Worker) Handle(product string, h TaskHandler) {
 // Run claims and runs tasks until ctx ends, then stops claiming, waits up
 // to DrainTimeout for the tasks in flight, cancels those left (each is
 // reported failed with retry, so the server runs it again) and returns
-// ctx's error. A claim that fails is retried after a pause; an error that
+// ctx's error. A claim that fails is never resent: after a pause (from
+// 0.5 s doubling to 30 s, with jitter) the worker sends a new claim (a
+// lost answer's tasks come back when their lease passes). A completion or
+// failure is retried as the client's options say (its calls are
+// idempotent), through any of its base URLs ([WithBaseURLs]). An error that
 // no retry mends (a key that is not a worker key, a product it may not
 // serve, a product the server does not run remotely) is returned at once.
 func (w *Worker) Run(ctx context.Context) error {
@@ -218,9 +222,12 @@ claims:
 				runErr = err
 				break
 			}
-			w.log("claiming tasks failed; retrying", "error", err, "pause", pause)
+			// Half the pause, plus a random part of the other half: workers
+			// cut off together do not all come back at once.
+			wait := pause/2 + randDuration(pause/2)
+			w.log("claiming tasks failed; claiming again after a pause", "error", err, "pause", wait)
 			select {
-			case <-time.After(pause):
+			case <-time.After(wait):
 			case <-ctx.Done():
 			}
 			pause = min(2*pause, 30*time.Second)

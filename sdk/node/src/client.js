@@ -302,7 +302,7 @@ export class TestHelpers extends Resource {
     const path = '/v1/test_helpers/customers/' + checkId('customerId', customerId) + '/fund';
     if (!Number.isSafeInteger(amount)) throw new TypeError('amount must be an integer number of minor units (500 is 5.00 USD)');
     const o = checkParams('options', opts);
-    return this._request({ method: 'POST', path, body: { amount } }, { ...o, maxRetries: o.maxRetries ?? 0 });
+    return this._request({ method: 'POST', path, body: { amount }, resend: (o.maxRetries ?? 0) > 0 }, { ...o, maxRetries: o.maxRetries ?? 0 });
   }
 }
 
@@ -336,32 +336,47 @@ export class Tasks extends Resource {
    * answered with a list whose data is empty when the wait ends with nothing.
    * Its timeout is the client's, or the wait plus 10 s if that is longer. Sent
    * once, never retried: tasks whose answer was lost come back after their lease.
+   * Only a claim that could not be sent at all (the connection was refused:
+   * nothing was written) goes on to the client's next base URL; one cut off
+   * after it was sent rejects with a ConnectionError, and the caller claims
+   * again later with a new claim (Worker does, after a pause).
    */
   async claim(params, opts = {}) {
     const body = checkParams('params', params);
     const o = checkParams('options', opts);
     const wait = body.waitSeconds ?? 0;
     const timeout = o.timeout ?? Math.max(this.#timeout(), (Number.isFinite(wait) ? wait : 0) * 1000 + 10_000);
-    return this._request({ method: 'POST', path: '/v1/tasks/claim', body }, { ...o, timeout, maxRetries: o.maxRetries ?? 0 });
+    return this._request(
+      { method: 'POST', path: '/v1/tasks/claim', body, resend: (o.maxRetries ?? 0) > 0 },
+      { ...o, timeout, maxRetries: o.maxRetries ?? 0 },
+    );
   }
 
   /**
    * POST /v1/tasks/{id}/heartbeat (heartbeatTask): extends the task's lease and
    * adds params.costItems to its spend. Past the budget it is a ConflictError
-   * margin_floor_exceeded: the workflow failed, stop working. Not retried
-   * unless options.maxRetries says so: a heartbeat carrying spend is not idempotent.
+   * margin_floor_exceeded: the workflow failed, stop working. A heartbeat
+   * without cost items only extends the lease, so it is retried as
+   * configured, like complete; one carrying spend is not idempotent and is
+   * sent once unless options.maxRetries says otherwise (only one that could
+   * not be sent at all goes on to the next base URL).
    */
   async heartbeat(id, params, opts = {}) {
     const path = '/v1/tasks/' + checkId('id', id) + '/heartbeat';
     const body = { costItems: checkCostItems(checkParams('params', params).costItems) };
     const o = checkParams('options', opts);
-    return this._request({ method: 'POST', path, body }, { ...o, maxRetries: o.maxRetries ?? 0 });
+    if (body.costItems.length === 0) return this._request({ method: 'POST', path, body }, o);
+    return this._request({ method: 'POST', path, body, resend: (o.maxRetries ?? 0) > 0 }, { ...o, maxRetries: o.maxRetries ?? 0 });
   }
 
   /**
    * POST /v1/tasks/{id}/complete (completeTask): records params.result (a
    * JSON object, {} when absent) and params.costItems, the run's cost besides
-   * what heartbeats reported. Idempotent per task: retried as configured.
+   * what heartbeats reported. Idempotent per task: retried as configured
+   * (maxRetries) on a connection error, a timeout, 429 and 5xx, after a random
+   * backoff, through any of the client's base URLs; any other answer (409
+   * lease_lost, task_ended, margin_floor_exceeded, a 4xx) is final and rejects
+   * at once.
    */
   async complete(id, params, opts = {}) {
     const path = '/v1/tasks/' + checkId('id', id) + '/complete';
@@ -375,7 +390,7 @@ export class Tasks extends Resource {
    * POST /v1/tasks/{id}/fail (failTask): ends the task as failed with
    * params.message (1–1,024 bytes); with params.retry the workflow is tried
    * again after the engine's backoff, without it fails for good. Idempotent
-   * per task: retried as configured.
+   * per task: retried as complete is.
    */
   async fail(id, params, opts = {}) {
     const path = '/v1/tasks/' + checkId('id', id) + '/fail';
@@ -383,6 +398,25 @@ export class Tasks extends Resource {
     if (typeof p.message !== 'string') throw new TypeError('message must be a string');
     return this._request({ method: 'POST', path, body: { message: p.message, retry: p.retry === true } }, opts);
   }
+}
+
+// checkBaseUrl parses one base URL: https, or http to a loopback address.
+function checkBaseUrl(base) {
+  if (typeof base !== 'string') throw new TypeError('baseUrl must be a string or an array of strings');
+  let url;
+  try {
+    url = new URL(base);
+  } catch {
+    throw new TypeError('baseUrl is not a URL');
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username || url.password) {
+    throw new TypeError('baseUrl must be an https:// URL without query, fragment or credentials');
+  }
+  if (url.protocol === 'http:' && !['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname)) {
+    // The key would cross the network in clear text.
+    throw new TypeError('baseUrl must be https:// (plain http:// is allowed for a loopback address only)');
+  }
+  return url;
 }
 
 export class Settleflow {
@@ -404,20 +438,10 @@ export class Settleflow {
       throw new TypeError('apiKey is required (sk_test_… or sk_live_…), or set SETTLEFLOW_API_KEY; to verify webhooks only, use the webhooks export');
     }
     if (/[^\x21-\x7e]/.test(apiKey)) throw new TypeError('apiKey contains white space or a character an HTTP header cannot carry');
-    const base = options.baseUrl ?? process.env.SETTLEFLOW_BASE_URL ?? DEFAULT_BASE_URL;
-    let url;
-    try {
-      url = new URL(base);
-    } catch {
-      throw new TypeError('baseUrl is not a URL');
-    }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash || url.username || url.password) {
-      throw new TypeError('baseUrl must be an https:// URL without query, fragment or credentials');
-    }
-    if (url.protocol === 'http:' && !['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname)) {
-      // The key would cross the network in clear text.
-      throw new TypeError('baseUrl must be https:// (plain http:// is allowed for a loopback address only)');
-    }
+    let bases = options.baseUrl ?? process.env.SETTLEFLOW_BASE_URL ?? DEFAULT_BASE_URL;
+    if (typeof bases === 'string' && options.baseUrl === undefined && bases.includes(',')) bases = bases.split(',').map((u) => u.trim());
+    if (Array.isArray(bases) && bases.length === 0) throw new TypeError('baseUrl is an empty array: give at least one URL');
+    const urls = (Array.isArray(bases) ? bases : [bases]).map(checkBaseUrl);
     const ca = options.ca;
     if (ca !== undefined) {
       const items = Array.isArray(ca) ? ca : [ca];
@@ -433,12 +457,14 @@ export class Settleflow {
     }
     this.#apiKey = apiKey;
     /** @readonly */
-    this.baseUrl = url.href.replace(/\/+$/, '');
+    this.baseUrl = urls[0].href.replace(/\/+$/, '');
+    /** @readonly Every base URL, in the order given. */
+    this.baseUrls = urls.map((u) => u.href.replace(/\/+$/, ''));
     this.timeout = checkTimeout('timeout', options.timeout ?? DEFAULT_TIMEOUT);
     this.maxRetries = checkRetries('maxRetries', options.maxRetries ?? DEFAULT_MAX_RETRIES);
     this.#transport = new Transport({
       apiKey,
-      baseUrl: url,
+      baseUrls: urls,
       ca,
       userAgent: `settleflow-node/${VERSION} node/${process.version}`,
     });
@@ -486,7 +512,9 @@ export class Settleflow {
   }
 
   toJSON() {
-    return { baseUrl: this.baseUrl, apiKey: redactedKey(this.#apiKey), timeout: this.timeout, maxRetries: this.maxRetries };
+    const out = { baseUrl: this.baseUrl, apiKey: redactedKey(this.#apiKey), timeout: this.timeout, maxRetries: this.maxRetries };
+    if (this.baseUrls.length > 1) out.baseUrls = [...this.baseUrls];
+    return out;
   }
 
   [inspect.custom](depth, options) {

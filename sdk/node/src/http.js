@@ -25,6 +25,8 @@ export const INITIAL_BACKOFF = 500;
 export const MAX_BACKOFF = 8000;
 /** A server that asks to wait longer than this (ms) is not retried: the error is thrown at once. */
 export const MAX_RETRY_AFTER = 60_000;
+/** How long (ms) a base URL that gave a connection error is passed over, unless every one did. */
+export const DOWN_FOR = 5_000;
 const MAX_RESPONSE_BYTES = 64 << 20;
 
 // TLS failures that a retry cannot fix.
@@ -97,23 +99,48 @@ function sleep(ms, signal) {
   });
 }
 
+/**
+ * Several base URLs: each request goes to the next in turn (round-robin); one
+ * that gave a connection error is passed over for DOWN_FOR ms (unless every
+ * one is), and a request that could not even be sent (the connection was
+ * refused: nothing of it was written) goes to the next URL at once, without
+ * counting as a retry. A request sent with resend false (a claim, a heartbeat
+ * carrying spend: not idempotent on the server) is never written a second
+ * time, whatever happens to its answer.
+ */
 export class Transport {
   #apiKey;
-  #agent;
-  #mod;
-  #base;
+  #endpoints;
+  #turn = 0;
   #userAgent;
   #random;
 
-  constructor({ apiKey, baseUrl, ca, userAgent, random }) {
+  constructor({ apiKey, baseUrls, ca, userAgent, random }) {
     this.#apiKey = apiKey;
-    this.#base = baseUrl;
-    this.#mod = baseUrl.protocol === 'https:' ? https : http;
-    this.#agent = new this.#mod.Agent(
-      baseUrl.protocol === 'https:' ? { keepAlive: true, ca, minVersion: 'TLSv1.2' } : { keepAlive: true },
-    );
+    this.#endpoints = baseUrls.map((base) => {
+      const mod = base.protocol === 'https:' ? https : http;
+      const agent = new mod.Agent(base.protocol === 'https:' ? { keepAlive: true, ca, minVersion: 'TLSv1.2' } : { keepAlive: true });
+      return { base, mod, agent, downUntil: 0 };
+    });
     this.#userAgent = userAgent;
     this.#random = random ?? Math.random;
+  }
+
+  // The index of the endpoint for the next attempt: the next in turn that is
+  // neither down nor in skip, else the next not in skip.
+  #pick(skip) {
+    const n = this.#endpoints.length;
+    const start = this.#turn;
+    this.#turn = (this.#turn + 1) % n;
+    const now = Date.now();
+    let fallback = -1;
+    for (let k = 0; k < n; k++) {
+      const i = (start + k) % n;
+      if (skip.has(i)) continue;
+      if (this.#endpoints[i].downUntil <= now) return i;
+      if (fallback < 0) fallback = i;
+    }
+    return fallback >= 0 ? fallback : start;
   }
 
   /** Replaces every occurrence of the API key in text. */
@@ -123,21 +150,25 @@ export class Transport {
   }
 
   close() {
-    this.#agent.destroy();
+    for (const e of this.#endpoints) e.agent.destroy();
   }
 
   /**
    * Sends a request with retries and returns { status, headers, data }.
-   * method, path (under the base URL), query (object), body (JSON value).
+   * method, path (under the base URL), query (object), body (JSON value);
+   * without resend, a request once written is never written again.
    */
-  async request({ method, path, query, body, idempotencyKey, timeout, maxRetries, signal }) {
-    const url = new URL(this.#base.href.replace(/\/+$/, '') + path);
-    if (query) {
-      for (const [k, v] of Object.entries(query)) {
-        if (v === undefined || v === null) continue;
-        url.searchParams.append(k, v instanceof Date ? v.toISOString() : String(v));
+  async request({ method, path, query, body, idempotencyKey, timeout, maxRetries, signal, resend = true }) {
+    const urlOf = (endpoint) => {
+      const url = new URL(endpoint.base.href.replace(/\/+$/, '') + path);
+      if (query) {
+        for (const [k, v] of Object.entries(query)) {
+          if (v === undefined || v === null) continue;
+          url.searchParams.append(k, v instanceof Date ? v.toISOString() : String(v));
+        }
       }
-    }
+      return url;
+    };
     const headers = {
       Authorization: 'Bearer ' + this.#apiKey,
       'User-Agent': this.#userAgent,
@@ -157,23 +188,43 @@ export class Transport {
     }
 
     let freeRetry = true;
+    // The endpoints this attempt could not send the request to.
+    const unsentTo = new Set();
+    let i = -1;
     for (let attempt = 0; ; attempt++) {
+      if (i < 0) i = this.#pick(unsentTo);
+      const at = i;
+      const endpoint = this.#endpoints[at];
+      const url = urlOf(endpoint);
       let res;
       try {
-        res = await this.#send(method, url, headers, payload, timeout, signal);
-      } catch ({ failure, stale: reused, fatal }) {
+        res = await this.#send(endpoint, method, url, headers, payload, timeout, signal);
+      } catch ({ failure, stale: reused, fatal, unsent }) {
         if (fatal || (signal?.aborted && failure === signal.reason)) throw failure;
         const { error, retryable, stale } = this.#connectionError(failure, url, reused);
-        if (stale && freeRetry) {
+        if (stale && freeRetry && (resend || unsent)) {
           // A kept-alive connection the server had closed: not a failure of the request.
           freeRetry = false;
           attempt--;
           continue;
         }
-        if (!retryable || attempt >= maxRetries) throw error;
+        endpoint.downUntil = Date.now() + DOWN_FOR;
+        i = -1;
+        if (unsent && retryable) {
+          // Nothing was written: the server cannot have acted on it. The next URL, at once.
+          unsentTo.add(at);
+          if (unsentTo.size < this.#endpoints.length) {
+            attempt--;
+            continue;
+          }
+        }
+        if (!retryable || attempt >= maxRetries || !resend) throw error;
+        unsentTo.clear();
         await sleep(backoff(attempt, this.#random), signal);
         continue;
       }
+      i = -1;
+      unsentTo.clear();
       if (res.status >= 200 && res.status < 300) {
         let data;
         try {
@@ -188,7 +239,7 @@ export class Transport {
         return { status: res.status, headers: this.#headers(res.headers), data };
       }
       const wait = retryDelay(res.status, res.headers, attempt, { random: this.#random });
-      if (wait === null || attempt >= maxRetries) throw this.#apiError(res);
+      if (wait === null || attempt >= maxRetries || !resend) throw this.#apiError(res);
       await sleep(wait, signal);
     }
   }
@@ -267,10 +318,12 @@ export class Transport {
     };
   }
 
-  #send(method, url, headers, payload, timeout, signal) {
+  #send(endpoint, method, url, headers, payload, timeout, signal) {
     return new Promise((resolve, reject) => {
       let done = false;
       let gotResponse = false;
+      // Whether the whole request was handed to the connection.
+      let written = false;
       let timer;
       let onAbort;
       const finish = (err, value) => {
@@ -278,18 +331,19 @@ export class Transport {
         done = true;
         clearTimeout(timer);
         if (onAbort) signal?.removeEventListener('abort', onAbort);
-        if (err) reject({ failure: err, stale: !gotResponse && req.reusedSocket === true });
+        if (err) reject({ failure: err, stale: !gotResponse && req.reusedSocket === true, unsent: !written });
         else resolve(value);
       };
       if (signal?.aborted) return reject({ failure: signal.reason, stale: false });
       let req;
       try {
-        req = this.#mod.request(url, { method, headers, agent: this.#agent });
+        req = endpoint.mod.request(url, { method, headers, agent: endpoint.agent });
       } catch (err) {
         // Thrown before anything was sent (an invalid header value, say): not retried.
         return reject({ failure: err, fatal: true });
       }
       req.on('error', (err) => finish(err));
+      req.on('finish', () => (written = true));
       timer = setTimeout(() => {
         const err = new TimeoutError(`the request to ${url.origin} timed out after ${timeout} ms`);
         finish(err);

@@ -741,8 +741,14 @@ export interface SettleflowOptions {
   apiKey?: string | undefined;
   /** Milliseconds each attempt may take; default 30000. */
   timeout?: number | undefined;
-  /** Defaults to SETTLEFLOW_BASE_URL, then https://127.0.0.1:8443 (the reference server). */
-  baseUrl?: string | undefined;
+  /**
+   * Defaults to SETTLEFLOW_BASE_URL (several separated by commas), then
+   * https://127.0.0.1:8443 (the reference server). An array of the URLs of
+   * several instances: each request goes to the next in turn, passing over one
+   * that gave a connection error; a request that could not be sent at all goes
+   * to the next at once (docs/workers.md, "Several instances and retries").
+   */
+  baseUrl?: string | readonly string[] | undefined;
   /** Retries of a failed attempt (429, 5xx but 501, connection errors, timeouts); default 2; 0 disables. */
   maxRetries?: number | undefined;
   /** Certificate authorities to trust instead of the system's, as Node's tls takes them: PEM text or a Buffer, or an array of them. */
@@ -873,11 +879,14 @@ export interface TestHelpers {
  * PermissionError (worker_key_required, product_not_allowed).
  */
 export interface Tasks {
-  /** POST /v1/tasks/claim: a long poll; data is empty when the wait ends with nothing. Never retried unless options.maxRetries says so. */
+  /**
+   * POST /v1/tasks/claim: a long poll; data is empty when the wait ends with nothing. Never resent unless
+   * options.maxRetries says so: only a claim that could not be sent at all (connection refused) goes to the next base URL.
+   */
   claim(params: TaskClaimParams, options?: RequestOptions): Promise<WithResponse<TaskList>>;
-  /** POST /v1/tasks/{id}/heartbeat: extends the lease and reports spend; not retried unless options.maxRetries says so. */
+  /** POST /v1/tasks/{id}/heartbeat: extends the lease and reports spend; with cost items, not retried unless options.maxRetries says so (without, retried as configured). */
   heartbeat(id: string, params?: TaskHeartbeatParams, options?: RequestOptions): Promise<WithResponse<Task>>;
-  /** POST /v1/tasks/{id}/complete: idempotent per task. */
+  /** POST /v1/tasks/{id}/complete: idempotent per task, retried as configured; a 409 or other 4xx is final. */
   complete(id: string, params?: TaskCompleteParams, options?: PostRequestOptions): Promise<WithResponse<Task>>;
   /** POST /v1/tasks/{id}/fail: idempotent per task. */
   fail(id: string, params: TaskFailParams, options?: PostRequestOptions): Promise<WithResponse<Task>>;
@@ -951,7 +960,10 @@ export declare class Settleflow {
   /** The webhook helpers (they need no client). */
   static readonly webhooks: Webhooks;
   static readonly VERSION: string;
+  /** The (first) base URL. */
   readonly baseUrl: string;
+  /** Every base URL, in the order given. */
+  readonly baseUrls: readonly string[];
   readonly timeout: number;
   readonly maxRetries: number;
   readonly workflows: Workflows;
@@ -970,7 +982,7 @@ export declare class Settleflow {
   /** Closes kept-alive connections (the client opens new ones if used again). */
   close(): void;
   /** The options, with the API key redacted (sk_test_…a1b2). */
-  toJSON(): { baseUrl: string; apiKey: string; timeout: number; maxRetries: number };
+  toJSON(): { baseUrl: string; apiKey: string; timeout: number; maxRetries: number; baseUrls?: string[] };
 }
 export default Settleflow;
 

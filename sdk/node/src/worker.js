@@ -119,8 +119,12 @@ export class Worker {
 
   /**
    * Claims and runs tasks until stop() (or, with handleSignals, SIGTERM or
-   * SIGINT), then drains them and resolves. A claim that fails is retried
-   * after a pause; an error no retry mends (a key that is not a worker key, a
+   * SIGINT), then drains them and resolves. A claim that fails is never
+   * resent: after a pause (from 0.5 s doubling to 30 s, with jitter) the worker
+   * sends a new claim (the tasks of a claim whose answer was lost come back
+   * when their lease passes). A completion or failure is retried as the
+   * client's maxRetries says (those calls are idempotent), through any of its
+   * base URLs. An error no retry mends (a key that is not a worker key, a
    * product it may not serve or the server does not run remotely) rejects,
    * after the drain.
    */
@@ -150,8 +154,10 @@ export class Worker {
             failure = e;
             break;
           }
-          this.#log('claiming tasks failed; retrying', { error: e, pause });
-          await Promise.race([sleep(pause), stopped]);
+          // Half the pause plus a random part of the other half: workers cut off together do not all come back at once.
+          const wait = pause / 2 + (Math.random() * pause) / 2;
+          this.#log('claiming tasks failed; claiming again after a pause', { error: e, pause: wait });
+          await Promise.race([sleep(wait), stopped]);
           pause = Math.min(2 * pause, 30_000);
           continue;
         }

@@ -7,6 +7,8 @@
 //   'hang'             never answer (until the client gives up)
 //   'destroy'          cut the connection at once, unanswered
 //   { status, headers, body } answer this instead of forwarding
+//   { afterForward: true, status, headers, body } forward, read the server's
+//                      whole answer (it is committed), then answer this instead
 import https from 'node:https';
 import { readFile } from 'node:fs/promises';
 
@@ -29,7 +31,7 @@ export async function startProxy(server, decide = () => 'forward') {
       req.socket.destroy();
       return;
     }
-    if (typeof action === 'object' && action !== null) {
+    if (typeof action === 'object' && action !== null && !action.afterForward) {
       res.writeHead(action.status, { 'Content-Type': 'application/json', ...(action.headers ?? {}) });
       res.end(typeof action.body === 'string' ? action.body : JSON.stringify(action.body ?? {}));
       return;
@@ -47,6 +49,11 @@ export async function startProxy(server, decide = () => 'forward') {
           req.socket.destroy();
           return;
         }
+        if (typeof action === 'object' && action !== null) {
+          res.writeHead(action.status, { 'Content-Type': 'application/json', ...(action.headers ?? {}) });
+          res.end(typeof action.body === 'string' ? action.body : JSON.stringify(action.body ?? {}));
+          return;
+        }
         const h = { ...ur.headers };
         delete h.connection;
         delete h['transfer-encoding'];
@@ -54,7 +61,14 @@ export async function startProxy(server, decide = () => 'forward') {
         res.end(Buffer.concat(out));
       },
     );
+    // A client that gives up (an aborted claim) ends the forwarded request
+    // too, as a server would see it: a claim left waiting upstream would take
+    // a task for nobody.
+    res.on('close', () => {
+      if (!res.writableFinished) up.destroy();
+    });
     up.on('error', (e) => {
+      if (res.headersSent || res.destroyed) return;
       res.writeHead(502);
       res.end(String(e));
     });

@@ -58,6 +58,11 @@ const client = new Settleflow({
 });
 new Default({ ca: 'PEM', apiKey: 'sk_test_x' });
 new Settleflow({ apiKey: process.env.SETTLEFLOW_API_KEY, baseUrl: process.env.SETTLEFLOW_BASE_URL, timeout: undefined });
+const several = new Settleflow({ apiKey: 'rk_test_x', baseUrl: ['https://10.0.0.1:8443', 'https://10.0.0.2:8443'] });
+const firstUrl: string = several.baseUrl;
+const allUrls: readonly string[] = several.baseUrls;
+void firstUrl;
+void allUrls;
 await client.workflows.list({ status: undefined, limit: Number(process.env.LIMIT) || undefined });
 new Settleflow({ ca: [readFileSync('a.pem'), 'PEM'] });
 // @ts-expect-error timeout is milliseconds, a number

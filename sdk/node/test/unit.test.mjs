@@ -92,6 +92,9 @@ test('options are checked, with messages that never hold the key', () => {
     [{ apiKey: key, baseUrl: 'ftp://x' }, /baseUrl/],
     [{ apiKey: key, baseUrl: 'https://user:pw@x' }, /baseUrl/],
     [{ apiKey: key, baseUrl: 'http://api.example.com' }, /loopback address only/],
+    [{ apiKey: key, baseUrl: [] }, /empty array/],
+    [{ apiKey: key, baseUrl: ['https://127.0.0.1:8443', 8443] }, /array of strings/],
+    [{ apiKey: key, baseUrl: ['https://127.0.0.1:8443', 'http://api.example.com'] }, /loopback address only/],
     [{ apiKey: key, ca: 'settleflow-data/tls/cert.pem' }, /not a path/],
     [{ apiKey: key, ca: 42 }, /ca/],
     [{ apiKey: key, api_key: key }, /unknown option "api_key"/],
@@ -161,4 +164,37 @@ test('a redirect (plain HTTP to HTTPS) is not followed: an APIError that says wh
   assert.equal(hits, 1);
   c.close();
   await new Promise((r) => srv.close(r));
+});
+
+test('several base URLs: taken in turn; one that refuses is passed over, at once, even with retries off', async () => {
+  const http = await import('node:http');
+  const hits = [0, 0];
+  const srvs = [0, 1].map((i) =>
+    http.createServer((req, res) => {
+      hits[i]++;
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"object":"list","url":"/v1/products","data":[],"hasMore":false}');
+    }),
+  );
+  for (const s of srvs) await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const urls = srvs.map((s) => `http://127.0.0.1:${s.address().port}`);
+  const c = new sdk.Settleflow({ apiKey: key, baseUrl: [urls[0], urls[1] + '/'], maxRetries: 0 });
+  assert.equal(c.baseUrl, urls[0]);
+  assert.deepEqual(c.baseUrls, urls);
+  assert.deepEqual(c.toJSON().baseUrls, urls);
+  for (let k = 0; k < 6; k++) await c.products.list();
+  assert.deepEqual(hits, [3, 3]);
+  c.close(); // the kept-alive connections, so that the first URL now refuses
+  await new Promise((r) => srvs[0].close(r));
+  for (let k = 0; k < 6; k++) await c.products.list();
+  assert.deepEqual(hits, [3, 9]);
+  c.close();
+  await new Promise((r) => srvs[1].close(r));
+  const old = process.env.SETTLEFLOW_BASE_URL;
+  process.env.SETTLEFLOW_BASE_URL = 'https://sf-1:8443, https://sf-2:8443';
+  try {
+    assert.deepEqual(new sdk.Settleflow({ apiKey: key }).baseUrls, ['https://sf-1:8443', 'https://sf-2:8443']);
+  } finally {
+    if (old === undefined) delete process.env.SETTLEFLOW_BASE_URL;
+    else process.env.SETTLEFLOW_BASE_URL = old;
+  }
 });

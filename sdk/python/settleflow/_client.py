@@ -7,7 +7,7 @@ import math
 import os
 from decimal import Decimal
 import urllib.parse
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast
 
 from ._errors import APIError, ConfigurationError, ConflictError, invalid_argument
 from ._http import Query, Response, Transport, Secret
@@ -641,7 +641,7 @@ class TestHelpers:
         """
         path = "/v1/test_helpers/customers/" + _segment(customer_id, "customer_id") + "/fund"
         body = {"amount": _amount(amount)}
-        resp = self._t.request("POST", path, body=body, max_retries=0)
+        resp = self._t.request("POST", path, body=body, max_retries=0, resend=False)
         return _decode(resp, lambda x: Customer.from_wire(_object(x)))
 
 
@@ -700,7 +700,11 @@ class Tasks:
 
         The request's timeout is the client's or ``wait_seconds`` plus 10 s,
         whichever is longer. A claim is sent once, never retried: tasks whose
-        answer was lost come back when their lease passes.
+        answer was lost come back when their lease passes. Only a claim that
+        could not be sent at all (the connection was refused: nothing was
+        written) goes on to the client's next base URL; one cut off after it
+        was sent raises :class:`APIConnectionError`, and the caller claims
+        again later with a new claim (:class:`Worker` does, after a pause).
         """
         if isinstance(products, str) or not isinstance(products, Iterable):
             raise invalid_argument("products", f"products must be a list of product names, not {_kind(products)}")
@@ -723,18 +727,25 @@ class Tasks:
                 ident[k] = v
             body["worker"] = ident
         timeout = builtins_max(self._t.timeout, float(wait_seconds) + 10.0)
-        resp = self._t.request("POST", "/v1/tasks/claim", body=body, max_retries=0, timeout=timeout)
+        resp = self._t.request("POST", "/v1/tasks/claim", body=body, max_retries=0, timeout=timeout, resend=False)
         return _decode(resp, lambda x: Page.from_wire(_object(x), Task.from_wire).data)
 
     def heartbeat(self, id: str, cost_items: Optional[Iterable[CostItemLike]] = None) -> Task:
         """Extends the task's lease and adds ``cost_items`` to its spend.
 
         Past the task's budget it raises :class:`ConflictError`
-        ``margin_floor_exceeded``: the workflow failed, stop working. Sent
-        once, never retried: a heartbeat carrying spend is not idempotent.
+        ``margin_floor_exceeded``: the workflow failed, stop working. A
+        heartbeat without cost items only extends the lease, so it is retried
+        as configured, like :meth:`complete`; one carrying spend is sent once
+        (resending it after a lost answer would report the spend twice), except
+        that one that could not be sent at all goes on to the next base URL.
         """
         path = "/v1/tasks/" + _segment(id, "id") + "/heartbeat"
-        resp = self._t.request("POST", path, body={"costItems": _cost_items(cost_items)}, max_retries=0)
+        items = _cost_items(cost_items)
+        if items:
+            resp = self._t.request("POST", path, body={"costItems": items}, max_retries=0, resend=False)
+        else:
+            resp = self._t.request("POST", path, body={"costItems": items})
         return _decode(resp, lambda x: Task.from_wire(_object(x)))
 
     def complete(
@@ -742,7 +753,11 @@ class Tasks:
     ) -> Task:
         """Records the task's ``result`` (a dict, the workflow's result; None
         sends ``{}``) and the ``cost_items`` of its run besides those its
-        heartbeats reported. Idempotent per task: retried as configured."""
+        heartbeats reported. Idempotent per task: retried as configured
+        (``max_retries``) on a connection error, a timeout, 408, 429 and 5xx,
+        after a random backoff, through any of the client's base URLs; any
+        other answer (409 ``lease_lost``, ``task_ended``,
+        ``margin_floor_exceeded``, a 4xx) is final and raised at once."""
         resp = self._complete(id, result, cost_items)
         return _decode(resp, lambda x: Task.from_wire(_object(x)))
 
@@ -761,7 +776,7 @@ class Tasks:
     def fail(self, id: str, message: str, *, retry: bool = False) -> Task:
         """Ends the task as failed: with ``retry`` the workflow is tried again
         after the engine's backoff; without, it fails for good. ``message`` is
-        1–1,024 bytes. Idempotent per task: retried as configured."""
+        1–1,024 bytes. Idempotent per task: retried as :meth:`complete` is."""
         if not isinstance(retry, bool):
             raise invalid_argument("retry", f"retry must be a bool, not {_kind(retry)}")
         path = "/v1/tasks/" + _segment(id, "id") + "/fail"
@@ -777,7 +792,12 @@ class Settleflow:
 
     ``api_key`` defaults to the ``SETTLEFLOW_API_KEY`` environment variable and
     ``base_url`` to ``SETTLEFLOW_BASE_URL``, then to the reference server's
-    address. ``timeout`` bounds each attempt of a request, in seconds;
+    address. ``base_url`` may be a list of the URLs of several instances (and
+    ``SETTLEFLOW_BASE_URL`` several, separated by commas): each request goes to
+    the next in turn, passing over one that gave a connection error, and a
+    request that could not be sent at all (the connection was refused) goes to
+    the next at once (docs/workers.md, "Several instances and retries").
+    ``timeout`` bounds each attempt of a request, in seconds;
     ``max_retries`` is how many times a request is retried after a connection
     error, a timeout, 408, 429 or 5xx (0 disables retries); ``ca`` is the path
     of a PEM file of certificates to trust instead of the system's (as
@@ -792,7 +812,7 @@ class Settleflow:
         api_key: Optional[str] = None,
         *,
         timeout: float = 30.0,
-        base_url: Optional[str] = None,
+        base_url: Optional[Union[str, Sequence[str]]] = None,
         max_retries: int = 2,
         ca: Optional[Union[str, os.PathLike[str]]] = None,
     ) -> None:
@@ -805,7 +825,12 @@ class Settleflow:
             raise ConfigurationError("api_key", "api_key is required (or set SETTLEFLOW_API_KEY)")
         if any(not 0x21 <= ord(c) <= 0x7E for c in key):
             raise ConfigurationError("api_key", "api_key may hold only printable ASCII characters without spaces")
-        url = base_url if base_url is not None else os.environ.get("SETTLEFLOW_BASE_URL", DEFAULT_BASE_URL)
+        url: Union[str, Sequence[str]]
+        if base_url is not None:
+            url = base_url
+        else:
+            env = os.environ.get("SETTLEFLOW_BASE_URL", DEFAULT_BASE_URL)
+            url = [u.strip() for u in env.split(",")] if "," in env else env
         try:
             cafile = os.fspath(ca) if ca is not None else None
         except TypeError:
@@ -835,7 +860,13 @@ class Settleflow:
 
     @property
     def base_url(self) -> str:
+        """The (first) base URL."""
         return self._transport.base_url
+
+    @property
+    def base_urls(self) -> List[str]:
+        """Every base URL, in the order given."""
+        return list(self._transport.base_urls)
 
     @property
     def timeout(self) -> float:
@@ -862,7 +893,7 @@ class Settleflow:
 
     def __repr__(self) -> str:
         return (
-            f"Settleflow(base_url={self.base_url!r}, api_key={self._key.display()!r}, "
+            f"Settleflow(base_url={self.base_url if len(self.base_urls) == 1 else self.base_urls!r}, api_key={self._key.display()!r}, "
             f"timeout={self.timeout!r}, max_retries={self.max_retries!r})"
         )
 

@@ -8,6 +8,15 @@ POST carries an ``Idempotency-Key`` (generated when the caller gave none) that
 is the same on each of its attempts, so a retried create never makes a second
 workflow.
 
+Several base URLs: each request goes to the next in turn (round-robin); one
+that gave a connection error is passed over for ``DOWN_FOR`` seconds (unless
+every one is), and a request that could not even be sent (the connection was
+refused or its TLS handshake failed: nothing of it was written) goes to the
+next URL at once, without counting as a retry. A request the server does not
+treat as idempotent (``resend=False``: a claim, a heartbeat carrying spend)
+is never sent a second time once it was written, whatever happens to its
+answer.
+
 The API key lives in a :class:`Secret`, whose repr is redacted; it is put on
 the wire by ``putheader`` from an expression, never kept in a local variable
 of a frame that can end up in a traceback, and connection errors are raised
@@ -34,7 +43,7 @@ import urllib.parse
 import uuid
 import weakref
 from decimal import Decimal
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 from ._errors import (
     APIConnectionError,
@@ -69,6 +78,8 @@ MAX_BACKOFF = 8.0
 MAX_RETRY_AFTER = 60.0
 #: Idle keep-alive connections kept per client.
 MAX_IDLE_CONNECTIONS = 8
+#: Seconds a base URL that gave a connection error is passed over, unless every one did.
+DOWN_FOR = 5.0
 
 Query = Mapping[str, Union[str, int, None]]
 
@@ -117,14 +128,43 @@ _STALE_ERRORS = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, 
 
 
 class _Failed:
-    """An attempt that got no response (internal)."""
+    """An attempt that got no response (internal); ``unsent`` when nothing of the request was written."""
 
-    __slots__ = ("error", "retryable", "reused")
+    __slots__ = ("error", "retryable", "reused", "unsent")
 
-    def __init__(self, error: APIConnectionError, retryable: bool, reused: bool) -> None:
+    def __init__(self, error: APIConnectionError, retryable: bool, reused: bool, unsent: bool) -> None:
         self.error = error
         self.retryable = retryable
         self.reused = reused
+        self.unsent = unsent
+
+
+class _Endpoint:
+    """One base URL (internal)."""
+
+    __slots__ = ("scheme", "host", "port", "prefix", "base_url", "down_until")
+
+    def __init__(self, base_url: Any) -> None:
+        if not isinstance(base_url, str):
+            raise ConfigurationError("base_url", f"base_url must be a str, not a {type(base_url).__name__}")
+        try:
+            u = urllib.parse.urlsplit(base_url)
+            port = u.port
+        except ValueError as e:
+            raise ConfigurationError("base_url", f"base_url is not a URL: {e}") from None
+        if u.scheme not in ("https", "http") or not u.hostname:
+            raise ConfigurationError("base_url", "base_url must be an absolute https:// URL, for example https://127.0.0.1:8443")
+        if u.scheme == "http" and not _is_loopback(u.hostname):
+            raise ConfigurationError("base_url", "base_url must use https (plain http is allowed only to a loopback address)")
+        if u.query or u.fragment or u.username or u.password:
+            raise ConfigurationError("base_url", "base_url must not carry a query, fragment or credentials")
+        self.scheme = u.scheme
+        self.host = u.hostname
+        self.port = port or (443 if u.scheme == "https" else 80)
+        self.prefix = u.path.rstrip("/")
+        self.base_url = urllib.parse.urlunsplit((u.scheme, u.netloc, self.prefix, "", ""))
+        #: time.monotonic() until which the URL is passed over after a connection error.
+        self.down_until = 0.0
 
 
 def _is_loopback(host: str) -> bool:
@@ -136,11 +176,11 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _close_all(conns: List[http.client.HTTPConnection], lock: threading.Lock) -> None:
+def _close_all(conns: List[Tuple[int, http.client.HTTPConnection]], lock: threading.Lock) -> None:
     with lock:
         idle = conns[:]
         del conns[:]
-    for c in idle:
+    for _, c in idle:
         c.close()
 
 
@@ -165,7 +205,7 @@ class Transport:
         self,
         *,
         api_key: Secret,
-        base_url: str,
+        base_url: Union[str, Sequence[str]],
         timeout: float,
         max_retries: int,
         ca: Optional[str],
@@ -173,24 +213,20 @@ class Transport:
         rand: Callable[[], float] = random.random,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if not isinstance(base_url, str):
-            raise ConfigurationError("base_url", f"base_url must be a str, not a {type(base_url).__name__}")
-        try:
-            u = urllib.parse.urlsplit(base_url)
-            port = u.port
-        except ValueError as e:
-            raise ConfigurationError("base_url", f"base_url is not a URL: {e}") from None
-        if u.scheme not in ("https", "http") or not u.hostname:
-            raise ConfigurationError("base_url", "base_url must be an absolute https:// URL, for example https://127.0.0.1:8443")
-        if u.scheme == "http" and not _is_loopback(u.hostname):
-            raise ConfigurationError("base_url", "base_url must use https (plain http is allowed only to a loopback address)")
-        if u.query or u.fragment or u.username or u.password:
-            raise ConfigurationError("base_url", "base_url must not carry a query, fragment or credentials")
-        self.scheme = u.scheme
-        self.host = u.hostname
-        self.port = port or (443 if u.scheme == "https" else 80)
-        self.prefix = u.path.rstrip("/")
-        self.base_url = urllib.parse.urlunsplit((u.scheme, u.netloc, self.prefix, "", ""))
+        urls: List[Any]
+        if isinstance(base_url, (list, tuple)):
+            urls = list(cast(Sequence[Any], base_url))
+            if not urls:
+                raise ConfigurationError("base_url", "base_url is an empty list: give at least one URL")
+        else:
+            urls = [base_url]
+        self._endpoints = [_Endpoint(u) for u in urls]
+        first = self._endpoints[0]
+        # The first base URL's parts (as before several were allowed).
+        self.scheme, self.host, self.port, self.prefix, self.base_url = first.scheme, first.host, first.port, first.prefix, first.base_url
+        #: Every base URL, in the order given.
+        self.base_urls = [e.base_url for e in self._endpoints]
+        self._turn = 0
         self.timeout = timeout
         self.max_retries = max_retries
         self._key = api_key
@@ -198,7 +234,7 @@ class Transport:
         self._rand = rand
         self._clock = clock
         self._ssl: Optional[ssl.SSLContext] = None
-        if u.scheme == "https":
+        if any(e.scheme == "https" for e in self._endpoints):
             try:
                 ctx = ssl.create_default_context(cafile=ca) if ca is not None else ssl.create_default_context()
             except (OSError, ValueError) as e:  # ssl.SSLError is an OSError
@@ -206,7 +242,8 @@ class Transport:
             ctx.minimum_version = ssl.TLSVersion.TLSv1_2
             self._ssl = ctx
         self._lock = threading.Lock()
-        self._idle: List[http.client.HTTPConnection] = []
+        # Idle kept-alive connections, each with the index of its endpoint.
+        self._idle: List[Tuple[int, http.client.HTTPConnection]] = []
         self._closed = False
         self._finalizer = weakref.finalize(self, _close_all, self._idle, self._lock)
 
@@ -216,10 +253,34 @@ class Transport:
         self._closed = True
         self._finalizer()
 
-    def _take(self) -> Tuple[http.client.HTTPConnection, bool]:
+    def _pick(self, skip: Set[int]) -> int:
+        """The index of the endpoint for the next attempt: the next in turn
+        that is neither down nor in ``skip``, else the next not in ``skip``."""
+        n = len(self._endpoints)
+        with self._lock:
+            start = self._turn
+            self._turn = (self._turn + 1) % n
+        now = time.monotonic()
+        fallback = -1
+        for k in range(n):
+            i = (start + k) % n
+            if i in skip:
+                continue
+            if self._endpoints[i].down_until <= now:
+                return i
+            if fallback < 0:
+                fallback = i
+        return fallback if fallback >= 0 else start
+
+    def _take(self, i: int) -> Tuple[http.client.HTTPConnection, bool]:
+        e = self._endpoints[i]
         while True:
+            conn: Optional[http.client.HTTPConnection] = None
             with self._lock:
-                conn = self._idle.pop() if self._idle else None
+                for k in range(len(self._idle) - 1, -1, -1):
+                    if self._idle[k][0] == i:
+                        conn = self._idle.pop(k)[1]
+                        break
             if conn is None:
                 break
             sock = conn.sock
@@ -231,14 +292,14 @@ class Transport:
             if not stale:
                 return conn, True
             conn.close()
-        if self._ssl is not None:
-            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout, context=self._ssl), False
-        return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout), False
+        if e.scheme == "https":
+            return http.client.HTTPSConnection(e.host, e.port, timeout=self.timeout, context=self._ssl), False
+        return http.client.HTTPConnection(e.host, e.port, timeout=self.timeout), False
 
-    def _give_back(self, conn: http.client.HTTPConnection) -> None:
+    def _give_back(self, i: int, conn: http.client.HTTPConnection) -> None:
         with self._lock:
             if not self._closed and len(self._idle) < MAX_IDLE_CONNECTIONS:
-                self._idle.append(conn)
+                self._idle.append((i, conn))
                 return
         conn.close()
 
@@ -255,13 +316,15 @@ class Transport:
         authenticate: bool = True,
         max_retries: Optional[int] = None,
         timeout: Optional[float] = None,
+        resend: bool = True,
     ) -> Response:
         """Sends the request, retrying as the module docstring says (at most
         ``max_retries`` times, default the client's), each attempt within
-        ``timeout`` seconds (default the client's); returns a 2xx response or raises."""
+        ``timeout`` seconds (default the client's); returns a 2xx response or raises.
+        Without ``resend``, a request once written is never written again."""
         retries = self.max_retries if max_retries is None else max_retries
         limit = self.timeout if timeout is None else timeout
-        target = self.prefix + path
+        target = path
         if query:
             pairs = [(k, str(v)) for k, v in query.items() if v is not None]
             if pairs:
@@ -273,16 +336,31 @@ class Transport:
             idempotency_key = str(uuid.uuid4())
         attempt = 0
         fresh_retry_used = False
+        # The endpoints this attempt could not send the request to.
+        unsent: Set[int] = set()
+        i = -1
         while True:
             started = time.monotonic()
-            outcome = self._attempt(method, target, data, idempotency_key, authenticate, limit)
+            if i < 0:
+                i = self._pick(unsent)
+            outcome = self._attempt(i, method, target, data, idempotency_key, authenticate, limit)
             if isinstance(outcome, _Failed):
-                if outcome.reused and not fresh_retry_used:
+                if outcome.reused and not fresh_retry_used and (resend or outcome.unsent):
                     # A kept-alive connection the server had closed: try once more on a new one, free of charge.
                     fresh_retry_used = True
                     logger.debug("settleflow: %s %s: reused connection failed (%s); retrying on a new one", method, path, outcome.error)
                     continue
-                if outcome.retryable and attempt < retries:
+                self._endpoints[i].down_until = time.monotonic() + DOWN_FOR
+                if outcome.unsent and outcome.retryable:
+                    # Nothing was written: the server cannot have acted on it. The next URL, at once.
+                    unsent.add(i)
+                    if len(unsent) < len(self._endpoints):
+                        logger.info("settleflow: %s %s: %s; trying the next base URL", method, path, outcome.error)
+                        i = -1
+                        continue
+                i = -1
+                if outcome.retryable and attempt < retries and resend:
+                    unsent.clear()
                     delay = self._backoff(attempt)
                     logger.info(
                         "settleflow: %s %s failed (%s); retry %d of %d in %.2fs",
@@ -293,6 +371,8 @@ class Transport:
                     continue
                 outcome.error.attempts = attempt + 1
                 raise outcome.error
+            i = -1
+            unsent.clear()
             resp = outcome
             resp.attempts = attempt + 1
             logger.debug(
@@ -304,7 +384,7 @@ class Transport:
                 return resp
             err = self._error(resp)
             err.attempts = attempt + 1
-            if resp.status in RETRYABLE_STATUSES and attempt < retries:
+            if resp.status in RETRYABLE_STATUSES and attempt < retries and resend:
                 delay_or_none = self._retry_delay(resp, attempt)
                 if delay_or_none is not None:
                     logger.info(
@@ -318,12 +398,14 @@ class Transport:
             raise err
 
     def _attempt(
-        self, method: str, target: str, data: Optional[bytes], idempotency_key: Optional[str], authenticate: bool,
+        self, i: int, method: str, path: str, data: Optional[bytes], idempotency_key: Optional[str], authenticate: bool,
         timeout: float,
     ) -> Union[Response, _Failed]:
-        conn, reused = self._take()
+        conn, reused = self._take(i)
+        target = self._endpoints[i].prefix + path
         deadline = time.monotonic() + timeout
         got_status = False
+        sent = False
         failure: BaseException = Exception()
         try:
             if conn.sock is None:
@@ -341,6 +423,7 @@ class Transport:
             if method in ("POST", "PUT", "PATCH") or data is not None:
                 conn.putheader("Content-Length", str(len(data or b"")))
             conn.endheaders(data)
+            sent = True
             self._settimeout(conn, deadline)
             resp = conn.getresponse()
             got_status = True
@@ -360,11 +443,11 @@ class Transport:
             if resp.will_close:
                 conn.close()
             else:
-                self._give_back(conn)
+                self._give_back(i, conn)
             return Response(resp.status, Headers(resp.getheaders()), b"".join(chunks), 1)
         # Raised by the caller, outside this except block: no frame of this request hangs off the error.
         conn.close()
-        return self._failed(failure, reused=reused and not got_status, timeout=timeout)
+        return self._failed(failure, self._endpoints[i], reused=reused and not got_status, unsent=not sent, timeout=timeout)
 
     @staticmethod
     def _settimeout(conn: http.client.HTTPConnection, deadline: float) -> None:
@@ -374,12 +457,12 @@ class Transport:
         if conn.sock is not None:
             conn.sock.settimeout(left)
 
-    def _failed(self, e: BaseException, *, reused: bool, timeout: float) -> _Failed:
+    def _failed(self, e: BaseException, endpoint: _Endpoint, *, reused: bool, unsent: bool, timeout: float) -> _Failed:
         # The cause is kept without its traceback (whose frames hold the request's locals).
         e.__traceback__ = None
         e.__context__ = None
         e.__cause__ = None
-        where = f"{self.host}:{self.port}"
+        where = f"{endpoint.host}:{endpoint.port}"
         err: APIConnectionError
         if isinstance(e, (socket.timeout, TimeoutError)):
             err = APITimeoutError(f"the request to {where} did not complete within {timeout:g} s")
@@ -396,7 +479,7 @@ class Transport:
         err.__cause__ = e
         # Only the way a kept-alive connection the server closed fails is retried for free.
         stale = reused and isinstance(e, _STALE_ERRORS)
-        return _Failed(err, retryable, stale)
+        return _Failed(err, retryable, stale, unsent)
 
     # ------------------------------------------------------------ errors and delays
 

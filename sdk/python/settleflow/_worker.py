@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import os
 import queue
+import random
 import signal
 import socket
 import threading
@@ -255,8 +256,12 @@ class Worker:
     def run(self, *, handle_signals: bool = True) -> None:
         """Claims and runs tasks until :meth:`stop` (or, with
         ``handle_signals`` in the main thread, SIGTERM or SIGINT), then drains
-        them (``drain_timeout``) and returns. A claim that fails is retried
-        after a pause; an error no retry mends (a key that is not a worker
+        them (``drain_timeout``) and returns. A claim that fails is never
+        resent: after a pause (from 0.5 s doubling to 30 s, with jitter) the
+        worker sends a new claim (the tasks of a claim whose answer was lost
+        come back when their lease passes). A completion or failure is
+        retried as the client's ``max_retries`` says (those calls are
+        idempotent), through any of its base URLs. An error no retry mends (a key that is not a worker
         key, a product it may not serve or the server does not run remotely)
         is raised, after the drain."""
         handlers = dict(self._handlers)
@@ -306,8 +311,10 @@ class Worker:
                 except (APIError, APIConnectionError) as e:
                     for _ in range(free):
                         slots.release()
-                    logger.warning("settleflow: claiming tasks failed (%s); retrying in %.1fs", e, pause)
-                    self._stopping.wait(pause)
+                    # Half the pause plus a random part of the other half: workers cut off together do not all come back at once.
+                    wait = pause / 2 + random.random() * pause / 2
+                    logger.warning("settleflow: claiming tasks failed (%s); claiming again in %.1fs", e, wait)
+                    self._stopping.wait(wait)
                     pause = min(2 * pause, 30.0)
                     continue
                 pause = 0.5

@@ -297,11 +297,14 @@ class Seen:
         self.client_port = 0
         self.upstream_status: Optional[int] = None
         self.upstream_headers: Dict[str, str] = {}
+        self.upstream_body = b""
 
 
 #: A plan gets (number of the request, starting at 0, and the request) and
-#: returns what the proxy does: ("forward",), ("answer", status, headers, body)
-#: or ("drop_after_forward",): forward, read the answer, close without replying.
+#: returns what the proxy does: ("forward",), ("answer", status, headers, body),
+#: ("drop_after_forward",): forward, read the answer, close without replying,
+#: or ("answer_after_forward", status, headers, body): forward, read the
+#: answer, reply with this one instead.
 Plan = Callable[[int, Seen], Tuple[Any, ...]]
 
 
@@ -335,11 +338,15 @@ class Proxy:
                     data = resp.read()
                     seen.upstream_status = resp.status
                     seen.upstream_headers = {k.lower(): v for k, v in resp.getheaders()}
+                    seen.upstream_body = data
                 finally:
                     conn.close()
                 if action[0] == "drop_after_forward":
                     self.close_connection = True
                     return  # the server committed; the client never hears of it
+                if action[0] == "answer_after_forward":
+                    self.send(action[1], action[3], action[2])
+                    return  # the server committed; the client hears otherwise
                 out = {k: v for k, v in resp.getheaders() if k.lower() not in ("connection", "content-length", "transfer-encoding", "content-type")}
                 out["Content-Type"] = resp.getheader("Content-Type") or "application/json"
                 self.send(resp.status, data, out)

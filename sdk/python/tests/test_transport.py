@@ -309,6 +309,37 @@ class TestStaleConnections(FakeCase):
         self.assertEqual(self.sleeps, [])
 
 
+class TestSeveralBaseURLs(FakeCase):
+    def test_in_turn_and_past_one_that_refuses(self) -> None:
+        f1, f2 = self.fake((200, {}, WORKFLOW_JSON)), self.fake((200, {}, WORKFLOW_JSON))
+        c = self.client(base_url=[f1.base_url, f2.base_url + "/"], max_retries=0)
+        self.assertEqual((c.base_url, c.base_urls), (f1.base_url, [f1.base_url, f2.base_url]))
+        self.assertIn(repr([f1.base_url, f2.base_url]), repr(c))
+        for _ in range(6):
+            c.workflows.fetch("wf_1")
+        self.assertEqual((len(f1.seen), len(f2.seen)), (3, 3))
+        f1.close()
+        c.close()  # the kept-alive connections too (the fake's threads would still serve them)
+        # Refused: nothing was sent, so the next URL at once, even with retries off.
+        for _ in range(6):
+            c.workflows.fetch("wf_1")
+        self.assertEqual((len(f1.seen), len(f2.seen)), (3, 9))
+        self.assertEqual(self.sleeps, [])
+
+    def test_bad_lists_and_the_environment(self) -> None:
+        for bad in ([], ["https://127.0.0.1:8443", 8443], ["https://127.0.0.1:8443", "http://example.com"]):
+            with self.subTest(bad):
+                with self.assertRaises(ValueError):
+                    Settleflow(api_key=KEY, base_url=bad)  # type: ignore[arg-type]
+        import os
+        from unittest import mock
+
+        with mock.patch.dict(os.environ, {"SETTLEFLOW_BASE_URL": "https://sf-1:8443, https://sf-2:8443"}):
+            c = Settleflow(api_key=KEY)
+        self.assertEqual(c.base_urls, ["https://sf-1:8443", "https://sf-2:8443"])
+        c.close()
+
+
 class TestConstruction(unittest.TestCase):
     def test_base_url(self) -> None:
         for bad in ("http://example.com", "ftp://127.0.0.1", "127.0.0.1:8443", "https://127.0.0.1?x=1", "https://u:p@127.0.0.1"):
