@@ -22,6 +22,24 @@ import (
 	"github.com/settleflow/settleflow/internal/pgtest"
 )
 
+// localChainEnv runs the local-chain walk-through's tests: each starts
+// geth --dev and reference servers of its own, which would take
+// examples/server past go test's 10 minutes per package, so `go test
+// ./...` skips them and .ci/run runs them in a step of their own.
+const localChainEnv = "SETTLEFLOW_TEST_LOCAL_CHAIN"
+
+// needLocalChain skips t unless localChainEnv and SETTLEFLOW_GETH are set.
+func needLocalChain(t *testing.T) {
+	t.Helper()
+	if os.Getenv(localChainEnv) == "" {
+		t.Skip(localChainEnv + " is not set: this geth --dev walk-through runs in a step of its own (.ci/run; docs/operating.md, \"Running the tests\"): " +
+			localChainEnv + "=1 SETTLEFLOW_GETH=… SETTLEFLOW_TEST_POSTGRES_DSN=… go test -race -run 'TestSeveralInstancesOnALocalChain|TestFirstCreateOnAChainWithoutBlocks' ./examples/server")
+	}
+	if os.Getenv("SETTLEFLOW_GETH") == "" {
+		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth (.ci/run does)")
+	}
+}
+
 // post sends a create to s and returns the status, the headers and the
 // decoded body.
 func (s *processServer) post(t *testing.T, key, path, body string) (int, http.Header, map[string]any) {
@@ -49,9 +67,7 @@ func (s *processServer) post(t *testing.T, key, path, body string) (int, http.He
 // URL.
 func localChainDeploy(t *testing.T, dir, period string) ([]string, string) {
 	t.Helper()
-	if os.Getenv("SETTLEFLOW_GETH") == "" {
-		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth (.ci/run does)")
-	}
+	needLocalChain(t)
 	var raw [32]byte
 	rand.Read(raw[:])
 	keyFile := filepath.Join(dir, "operator.key")
@@ -82,9 +98,7 @@ func localChainDeploy(t *testing.T, dir, period string) ([]string, string) {
 // key), a new customer's first create on each admitted and settled, and
 // `chain reconcile` over RPC, beside the running instances, clean.
 func TestSeveralInstancesOnALocalChain(t *testing.T) {
-	if os.Getenv("SETTLEFLOW_GETH") == "" {
-		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth (.ci/run does)")
-	}
+	needLocalChain(t)
 	pg := pgtest.Connect(t) // skips without SETTLEFLOW_TEST_POSTGRES_DSN
 	began := time.Now()
 	shared := filepath.Join(t.TempDir(), "shared")
@@ -142,6 +156,7 @@ func TestSeveralInstancesOnALocalChain(t *testing.T) {
 // naming why, before the request's deadline (not 504 request_timeout), and
 // nothing is stored.
 func TestFirstCreateOnAChainWithoutBlocks(t *testing.T) {
+	needLocalChain(t)
 	began := time.Now()
 	dir := t.TempDir()
 	flags, _ := localChainDeploy(t, dir, "")
