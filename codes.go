@@ -39,6 +39,8 @@ const (
 	CodeRefundsNotSupported = wire.CodeRefundsNotSupported
 	// CodeFundsUnavailable: the customer's balance cannot be known now ([FundsUnavailableError]).
 	CodeFundsUnavailable = wire.CodeFundsUnavailable
+	// CodeFundsUnconfirmed: the test faucet's deposit for the customer is not confirmed yet ([FundsUnconfirmedError]).
+	CodeFundsUnconfirmed = wire.CodeFundsUnconfirmed
 	// CodeLivemodeNotConfigured: the settler has no chain for live mode ([ErrEnvironmentNotConfigured]).
 	CodeLivemodeNotConfigured = wire.CodeLivemodeNotConfigured
 )

@@ -74,7 +74,9 @@ type Options struct {
 	// never funded, and live customers never are.
 	TestFaucet int64
 	// FaucetWait bounds how long a test customer's first Create waits for
-	// the faucet's deposit to be confirmed. Default 30 s.
+	// the faucet's deposit to be confirmed; the wait also ends shortly
+	// before the Create's context does. Past it the Create is refused with
+	// a *FundsUnconfirmedError. Default 30 s.
 	FaucetWait time.Duration
 	// FaucetTakeover is how long a test customer's faucet, begun by a
 	// request (here or in another engine) that has deposited nothing

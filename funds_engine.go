@@ -79,8 +79,15 @@ func (e *Engine) reserve(ctx context.Context, ins *Insert, env Environment) erro
 	if env == Test && e.opts.TestFaucet > 0 && ins.Workflow.CustomerID != TestCustomerInsufficientFunds {
 		if err := e.faucet(ctx, f, ins.Workflow.CustomerID, ref); err != nil {
 			// The admission below says whether the customer can pay; a
-			// faucet that failed is logged, not the caller's error.
+			// faucet that failed is logged, not the caller's error. One
+			// whose deposit is sent and not confirmed yet is: admitted
+			// now, the customer would be refused 402 for a deposit on
+			// its way.
 			e.log.Warn("test faucet failed", zap.String("customer", ins.Workflow.CustomerID), zap.Error(err))
+			var unconfirmed *FundsUnconfirmedError
+			if errors.As(err, &unconfirmed) {
+				return err
+			}
 		}
 	}
 	// After the faucet, which follows the chain while it waits: a balance
@@ -118,7 +125,8 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 			e.funds0.faucetSeen.Store(customerID, struct{}{})
 			return nil
 		}
-		wait, cancel := context.WithTimeout(ctx, e.opts.FaucetWait)
+		waitFor := e.faucetWait(ctx)
+		wait, cancel := context.WithTimeout(ctx, waitFor)
 		defer cancel()
 		for !mine {
 			before, cerr := e.store.FundsCursor(wait, Test)
@@ -147,7 +155,7 @@ func (e *Engine) faucet(ctx context.Context, f Funds, customerID, ref string) er
 			}
 			select {
 			case <-wait.Done():
-				return fmt.Errorf("settleflow: the test faucet's deposit for %s was not confirmed within %s", customerID, e.opts.FaucetWait)
+				return &FundsUnconfirmedError{Environment: Test, CustomerID: customerID, Waited: waitFor, RetryAfter: e.fundsRetryAfter()}
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
@@ -172,9 +180,11 @@ func fundedBefore(a *Account) bool {
 }
 
 // awaitDeposit follows the test chain until the customer's deposits reach
-// atLeast, for at most Options.FaucetWait.
+// atLeast, for at most Options.FaucetWait (see faucetWait); past it, a
+// *FundsUnconfirmedError.
 func (e *Engine) awaitDeposit(ctx context.Context, customerID, ref string, atLeast int64, tx string) error {
-	wait, cancel := context.WithTimeout(ctx, e.opts.FaucetWait)
+	waitFor := e.faucetWait(ctx)
+	wait, cancel := context.WithTimeout(ctx, waitFor)
 	defer cancel()
 	for {
 		if err := e.SyncFunds(wait, Test); err != nil && wait.Err() == nil {
@@ -186,7 +196,7 @@ func (e *Engine) awaitDeposit(ctx context.Context, customerID, ref string, atLea
 		}
 		select {
 		case <-wait.Done():
-			return fmt.Errorf("settleflow: the test deposit %s was not confirmed within %s", tx, e.opts.FaucetWait)
+			return &FundsUnconfirmedError{Environment: Test, CustomerID: customerID, TxHash: tx, Waited: waitFor, RetryAfter: e.fundsRetryAfter()}
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

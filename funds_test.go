@@ -366,6 +366,59 @@ func TestFundsFaucetConcurrentFirstCreates(t *testing.T) {
 	}
 }
 
+// A new test customer's first create whose faucet deposit is sent but not
+// confirmed within Options.FaucetWait, or before the create's context
+// ends, is refused with a *FundsUnconfirmedError naming the customer and
+// the deposit, stores nothing, and is not admitted against a balance that
+// lacks the deposit (no 402); once the deposit confirms, a create is
+// admitted with no second deposit.
+func TestFundsFaucetUnconfirmedIsItsOwnError(t *testing.T) {
+	ctx := context.Background()
+	f, ls := newFundedFixture(t, func(o *settleflow.Options) { o.TestFaucet = 1000; o.FaucetWait = 300 * time.Millisecond })
+	ls.mu.Lock()
+	ls.faucetDelay = 2 * time.Second
+	ls.mu.Unlock()
+	sent := time.Now()
+	_, err := createFor(ctx, f.engine, "cus_slow", "T-1")
+	var unconfirmed *settleflow.FundsUnconfirmedError
+	if !errors.As(err, &unconfirmed) || unconfirmed.CustomerID != "cus_slow" || unconfirmed.TxHash != "0xfaucet" ||
+		unconfirmed.Environment != settleflow.Test || unconfirmed.Waited != 300*time.Millisecond || unconfirmed.RetryAfter <= 0 {
+		t.Fatalf("a first create whose faucet deposit is not confirmed: %#v (%v)", err, err)
+	}
+	if list, err := f.engine.List(ctx, settleflow.ListParams{Environment: settleflow.Test, CustomerID: "cus_slow"}); err != nil || len(list.Data) != 0 {
+		t.Fatalf("a refused create stored %+v (%v)", list, err)
+	}
+
+	// The caller's deadline ends the wait first: the caller hears why,
+	// before its context ends.
+	f2, ls2 := newFundedFixture(t, func(o *settleflow.Options) { o.TestFaucet = 1000; o.FaucetWait = time.Minute })
+	ls2.mu.Lock()
+	ls2.faucetDelay = time.Hour
+	ls2.mu.Unlock()
+	dctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err = createFor(dctx, f2.engine, "cus_deadline", "T-1")
+	if !errors.As(err, &unconfirmed) || dctx.Err() != nil || unconfirmed.Waited > time.Second {
+		t.Fatalf("a first create under a deadline: %v (context: %v)", err, dctx.Err())
+	}
+
+	// The first deposit confirms: the next create is admitted, funded once.
+	for time.Since(sent) < 2500*time.Millisecond {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := f.engine.SyncFunds(ctx, settleflow.Test); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := createFor(ctx, f.engine, "cus_slow", "T-2"); err != nil {
+		t.Fatalf("after the deposit confirmed: %v", err)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.faucets != 1 {
+		t.Fatalf("faucet deposits %d, want 1", ls.faucets)
+	}
+}
+
 // A faucet begun by a process that died before sending its deposit (its
 // mark, nothing deposited) is taken over once the mark is older than
 // Options.FaucetTakeover: the customer's create is admitted, funded once.

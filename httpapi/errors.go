@@ -43,6 +43,7 @@ func toError(err error) *Error {
 	var funds *settleflow.InsufficientFundsError
 	var refundable *settleflow.RefundableError
 	var unavailable *settleflow.FundsUnavailableError
+	var unconfirmed *settleflow.FundsUnconfirmedError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr
@@ -52,6 +53,8 @@ func toError(err error) *Error {
 		return insufficientFunds(funds)
 	case errors.As(err, &unavailable):
 		return fundsUnavailable(unavailable)
+	case errors.As(err, &unconfirmed):
+		return fundsUnconfirmed(unconfirmed)
 	case errors.As(err, &refundable):
 		if refundable.Refundable <= 0 {
 			return invalid(settleflow.CodeAmountExceedsRefundable, "amount",
@@ -106,6 +109,27 @@ func fundsUnavailable(e *settleflow.FundsUnavailableError) *Error {
 	}
 	retry := int64(math.Ceil(max(e.RetryAfter, time.Second).Seconds()))
 	return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: settleflow.CodeFundsUnavailable, Message: msg,
+		CustomerID: e.CustomerID, Header: http.Header{"Retry-After": {strconv.FormatInt(retry, 10)}}}
+}
+
+// fundsUnconfirmed is the 503 of a create (or a test funding) whose test
+// faucet deposit was sent and not confirmed within the wait, with
+// Retry-After.
+func fundsUnconfirmed(e *settleflow.FundsUnconfirmedError) *Error {
+	tx := "sent by another request"
+	if e.TxHash != "" {
+		tx = "transaction " + e.TxHash
+	}
+	waited := e.Waited.Round(time.Second)
+	if waited == 0 {
+		waited = e.Waited.Round(time.Millisecond)
+	}
+	msg := fmt.Sprintf("Funds unconfirmed: the test faucet's deposit for customer %s (%s) has not reached the chain's confirmation depth after %s, "+
+		"so it is not in the customer's balance yet: the test chain has not made the blocks that confirm it (a geth --dev chain needs --dev.period, "+
+		"or it makes a block only when a transaction arrives). Nothing was stored; the deposit counts once it is confirmed: retry after the time in Retry-After.",
+		e.CustomerID, tx, waited)
+	retry := int64(math.Ceil(max(e.RetryAfter, time.Second).Seconds()))
+	return &Error{Status: http.StatusServiceUnavailable, Type: TypeAPI, Code: settleflow.CodeFundsUnconfirmed, Message: msg,
 		CustomerID: e.CustomerID, Header: http.Header{"Retry-After": {strconv.FormatInt(retry, 10)}}}
 }
 

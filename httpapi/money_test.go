@@ -517,3 +517,48 @@ func TestCreateInsufficientFunds(t *testing.T) {
 		t.Fatalf("quote without funds: %d %s", r.status, r.body)
 	}
 }
+
+// A new test customer's first create whose faucet deposit is sent but never
+// confirmed (a chain that makes no more blocks: geth --dev without
+// --dev.period) is 503 api_error funds_unconfirmed with Retry-After, before
+// the request's deadline (not 504 request_timeout), naming the customer and
+// the deposit, and stores nothing; so is a test funding.
+func TestCreateFundsUnconfirmed(t *testing.T) {
+	fs := fundstest.New()
+	fs.HoldFaucet = true
+	e := newEnv(t, envOptions{funds: fs, faucet: 100_000, timeout: 2 * time.Second})
+	key := e.keys.create(t, settleflow.Test, "starter")
+	before := countWorkflows(t, e)
+	began := time.Now()
+	r := e.create(key, body1, "Idempotency-Key", "k-unconfirmed")
+	took := time.Since(began)
+	if r.status != http.StatusServiceUnavailable {
+		t.Fatalf("a first create whose faucet deposit never confirms: %d %s (after %s)", r.status, r.body, took)
+	}
+	eo := r.errorObject(t)
+	msg, _ := eo["message"].(string)
+	if eo["type"] != "api_error" || eo["code"] != "funds_unconfirmed" || eo["customerId"] != "cus_123" || eo["requestId"] != r.header.Get("Request-Id") ||
+		!strings.Contains(msg, "confirmation depth") || !strings.Contains(msg, "--dev.period") || !strings.Contains(msg, "transaction 0x") {
+		t.Fatalf("503 error %s", r.body)
+	}
+	if ra := r.header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Fatalf("Retry-After %q", ra)
+	}
+	if took >= 2*time.Second {
+		t.Fatalf("answered after %s, past the request's deadline of 2s", took)
+	}
+	if n := countWorkflows(t, e); n != before {
+		t.Fatalf("a refused create stored a workflow: %d → %d", before, n)
+	}
+	// The same key again: the deposit is still on its way, nothing sent twice.
+	if r := e.create(key, body1, "Idempotency-Key", "k-unconfirmed"); r.status != 503 || r.errorObject(t)["code"] != "funds_unconfirmed" {
+		t.Fatalf("the same create again: %d %s", r.status, r.body)
+	}
+	if fs.Faucets() != 1 {
+		t.Fatalf("faucet deposits: %d, want 1", fs.Faucets())
+	}
+	r = e.do("POST", "/v1/test_helpers/customers/cus_f/fund", key, `{"amount":5000}`)
+	if eo := r.errorObject(t); r.status != 503 || eo["code"] != "funds_unconfirmed" || eo["customerId"] != "cus_f" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("a test funding that never confirms: %d %s", r.status, r.body)
+	}
+}

@@ -76,6 +76,14 @@ const (
 	// stopped or behind), or the customer has a balance change on chain
 	// that could not be applied (customerId is set). Nothing was stored.
 	CodeFundsUnavailable ErrorCode = "funds_unavailable"
+	// CodeFundsUnconfirmed: a test customer's first create (or a test
+	// funding) waited for the test faucet's deposit, sent, to reach the
+	// chain's confirmation depth, and it did not within the wait (HTTP 503,
+	// type api_error, with Retry-After): the chain has not made the blocks
+	// that confirm it (a geth --dev chain started without --dev.period
+	// makes a block only when a transaction arrives). Nothing was stored;
+	// the deposit counts once it is confirmed.
+	CodeFundsUnconfirmed ErrorCode = "funds_unconfirmed"
 )
 
 // Codes of a cancel refused because of the workflow's status (HTTP 409): the

@@ -61,7 +61,7 @@ const (
 //
 // Status and Header are not in the JSON: they are the HTTP status the error
 // is answered with and headers that go with it (Allow of a 405, Retry-After
-// of a 429 or of a 503 funds_unavailable).
+// of a 429 or of a 503 funds_unavailable or funds_unconfirmed).
 type Error struct {
 	Status    int         `json:"-"`
 	Header    http.Header `json:"-"`
@@ -75,7 +75,9 @@ type Error struct {
 	// admission saw it (it may be negative), the quote it could not cover,
 	// both in minor units of Currency, and the customer. CustomerID is
 	// also set on a 503 funds_unavailable about one customer (a balance
-	// change of it on chain could not be applied).
+	// change of it on chain could not be applied) and on a 503
+	// funds_unconfirmed (the customer whose faucet deposit is not
+	// confirmed yet).
 	Available  *int64 `json:"available,omitempty"`
 	Amount     *int64 `json:"amount,omitempty"`
 	Currency   string `json:"currency,omitempty"`

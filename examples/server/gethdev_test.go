@@ -29,6 +29,25 @@ import (
 // its RPC URL and the funded dev account's key. It needs SETTLEFLOW_GETH.
 func startGethDev(t *testing.T) (string, []byte) {
 	t.Helper()
+	return startGeth(t, gethOptions{period: "1"})
+}
+
+// gethOptions says how startGeth runs `geth --dev`.
+type gethOptions struct {
+	// period is --dev.period (seconds between blocks); empty: geth's
+	// default, a block only when a transaction arrives.
+	period string
+	// keyFile, if set, is a hex private key file imported into the node's
+	// keystore (geth account import, no password) before it starts: the
+	// developer account geth funds is then that key's
+	// (docs/operating.md, "Several instances on a local chain").
+	keyFile string
+}
+
+// startGeth runs `geth --dev` on loopback as o says and returns its RPC URL
+// and the funded dev account's key. It needs SETTLEFLOW_GETH.
+func startGeth(t *testing.T, o gethOptions) (string, []byte) {
+	t.Helper()
 	bin := os.Getenv("SETTLEFLOW_GETH")
 	if bin == "" {
 		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth (.ci/run does)")
@@ -44,10 +63,25 @@ func startGethDev(t *testing.T) (string, []byte) {
 	dir := t.TempDir()
 	httpPort := port()
 	logf, _ := os.Create(filepath.Join(dir, "geth.log"))
-	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", filepath.Join(dir, "data"),
+	args := []string{"--dev", "--datadir", filepath.Join(dir, "data"),
 		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(httpPort), "--http.api", "eth,net,web3",
 		"--authrpc.addr", "127.0.0.1", "--authrpc.port", fmt.Sprint(port()),
-		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--netrestrict", "127.0.0.0/8")
+		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--netrestrict", "127.0.0.0/8"}
+	if o.period != "" {
+		args = append(args, "--dev.period", o.period)
+	}
+	if o.keyFile != "" {
+		pass := filepath.Join(dir, "empty.pass")
+		if err := os.WriteFile(pass, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		imp := exec.Command(bin, "account", "import", "--datadir", filepath.Join(dir, "data"), "--password", pass, o.keyFile)
+		if out, err := imp.CombinedOutput(); err != nil {
+			t.Fatalf("geth account import: %v\n%s", err, out)
+		}
+		args = append(args, "--password", pass)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,11 @@ type Settler struct {
 	// SettlementPending, so their workflows stay Settling. Set it before
 	// the engine starts.
 	Hold func(customerID string) bool
+	// HoldFaucet keeps the faucet's deposits unconfirmed, as a chain that
+	// makes no more blocks would: Faucet answers with a transaction hash,
+	// and FundsEvents never reports the deposit. Set it before the engine
+	// starts.
+	HoldFaucet bool
 
 	mu       sync.Mutex
 	head     uint64
@@ -151,10 +156,17 @@ func (s *Settler) FundsEvents(_ context.Context, env settleflow.Environment, aft
 	return out, settleflow.FundsCursor{Block: s.head, Hash: blockHash(s.head)}, nil
 }
 
-// Faucet deposits amount for a test customer.
+// Faucet deposits amount for a test customer (with HoldFaucet, a deposit
+// that never confirms).
 func (s *Settler) Faucet(_ context.Context, env settleflow.Environment, customerID string, amount int64) (string, error) {
 	if env != settleflow.Test {
 		return "", errors.New("fundstest: the faucet funds test customers only")
+	}
+	if s.HoldFaucet {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.faucets++
+		return fmt.Sprintf("0x%064x", 1<<40+s.faucets), nil
 	}
 	s.Deposit(env, customerID, amount)
 	s.mu.Lock()
