@@ -120,7 +120,7 @@ type chain struct {
 	queue     []*item
 	refunds   map[string]*ritem // by refund id
 	rqueue    []*ritem
-	owners    map[[32]byte]*oitem // owner grants, by nonce
+	owners    map[[32]byte]*oitem // owner grants (by grant.key) and relayed deposits (by nonce)
 	oqueue    []*oitem
 	tdomain   *tokenDomain              // the token's EIP-712 domain, once read
 	settles   map[common.Hash]*settleTx // settle transactions read back
@@ -250,7 +250,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	}
 	c.deployed = deployed.Uint64()
 	if v, err := retryRead(ctx, func() (uint64, error) { return contractVersion(ctx, c.b, c.contract) }); err != nil || v != ContractVersion {
-		return nil, fmt.Errorf("settlement: %s: %s is settlement contract %s; this build needs version %d (owners set by the operator with the owner's signed grant): deploy it with `chain deploy` and configure its address",
+		return nil, fmt.Errorf("settlement: %s: %s is settlement contract %s; this build needs version %d (owners set by the operator with the owner's signed grant, grant nonces kept per signer): deploy it with `chain deploy` and configure its address",
 			env, c.contract, versionName(v, err), ContractVersion)
 	}
 	if out, err = retryRead(ctx, func() ([]byte, error) {
