@@ -514,7 +514,7 @@ func TestClassifyRevert(t *testing.T) {
 			t.Errorf("%v: classified as a revert: %v", e, f)
 		}
 	}
-	notOp := append([]byte(nil), errNotOperator[:4]...)
+	notOp := append([]byte(nil), notOperatorID[:4]...)
 	revertStr := append(append([]byte(nil), errorStringID...), make([]byte, 96)...)
 	revertStr[4+31] = 0x20
 	revertStr[4+63] = 2
