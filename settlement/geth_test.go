@@ -137,6 +137,7 @@ func startGeth(t *testing.T) *gethDev {
 //	settlement/scripts/install-geth.sh /tmp/geth-bin
 //	SETTLEFLOW_GETH=/tmp/geth-bin/geth go test -run TestGethDev -v ./settlement
 func TestGethDev(t *testing.T) {
+	t.Parallel() // mostly waiting for geth's blocks: beside the other geth test
 	g := startGeth(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -317,6 +318,7 @@ func gethGrant(t *testing.T, g *gethDev, contract common.Address, ref [32]byte, 
 // does not stop the victim's grant, sent through the settler's queue; an
 // owner change restarts the notice of a withdrawal request already due.
 func TestGethDevOwners(t *testing.T) {
+	t.Parallel() // mostly waiting for geth's blocks: beside the other geth test
 	g := startGeth(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
