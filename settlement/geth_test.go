@@ -317,6 +317,7 @@ func gethGrant(t *testing.T, g *gethDev, contract common.Address, ref [32]byte, 
 // who spends a victim's grant nonce first (changeOwner on its own balance)
 // does not stop the victim's grant, sent through the settler's queue; an
 // owner change restarts the notice of a withdrawal request already due.
+// And a rotated operator key pauses settling on a real node.
 func TestGethDevOwners(t *testing.T) {
 	t.Parallel() // mostly waiting for geth's blocks: beside the other geth test
 	g := startGeth(t)
@@ -332,7 +333,7 @@ func TestGethDevOwners(t *testing.T) {
 	}
 	secret := []byte("geth-dev-customer-ref-secret-32b")
 	cc := ChainConfig{RPCURL: g.url, ChainID: 1337, Contract: addrs.Contract, Token: addrs.Token, KeystoreFile: g.keyfile, Confirmations: 1,
-		FlushInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond, CustomerRefSecret: secret}
+		FlushInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond, CustomerRefSecret: secret, FaucetKey: faucetKey}
 	s, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -429,5 +430,43 @@ func TestGethDevOwners(t *testing.T) {
 	}
 	if _, bal, _, _ := account("cus_geth_victim"); bal.Cmp(cents(700)) != 0 {
 		t.Fatalf("balance %s after withdrawing 300 of 1000", bal)
+	}
+
+	// A rotated operator key pauses settling (the charge waits, Health
+	// says why) and the operator set back settles it once.
+	ch := charge("wf_geth_rotated", 150)
+	tx, err := s.Faucet(ctx, settleflow.Test, ch.CustomerID, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Wait(ctx, common.HexToHash(tx)); err != nil {
+		t.Fatal(err)
+	}
+	rotated, _ := crypto.GenerateKey()
+	if _, err := op.Send(ctx, &addrs.Contract, settlementABI.PackSetOperator(crypto.PubkeyToAddress(rotated.PublicKey))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Submit(ctx, []settleflow.Charge{ch}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !s.Health()[0].NotOperator; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Health never reported the rotated key: %+v", s.Health()[0])
+		}
+	}
+	if st, _ := s.Status(ctx, []settleflow.Charge{ch}); st[0].State != settleflow.SettlementPending {
+		t.Fatalf("a charge after the operator key's rotation: %s; want pending", describe(st))
+	}
+	if _, err := op.Send(ctx, &addrs.Contract, settlementABI.PackSetOperator(addrs.Operator)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, []settleflow.Charge{ch}, time.Minute, nil, func(x settleflow.SettlementStatus) bool {
+		if x.State == settleflow.SettlementFailed {
+			t.Fatalf("the charge failed: %v", x.Failure)
+		}
+		return x.State == settleflow.SettlementConfirmed
+	})
+	if h := s.Health()[0]; h.Degraded() {
+		t.Errorf("after the operator was set back: %s", h.Problem())
 	}
 }
