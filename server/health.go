@@ -266,6 +266,8 @@ var (
 		"1 while the operator cannot pay for the gas of its next settlement transaction (its charges wait), else 0.", []string{"environment"}, nil)
 	gasNeededDesc = prometheus.NewDesc("settleflow_settlement_gas_needed_wei",
 		"While the operator cannot pay for gas: the pending batch's gas times its fee cap, in wei; else 0.", []string{"environment"}, nil)
+	notOperatorDesc = prometheus.NewDesc("settleflow_settlement_not_operator",
+		"1 while the contract names another operator than the settler's key (the key was rotated): settling is paused, nothing fails; else 0.", []string{"environment"}, nil)
 	payeeWaitDesc = prometheus.NewDesc("settleflow_settlement_refunds_awaiting_payee",
 		"Refunds the contract rejected for now because the payee is owed less than they need; they go through once the payee is funded.", []string{"environment"}, nil)
 )
@@ -282,6 +284,7 @@ func (h *health) Describe(ch chan<- *prometheus.Desc) {
 	ch <- unreachableDesc
 	ch <- gasShortDesc
 	ch <- gasNeededDesc
+	ch <- notOperatorDesc
 	ch <- payeeWaitDesc
 }
 
@@ -302,6 +305,7 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 				need, _ = new(big.Float).SetInt(c.GasNeeded).Float64()
 			}
 			ch <- prometheus.MustNewConstMetric(gasNeededDesc, prometheus.GaugeValue, need, env)
+			ch <- prometheus.MustNewConstMetric(notOperatorDesc, prometheus.GaugeValue, b2f(c.NotOperator), env)
 			ch <- prometheus.MustNewConstMetric(payeeWaitDesc, prometheus.GaugeValue, float64(c.RefundsAwaitingPayee), env)
 		}
 	}

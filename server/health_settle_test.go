@@ -93,6 +93,28 @@ func TestReadinessFollowsTheSettler(t *testing.T) {
 	if code, b := get("/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(b.Error, "unreachable") {
 		t.Errorf("node unreachable: /readyz %d %+v", code, b)
 	}
+	// The operator's key was rotated: settling pauses, readiness fails
+	// naming the operator the contract names, and the gauge says so.
+	rotated := common.HexToAddress("0x5678")
+	fs.mu.Lock()
+	fs.h = []settlement.ChainHealth{{Environment: settleflow.Test, NotOperator: true, Operator: op, ContractOperator: rotated, NotOperatorSince: time.Now()}}
+	fs.mu.Unlock()
+	if code, b := get("/readyz"); code != http.StatusServiceUnavailable || len(b.SettlementProblems) != 1 ||
+		!strings.Contains(b.SettlementProblems[0], rotated.Hex()) || !strings.Contains(b.SettlementProblems[0], "paused") {
+		t.Errorf("operator key rotated: /readyz %d %+v", code, b)
+	}
+	if mfs, err = reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+	notOp := -1.0
+	for _, mf := range mfs {
+		if mf.GetName() == "settleflow_settlement_not_operator" {
+			notOp = mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	if notOp != 1 {
+		t.Errorf("settleflow_settlement_not_operator = %v, want 1", notOp)
+	}
 	fs.mu.Lock()
 	fs.h = []settlement.ChainHealth{{Environment: settleflow.Test, RefundsAwaitingPayee: 3}}
 	fs.mu.Unlock()

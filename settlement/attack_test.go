@@ -23,7 +23,10 @@ import (
 // calls from the attacker), hostile withdrawal amounts, donations sent
 // straight to the contract, settles with declines and repeats, refunds
 // (some past their charge, some before the payee can cover them), claims,
-// and the attacker's calls of every operator and payee function. After
+// the attacker's calls of every operator and payee function, and owners
+// who spend other customers' grant nonces (changeOwner on their own
+// balance under the nonce of a grant they saw) before the operator sends
+// that grant, which must still set its owner. After
 // every step: the tokens the contract holds equal its customers' balances
 // plus what the payee is owed plus what was donated; every balance is what
 // a model of the rules says; and the attacker's tokens never grow (no token
@@ -129,7 +132,7 @@ func TestAttackerInvariant(t *testing.T) {
 	for step := range 250 {
 		c := cs[rng.IntN(n)]
 		var what string
-		switch k := rng.IntN(16); k {
+		switch k := rng.IntN(17); k {
 		case 0: // the owner deposits (approve and deposit), naming itself
 			what = "deposit"
 			amt := int64(1 + rng.IntN(20_000))
@@ -315,6 +318,28 @@ func TestAttackerInvariant(t *testing.T) {
 				t.Fatal(err)
 			}
 			owed += amt
+		case 16: // an owner spends another customer's grant nonce first
+			// (changeOwner on its own balance, to a new address of its own,
+			// under the nonce of a grant it saw); the grant still applies
+			what = "grant nonce burned"
+			newKey, _ := crypto.GenerateKey()
+			victimID := fmt.Sprintf("cus_nonce_victim_%d", step)
+			vg := newGrant(t, s, newKey, victimID)
+			burnerKey, burnerTr := fundAccount(t, s, 1_000_000)
+			burn := newGrant(t, s, burnerKey, c.id)
+			burn.Nonce = vg.Nonce
+			burn.Signature = signGrant(t, big.NewInt(1337), s.Addresses.Contract, c.ref, burnerKey, burn)
+			if _, err := c.tr.Send(ctx, &s.Addresses.Contract, packGrant(t, c.ref, burn, true)); err != nil {
+				t.Fatalf("the owner's changeOwner under another grant's nonce: %v", err)
+			}
+			c.key, c.tr, c.owner = burnerKey, burnerTr, crypto.PubkeyToAddress(burnerKey.PublicKey)
+			ownerTokens[c.owner] = tokens(c.owner)
+			if _, err := op.Send(ctx, &s.Addresses.Contract, packGrant(t, refOf(s, victimID), vg, false)); err != nil {
+				t.Fatalf("the victim's grant after another owner spent its nonce: %v", err)
+			}
+			if got := ownerOnChain(t, s, refOf(s, victimID)); got != crypto.PubkeyToAddress(newKey.PublicKey) {
+				t.Fatalf("the victim's owner is %s after its grant", got)
+			}
 		default: // a charge word with unused bits set reverts the batch
 			what = "bad charge word"
 			w := PackedCharge{Cents: 1, Customer: 0, Sequence: seq + 1, Tag: 1}.Pack()
@@ -325,7 +350,7 @@ func TestAttackerInvariant(t *testing.T) {
 		check(fmt.Sprintf("step %d (%s)", step, what))
 	}
 	t.Logf("steps: %v; %d charges debited, %d declined", counts, len(charges), len(wasDeclined))
-	for _, must := range []string{"deposit", "authorization relayed", "squat", "theft", "withdrawal", "settle", "refund"} {
+	for _, must := range []string{"deposit", "authorization relayed", "squat", "theft", "withdrawal", "settle", "refund", "grant nonce burned"} {
 		if counts[must] == 0 {
 			t.Errorf("the sequence never ran %q", must)
 		}

@@ -120,7 +120,7 @@ type chain struct {
 	queue     []*item
 	refunds   map[string]*ritem // by refund id
 	rqueue    []*ritem
-	owners    map[[32]byte]*oitem // owner grants, by nonce
+	owners    map[[32]byte]*oitem // owner grants (by grant.key) and relayed deposits (by nonce)
 	oqueue    []*oitem
 	tdomain   *tokenDomain              // the token's EIP-712 domain, once read
 	settles   map[common.Hash]*settleTx // settle transactions read back
@@ -142,6 +142,9 @@ type chain struct {
 	misses       int          // consecutive steps that could not read the head
 	missSince    time.Time    // when they began
 	gasShort     *gasShortage // nil: the operator could pay for its last send
+	// notOperator: the contract's operator is no longer this signer (the
+	// key was rotated); settling is paused, nothing fails. nil: it is.
+	notOperator *operatorLoss
 
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -250,7 +253,7 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	}
 	c.deployed = deployed.Uint64()
 	if v, err := retryRead(ctx, func() (uint64, error) { return contractVersion(ctx, c.b, c.contract) }); err != nil || v != ContractVersion {
-		return nil, fmt.Errorf("settlement: %s: %s is settlement contract %s; this build needs version %d (owners set by the operator with the owner's signed grant): deploy it with `chain deploy` and configure its address",
+		return nil, fmt.Errorf("settlement: %s: %s is settlement contract %s; this build needs version %d (owners set by the operator with the owner's signed grant, grant nonces kept per signer): deploy it with `chain deploy` and configure its address",
 			env, c.contract, versionName(v, err), ContractVersion)
 	}
 	if out, err = retryRead(ctx, func() ([]byte, error) {
@@ -397,6 +400,12 @@ func (c *chain) run(ctx context.Context) {
 	}
 }
 
+// operatorLoss is the contract naming another operator than this signer.
+type operatorLoss struct {
+	since   time.Time
+	current common.Address // the contract's operator when last read; zero if unread
+}
+
 // maxBackoff bounds the wait between failed steps.
 const maxBackoff = 30 * time.Second
 
@@ -447,7 +456,7 @@ func (c *chain) afterStep(err error) time.Duration {
 	}
 	if c.failures == 0 {
 		c.failingSince = time.Now()
-		if !errors.Is(err, errGasShort) {
+		if !errors.Is(err, errGasShort) && !errors.Is(err, errNotOperator) {
 			c.log.Warn("settlement step failed; retrying with backoff (logged again when it succeeds)", zap.Error(err))
 		}
 	} else if n := c.failures + 1; n == 10 || n == 100 || n%1000 == 0 {
@@ -459,7 +468,7 @@ func (c *chain) afterStep(err error) time.Duration {
 	c.failures++
 	c.lastErr = err
 	d := min(c.cfg.PollInterval<<min(c.failures-1, 16), c.backoffCap())
-	if he == nil && !errors.Is(err, errGasShort) {
+	if he == nil && !errors.Is(err, errGasShort) && !errors.Is(err, errNotOperator) {
 		d = min(d, 2*c.cfg.PollInterval)
 	}
 	return d
@@ -557,6 +566,7 @@ func (c *chain) followLease() {
 		clear(c.rqueue)
 		c.rqueue = c.rqueue[:0]
 		c.gasShort = nil // nothing of ours waits for gas now
+		c.notOperator = nil
 		for _, it := range c.oqueue {
 			it.state, it.err, it.doneAt = stFailed, errLeaseLost, c.now()
 			closeOnce(it.sent)
@@ -640,12 +650,74 @@ func (c *chain) estimate(ctx context.Context, head *types.Header, data []byte, c
 	}
 	gas, err := c.b.EstimateGas(ctx, ethereum.CallMsg{From: c.from, To: &c.contract, Data: data})
 	if err != nil {
+		if isNotOperator(err) {
+			return 0, c.operatorLost(ctx)
+		}
 		return 0, err
 	}
+	c.operatorBack()
 	if gas+gas/5 > gasCap {
 		return 0, errTooMuchGas
 	}
 	return min(gas+gas/5+20_000+uint64(charges)*declineHeadroom, gasCap), nil
+}
+
+// errNotOperator: the contract's operator is no longer this signer (its
+// key was rotated, setOperator): every settle, refund and setOwner would
+// revert, so none is sent and none fails; they wait, queued, and Health
+// reports it (readiness degraded) until this signer is the operator again
+// (or the process is restarted with the new key, whose engine submits the
+// charges again).
+var errNotOperator = errors.New("the signer is no longer the contract's operator: settling is paused")
+
+// isNotOperator reports whether err is the node saying that the call
+// reverts with the contract's NotOperator error.
+func isNotOperator(err error) bool {
+	var de rpc.DataError
+	if !errors.As(err, &de) {
+		return false
+	}
+	var data []byte
+	switch d := de.ErrorData().(type) {
+	case string:
+		data, _ = hexutil.Decode(d)
+	case []byte:
+		data = d
+	}
+	return len(data) >= 4 && bytes.Equal(data[:4], notOperatorID[:4])
+}
+
+// operatorLost records that the contract names another operator, logs it
+// once (with the operator it names) and returns errNotOperator. The
+// returned error does not carry the node's revert: callers must not take
+// it for a refusal of what they sent.
+func (c *chain) operatorLost(ctx context.Context) error {
+	var current common.Address
+	if out, err := c.call(ctx, settlementABI.PackOperator()); err == nil {
+		current, _ = settlementABI.UnpackOperator(out)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.notOperator == nil {
+		c.notOperator = &operatorLoss{since: time.Now()}
+		c.log.Error("the contract's operator is no longer this signer (its key was rotated): settling is paused, nothing fails; configure the operator's key",
+			zap.Stringer("signer", c.from), zap.Stringer("contractOperator", current))
+	}
+	if current != (common.Address{}) {
+		c.notOperator.current = current
+	}
+	return fmt.Errorf("%w: signer %s, contract operator %s", errNotOperator, c.from, c.notOperator.current)
+}
+
+// operatorBack clears the pause once a call from this signer is accepted.
+func (c *chain) operatorBack() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.notOperator != nil {
+		c.log.Info("this signer is the contract's operator again: settling resumes", zap.Stringer("signer", c.from),
+			zap.Duration("after", time.Since(c.notOperator.since).Round(time.Millisecond)))
+		c.notOperator = nil
+	}
 }
 
 // dispatch signs data to the contract under the next nonce, sends it and
@@ -676,13 +748,7 @@ func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, g
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
-	what, n := "charges", len(t.items)
-	if t.refunds != nil {
-		what, n = "refunds", len(t.refunds)
-	}
-	if t.owners != nil {
-		what, n = "ownerGrants", len(t.owners)
-	}
+	what, n := t.what()
 	// Logged before it leaves: a process killed right after sending still
 	// shows which transaction, under which nonce, it may have sent.
 	c.log.Info("settlement sending", zap.Stringer("tx", tx.Hash()), zap.Uint64("nonce", tx.Nonce()), zap.Int(what, n))
@@ -735,6 +801,18 @@ func (c *chain) dispatch(ctx context.Context, head *types.Header, data []byte, g
 			zap.Uint64("gas", gas), zap.Stringer("tipCap", tip), zap.Stringer("feeCap", feeCap))
 	}
 	return nil
+}
+
+// what names what t carries, and how many: "charges", "refunds" or
+// "ownerGrants".
+func (t *sentTx) what() (string, int) {
+	switch {
+	case t.owners != nil:
+		return "ownerGrants", len(t.owners)
+	case t.refunds != nil:
+		return "refunds", len(t.refunds)
+	}
+	return "charges", len(t.items)
 }
 
 // errGasShort: the operator cannot pay for the gas of its next
@@ -997,9 +1075,20 @@ func (c *chain) bump(ctx context.Context, head *types.Header, t *sentTx) error {
 		if isNonceTooLow(err) {
 			return nil // an earlier version was mined meanwhile
 		}
+		if isInsufficientGasFunds(err) {
+			// The operator cannot pay for the higher fees: the stuck
+			// version stays; Health reports it (GasShort) until it can.
+			what, n := t.what()
+			return c.gasShortage(ctx, new(big.Int).Mul(new(big.Int).SetUint64(tx.Gas()), feeCap), what, n, err)
+		}
 		return fmt.Errorf("replace: %w", err)
 	}
 	c.mu.Lock()
+	if c.gasShort != nil {
+		c.log.Info("the operator can pay for gas again", zap.Stringer("operator", c.from),
+			zap.Duration("after", time.Since(c.gasShort.since).Round(time.Millisecond)))
+		c.gasShort = nil
+	}
 	t.txs = append(t.txs, tx)
 	t.sentAt, t.sentHead = time.Now(), head.Number.Uint64()
 	c.mu.Unlock()
@@ -1048,7 +1137,7 @@ func isInsufficientGasFunds(err error) bool {
 }
 
 var (
-	errNotOperator = bindings.SettleflowSettlementNotOperatorErrorID()
+	notOperatorID = bindings.SettleflowSettlementNotOperatorErrorID()
 	// Solidity's Error(string) and Panic(uint256) revert data.
 	errorStringID = []byte{0x08, 0xc3, 0x79, 0xa0}
 	panicID       = []byte{0x4e, 0x48, 0x7b, 0x71}
@@ -1091,7 +1180,7 @@ func classifyRevert(err error) *settleflow.Failure {
 		}
 		if len(data) >= 4 {
 			switch {
-			case bytes.Equal(data[:4], errNotOperator[:4]):
+			case bytes.Equal(data[:4], notOperatorID[:4]):
 				return failure(CodeSettlementReverted, "the signer is not the contract's operator")
 			case bytes.Equal(data[:4], errorStringID) || bytes.Equal(data[:4], panicID):
 				if reason, err := abi.UnpackRevert(data); err == nil {

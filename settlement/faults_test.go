@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 )
 
 // A Backend that injects the errors a node, a provider or the network
@@ -295,26 +296,30 @@ func sortRefs(r [][32]byte) {
 	}
 }
 
-// Finding 6: a settle the chain genuinely refuses (the operator key was
-// replaced with setOperator) fails only the charges whose sequences the
-// chain confirms unrecorded; one recorded before (by a transaction this
-// settler never knew) ends Confirmed.
+// Finding 6: a settle the chain refuses (the node says it reverts with a
+// contract error) fails only the charges whose sequences the chain
+// confirms unrecorded; one recorded before (by a transaction this settler
+// never knew) ends Confirmed. (A rotated operator key no longer fails
+// anything: TestOperatorRotationPausesSettling.)
 func TestRevertingSettleFailsOnlyUnrecorded(t *testing.T) {
 	s := newSim(t, SimulatedOptions{})
 	mine(t, s)
-	st := sideSettler(t, s, s.Backend.Client(), nil)
+	fb := newFaulty(s.Backend.Client())
+	st := sideSettler(t, s, fb, nil)
 	recorded := charge("wf_revert_recorded", 250)
 	fresh := charge("wf_revert_fresh", 300)
 	settleDirect(t, s, []settleflow.Charge{recorded})
 
-	// Rotate the operator: the settler's key can no longer settle.
-	other, _ := crypto.GenerateKey()
-	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
+	// The node answers every estimate with the contract's BadCharge revert.
+	badCharge := bindings.SettleflowSettlementBadChargeErrorID()
+	fb.set(func(m string) (error, bool) {
+		if m != "EstimateGas" {
+			return nil, false
+		}
+		return &rpcErr{code: 3, msg: "execution reverted", data: "0x" + common.Bytes2Hex(badCharge[:4])}, false
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackSetOperator(crypto.PubkeyToAddress(other.PublicKey))); err != nil {
-		t.Fatalf("setOperator: %v", err)
-	}
 	chs := []settleflow.Charge{recorded, fresh}
 	if err := st.Submit(ctx, chs); err != nil {
 		t.Fatal(err)
@@ -514,7 +519,7 @@ func TestClassifyRevert(t *testing.T) {
 			t.Errorf("%v: classified as a revert: %v", e, f)
 		}
 	}
-	notOp := append([]byte(nil), errNotOperator[:4]...)
+	notOp := append([]byte(nil), notOperatorID[:4]...)
 	revertStr := append(append([]byte(nil), errorStringID...), make([]byte, 96)...)
 	revertStr[4+31] = 0x20
 	revertStr[4+63] = 2

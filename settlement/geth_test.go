@@ -2,6 +2,8 @@ package settlement
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
 	"fmt"
 	"math/big"
 	"net"
@@ -15,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"go.uber.org/zap/zaptest"
@@ -32,12 +35,18 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// TestGethDev settles against a real `geth --dev` node on loopback. It needs
-// the geth binary in SETTLEFLOW_GETH; build one with
-//
-//	settlement/scripts/install-geth.sh /tmp/geth-bin
-//	SETTLEFLOW_GETH=/tmp/geth-bin/geth go test -run TestGethDev -v ./settlement
-func TestGethDev(t *testing.T) {
+// gethDev is a geth --dev node on loopback, stopped when the test ends.
+type gethDev struct {
+	client  *ethclient.Client
+	url     string
+	keyfile string // the dev account's keystore file (empty password)
+	devKey  *ecdsa.PrivateKey
+}
+
+// startGeth starts `geth --dev` (SETTLEFLOW_GETH; the test is skipped
+// without it), mining a block a second, and waits for it to answer.
+func startGeth(t *testing.T) *gethDev {
+	t.Helper()
 	gethBin := os.Getenv("SETTLEFLOW_GETH")
 	if gethBin == "" {
 		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the geth --dev integration test")
@@ -52,7 +61,7 @@ func TestGethDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logFile.Close()
+	t.Cleanup(func() { logFile.Close() })
 	cmd := exec.Command(gethBin, "--dev", "--dev.period", "1", "--datadir", datadir,
 		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(httpPort), "--http.api", "eth,net,web3",
 		"--authrpc.addr", "127.0.0.1", "--authrpc.port", fmt.Sprint(authPort),
@@ -64,7 +73,7 @@ func TestGethDev(t *testing.T) {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	defer func() {
+	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case <-exited:
@@ -80,7 +89,7 @@ func TestGethDev(t *testing.T) {
 				t.Logf("geth log tail:\n%s", b)
 			}
 		}
-	}()
+	})
 
 	url := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
 	var client *ethclient.Client
@@ -102,7 +111,7 @@ func TestGethDev(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	defer client.Close()
+	t.Cleanup(client.Close)
 
 	// The dev account geth funds at genesis lives in its keystore, with an
 	// empty password: it becomes the operator, read the way production reads
@@ -119,10 +128,24 @@ func TestGethDev(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &gethDev{client: client, url: url, keyfile: files[0], devKey: devKey.PrivateKey}
+}
+
+// TestGethDev settles against a real `geth --dev` node on loopback. It needs
+// the geth binary in SETTLEFLOW_GETH; build one with
+//
+//	settlement/scripts/install-geth.sh /tmp/geth-bin
+//	SETTLEFLOW_GETH=/tmp/geth-bin/geth go test -run TestGethDev -v ./settlement
+func TestGethDev(t *testing.T) {
+	t.Parallel() // mostly waiting for geth's blocks: beside the other geth test
+	g := startGeth(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client, url, files, devKey := g.client, g.url, []string{g.keyfile}, g.devKey
 	payeeKey, _ := crypto.GenerateKey()
 	payee := crypto.PubkeyToAddress(payeeKey.PublicKey)
 	faucetKey, _ := crypto.GenerateKey()
-	tr := Transactor{Backend: client, Key: devKey.PrivateKey}
+	tr := Transactor{Backend: client, Key: devKey}
 	addrs, err := tr.DeployDev(ctx, DevDeployment{Payee: payee, Faucet: faucetKey, Funds: cents(1_000_000)})
 	if err != nil {
 		t.Fatalf("deploy: %v", err)
@@ -245,5 +268,205 @@ func TestGethDev(t *testing.T) {
 	again, err := s2.RefundStatus(ctx, append(rs, third...))
 	if err != nil || again[0].State != settleflow.SettlementConfirmed || again[1].State != settleflow.SettlementConfirmed || again[2].State != settleflow.SettlementFailed {
 		t.Errorf("refunds after restart: %s, %v", describe(again), err)
+	}
+}
+
+// gethAccount is a new account on g's chain with gas money and tokens
+// (cents) from the faucet, the contract approved for them.
+func gethAccount(t *testing.T, g *gethDev, addrs Addresses, faucetKey *ecdsa.PrivateKey, tokens int64) (*ecdsa.PrivateKey, Transactor) {
+	t.Helper()
+	ctx := context.Background()
+	key, _ := crypto.GenerateKey()
+	who := crypto.PubkeyToAddress(key.PublicKey)
+	faucet := Transactor{Backend: g.client, Key: faucetKey}
+	if _, err := faucet.SendValue(ctx, &who, big.NewInt(1e17), nil); err != nil {
+		t.Fatal(err)
+	}
+	if tokens > 0 {
+		if _, err := faucet.Send(ctx, &addrs.Token, erc20ABI.PackTransfer(who, cents(tokens))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := Transactor{Backend: g.client, Key: key}
+	if _, err := tr.Send(ctx, &addrs.Token, erc20ABI.PackApprove(addrs.Contract, cents(tokens+1))); err != nil {
+		t.Fatal(err)
+	}
+	return key, tr
+}
+
+// gethGrant is key's OwnerGrant for ref on g's chain, under nonce (zero: a
+// fresh one), an hour to run.
+func gethGrant(t *testing.T, g *gethDev, contract common.Address, ref [32]byte, key *ecdsa.PrivateKey, nonce string) settleflow.OwnerGrant {
+	t.Helper()
+	if nonce == "" {
+		var n [32]byte
+		rand.Read(n[:])
+		nonce = hexutil.Encode(n[:])
+	}
+	h, err := g.client.HeaderByNumber(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr := settleflow.OwnerGrant{Owner: crypto.PubkeyToAddress(key.PublicKey).Hex(), Nonce: nonce, Origin: "https://app.example",
+		Deadline: time.Unix(int64(h.Time), 0).Add(time.Hour).UTC()}
+	gr.Signature = signGrant(t, big.NewInt(1337), contract, ref, key, gr)
+	return gr
+}
+
+// The owners' money paths of contract version 4 on geth --dev: an owner
+// who spends a victim's grant nonce first (changeOwner on its own balance)
+// does not stop the victim's grant, sent through the settler's queue; an
+// owner change restarts the notice of a withdrawal request already due.
+// And a rotated operator key pauses settling on a real node.
+func TestGethDevOwners(t *testing.T) {
+	t.Parallel() // mostly waiting for geth's blocks: beside the other geth test
+	g := startGeth(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	faucetKey, _ := crypto.GenerateKey()
+	op := Transactor{Backend: g.client, Key: g.devKey}
+	const notice = 4 * time.Second
+	addrs, err := op.DeployDev(ctx, DevDeployment{Payee: common.HexToAddress("0x000000000000000000000000000000000000dEaD"), Faucet: faucetKey,
+		Funds: cents(1_000_000), Notice: notice})
+	if err != nil {
+		t.Fatalf("deploy: %v", err)
+	}
+	secret := []byte("geth-dev-customer-ref-secret-32b")
+	cc := ChainConfig{RPCURL: g.url, ChainID: 1337, Contract: addrs.Contract, Token: addrs.Token, KeystoreFile: g.keyfile, Confirmations: 1,
+		FlushInterval: 100 * time.Millisecond, PollInterval: 200 * time.Millisecond, CustomerRefSecret: secret, FaucetKey: faucetKey}
+	s, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	defer s.Close()
+	ref := func(id string) [32]byte { return CustomerRef(secret, settleflow.Test, id) }
+	account := func(id string) (owner common.Address, bal, pending *big.Int, availableAt time.Time) {
+		t.Helper()
+		out, err := g.client.CallContract(ctx, ethereum.CallMsg{To: &addrs.Contract, Data: settlementABI.PackAccount(ref(id))}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := settlementABI.UnpackAccount(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Owner, a.Balance, a.Pending, time.Unix(a.AvailableAt.Int64(), 0).UTC()
+	}
+	// setOwner sends gr through the settler and waits for the owner on chain.
+	setOwner := func(id string, gr settleflow.OwnerGrant) {
+		t.Helper()
+		if _, err := s.SetOwner(ctx, settleflow.Test, id, gr); err != nil {
+			t.Fatalf("SetOwner %s: %v", id, err)
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			if o, _, _, _ := account(id); o == common.HexToAddress(gr.Owner) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s's owner never became %s", id, gr.Owner)
+			}
+		}
+	}
+	chainTime := func() time.Time {
+		t.Helper()
+		h, err := g.client.HeaderByNumber(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return time.Unix(int64(h.Time), 0).UTC()
+	}
+	waitChainTime := func(at time.Time) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); chainTime().Before(at.Add(time.Second)); time.Sleep(200 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the chain's clock never reached %s", at)
+			}
+		}
+	}
+
+	// The nonce burn: the attacker owns a balance and moves it to a second
+	// address of its own under the victim's grant's nonce, mined first.
+	attackerKey, attacker := gethAccount(t, g, addrs, faucetKey, 0)
+	setOwner("cus_geth_burner", gethGrant(t, g, addrs.Contract, ref("cus_geth_burner"), attackerKey, ""))
+	victimKey, victim := gethAccount(t, g, addrs, faucetKey, 1000)
+	vg := gethGrant(t, g, addrs.Contract, ref("cus_geth_victim"), victimKey, "")
+	secondKey, _ := crypto.GenerateKey()
+	burn := gethGrant(t, g, addrs.Contract, ref("cus_geth_burner"), secondKey, vg.Nonce)
+	if _, err := attacker.Send(ctx, &addrs.Contract, packGrant(t, ref("cus_geth_burner"), burn, true)); err != nil {
+		t.Fatalf("the attacker's changeOwner under the victim's nonce: %v", err)
+	}
+	setOwner("cus_geth_victim", vg)
+
+	// A withdrawal request already due, then the owner moves to a second
+	// address: the new owner waits a full notice.
+	victimAddr := crypto.PubkeyToAddress(victimKey.PublicKey)
+	if _, err := victim.Send(ctx, &addrs.Contract, settlementABI.PackDeposit(ref("cus_geth_victim"), victimAddr, cents(1000))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := victim.Send(ctx, &addrs.Contract, settlementABI.PackRequestWithdrawal(ref("cus_geth_victim"), cents(300))); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, due := account("cus_geth_victim")
+	waitChainTime(due)
+	nextKey, next := gethAccount(t, g, addrs, faucetKey, 0)
+	if _, err := victim.Send(ctx, &addrs.Contract, packGrant(t, ref("cus_geth_victim"), gethGrant(t, g, addrs.Contract, ref("cus_geth_victim"), nextKey, ""), true)); err != nil {
+		t.Fatal(err)
+	}
+	changedAt := chainTime()
+	owner, _, pending, at := account("cus_geth_victim")
+	if owner != crypto.PubkeyToAddress(nextKey.PublicKey) || pending.Cmp(cents(300)) != 0 || at.Before(changedAt.Add(notice-2*time.Second)) {
+		t.Fatalf("after the owner change: owner %s, pending %s, due %s (changed at %s); want the request kept, due a notice later", owner, pending, at, changedAt)
+	}
+	if _, err := next.Send(ctx, &addrs.Contract, settlementABI.PackWithdraw(ref("cus_geth_victim"))); err == nil {
+		t.Fatal("the new owner withdrew a request at once")
+	}
+	waitChainTime(at)
+	before := balance(t, g.client, addrs.Token, crypto.PubkeyToAddress(nextKey.PublicKey))
+	if _, err := next.Send(ctx, &addrs.Contract, settlementABI.PackWithdraw(ref("cus_geth_victim"))); err != nil {
+		t.Fatalf("the new owner's withdrawal after the notice: %v", err)
+	}
+	if got := new(big.Int).Sub(balance(t, g.client, addrs.Token, crypto.PubkeyToAddress(nextKey.PublicKey)), before); got.Cmp(cents(300)) != 0 {
+		t.Fatalf("withdrew %s, want %s", got, cents(300))
+	}
+	if _, bal, _, _ := account("cus_geth_victim"); bal.Cmp(cents(700)) != 0 {
+		t.Fatalf("balance %s after withdrawing 300 of 1000", bal)
+	}
+
+	// A rotated operator key pauses settling (the charge waits, Health
+	// says why) and the operator set back settles it once.
+	ch := charge("wf_geth_rotated", 150)
+	tx, err := s.Faucet(ctx, settleflow.Test, ch.CustomerID, 10_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := op.Wait(ctx, common.HexToHash(tx)); err != nil {
+		t.Fatal(err)
+	}
+	rotated, _ := crypto.GenerateKey()
+	if _, err := op.Send(ctx, &addrs.Contract, settlementABI.PackSetOperator(crypto.PubkeyToAddress(rotated.PublicKey))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Submit(ctx, []settleflow.Charge{ch}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); !s.Health()[0].NotOperator; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Health never reported the rotated key: %+v", s.Health()[0])
+		}
+	}
+	if st, _ := s.Status(ctx, []settleflow.Charge{ch}); st[0].State != settleflow.SettlementPending {
+		t.Fatalf("a charge after the operator key's rotation: %s; want pending", describe(st))
+	}
+	if _, err := op.Send(ctx, &addrs.Contract, settlementABI.PackSetOperator(addrs.Operator)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, []settleflow.Charge{ch}, time.Minute, nil, func(x settleflow.SettlementStatus) bool {
+		if x.State == settleflow.SettlementFailed {
+			t.Fatalf("the charge failed: %v", x.Failure)
+		}
+		return x.State == settleflow.SettlementConfirmed
+	})
+	if h := s.Health()[0]; h.Degraded() {
+		t.Errorf("after the operator was set back: %s", h.Problem())
 	}
 }

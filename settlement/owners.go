@@ -24,14 +24,20 @@ import (
 
 // Owners: a customer's balance is owned by the address the operator sets
 // with that address's own EIP-712 signature of an OwnerGrant (contract
-// version 3). The operator's setOwner goes out through the chain's worker,
-// which owns the operator's nonces, one transaction per grant.
+// version 3 and later; version 4 keeps each signer's grant nonces apart and
+// restarts a pending withdrawal's notice on an owner change). The
+// operator's setOwner goes out through the chain's worker, which owns the
+// operator's nonces, one transaction per grant.
 
 var _ settleflow.OwnerSetter = (*Settler)(nil)
 
 // ContractVersion is the version of the settlement contract this package
 // deploys and settles with (the contract's version()).
-const ContractVersion = 3
+const ContractVersion = 4
+
+// grantDomainVersion is the EIP-712 domain version of OwnerGrants: the
+// contract's version.
+var grantDomainVersion = fmt.Sprint(ContractVersion)
 
 var (
 	eip712DomainType = crypto.Keccak256Hash([]byte("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"))
@@ -68,7 +74,7 @@ func versionName(v uint64, err error) string {
 // OwnerGrantDigest is the EIP-712 digest the owner signs for a grant on the
 // contract at contract on chain chainID.
 func OwnerGrantDigest(chainID *big.Int, contract common.Address, ref [32]byte, owner common.Address, nonce [32]byte, origin string, deadline uint64) common.Hash {
-	domain := crypto.Keccak256(eip712DomainType[:], crypto.Keccak256([]byte("SettleflowSettlement")), crypto.Keccak256([]byte("3")),
+	domain := crypto.Keccak256(eip712DomainType[:], crypto.Keccak256([]byte("SettleflowSettlement")), crypto.Keccak256([]byte(grantDomainVersion)),
 		common.LeftPadBytes(chainID.Bytes(), 32), common.LeftPadBytes(contract[:], 32))
 	structHash := crypto.Keccak256(ownerGrantType[:], ref[:], common.LeftPadBytes(owner[:], 32), nonce[:],
 		crypto.Keccak256([]byte(origin)), common.LeftPadBytes(new(big.Int).SetUint64(deadline).Bytes(), 32))
@@ -121,6 +127,14 @@ func parseGrant(g settleflow.OwnerGrant, needSig bool) (*grant, error) {
 	return &p, nil
 }
 
+// key is the grant's key in the chain's queue of owner grants and relayed
+// deposits: its nonce is one-time per signer (the owner it names), as the
+// contract keeps it, so a grant of another signer under the same nonce is
+// another grant (a relayed deposit's key is its EIP-3009 nonce).
+func (p *grant) key() [32]byte {
+	return crypto.Keccak256Hash([]byte("OwnerGrant"), p.owner[:], p.nonce[:])
+}
+
 // digest is the grant's EIP-712 digest for customerID's balance in c.
 func (c *chain) grantDigest(ref [32]byte, p *grant) common.Hash {
 	return OwnerGrantDigest(c.chainID, c.contract, ref, p.owner, p.nonce, p.origin, p.deadline)
@@ -147,7 +161,7 @@ func (s *Settler) OwnerGrantTypedData(env settleflow.Environment, customerID str
 			"OwnerGrant":   {{"customerRef", "bytes32"}, {"owner", "address"}, {"nonce", "bytes32"}, {"origin", "string"}, {"deadline", "uint256"}},
 		},
 		"primaryType": "OwnerGrant",
-		"domain": map[string]any{"name": "SettleflowSettlement", "version": "3", "chainId": c.chainID.Int64(),
+		"domain": map[string]any{"name": "SettleflowSettlement", "version": grantDomainVersion, "chainId": c.chainID.Int64(),
 			"verifyingContract": c.contract.Hex()},
 		"message": map[string]any{"customerRef": common.Hash(ref).Hex(), "owner": p.owner.Hex(), "nonce": common.Hash(p.nonce).Hex(),
 			"origin": p.origin, "deadline": fmt.Sprint(p.deadline)},
@@ -211,8 +225,9 @@ func (s *Settler) SetOwner(ctx context.Context, env settleflow.Environment, cust
 		return "", invalidGrant("signature", "the signature is not %s's signature of this grant (for customer %s, on chain %d, contract %s, with this nonce, origin and deadline)",
 			p.owner.Hex(), customerID, c.chainID.Int64(), c.contract.Hex())
 	}
+	key := p.key()
 	c.mu.Lock()
-	it := c.owners[p.nonce]
+	it := c.owners[key]
 	if it != nil && it.state == stFailed {
 		it = nil
 	}
@@ -228,9 +243,9 @@ func (s *Settler) SetOwner(ctx context.Context, env settleflow.Environment, cust
 			return "", err
 		}
 		c.mu.Lock()
-		if it = c.owners[p.nonce]; it == nil || it.state == stFailed {
+		if it = c.owners[key]; it == nil || it.state == stFailed {
 			it = &oitem{customerID: customerID, ref: ref, g: p, queuedAt: c.now(), sent: make(chan struct{})}
-			c.owners[p.nonce] = it
+			c.owners[key] = it
 			c.oqueue = append(c.oqueue, it)
 		} else if !it.same(customerID, p) {
 			c.mu.Unlock()

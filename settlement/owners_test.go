@@ -473,3 +473,202 @@ func TestSetOwnerNonceOfAnotherGrant(t *testing.T) {
 		t.Fatalf("another grant under a nonce sent: %s, %v; want a refusal naming nonce", tx, err)
 	}
 }
+
+// grantUsedOnChain reports whether the contract records signer's grant
+// nonce as used.
+func grantUsedOnChain(t *testing.T, s *Simulated, signer common.Address, nonce string) bool {
+	t.Helper()
+	out, err := s.Backend.Client().CallContract(context.Background(), ethereum.CallMsg{To: &s.Addresses.Contract,
+		Data: settlementABI.PackGrantUsed(signer, [32]byte(common.FromHex(nonce)))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := settlementABI.UnpackGrantUsed(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return used
+}
+
+// Issue 43, medium: one customer's owner burned another customer's grant
+// nonce. The owner of a balance sees a victim's grant (its setOwner in the
+// mempool, or the portal's page) and spends the nonce first, through
+// changeOwner on its own balance to another address of its own. Contract
+// version 4 keys used nonces by signer: the victim's grant still sets the
+// victim's owner, through the settler's queue. The queue keys grants by
+// signer too: two customers' grants under one nonce, by two signers, are
+// both sent.
+func TestGrantNonceOfAnotherOwner(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{ManualCommit: true})
+	op := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
+	attackerKey, attacker := fundAccount(t, s, 0)
+	attackerRef := refOf(s, "cus_burner")
+	if _, err := op.Send(ctx, &s.Addresses.Contract, packGrant(t, attackerRef, newGrant(t, s, attackerKey, "cus_burner"), false)); err != nil {
+		t.Fatal(err)
+	}
+	victimKey, _ := crypto.GenerateKey()
+	victim := crypto.PubkeyToAddress(victimKey.PublicKey)
+	vg := newGrant(t, s, victimKey, "cus_burn_victim")
+
+	// The attacker moves its own balance to a second address of its own,
+	// under the victim's nonce, and is mined first.
+	secondKey, _ := crypto.GenerateKey()
+	burn := newGrant(t, s, secondKey, "cus_burner")
+	burn.Nonce = vg.Nonce
+	burn.Signature = signGrant(t, big.NewInt(1337), s.Addresses.Contract, attackerRef, secondKey, burn)
+	if _, err := attacker.Send(ctx, &s.Addresses.Contract, packGrant(t, attackerRef, burn, true)); err != nil {
+		t.Fatalf("the attacker's changeOwner under the victim's nonce: %v", err)
+	}
+	if !grantUsedOnChain(t, s, crypto.PubkeyToAddress(secondKey.PublicKey), vg.Nonce) {
+		t.Fatal("the attacker's grant did not use its nonce")
+	}
+	if grantUsedOnChain(t, s, victim, vg.Nonce) {
+		t.Fatal("the attacker's grant used the victim's nonce")
+	}
+	// The victim's grant, sent by the operator afterwards, sets its owner.
+	tx, err := s.SetOwner(ctx, settleflow.Test, "cus_burn_victim", vg)
+	if err != nil {
+		t.Fatalf("the victim's grant after the attacker spent its nonce: %v", err)
+	}
+	waitMined(t, s)
+	if got := ownerOnChain(t, s, refOf(s, "cus_burn_victim")); got != victim {
+		t.Fatalf("owner %s after the victim's grant (tx %s), want %s", got, tx, victim)
+	}
+	// The victim's grant cannot be used again, by the victim's signer.
+	if !grantUsedOnChain(t, s, victim, vg.Nonce) {
+		t.Fatal("the victim's grant did not use its nonce")
+	}
+
+	// The settler's queue: two grants of two signers under one nonce are
+	// two grants, both sent and both applied.
+	aKey, _ := crypto.GenerateKey()
+	bKey, _ := crypto.GenerateKey()
+	ga := newGrant(t, s, aKey, "cus_same_nonce_a")
+	gb := newGrant(t, s, bKey, "cus_same_nonce_b")
+	gb.Nonce = ga.Nonce
+	gb.Signature = signGrant(t, big.NewInt(1337), s.Addresses.Contract, refOf(s, "cus_same_nonce_b"), bKey, gb)
+	txa, err := s.SetOwner(ctx, settleflow.Test, "cus_same_nonce_a", ga)
+	if err != nil {
+		t.Fatal(err)
+	}
+	txb, err := s.SetOwner(ctx, settleflow.Test, "cus_same_nonce_b", gb)
+	if err != nil {
+		t.Fatalf("a grant of another signer under a queued grant's nonce: %v", err)
+	}
+	if txa == txb {
+		t.Fatalf("two grants answered one transaction %s", txa)
+	}
+	waitMined(t, s)
+	for id, key := range map[string]*ecdsa.PrivateKey{"cus_same_nonce_a": aKey, "cus_same_nonce_b": bKey} {
+		if got, want := ownerOnChain(t, s, refOf(s, id)), crypto.PubkeyToAddress(key.PublicKey); got != want {
+			t.Errorf("%s's owner %s, want %s", id, got, want)
+		}
+	}
+}
+
+// accountOnChain is the contract's account() of ref.
+func accountOnChain(t *testing.T, s *Simulated, ref [32]byte) (pending *big.Int, availableAt time.Time) {
+	t.Helper()
+	out, err := s.Backend.Client().CallContract(context.Background(), ethereum.CallMsg{To: &s.Addresses.Contract, Data: settlementABI.PackAccount(ref)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := settlementABI.UnpackAccount(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Pending, time.Unix(a.AvailableAt.Int64(), 0).UTC()
+}
+
+// advance moves the simulated chain's clock by d (time moves only on an
+// empty pending block).
+func advance(t *testing.T, s *Simulated, d time.Duration) {
+	t.Helper()
+	s.Commit()
+	if err := s.Backend.AdjustTime(d); err != nil {
+		t.Fatal(err)
+	}
+	s.Commit()
+}
+
+// Issue 43, low: an owner change handed a withdrawal request already due
+// to the new owner at once. Contract version 4 restarts the request's
+// notice on every owner change: the owner's own move (changeOwner) and an
+// operator's proposal completed after its notice (completeOwnerChange).
+func TestOwnerChangeRestartsWithdrawalNotice(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{ManualCommit: true, WithdrawalNotice: time.Hour})
+	op := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
+	ownerKey, owner := fundAccount(t, s, 1000)
+	ref := refOf(s, "cus_restart")
+	if _, err := op.Send(ctx, &s.Addresses.Contract, packGrant(t, ref, newGrant(t, s, ownerKey, "cus_restart"), false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Send(ctx, &s.Addresses.Contract, settlementABI.PackDeposit(ref, crypto.PubkeyToAddress(ownerKey.PublicKey), cents(1000))); err != nil {
+		t.Fatal(err)
+	}
+	// requestDue puts amount under notice and lets the notice pass.
+	requestDue := func(tr Transactor, amount int64) {
+		t.Helper()
+		if _, err := tr.Send(ctx, &s.Addresses.Contract, settlementABI.PackRequestWithdrawal(ref, cents(amount))); err != nil {
+			t.Fatal(err)
+		}
+		advance(t, s, time.Hour+time.Minute)
+	}
+	// restarted checks that the request of amount is kept, due a full
+	// notice after the change, and that next cannot withdraw it before.
+	restarted := func(how string, next Transactor, amount int64) {
+		t.Helper()
+		now := chainNow(t, s)
+		pending, at := accountOnChain(t, s, ref)
+		if pending.Cmp(cents(amount)) != 0 {
+			t.Fatalf("after %s the request is %s, want %s kept", how, pending, cents(amount))
+		}
+		if at.Before(now.Add(time.Hour - time.Minute)) {
+			t.Fatalf("after %s (at %s) the request is due at %s: its notice did not start again", how, now, at)
+		}
+		if _, err := next.Send(ctx, &s.Addresses.Contract, settlementABI.PackWithdraw(ref)); err == nil {
+			t.Fatalf("after %s the new owner withdrew a request at once", how)
+		}
+	}
+
+	// The owner's own move to another address.
+	requestDue(owner, 300)
+	secondKey, second := fundAccount(t, s, 0)
+	if _, err := owner.Send(ctx, &s.Addresses.Contract, packGrant(t, ref, newGrant(t, s, secondKey, "cus_restart"), true)); err != nil {
+		t.Fatal(err)
+	}
+	restarted("changeOwner", second, 300)
+	advance(t, s, time.Hour+time.Minute)
+	before := balance(t, s.Backend.Client(), s.Addresses.Token, crypto.PubkeyToAddress(secondKey.PublicKey))
+	if _, err := second.Send(ctx, &s.Addresses.Contract, settlementABI.PackWithdraw(ref)); err != nil {
+		t.Fatalf("the new owner's withdrawal after the notice: %v", err)
+	}
+	if got := new(big.Int).Sub(balance(t, s.Backend.Client(), s.Addresses.Token, crypto.PubkeyToAddress(secondKey.PublicKey)), before); got.Cmp(cents(300)) != 0 {
+		t.Fatalf("the new owner withdrew %s, want %s", got, cents(300))
+	}
+
+	// The operator's proposal, left alone until due, while a request of
+	// the current owner is due too.
+	thirdKey, third := fundAccount(t, s, 0)
+	if _, err := op.Send(ctx, &s.Addresses.Contract, packGrant(t, ref, newGrant(t, s, thirdKey, "cus_restart"), false)); err != nil {
+		t.Fatal(err)
+	}
+	requestDue(second, 200)
+	if _, err := third.Send(ctx, &s.Addresses.Contract, settlementABI.PackCompleteOwnerChange(ref)); err != nil {
+		t.Fatal(err)
+	}
+	if got := ownerOnChain(t, s, ref); got != crypto.PubkeyToAddress(thirdKey.PublicKey) {
+		t.Fatalf("owner %s after completeOwnerChange", got)
+	}
+	restarted("completeOwnerChange", third, 200)
+	advance(t, s, time.Hour+time.Minute)
+	if _, err := third.Send(ctx, &s.Addresses.Contract, settlementABI.PackWithdraw(ref)); err != nil {
+		t.Fatalf("the new owner's withdrawal after the notice: %v", err)
+	}
+	if got := customerBalance(t, s, "cus_restart"); got.Cmp(cents(500)) != 0 {
+		t.Fatalf("balance %s after withdrawals of 300 and 200 from 1000", got)
+	}
+	checkHoldings(t, s, "cus_restart")
+}

@@ -121,7 +121,7 @@ func (s *Simulated) checkDeployment(ctx context.Context, dir string) error {
 	}
 	if v, err := contractVersion(ctx, s.Backend.Client(), s.Addresses.Contract); err != nil || v != ContractVersion {
 		return fmt.Errorf("settlement: the simulated chain in %s holds settlement contract %s at %s; this build settles with version %d "+
-			"(version 3: a balance's owner is set only by the operator with the owner's signed grant, never by a deposit). "+
+			"(version 4: a balance's owner is set only by the operator with the owner's signed grant, never by a deposit; grant nonces are kept per signer). "+
 			"Nothing on a simulated chain is live: move %s aside (or delete it) and start again to deploy version %d on a new test chain",
 			dir, versionName(v, err), s.Addresses.Contract, ContractVersion, dir, ContractVersion)
 	}

@@ -41,6 +41,12 @@ type ritem struct {
 	charge *chargeRecord
 	// notBefore holds it back until then: it waits for the payee's funds.
 	notBefore time.Time
+	// unsettledAt is the head at which its charge was first read as not
+	// settled on chain, unsettledReads how many reads since said so: it
+	// fails for that only once reads a confirmation depth apart agree (a
+	// lagging node's one stale answer fails nothing); 0 while settled.
+	unsettledAt    uint64
+	unsettledReads int
 	// payeeShort counts the times the contract rejected it because the
 	// payee is owed less than it (not final: sent again after a backoff,
 	// which grows with each rejection); 0 once applied.
@@ -189,14 +195,24 @@ func (c *chain) refundOnChain(ctx context.Context, key [32]byte) (*settleflow.Se
 	default:
 		ev = refundRejectedEventID
 	}
-	logs, err := c.searchLogs(ctx, [][]common.Hash{{ev}, {common.Hash(key)}}, func(l []types.Log) bool { return len(l) > 0 })
+	// A key rejected for good may have been rejected for the payee's
+	// funds before (not final): the decision is its rejection for good.
+	decision := func(logs []types.Log) *types.Log {
+		for i := len(logs) - 1; i >= 0; i-- {
+			if ev == refundedEventID || rejectionReason(&logs[i]) != rejectedPayeeOwed {
+				return &logs[i]
+			}
+		}
+		return nil
+	}
+	logs, err := c.searchLogs(ctx, [][]common.Hash{{ev}, {common.Hash(key)}}, func(l []types.Log) bool { return decision(l) != nil })
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(logs) == 0 {
+	l := decision(logs)
+	if l == nil {
 		return nil, nil, fmt.Errorf("settlement: %s: refund %s is decided on chain but its event was not found (does the node keep logs since block %d?)", c.env, WorkflowIDFromKey(key), c.deployed)
 	}
-	l := &logs[0]
 	s := &settleflow.Settlement{ChainID: c.chainID.Int64(), Network: c.network, TxHash: l.TxHash.Hex(), BlockNumber: l.BlockNumber}
 	if ev == refundedEventID {
 		return s, nil, nil
@@ -272,10 +288,14 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 				c.mu.Unlock()
 			}
 		}
+		if !c.unsettledForGood(r, rec, head) {
+			continue // read again at a later step
+		}
 		var f *settleflow.Failure
 		switch {
 		case rec == nil:
-			f = failure(CodeInvalidCharge, "the charge of workflow %s (sequence %d) is not settled on chain: there is nothing to refund", r.rc.WorkflowID, r.rc.Sequence)
+			f = failure(CodeInvalidCharge, "the charge of workflow %s (sequence %d) is not settled on chain (read again %d blocks later, still not): there is nothing to refund",
+				r.rc.WorkflowID, r.rc.Sequence, max(c.cfg.Confirmations, 1))
 		case rec.declined:
 			f = failure(CodeInvalidCharge, "the charge of workflow %s (sequence %d) was declined on chain: nothing was charged, nothing can be refunded", r.rc.WorkflowID, r.rc.Sequence)
 		case rec.tag != WorkflowTag(r.rc.WorkflowID):
@@ -348,6 +368,31 @@ func (c *chain) flushRefunds(ctx context.Context, head *types.Header) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unsettledForGood reports whether a refund may be decided on its charge's
+// record rec as read at head: yes when rec is found; when it is not (the
+// contract's settled() said no), only once a second read, at least the
+// confirmation depth (1 block at least) after the first, says no again. A
+// node behind the others (one answer of a load-balanced provider) can
+// answer settled() from a block before the charge's: one such answer
+// failed the refund for good.
+func (c *chain) unsettledForGood(r *ritem, rec *chargeRecord, head *types.Header) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rec != nil {
+		r.unsettledAt, r.unsettledReads = 0, 0
+		return true
+	}
+	n := head.Number.Uint64()
+	if r.unsettledReads == 0 {
+		r.unsettledAt, r.unsettledReads = n, 1
+		c.log.Warn("a refund's charge reads as not settled on chain; reading again before failing it",
+			zap.String("refund", r.rc.RefundID), zap.Uint64("sequence", r.rc.Sequence), zap.Uint64("head", n))
+		return false
+	}
+	r.unsettledReads++
+	return n >= r.unsettledAt+max(c.cfg.Confirmations, 1)
 }
 
 // refundable splits a word's refunds into those whose charge is among the

@@ -620,13 +620,15 @@ func TestFinalizedDepthByDefault(t *testing.T) {
 	}
 }
 
-func TestRevertedSettlementFails(t *testing.T) {
-	// A settlement that reverts on chain fails its charges with a clear code
-	// and charges nothing, once the chain confirms their sequences
-	// unrecorded. Here the contract's owner (not the operator) replaces the
-	// operator in the same block, with a higher tip, so the settlement runs
-	// second and reverts with NotOperator; sent again, the node says it
-	// reverts, and the charge fails.
+func TestRevertedSettlementChargesNothing(t *testing.T) {
+	// A settlement that reverts on chain charges nothing and is not taken
+	// for a settlement. Here the contract's owner (not the operator)
+	// replaces the operator in the same block, with a higher tip, so the
+	// settlement runs second and reverts with NotOperator. The charge then
+	// waits (issue 43: a rotated operator key pauses settling, Health
+	// NotOperator, instead of failing every queued charge as a revert);
+	// the operator set back, it is charged once. A charge the node says
+	// reverts for another reason fails: TestRevertingSettleFailsOnlyUnrecorded.
 	ctx := context.Background()
 	sim := newSim(t, SimulatedOptions{ManualCommit: true})
 	owner := Transactor{Backend: sim.Backend.Client(), Key: sim.PayeeKey, Mine: sim.Commit}
@@ -664,20 +666,35 @@ func TestRevertedSettlementFails(t *testing.T) {
 	if _, err := owner.Send(ctx, &contract, settlementABI.PackSetOperator(sim.Addresses.Payee)); err != nil {
 		t.Fatal(err)
 	}
-	st = waitFor(t, s, ch, 30*time.Second, sim.Commit, func(x settleflow.SettlementStatus) bool {
-		return x.State == settleflow.SettlementFailed
-	})
-	if st[0].Failure.Code != CodeSettlementReverted || !strings.Contains(st[0].Failure.Message, "not the contract's operator") ||
-		!strings.Contains(st[0].Failure.Message, "nothing was charged") {
-		t.Errorf("failure %+v", st[0].Failure)
+	// The reverted transaction is mined; the charge waits, not failed.
+	for deadline := time.Now().Add(30 * time.Second); !s.Health()[0].NotOperator; time.Sleep(20 * time.Millisecond) {
+		sim.Commit()
+		if time.Now().After(deadline) {
+			t.Fatalf("Health never reported the signer no longer the operator: %+v", s.Health()[0])
+		}
 	}
 	r, err := sim.Backend.Client().TransactionReceipt(ctx, sent)
 	if err != nil || r.Status != types.ReceiptStatusFailed {
-		t.Errorf("the reported transaction did not revert: %v %+v", err, r)
+		t.Errorf("the settlement transaction did not revert: %v %+v", err, r)
+	}
+	if st, _ := s.Status(ctx, ch); st[0].State != settleflow.SettlementPending {
+		t.Fatalf("after a revert for a rotated operator key: %s; want pending", describe(st))
 	}
 	out, _ := sim.Backend.Client().CallContract(ctx, ethereum.CallMsg{To: &contract, Data: settlementABI.PackBalanceOf(refOf(sim, cus))}, nil)
 	if b, _ := settlementABI.UnpackBalanceOf(out); b == nil || b.Cmp(cents(1000)) != 0 || balance(t, sim.Backend.Client(), sim.Addresses.Token, contract).Cmp(before) != 0 {
 		t.Errorf("a reverted settlement moved money: balance %v", b)
+	}
+	// The operator set back: the charge is debited once.
+	if _, err := owner.Send(ctx, &contract, settlementABI.PackSetOperator(sim.Addresses.Operator)); err != nil {
+		t.Fatal(err)
+	}
+	st = waitFor(t, s, ch, 30*time.Second, sim.Commit, confirmed)
+	if st[0].Settlement.TxHash == sent.Hex() {
+		t.Errorf("confirmed by the reverted transaction %s", sent)
+	}
+	out, _ = sim.Backend.Client().CallContract(ctx, ethereum.CallMsg{To: &contract, Data: settlementABI.PackBalanceOf(refOf(sim, cus))}, nil)
+	if b, _ := settlementABI.UnpackBalanceOf(out); b == nil || b.Cmp(cents(1000-321)) != 0 {
+		t.Errorf("balance %v after the charge of 321 from 1000", b)
 	}
 }
 

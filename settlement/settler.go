@@ -206,16 +206,27 @@ type ChainHealth struct {
 	Operator   common.Address
 	GasNeeded  *big.Int
 	GasBalance *big.Int
+	// NotOperator: the contract names another operator than this
+	// settler's signer (the key was rotated with setOperator): every
+	// settle, refund and owner grant would revert, so settling is paused
+	// (nothing fails, everything waits queued) until the signer is the
+	// operator again or the process restarts with the new key.
+	// ContractOperator is the operator the contract names (zero if it
+	// could not be read), NotOperatorSince since when.
+	NotOperator      bool
+	ContractOperator common.Address
+	NotOperatorSince time.Time
 	// RefundsAwaitingPayee counts refunds the contract rejected for now
 	// because the payee is owed less than they need: they are sent again
 	// with backoff and go through once the payee is funded (fundPayee).
 	RefundsAwaitingPayee int
 }
 
-// Degraded reports whether the chain cannot settle now: unreachable, or
-// the operator cannot pay for gas. Refunds waiting for the payee's funds
-// do not degrade it: charges still settle.
-func (h ChainHealth) Degraded() bool { return h.Unreachable || h.GasShort }
+// Degraded reports whether the chain cannot settle now: unreachable, the
+// operator cannot pay for gas, or the signer is no longer the contract's
+// operator. Refunds waiting for the payee's funds do not degrade it:
+// charges still settle.
+func (h ChainHealth) Degraded() bool { return h.Unreachable || h.GasShort || h.NotOperator }
 
 // Problem says in a sentence why the chain is degraded; "" if it is not.
 func (h ChainHealth) Problem() string {
@@ -229,6 +240,14 @@ func (h ChainHealth) Problem() string {
 			need = FormatUnits(h.GasNeeded, 18) + " ETH"
 		}
 		p = append(p, fmt.Sprintf("%s operator %s cannot pay for gas: it needs %s for its pending batch", h.Environment, h.Operator, need))
+	}
+	if h.NotOperator {
+		names := "another operator"
+		if h.ContractOperator != (common.Address{}) {
+			names = h.ContractOperator.Hex()
+		}
+		p = append(p, fmt.Sprintf("%s signer %s is no longer the contract's operator (it names %s) since %s: settling is paused, nothing fails; configure the operator's key",
+			h.Environment, h.Operator, names, h.NotOperatorSince.UTC().Format(time.RFC3339)))
 	}
 	return strings.Join(p, "; ")
 }
@@ -258,6 +277,9 @@ func (c *chain) health() ChainHealth {
 		if g.have != nil {
 			h.GasBalance = new(big.Int).Set(g.have)
 		}
+	}
+	if o := c.notOperator; o != nil {
+		h.NotOperator, h.ContractOperator, h.NotOperatorSince = true, o.current, c.now().Add(-time.Since(o.since))
 	}
 	for _, r := range c.rqueue {
 		if r.payeeShort > 0 {

@@ -3,6 +3,7 @@ package settlement
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -16,20 +17,42 @@ import (
 
 // deployV2 deploys the version 2 contract (testdata: its bytecode as
 // built before version 3) for token and payee, operated by s's operator.
-func deployV2(t *testing.T, s *Simulated) common.Address {
+func deployV2(t *testing.T, s *Simulated) common.Address { return deployOld(t, s, 2) }
+
+// deployOld deploys an earlier version of the contract from its bytecode
+// in testdata (SettleflowSettlement.vN.bin, as built before version N+1).
+func deployOld(t *testing.T, s *Simulated, version int) common.Address {
 	t.Helper()
-	bin, err := os.ReadFile("testdata/SettleflowSettlement.v2.bin")
+	bin, err := os.ReadFile(fmt.Sprintf("testdata/SettleflowSettlement.v%d.bin", version))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := Transactor{Backend: s.Backend.Client(), Key: s.OperatorKey, Mine: s.Commit}
-	// The constructor's arguments are version 3's.
+	// The constructor's arguments are the current version's.
 	args := settlementABI.PackConstructor(s.Addresses.Token, s.Addresses.Payee, s.Addresses.Operator, cents(1), big.NewInt(3600))
 	addr, err := tr.deploy(context.Background(), "0x"+strings.TrimSpace(string(bin)), args)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return addr
+}
+
+// A settler configured with a version 3 contract (one set of grant nonces
+// for every signer: an owner could burn another customer's grant) refuses
+// to start, naming the version and what to do.
+func TestSettlerRefusesVersion3(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{ManualCommit: true})
+	v3 := deployOld(t, s, 3)
+	if v, err := contractVersion(ctx, s.Backend.Client(), v3); err != nil || v != 3 {
+		t.Fatalf("testdata's version 3 contract says version %d, %v", v, err)
+	}
+	_, err := New(ctx, Config{Logger: zaptest.NewLogger(t), Test: &ChainConfig{Client: s.Backend.Client(), Contract: v3, Key: s.OperatorKey,
+		CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2}})
+	if err == nil || !strings.Contains(err.Error(), "settlement contract version 3") || !strings.Contains(err.Error(), "needs version 4") ||
+		!strings.Contains(err.Error(), "chain deploy") {
+		t.Fatalf("a version 3 contract: %v", err)
+	}
 }
 
 // A settler configured with a version 2 contract refuses to start, naming

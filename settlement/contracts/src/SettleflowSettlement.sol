@@ -23,7 +23,7 @@ interface IERC3009 {
     ) external;
 }
 
-/// @title Settleflow settlement, version 3: customers pay from prepaid balances
+/// @title Settleflow settlement, version 4: customers pay from prepaid balances
 /// @notice Each customer has a balance here, keyed by a customer reference
 /// (derived off chain from the customer id with a secret of the deployment,
 /// so it does not reveal the id). Anyone can deposit for a customer. A
@@ -32,13 +32,17 @@ interface IERC3009 {
 /// sets it (`setOwner`) with the owner's own EIP-712 signature of an
 /// OwnerGrant (the customer reference, the address, a one-time nonce, the
 /// origin it was signed on and a deadline), which proves the address is
-/// controlled by whoever the operator vouches for. A deposit names the owner
+/// controlled by whoever the operator vouches for. A nonce is used once per
+/// signer (version 4: version 3 kept one set of nonces for every signer, so
+/// an owner could spend another customer's pending grant's nonce first). A deposit names the owner
 /// it expects (zero while none is set) and reverts if that is not the
 /// recorded one, so no deposit can be credited to a balance someone else
 /// controls. An owner moves to a new address of its own at once
 /// (`changeOwner`); a lost key is replaced by the operator's proposal, which
 /// takes effect only after the withdrawal notice and which the current owner
-/// can cancel (`cancelOwnerChange`).
+/// can cancel (`cancelOwnerChange`). Any owner change restarts the notice
+/// of a pending withdrawal request (version 4), so a new owner never finds
+/// a request already due.
 ///
 /// `settle` debits each charge from its customer's balance and records it
 /// once by its sequence (dense per environment, from 1) in a bitmap: a
@@ -69,7 +73,7 @@ interface IERC3009 {
 /// otherwise).
 contract SettleflowSettlement {
     /// @notice The contract's version: what `chain status` reports.
-    uint256 public constant version = 3;
+    uint256 public constant version = 4;
 
     /// @notice The stablecoin customers pay in.
     IERC20 public immutable token;
@@ -101,8 +105,10 @@ contract SettleflowSettlement {
 
     mapping(bytes32 ref => Account) internal accounts;
 
-    /// @notice The OwnerGrant nonces used: each grant sets an owner once.
-    mapping(bytes32 nonce => bool used) public grantUsed;
+    /// @notice The OwnerGrant nonces each signer (the owner a grant names)
+    /// used: each grant sets an owner once. Keyed by signer, so no one can
+    /// spend a nonce of another address's grant.
+    mapping(address signer => mapping(bytes32 nonce => bool used)) public grantUsed;
 
     /// @notice EIP-712: the type of the grant an owner signs.
     bytes32 public constant OWNER_GRANT_TYPEHASH =
@@ -247,7 +253,7 @@ contract SettleflowSettlement {
 
     function _domainSeparator() private view returns (bytes32) {
         return keccak256(
-            abi.encode(DOMAIN_TYPEHASH, keccak256("SettleflowSettlement"), keccak256("3"), block.chainid, address(this))
+            abi.encode(DOMAIN_TYPEHASH, keccak256("SettleflowSettlement"), keccak256("4"), block.chainid, address(this))
         );
     }
 
@@ -287,7 +293,8 @@ contract SettleflowSettlement {
 
     /// @notice The owner moves its balance to another address of its own,
     /// at once, with that address's signature of an OwnerGrant. Any
-    /// proposed change is dropped.
+    /// proposed change is dropped; a pending withdrawal request's notice
+    /// starts again.
     function changeOwner(
         bytes32 ref,
         address next,
@@ -303,8 +310,7 @@ contract SettleflowSettlement {
         if (next == a.owner) revert OwnerUnchanged();
         _checkGrant(ref, next, nonce, origin, deadline, v, r, s);
         _dropOwnerChange(a, ref);
-        a.owner = next;
-        emit OwnerSet(ref, next);
+        _newOwner(a, ref, next);
     }
 
     /// @notice The owner (or the operator) cancels a proposed owner change.
@@ -315,7 +321,8 @@ contract SettleflowSettlement {
         _dropOwnerChange(a, ref);
     }
 
-    /// @notice Applies a proposed owner change once it is due (anyone may).
+    /// @notice Applies a proposed owner change once it is due (anyone may);
+    /// a pending withdrawal request's notice starts again.
     function completeOwnerChange(bytes32 ref) external {
         Account storage a = accounts[ref];
         address next = a.nextOwner;
@@ -323,8 +330,22 @@ contract SettleflowSettlement {
         if (block.timestamp < a.ownerChangeAt) revert OwnerChangeNotYetDue(a.ownerChangeAt);
         a.nextOwner = address(0);
         a.ownerChangeAt = 0;
+        _newOwner(a, ref, next);
+    }
+
+    /// @dev Makes next the owner of a balance that has one. A withdrawal
+    /// request under notice is kept, but its notice starts again
+    /// (WithdrawalRequested anew): the new owner cannot take at once what
+    /// the old one asked for, and the balance cannot leave before charges
+    /// admitted under the new owner are settled.
+    function _newOwner(Account storage a, bytes32 ref, address next) private {
         a.owner = next;
         emit OwnerSet(ref, next);
+        uint256 pending = a.pending;
+        if (pending == 0) return;
+        uint256 at = block.timestamp + withdrawalNotice;
+        a.availableAt = uint64(at);
+        emit WithdrawalRequested(ref, pending, at);
     }
 
     function _dropOwnerChange(Account storage a, bytes32 ref) private {
@@ -335,7 +356,8 @@ contract SettleflowSettlement {
         emit OwnerChangeCanceled(ref, next);
     }
 
-    /// @dev Checks an OwnerGrant: not expired, its nonce unused (then used),
+    /// @dev Checks an OwnerGrant: not expired, its nonce unused by owner_
+    /// (then used),
     /// signed by owner_ under this contract's EIP-712 domain (a signature
     /// for another chain or contract does not verify), s in the lower half.
     function _checkGrant(
@@ -351,8 +373,9 @@ contract SettleflowSettlement {
         if (ref == bytes32(0)) revert ZeroCustomer();
         if (owner_ == address(0)) revert ZeroAddress();
         if (block.timestamp > deadline) revert GrantExpired();
-        if (grantUsed[nonce]) revert GrantUsed();
-        grantUsed[nonce] = true;
+        mapping(bytes32 => bool) storage used = grantUsed[owner_];
+        if (used[nonce]) revert GrantUsed();
+        used[nonce] = true;
         if (uint256(s) > 0x7FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF5D576E7357A4501DDFE92F46681B20A0) revert BadSignature();
         bytes32 digest = keccak256(
             abi.encodePacked(
