@@ -283,6 +283,12 @@ func header(t *testing.T, key *ecdsa.PrivateKey, accepted x402.PaymentRequiremen
 	if err := a.Sign(key, domain(accepted)); err != nil {
 		t.Fatal(err)
 	}
+	return headerOf(t, accepted, a, resource)
+}
+
+// headerOf is the PAYMENT-SIGNATURE of a, signed already.
+func headerOf(t *testing.T, accepted x402.PaymentRequirements, a *x402.ExactAuthorization, resource string) string {
+	t.Helper()
 	raw, _ := json.Marshal(a.Wire())
 	p := x402.PaymentPayload{X402Version: 2, Accepted: &accepted, Payload: raw,
 		Resource: &x402.ResourceInfo{URL: resource, Description: "a workflow of " + accepted.Extra["product"], MimeType: "application/json"}}
