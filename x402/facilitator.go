@@ -123,6 +123,17 @@ func (f *Facilitator) BalanceOf(ctx context.Context, account common.Address) (*b
 // used: it was submitted before (by this server, or by whoever held it).
 var ErrUsed = errors.New("x402: the authorization's nonce is used")
 
+// SendError is Pay's error when the transfer was sent and not seen
+// mined: it may have moved the amount (a front-runner may have sent it
+// first), and the authorization is then used.
+type SendError struct{ Err error }
+
+func (e *SendError) Error() string {
+	return fmt.Sprintf("x402: the transfer was sent but not confirmed: %v", e.Err)
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
 // DepositError is Pay's error when the transfer was made and the deposit
 // into the payer's balance failed: the amount is with the collector.
 type DepositError struct {
@@ -167,7 +178,7 @@ func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]by
 	}
 	rcpt, err := f.tx.Send(ctx, &f.token, data)
 	if err != nil {
-		return common.Hash{}, fmt.Errorf("x402: transferWithAuthorization: %w", err)
+		return common.Hash{}, &SendError{Err: err}
 	}
 	transfer := rcpt.TxHash
 	if err := f.deposit(ctx, ref, owner, a.Value); err != nil {

@@ -210,13 +210,13 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, offer, err)
 		return
 	}
-	h.pay(ctx, w, offer, in, quote.Quoted.Amount, auth)
+	h.pay(ctx, w, offer, in, auth)
 }
 
 // pay settles a verified authorization and creates its workflow, one
 // payer at a time, so that a second use of one authorization finds the
 // first's workflow.
-func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, in *createBody, quoted int64, auth *ExactAuthorization) {
+func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, in *createBody, auth *ExactAuthorization) {
 	env := h.cfg.Environment
 	customer := CustomerID(auth.From)
 	unlock := h.locks.lock(auth.From)
@@ -241,6 +241,7 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 	transfer, err := h.cfg.Facilitator.Pay(ctx, auth, [32]byte(ref), owner)
 	used := errors.Is(err, ErrUsed)
 	var depErr *DepositError
+	var sendErr *SendError
 	switch {
 	case used:
 		// Paid before: the same request again finds its workflow by the
@@ -248,6 +249,10 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 	case errors.As(err, &depErr):
 		h.log.Error("x402 payment received, deposit failed", zap.String("customer", customer), zap.String("transfer", depErr.Transfer.Hex()), zap.Error(err))
 		writeErr(w, 500, wire.ErrorTypeAPI, "deposit_failed", "", fmt.Sprintf("the payment %s was received but could not be credited to the wallet's balance; the operator has been told", depErr.Transfer.Hex()))
+		return
+	case errors.As(err, &sendErr):
+		h.log.Error("x402 transfer not confirmed", zap.String("customer", customer), zap.Error(err))
+		writeErr(w, 502, wire.ErrorTypeAPI, "transfer_unconfirmed", "", "the payment's transfer was sent but not confirmed; retry with the same PAYMENT-SIGNATURE: it is charged at most once")
 		return
 	case err != nil:
 		h.refuse(w, offer, err)
@@ -280,7 +285,6 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 	w.Header().Set("Location", h.cfg.BaseURL+"/workflows/"+wf.ID)
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, Purchase{Object: "x402_purchase", Workflow: wf, AccessToken: h.accessToken(env, wf.ID)})
-	_ = quoted
 }
 
 // createPaid creates the workflow; when the payment was just deposited it
