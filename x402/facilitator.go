@@ -152,63 +152,70 @@ func (e *DepositError) Unwrap() error { return e.Err }
 // address for none). Before sending anything it refuses, as a 402 [*Error]
 // that moves nothing, a payer who holds less than the value and an
 // authorization the token would revert (its simulation); an authorization
-// whose nonce is used is ErrUsed. It returns the transfer's hash.
-func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]byte, owner common.Address) (common.Hash, error) {
+// whose nonce is used is ErrUsed. It returns the transactions' hashes.
+func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]byte, owner common.Address) (Payment, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	used, err := f.Used(ctx, a)
 	if err != nil {
-		return common.Hash{}, err
+		return Payment{}, err
 	}
 	if used {
-		return common.Hash{}, ErrUsed
+		return Payment{}, ErrUsed
 	}
 	bal, err := f.BalanceOf(ctx, a.From)
 	if err != nil {
-		return common.Hash{}, fmt.Errorf("x402: balanceOf: %w", err)
+		return Payment{}, fmt.Errorf("x402: balanceOf: %w", err)
 	}
 	if bal.Cmp(a.Value) < 0 {
-		return common.Hash{}, refused(CodeInsufficientFunds, "the wallet %s holds %s base units of %s, less than the %s this costs", a.From.Hex(), bal, f.token.Hex(), a.Value)
+		return Payment{}, refused(CodeInsufficientFunds, "the wallet %s holds %s base units of %s, less than the %s this costs", a.From.Hex(), bal, f.token.Hex(), a.Value)
 	}
 	v, r, s := a.VRS()
 	data := erc20ABI.PackTransferWithAuthorization(a.From, a.To, a.Value, a.ValidAfter, a.ValidBefore, a.Nonce, v, r, s)
 	collector := f.Collector()
 	if _, err := f.backend.CallContract(ctx, ethereum.CallMsg{From: collector, To: &f.token, Data: data}, nil); err != nil {
-		return common.Hash{}, refused(CodeSettlement, "the token refuses the transfer: %s", revertReason(err))
+		return Payment{}, refused(CodeSettlement, "the token refuses the transfer: %s", revertReason(err))
 	}
 	rcpt, err := f.tx.Send(ctx, &f.token, data)
 	if err != nil {
-		return common.Hash{}, &SendError{Err: err}
+		return Payment{}, &SendError{Err: err}
 	}
-	transfer := rcpt.TxHash
-	if err := f.deposit(ctx, ref, owner, a.Value); err != nil {
-		return transfer, &DepositError{Transfer: transfer, Err: err}
+	p := Payment{Transfer: rcpt.TxHash}
+	if p.Deposit, err = f.deposit(ctx, ref, owner, a.Value); err != nil {
+		return p, &DepositError{Transfer: p.Transfer, Err: err}
 	}
-	return transfer, nil
+	return p, nil
+}
+
+// Payment is what Pay sent: the transfer to the collector and the deposit
+// into the customer's balance.
+type Payment struct {
+	Transfer, Deposit common.Hash
 }
 
 // deposit credits ref with value from the collector, approving the
 // contract first if its allowance is short.
-func (f *Facilitator) deposit(ctx context.Context, ref [32]byte, owner common.Address, value *big.Int) error {
+func (f *Facilitator) deposit(ctx context.Context, ref [32]byte, owner common.Address, value *big.Int) (common.Hash, error) {
 	collector := f.Collector()
 	out, err := f.backend.CallContract(ctx, ethereum.CallMsg{To: &f.token, Data: erc20ABI.PackAllowance(collector, f.contract)}, nil)
 	if err != nil {
-		return err
+		return common.Hash{}, err
 	}
 	allowance, err := erc20ABI.UnpackAllowance(out)
 	if err != nil {
-		return err
+		return common.Hash{}, err
 	}
 	if allowance.Cmp(value) < 0 {
 		maxUint := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 		if _, err := f.tx.Send(ctx, &f.token, erc20ABI.PackApprove(f.contract, maxUint)); err != nil {
-			return fmt.Errorf("approve: %w", err)
+			return common.Hash{}, fmt.Errorf("approve: %w", err)
 		}
 	}
-	if _, err := f.tx.Send(ctx, &f.contract, contractABI.PackDeposit(ref, owner, value)); err != nil {
-		return fmt.Errorf("deposit: %w", err)
+	rcpt, err := f.tx.Send(ctx, &f.contract, contractABI.PackDeposit(ref, owner, value))
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("deposit: %w", err)
 	}
-	return nil
+	return rcpt.TxHash, nil
 }
 
 // revertReason names a reverted call's custom error (the token's), or

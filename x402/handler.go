@@ -238,7 +238,7 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 	}
 	key := "x402_" + auth.Key().Hex()[2:]
 	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: customer, Payload: in.Payload, IdempotencyKey: key}
-	transfer, err := h.cfg.Facilitator.Pay(ctx, auth, [32]byte(ref), owner)
+	paid, err := h.cfg.Facilitator.Pay(ctx, auth, [32]byte(ref), owner)
 	used := errors.Is(err, ErrUsed)
 	var depErr *DepositError
 	var sendErr *SendError
@@ -274,7 +274,7 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 	wf = h.await(ctx, wf)
 	resp := SettlementResponse{Success: true, Network: offer.Requirements.Network, Payer: auth.From.Hex(), Amount: auth.Value.String()}
 	if !used {
-		resp.Transaction = transfer.Hex()
+		resp.Transaction = paid.Transfer.Hex()
 	}
 	if hdr, err := EncodeHeader(resp); err == nil {
 		w.Header().Set(HeaderPaymentResponse, hdr)

@@ -151,12 +151,17 @@ func newRig(t *testing.T) *rig {
 }
 
 // fund sends units of the test token from the faucet.
-func (r *rig) fund(to common.Address, units int64) {
+func (r *rig) fund(to common.Address, units int64) { r.fundGas(to, units) }
+
+// fundGas is fund, returning the transfer's gas.
+func (r *rig) fundGas(to common.Address, units int64) uint64 {
 	r.t.Helper()
 	faucet := settlement.Transactor{Backend: r.backend, Key: r.sim.FaucetKey, Mine: r.sim.Commit}
-	if _, err := faucet.Send(context.Background(), &r.sim.Addresses.Token, bindings.NewTestUSD().PackTransfer(to, big.NewInt(units))); err != nil {
+	rcpt, err := faucet.Send(context.Background(), &r.sim.Addresses.Token, bindings.NewTestUSD().PackTransfer(to, big.NewInt(units)))
+	if err != nil {
 		r.t.Fatal(err)
 	}
+	return rcpt.GasUsed
 }
 
 // balance is an account's token balance in base units.
