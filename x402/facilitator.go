@@ -32,6 +32,7 @@ type Facilitator struct {
 	token    common.Address
 	contract common.Address
 	domain   Domain
+	mine     func()
 	mu       sync.Mutex
 }
 
@@ -47,8 +48,9 @@ type FacilitatorConfig struct {
 	// Token is the stablecoin (with EIP-3009 and an EIP-712 name and
 	// version), Contract the settlement contract.
 	Token, Contract common.Address
-	// Mine, if set, is called while waiting for a receipt (the simulated
-	// chain's Commit).
+	// Mine, if set, is called while waiting for a receipt and for a
+	// deposit's confirmations (the simulated chain's Commit: a chain that
+	// makes blocks only on demand).
 	Mine func()
 }
 
@@ -63,7 +65,7 @@ func NewFacilitator(ctx context.Context, c FacilitatorConfig) (*Facilitator, err
 	if c.Backend == nil || c.Collector == nil {
 		return nil, errors.New("x402: FacilitatorConfig.Backend and Collector are required")
 	}
-	f := &Facilitator{backend: c.Backend, token: c.Token, contract: c.Contract,
+	f := &Facilitator{backend: c.Backend, token: c.Token, contract: c.Contract, mine: c.Mine,
 		tx: settlement.Transactor{Backend: c.Backend, Key: c.Collector, Mine: c.Mine}}
 	id, err := c.Backend.ChainID(ctx)
 	if err != nil {

@@ -297,6 +297,9 @@ func (h *Handler) createPaid(ctx context.Context, p settleflow.CreateParams, wai
 		if err == nil || !wait || !errors.As(err, &ife) || time.Now().After(deadline) {
 			return wf, replayed, err
 		}
+		if mine := h.cfg.Facilitator.mine; mine != nil {
+			mine() // the deposit's confirmations, on a chain that mines on demand
+		}
 		if serr := h.cfg.Engine.SyncFunds(ctx, p.Environment); serr != nil {
 			h.log.Warn("x402 funds sync", zap.Error(serr))
 		}

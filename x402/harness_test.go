@@ -63,7 +63,12 @@ type rig struct {
 	backend   settlement.Backend
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigOn(t, true) }
+
+// newRigOn is newRig on a chain that makes a block every 150 ms (blocks),
+// as geth --dev and every real chain do, or only on demand (the simulated
+// chain's committer, and the facilitator's Mine while it waits).
+func newRigOn(t *testing.T, blocks bool) *rig {
 	t.Helper()
 	ctx := context.Background()
 	sim, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{Logger: zaptest.NewLogger(t)})
@@ -71,8 +76,18 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	// A chain that makes blocks, as geth --dev and every real chain do:
-	// deposits reach their confirmation depth without waiting for work.
+	if blocks {
+		startBlocks(t, sim)
+	}
+	r, err := finishRig(t, sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// startBlocks makes a block every 150 ms until the test ends.
+func startBlocks(t *testing.T, sim *settlement.Simulated) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -89,7 +104,10 @@ func newRig(t *testing.T) *rig {
 		}
 	}()
 	t.Cleanup(func() { close(stop); <-done })
+}
 
+func finishRig(t *testing.T, sim *settlement.Simulated) (*rig, error) {
+	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "settleflow.db"), sqlite.OpenOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +165,7 @@ func newRig(t *testing.T) *rig {
 	}
 	mux.Handle("/x402/", http.StripPrefix("/x402", h))
 	r.url = r.srv.URL + "/x402/workflows"
-	return r
+	return r, nil
 }
 
 // fund sends units of the test token from the faucet.

@@ -18,7 +18,7 @@ import (
 // The official x402 client packages from npm (@x402/fetch with
 // @x402/evm's exact scheme, unmodified, pinned in
 // testdata/node/package-lock.json) pay a fixed-price product by exact on
-// the simulated chain (eip155:1337): the keyless create's 402 is answered
+// the simulated chain (eip155:1337), mining on demand: the keyless create's 402 is answered
 // with a PAYMENT-SIGNATURE the server accepts, one workflow is created for
 // the wallet's customer, the transfer read back from the chain moved the
 // workflow's charge, and the charge settles from the deposit.
@@ -31,7 +31,9 @@ func TestOfficialClientPaysExact(t *testing.T) {
 	if err != nil {
 		t.Fatal("node_modules is installed but node is not on PATH")
 	}
-	r := newRig(t)
+	// A chain that mines only on demand, as the reference server's
+	// embedded one: the facilitator's Mine brings the deposit to its depth.
+	r := newRigOn(t, false)
 	wallet := crypto.PubkeyToAddress(r.buyer.PublicKey)
 	cmd := exec.Command(node, "pay.mjs")
 	cmd.Dir = dir
