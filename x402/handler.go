@@ -266,6 +266,10 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 			h.paymentRequired(w, offer, CodeNonceUsed, "this authorization has paid for another workflow (another product or payload); sign a new one")
 		case used && errors.As(err, &ife):
 			h.paymentRequired(w, offer, CodeNonceUsed, "this authorization was used already, and no workflow of this request was paid with it; sign a new one")
+		case errors.As(err, &ife):
+			// Paid and deposited, not yet applied within FundsWait: the same
+			// payment again creates the workflow once it is.
+			writeErr(w, 503, wire.ErrorTypeAPI, "payment_pending", "", fmt.Sprintf("the payment %s is deposited in the wallet's balance but not yet confirmed; send the same request with the same PAYMENT-SIGNATURE again to create the workflow (it is not charged twice)", paid.Transfer.Hex()))
 		default:
 			h.engineError(w, err)
 		}
