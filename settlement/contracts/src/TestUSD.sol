@@ -3,13 +3,16 @@ pragma solidity 0.8.28;
 
 /// @title Test USD
 /// @notice A minimal 6-decimal ERC-20 stablecoin for simulated and dev chains,
-/// with USDC's EIP-3009 receiveWithAuthorization (EIP-712 signatures, domain
-/// name "Settleflow Test USD", version "1"). Only the minter (the deployer)
-/// can mint. Errors follow ERC-6093.
+/// with USDC's EIP-3009 transferWithAuthorization and receiveWithAuthorization
+/// (EIP-712 signatures, domain name "Settleflow Test USD", version "1", as
+/// version() says). Only the minter (the deployer) can mint. Errors follow
+/// ERC-6093.
 contract TestUSD {
     string public constant name = "Settleflow Test USD";
     string public constant symbol = "tUSD";
     uint8 public constant decimals = 6;
+    /// @notice The EIP-712 domain's version (EIP-3009 signers read it).
+    string public constant version = "1";
 
     address public immutable minter;
     uint256 public totalSupply;
@@ -19,6 +22,9 @@ contract TestUSD {
     /// @notice EIP-3009: whether an authorizer's nonce is used.
     mapping(address => mapping(bytes32 => bool)) public authorizationState;
 
+    bytes32 public constant TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
+        "TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
+    );
     bytes32 public constant RECEIVE_WITH_AUTHORIZATION_TYPEHASH = keccak256(
         "ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
     );
@@ -78,7 +84,25 @@ contract TestUSD {
 
     /// @notice The EIP-712 domain separator of this chain.
     function DOMAIN_SEPARATOR() public view returns (bytes32) {
-        return keccak256(abi.encode(DOMAIN_TYPEHASH, keccak256(bytes(name)), keccak256("1"), block.chainid, address(this)));
+        return keccak256(abi.encode(DOMAIN_TYPEHASH, keccak256(bytes(name)), keccak256(bytes(version)), block.chainid, address(this)));
+    }
+
+    /// @notice EIP-3009: moves value from `from` to `to` with `from`'s
+    /// signature over the authorization; anyone may submit it (x402's
+    /// facilitator does).
+    function transferWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external {
+        _useAuthorization(TRANSFER_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, v, r, s);
+        _transfer(from, to, value);
     }
 
     /// @notice EIP-3009: moves value from `from` to the caller, who must be
@@ -95,6 +119,24 @@ contract TestUSD {
         bytes32 s
     ) external {
         if (to != msg.sender) revert CallerMustBePayee();
+        _useAuthorization(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce, v, r, s);
+        _transfer(from, to, value);
+    }
+
+    /// @dev Checks the validity window, the nonce and the signature of an
+    /// authorization of the given type, and marks its nonce used.
+    function _useAuthorization(
+        bytes32 typehash,
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) private {
         if (block.timestamp <= validAfter) revert AuthorizationNotYetValid();
         if (block.timestamp >= validBefore) revert AuthorizationExpired();
         if (authorizationState[from][nonce]) revert AuthorizationUsedAlready();
@@ -102,7 +144,7 @@ contract TestUSD {
             abi.encodePacked(
                 "\x19\x01",
                 DOMAIN_SEPARATOR(),
-                keccak256(abi.encode(RECEIVE_WITH_AUTHORIZATION_TYPEHASH, from, to, value, validAfter, validBefore, nonce))
+                keccak256(abi.encode(typehash, from, to, value, validAfter, validBefore, nonce))
             )
         );
         // Reject malleable (high-s) signatures, as OpenZeppelin's ECDSA does.
@@ -111,7 +153,6 @@ contract TestUSD {
         if (signer == address(0) || signer != from) revert InvalidSignature();
         authorizationState[from][nonce] = true;
         emit AuthorizationUsed(from, nonce);
-        _transfer(from, to, value);
     }
 
     function _transfer(address from, address to, uint256 value) private {

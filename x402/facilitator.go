@@ -1,0 +1,246 @@
+package x402
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"sync"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
+)
+
+// Facilitator is the x402 facilitator the server plays itself, on one
+// chain: it checks an authorization against the token (nonce unused, the
+// payer's balance, a simulated transferWithAuthorization), submits it, so
+// the amount moves from the payer to the collector, and deposits the amount
+// into the payer's customer balance in the settlement contract. Its
+// transactions come from the collector's key, never the settlement
+// operator's (whose nonces the settler owns), one at a time.
+type Facilitator struct {
+	backend  settlement.Backend
+	tx       settlement.Transactor
+	token    common.Address
+	contract common.Address
+	domain   Domain
+	mine     func()
+	mu       sync.Mutex
+}
+
+// FacilitatorConfig configures [NewFacilitator].
+type FacilitatorConfig struct {
+	// Backend is the chain.
+	Backend settlement.Backend
+	// Collector is the key of the account the payments are made to
+	// (payTo): it submits them and deposits them, paying the gas, so it
+	// needs the chain's native currency. It must not be the settlement
+	// operator's key.
+	Collector *ecdsa.PrivateKey
+	// Token is the stablecoin (with EIP-3009 and an EIP-712 name and
+	// version), Contract the settlement contract.
+	Token, Contract common.Address
+	// Mine, if set, is called while waiting for a receipt and for a
+	// deposit's confirmations (the simulated chain's Commit: a chain that
+	// makes blocks only on demand).
+	Mine func()
+}
+
+var (
+	erc20ABI    = bindings.NewTestUSD()
+	contractABI = bindings.NewSettleflowSettlement()
+)
+
+// NewFacilitator reads the token's EIP-712 domain (name(), version(), the
+// chain id) and checks it against the token's DOMAIN_SEPARATOR().
+func NewFacilitator(ctx context.Context, c FacilitatorConfig) (*Facilitator, error) {
+	if c.Backend == nil || c.Collector == nil {
+		return nil, errors.New("x402: FacilitatorConfig.Backend and Collector are required")
+	}
+	f := &Facilitator{backend: c.Backend, token: c.Token, contract: c.Contract, mine: c.Mine,
+		tx: settlement.Transactor{Backend: c.Backend, Key: c.Collector, Mine: c.Mine}}
+	id, err := c.Backend.ChainID(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("x402: chain id: %w", err)
+	}
+	name, err := f.callString(ctx, erc20ABI.PackName(), erc20ABI.UnpackName)
+	if err != nil {
+		return nil, fmt.Errorf("x402: the token %s has no name(): %w", c.Token, err)
+	}
+	version, err := f.callString(ctx, erc20ABI.PackVersion(), erc20ABI.UnpackVersion)
+	if err != nil {
+		return nil, fmt.Errorf("x402: the token %s has no version() (EIP-3009 tokens name their EIP-712 version): %w", c.Token, err)
+	}
+	f.domain = Domain{Name: name, Version: version, ChainID: id, Contract: c.Token}
+	out, err := c.Backend.CallContract(ctx, ethereum.CallMsg{To: &c.Token, Data: erc20ABI.PackDOMAINSEPARATOR()}, nil)
+	if err != nil || len(out) != 32 {
+		return nil, fmt.Errorf("x402: the token %s has no DOMAIN_SEPARATOR(): %v", c.Token, err)
+	}
+	if common.BytesToHash(out) != f.domain.Separator() {
+		return nil, fmt.Errorf("x402: the token %s's DOMAIN_SEPARATOR() is not EIP-712's of name %q, version %q, chain %s", c.Token, name, version, id)
+	}
+	return f, nil
+}
+
+func (f *Facilitator) callString(ctx context.Context, data []byte, unpack func([]byte) (string, error)) (string, error) {
+	out, err := f.backend.CallContract(ctx, ethereum.CallMsg{To: &f.token, Data: data}, nil)
+	if err != nil {
+		return "", err
+	}
+	return unpack(out)
+}
+
+// Domain is the token's EIP-712 domain.
+func (f *Facilitator) Domain() Domain { return f.domain }
+
+// Collector is the address payments are made to.
+func (f *Facilitator) Collector() common.Address { return crypto.PubkeyToAddress(f.tx.Key.PublicKey) }
+
+// Network is the chain's CAIP-2 id.
+func (f *Facilitator) Network() string { return Network(f.domain.ChainID) }
+
+// Used reports whether the token marks a's nonce used.
+func (f *Facilitator) Used(ctx context.Context, a *ExactAuthorization) (bool, error) {
+	out, err := f.backend.CallContract(ctx, ethereum.CallMsg{To: &f.token, Data: erc20ABI.PackAuthorizationState(a.From, a.Nonce)}, nil)
+	if err != nil {
+		return false, fmt.Errorf("x402: authorizationState: %w", err)
+	}
+	return erc20ABI.UnpackAuthorizationState(out)
+}
+
+// BalanceOf is an account's token balance in base units.
+func (f *Facilitator) BalanceOf(ctx context.Context, account common.Address) (*big.Int, error) {
+	return settlement.TokenBalance(ctx, f.backend, f.token, account)
+}
+
+// ErrUsed is Pay's error for an authorization whose nonce the token marks
+// used: it was submitted before (by this server, or by whoever held it).
+var ErrUsed = errors.New("x402: the authorization's nonce is used")
+
+// SendError is Pay's error when the transfer was sent and not seen
+// mined: it may have moved the amount (a front-runner may have sent it
+// first), and the authorization is then used.
+type SendError struct{ Err error }
+
+func (e *SendError) Error() string {
+	return fmt.Sprintf("x402: the transfer was sent but not confirmed: %v", e.Err)
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// DepositError is Pay's error when the transfer was made and the deposit
+// into the payer's balance failed: the amount is with the collector.
+type DepositError struct {
+	Transfer common.Hash
+	Err      error
+}
+
+func (e *DepositError) Error() string {
+	return fmt.Sprintf("x402: the payment %s was received but not deposited (the amount is with the collector): %v", e.Transfer.Hex(), e.Err)
+}
+
+func (e *DepositError) Unwrap() error { return e.Err }
+
+// Pay settles a (verified by [Offer.Verify]) and deposits its value for the
+// customer ref with the owner the contract records for it (the zero
+// address for none). Before sending anything it refuses, as a 402 [*Error]
+// that moves nothing, a payer who holds less than the value and an
+// authorization the token would revert (its simulation); an authorization
+// whose nonce is used is ErrUsed. It returns the transactions' hashes.
+func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]byte, owner common.Address) (Payment, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	used, err := f.Used(ctx, a)
+	if err != nil {
+		return Payment{}, err
+	}
+	if used {
+		return Payment{}, ErrUsed
+	}
+	bal, err := f.BalanceOf(ctx, a.From)
+	if err != nil {
+		return Payment{}, fmt.Errorf("x402: balanceOf: %w", err)
+	}
+	if bal.Cmp(a.Value) < 0 {
+		return Payment{}, refused(CodeInsufficientFunds, "the wallet %s holds %s base units of %s, less than the %s this costs", a.From.Hex(), bal, f.token.Hex(), a.Value)
+	}
+	v, r, s := a.VRS()
+	data := erc20ABI.PackTransferWithAuthorization(a.From, a.To, a.Value, a.ValidAfter, a.ValidBefore, a.Nonce, v, r, s)
+	collector := f.Collector()
+	if _, err := f.backend.CallContract(ctx, ethereum.CallMsg{From: collector, To: &f.token, Data: data}, nil); err != nil {
+		return Payment{}, refused(CodeSettlement, "the token refuses the transfer: %s", revertReason(err))
+	}
+	rcpt, err := f.tx.Send(ctx, &f.token, data)
+	if err != nil {
+		return Payment{}, &SendError{Err: err}
+	}
+	p := Payment{Transfer: rcpt.TxHash}
+	if p.Deposit, err = f.deposit(ctx, ref, owner, a.Value); err != nil {
+		return p, &DepositError{Transfer: p.Transfer, Err: err}
+	}
+	return p, nil
+}
+
+// Payment is what Pay sent: the transfer to the collector and the deposit
+// into the customer's balance.
+type Payment struct {
+	Transfer, Deposit common.Hash
+}
+
+// deposit credits ref with value from the collector, approving the
+// contract first if its allowance is short.
+func (f *Facilitator) deposit(ctx context.Context, ref [32]byte, owner common.Address, value *big.Int) (common.Hash, error) {
+	collector := f.Collector()
+	out, err := f.backend.CallContract(ctx, ethereum.CallMsg{To: &f.token, Data: erc20ABI.PackAllowance(collector, f.contract)}, nil)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	allowance, err := erc20ABI.UnpackAllowance(out)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	if allowance.Cmp(value) < 0 {
+		maxUint := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+		if _, err := f.tx.Send(ctx, &f.token, erc20ABI.PackApprove(f.contract, maxUint)); err != nil {
+			return common.Hash{}, fmt.Errorf("approve: %w", err)
+		}
+	}
+	rcpt, err := f.tx.Send(ctx, &f.contract, contractABI.PackDeposit(ref, owner, value))
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("deposit: %w", err)
+	}
+	return rcpt.TxHash, nil
+}
+
+// revertReason names a reverted call's custom error (the token's), or
+// gives the node's message.
+func revertReason(err error) string {
+	var de rpc.DataError
+	if errors.As(err, &de) {
+		var data []byte
+		switch d := de.ErrorData().(type) {
+		case string:
+			data, _ = hexutil.Decode(d)
+		case []byte:
+			data = d
+		}
+		if len(data) >= 4 {
+			if e, uerr := erc20ABI.UnpackError(data); uerr == nil {
+				n := fmt.Sprintf("%T", e)
+				if i := strings.LastIndex(n, "TestUSD"); i >= 0 {
+					n = n[i+len("TestUSD"):]
+				}
+				return n
+			}
+		}
+	}
+	return err.Error()
+}

@@ -1,0 +1,476 @@
+package x402
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/wire"
+)
+
+// Config configures [New].
+type Config struct {
+	// Engine runs the workflows; Facilitator takes the payments, on the
+	// chain of Environment's settlement contract.
+	Engine      *settleflow.Engine
+	Facilitator *Facilitator
+	// Environment is where the workflows sold run and are charged.
+	Environment settleflow.Environment
+	// Products are the products for sale over x402, each priced fixed
+	// (the exact scheme pays one amount, known before the work).
+	Products []string
+	// BaseURL is the public URL the handler is mounted at
+	// ("https://api.example.com/x402"): resources are named after it.
+	BaseURL string
+	// AccessSecret (at least 32 bytes) keys the access tokens with which a
+	// paying wallet fetches its workflow; rotating it revokes them all.
+	AccessSecret []byte
+	// MaxTimeout is the maxTimeoutSeconds offered: how long an
+	// authorization signed for the offer stays valid (default 5 minutes).
+	MaxTimeout time.Duration
+	// FundsWait bounds how long a paid create waits for the deposit to be
+	// confirmed and applied to the wallet's balance (default 2 minutes).
+	FundsWait time.Duration
+	// Wait bounds how long a paid create waits for the workflow's outcome
+	// before answering (default 0: answer once created).
+	Wait time.Duration
+	// MaxBodyBytes caps request bodies (default 1 MiB).
+	MaxBodyBytes int64
+	// Now is the clock validity windows are checked against (default
+	// time.Now).
+	Now func() time.Time
+	// Logger, default none.
+	Logger *zap.Logger
+}
+
+// Handler serves x402 creates and access-token reads:
+//
+//	POST /workflows       {"product": ..., "payload": {...}}: 402 with
+//	                      PAYMENT-REQUIRED, or with PAYMENT-SIGNATURE a paid
+//	                      create (201, PAYMENT-RESPONSE)
+//	GET  /workflows/{id}  Authorization: Bearer <accessToken>
+//
+// Mount it under its BaseURL's path with http.StripPrefix.
+type Handler struct {
+	cfg      Config
+	log      *zap.Logger
+	products map[string]bool
+	mux      *http.ServeMux
+	locks    keyedMutex
+}
+
+// New checks cfg: every product registered and priced fixed, the
+// environment settled with customer funds.
+func New(cfg Config) (*Handler, error) {
+	switch {
+	case cfg.Engine == nil || cfg.Facilitator == nil:
+		return nil, errors.New("x402: Config.Engine and Facilitator are required")
+	case len(cfg.AccessSecret) < 32:
+		return nil, errors.New("x402: Config.AccessSecret must be at least 32 bytes")
+	case cfg.BaseURL == "":
+		return nil, errors.New("x402: Config.BaseURL is required")
+	case !cfg.Engine.Settles(cfg.Environment):
+		return nil, fmt.Errorf("x402: the engine does not settle %s", cfg.Environment)
+	}
+	h := &Handler{cfg: cfg, log: cfg.Logger, products: map[string]bool{}}
+	for _, name := range cfg.Products {
+		p, ok := cfg.Engine.Product(name)
+		if !ok {
+			return nil, fmt.Errorf("x402: no product %q", name)
+		}
+		if p.Pricing.Model != wire.PricingFixed {
+			return nil, fmt.Errorf("x402: product %q is priced %s; the exact scheme sells fixed prices only", name, p.Pricing.Model)
+		}
+		h.products[name] = true
+	}
+	if h.cfg.MaxTimeout <= 0 {
+		h.cfg.MaxTimeout = 5 * time.Minute
+	}
+	if h.cfg.FundsWait <= 0 {
+		h.cfg.FundsWait = 2 * time.Minute
+	}
+	if h.cfg.MaxBodyBytes <= 0 {
+		h.cfg.MaxBodyBytes = 1 << 20
+	}
+	if h.cfg.Now == nil {
+		h.cfg.Now = time.Now
+	}
+	if h.log == nil {
+		h.log = zap.NewNop()
+	}
+	h.cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	h.mux = http.NewServeMux()
+	h.mux.HandleFunc("POST /workflows", h.create)
+	h.mux.HandleFunc("GET /workflows/{id}", h.fetch)
+	return h, nil
+}
+
+// ServeHTTP routes the request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// CustomerID is the customer a wallet's workflows belong to.
+func CustomerID(wallet common.Address) string { return "cus_x402_" + strings.ToLower(wallet.Hex()) }
+
+// createBody is a keyless create: the product and its payload.
+type createBody struct {
+	Product string          `json:"product"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Purchase is the body of a paid create's answer.
+type Purchase struct {
+	Object   string               `json:"object"`
+	Workflow *settleflow.Workflow `json:"workflow"`
+	// AccessToken reads the workflow later (GET /workflows/{id}, as a
+	// bearer token), with no API key.
+	AccessToken string `json:"accessToken"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeErr(w http.ResponseWriter, status int, typ wire.ErrorType, code, param, msg string) {
+	writeJSON(w, status, wire.ErrorEnvelope{Error: &wire.Error{Type: typ, Code: wire.ErrorCode(code), Param: param, Message: msg}})
+}
+
+// paymentRequired answers 402 with the offer and why.
+func (h *Handler) paymentRequired(w http.ResponseWriter, o *Offer, code, reason string) {
+	pr := o.PaymentRequired(reason)
+	hdr, err := EncodeHeader(pr)
+	if err != nil {
+		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the payment requirements could not be encoded")
+		return
+	}
+	w.Header().Set(HeaderPaymentRequired, hdr)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusPaymentRequired, struct {
+		*PaymentRequired
+		Code string `json:"code,omitempty"`
+	}{pr, code})
+}
+
+func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	in, apiErr := h.readCreate(w, r)
+	if apiErr != nil {
+		writeErr(w, apiErr.Status, wire.ErrorTypeInvalidRequest, apiErr.Code, "", apiErr.Message)
+		return
+	}
+	env := h.cfg.Environment
+	// The quote checks the product and the payload before anything is
+	// signed: a payload the product refuses is a 400, never a 402.
+	quote, err := h.cfg.Engine.Quote(ctx, settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: "cus_x402_quote", Payload: in.Payload})
+	if err != nil {
+		h.engineError(w, err)
+		return
+	}
+	offer, err := h.offer(in.Product, quote.Quoted.Amount)
+	if err != nil {
+		h.log.Error("x402 offer", zap.Error(err))
+		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the payment requirements could not be made")
+		return
+	}
+	header := r.Header.Values(HeaderPaymentSignature)
+	if len(header) == 0 {
+		h.paymentRequired(w, offer, "", "PAYMENT-SIGNATURE header is required")
+		return
+	}
+	if len(header) > 1 {
+		writeErr(w, 400, wire.ErrorTypeInvalidRequest, CodeMalformed, HeaderPaymentSignature, "send one PAYMENT-SIGNATURE header, not several")
+		return
+	}
+	payment, err := DecodePaymentPayload(header[0])
+	if err != nil {
+		h.refuse(w, offer, err)
+		return
+	}
+	auth, err := offer.Verify(payment, h.cfg.Now())
+	if err != nil {
+		h.refuse(w, offer, err)
+		return
+	}
+	h.pay(ctx, w, offer, in, auth)
+}
+
+// pay settles a verified authorization and creates its workflow, one
+// payer at a time, so that a second use of one authorization finds the
+// first's workflow.
+func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, in *createBody, auth *ExactAuthorization) {
+	env := h.cfg.Environment
+	customer := CustomerID(auth.From)
+	unlock := h.locks.lock(auth.From)
+	defer unlock()
+	c, err := h.cfg.Engine.Customer(ctx, env, customer)
+	if err != nil || c.Deposit == nil {
+		h.log.Error("x402 customer", zap.String("customer", customer), zap.Error(err))
+		writeErr(w, 503, wire.ErrorTypeAPI, "funds_unavailable", "", "the wallet's customer balance cannot be read now; nothing was charged, retry")
+		return
+	}
+	ref, err := hexutil.Decode(c.Deposit.CustomerRef)
+	if err != nil || len(ref) != 32 {
+		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the customer's reference is unreadable")
+		return
+	}
+	var owner common.Address
+	if c.Owner != nil {
+		owner = common.HexToAddress(*c.Owner)
+	}
+	key := "x402_" + auth.Key().Hex()[2:]
+	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: customer, Payload: in.Payload, IdempotencyKey: key}
+	paid, err := h.cfg.Facilitator.Pay(ctx, auth, [32]byte(ref), owner)
+	used := errors.Is(err, ErrUsed)
+	var depErr *DepositError
+	var sendErr *SendError
+	switch {
+	case used:
+		// Paid before: the same request again finds its workflow by the
+		// authorization's key; another request is refused below.
+	case errors.As(err, &depErr):
+		h.log.Error("x402 payment received, deposit failed", zap.String("customer", customer), zap.String("transfer", depErr.Transfer.Hex()), zap.Error(err))
+		writeErr(w, 500, wire.ErrorTypeAPI, "deposit_failed", "", fmt.Sprintf("the payment %s was received but could not be credited to the wallet's balance; the operator has been told", depErr.Transfer.Hex()))
+		return
+	case errors.As(err, &sendErr):
+		h.log.Error("x402 transfer not confirmed", zap.String("customer", customer), zap.Error(err))
+		writeErr(w, 502, wire.ErrorTypeAPI, "transfer_unconfirmed", "", "the payment's transfer was sent but not confirmed; retry with the same PAYMENT-SIGNATURE: it is charged at most once")
+		return
+	case err != nil:
+		h.refuse(w, offer, err)
+		return
+	}
+	wf, replayed, err := h.createPaid(ctx, params, !used)
+	if err != nil {
+		var ife *settleflow.InsufficientFundsError
+		switch {
+		case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
+			h.paymentRequired(w, offer, CodeNonceUsed, "this authorization has paid for another workflow (another product or payload); sign a new one")
+		case used && errors.As(err, &ife):
+			h.paymentRequired(w, offer, CodeNonceUsed, "this authorization was used already, and no workflow of this request was paid with it; sign a new one")
+		case errors.As(err, &ife):
+			// Paid and deposited, not yet applied within FundsWait: the same
+			// payment again creates the workflow once it is.
+			writeErr(w, 503, wire.ErrorTypeAPI, "payment_pending", "", fmt.Sprintf("the payment %s is deposited in the wallet's balance but not yet confirmed; send the same request with the same PAYMENT-SIGNATURE again to create the workflow (it is not charged twice)", paid.Transfer.Hex()))
+		default:
+			h.engineError(w, err)
+		}
+		return
+	}
+	wf = h.await(ctx, wf)
+	resp := SettlementResponse{Success: true, Network: offer.Requirements.Network, Payer: auth.From.Hex(), Amount: auth.Value.String()}
+	if !used {
+		resp.Transaction = paid.Transfer.Hex()
+	}
+	if hdr, err := EncodeHeader(resp); err == nil {
+		w.Header().Set(HeaderPaymentResponse, hdr)
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("Location", h.cfg.BaseURL+"/workflows/"+wf.ID)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, Purchase{Object: "x402_purchase", Workflow: wf, AccessToken: h.accessToken(env, wf.ID)})
+}
+
+// createPaid creates the workflow; when the payment was just deposited it
+// waits, at most FundsWait, for the deposit to be confirmed and applied.
+func (h *Handler) createPaid(ctx context.Context, p settleflow.CreateParams, wait bool) (*settleflow.Workflow, bool, error) {
+	deadline := time.Now().Add(h.cfg.FundsWait)
+	for {
+		wf, replayed, err := h.cfg.Engine.Create(ctx, p)
+		var ife *settleflow.InsufficientFundsError
+		if err == nil || !wait || !errors.As(err, &ife) || time.Now().After(deadline) {
+			return wf, replayed, err
+		}
+		if mine := h.cfg.Facilitator.mine; mine != nil {
+			mine() // the deposit's confirmations, on a chain that mines on demand
+		}
+		if serr := h.cfg.Engine.SyncFunds(ctx, p.Environment); serr != nil {
+			h.log.Warn("x402 funds sync", zap.Error(serr))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// await polls the workflow until it ends or Config.Wait passes.
+func (h *Handler) await(ctx context.Context, wf *settleflow.Workflow) *settleflow.Workflow {
+	deadline := time.Now().Add(h.cfg.Wait)
+	for !wf.Status.Terminal() && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return wf
+		case <-time.After(100 * time.Millisecond):
+		}
+		next, err := h.cfg.Engine.Fetch(ctx, h.cfg.Environment, wf.ID)
+		if err != nil {
+			return wf
+		}
+		wf = next
+	}
+	return wf
+}
+
+// offer is what this request pays: the product's quote in the token's
+// base units to the collector.
+func (h *Handler) offer(product string, cents int64) (*Offer, error) {
+	f := h.cfg.Facilitator
+	amount, err := settlement.BaseUnits(cents, 6)
+	if err != nil {
+		return nil, err
+	}
+	d := f.Domain()
+	return &Offer{
+		Resource: ResourceInfo{URL: h.cfg.BaseURL + "/workflows", Description: "a workflow of " + product, MimeType: "application/json"},
+		Requirements: PaymentRequirements{
+			Scheme: SchemeExact, Network: f.Network(), Amount: amount.String(), Asset: d.Contract.Hex(),
+			PayTo: f.Collector().Hex(), MaxTimeoutSeconds: int64(h.cfg.MaxTimeout / time.Second),
+			Extra: map[string]string{"name": d.Name, "version": d.Version, "product": product},
+		},
+		Domain: d,
+	}, nil
+}
+
+// refuse answers a payment error: 400 for what is malformed, otherwise 402
+// with the offer and the reason.
+func (h *Handler) refuse(w http.ResponseWriter, o *Offer, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		h.log.Error("x402 payment", zap.Error(err))
+		writeErr(w, 503, wire.ErrorTypeAPI, "chain_unavailable", "", "the payment could not be checked on chain now; nothing was charged, retry")
+		return
+	}
+	if e.Status == http.StatusPaymentRequired {
+		h.paymentRequired(w, o, e.Code, e.Message)
+		return
+	}
+	writeErr(w, e.Status, wire.ErrorTypeInvalidRequest, e.Code, HeaderPaymentSignature, e.Message)
+}
+
+// engineError answers an engine error: the request's fault as 400 (404
+// for an unknown product), anything else 500.
+func (h *Handler) engineError(w http.ResponseWriter, err error) {
+	var inv *settleflow.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		status := 400
+		if inv.Code == wire.CodeProductNotFound {
+			status = 404
+		}
+		writeErr(w, status, wire.ErrorTypeInvalidRequest, string(inv.Code), inv.Param, inv.Message)
+	default:
+		h.log.Error("x402 create", zap.Error(err))
+		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the workflow could not be created")
+	}
+}
+
+// readCreate reads {product, payload}: JSON, at most MaxBodyBytes, no
+// other fields, a product for sale over x402.
+func (h *Handler) readCreate(w http.ResponseWriter, r *http.Request) (*createBody, *Error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, &Error{Status: 415, Code: string(wire.CodeUnsupportedMediaType), Message: "send the body as JSON with Content-Type: application/json"}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		return nil, &Error{Status: 413, Code: string(wire.CodeBodyTooLarge), Message: fmt.Sprintf("the body could not be read within %d bytes", h.cfg.MaxBodyBytes)}
+	}
+	var in createBody
+	if err := strictJSON(body, &in); err != nil {
+		return nil, &Error{Status: 400, Code: string(wire.CodeParameterInvalid), Message: "the body must be {\"product\": ..., \"payload\": {...}}: " + err.Error()}
+	}
+	if !h.products[in.Product] {
+		return nil, &Error{Status: 404, Code: string(wire.CodeProductNotFound), Message: fmt.Sprintf("product %q is not for sale over x402", in.Product)}
+	}
+	if len(bytes.TrimSpace(in.Payload)) == 0 {
+		return nil, &Error{Status: 400, Code: string(wire.CodeParameterMissing), Message: "payload is required"}
+	}
+	return &in, nil
+}
+
+// accessToken is the bearer token that reads workflow id of env: an HMAC
+// of both under AccessSecret, so nothing is stored and only the answer to
+// the paid create holds it.
+func (h *Handler) accessToken(env settleflow.Environment, id string) string {
+	m := hmac.New(sha256.New, h.cfg.AccessSecret)
+	fmt.Fprintf(m, "settleflow x402 access v1\x00%s\x00%s", env, id)
+	return "x4at_" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func (h *Handler) fetch(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="settleflow-x402"`)
+		writeErr(w, 401, wire.ErrorTypeAuthentication, "access_token_required", "", "send the purchase's accessToken as Authorization: Bearer <token>")
+		return
+	}
+	env := h.cfg.Environment
+	if !hmac.Equal([]byte(token), []byte(h.accessToken(env, id))) {
+		writeErr(w, 404, wire.ErrorTypeInvalidRequest, "resource_missing", "", "no workflow "+id+" for this access token")
+		return
+	}
+	wf, err := h.cfg.Engine.Fetch(r.Context(), env, id)
+	if err != nil {
+		writeErr(w, 404, wire.ErrorTypeInvalidRequest, "resource_missing", "", "no workflow "+id+" for this access token")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, 200, wf)
+}
+
+// keyedMutex serializes per wallet.
+type keyedMutex struct {
+	mu sync.Mutex
+	m  map[common.Address]*keyedEntry
+}
+
+type keyedEntry struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (k *keyedMutex) lock(a common.Address) func() {
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = map[common.Address]*keyedEntry{}
+	}
+	e := k.m[a]
+	if e == nil {
+		e = &keyedEntry{}
+		k.m[a] = e
+	}
+	e.refs++
+	k.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		k.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(k.m, a)
+		}
+		k.mu.Unlock()
+	}
+}
