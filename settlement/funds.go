@@ -389,3 +389,30 @@ func (c *chain) awaitPendingNonce(ctx context.Context, from common.Address, nonc
 func isUnderpriced(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "underpriced")
 }
+
+var _ settleflow.FundsChainTimer = (*Settler)(nil)
+
+// FundsChainTime returns the block time of env's head as its node reports
+// it (settleflow.FundsChainTimer): the engine's view of funds is as current
+// as that block, so a node that keeps answering while its head stands
+// still (stalled, cut off from its peers) makes the view stale after
+// Options.FundsMaxAge. The head, not the block at the confirmation depth:
+// that one trails the head by the depth by design (the finalized block of
+// Confirmations 0 by some 13 minutes on Ethereum, more on a rollup), while
+// the head's age is the node's. Zero for a chain that seals blocks on
+// demand (ChainConfig.BlocksOnDemand: the simulated chain): its head time
+// says nothing, and the view is current whenever the node answers.
+func (s *Settler) FundsChainTime(ctx context.Context, env settleflow.Environment) (time.Time, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return time.Time{}, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	if c.cfg.BlocksOnDemand {
+		return time.Time{}, nil
+	}
+	h, err := c.b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("settlement: %s: head: %w", c.env, err)
+	}
+	return time.Unix(int64(h.Time), 0).UTC(), nil
+}

@@ -284,6 +284,13 @@ func (s *Settler) RelayDeposit(ctx context.Context, env settleflow.Environment, 
 		}
 		c.mu.Lock()
 		if it = c.owners[nonce]; it == nil || it.state == stFailed {
+			// A new relay: the operator's budget across customers, and
+			// the wallet's, pay for it first (the same authorization
+			// sent again costs nothing more).
+			if err := c.relayBudget.take(c.cfg.Relays, c.env, p.from, c.now()); err != nil {
+				c.mu.Unlock()
+				return "", err
+			}
 			it = &oitem{customerID: customerID, ref: ref, call: data, payer: p.from, queuedAt: c.now(), sent: make(chan struct{})}
 			c.owners[nonce] = it
 			c.oqueue = append(c.oqueue, it)
@@ -294,15 +301,182 @@ func (s *Settler) RelayDeposit(ctx context.Context, env settleflow.Environment, 
 		c.mu.Unlock()
 	}
 	c.poke()
+	// Queued, it is sent whether or not the caller still waits: a request
+	// canceled now must still learn the transaction, to record what the
+	// operator pays for. So the wait outlives ctx, by relaySendWait at most.
 	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
 	case <-it.sent:
+	case <-ctx.Done():
+		select {
+		case <-it.sent:
+		case <-time.After(relaySendWait):
+			return "", fmt.Errorf("settlement: %s: the deposit is queued and will be sent, but not within %s of the request's end: %w", c.env, relaySendWait, ctx.Err())
+		}
 	}
 	if it.err != nil {
 		return "", it.err
 	}
 	return it.hash.Hex(), nil
+}
+
+// relaySendWait is how long RelayDeposit still waits, after its ctx ended,
+// for a queued deposit to be sent (the worker sends within a poll).
+const relaySendWait = 30 * time.Second
+
+// RelayBudget bounds the deposits the operator relays, and pays the gas
+// of, across customers: a self-serve sign-up gives every new customer the
+// portal's own hourly limit per customer, so only a budget over all of
+// them bounds the operator's bill. It counts per clock hour (UTC), in this
+// process: n processes sharing the operator relay at most n times the
+// budget. A deposit over it is refused with a *RelayBudgetError and
+// nothing is sent.
+type RelayBudget struct {
+	// PerHour is the most deposits relayed per hour in the environment,
+	// all customers together. Default DefaultRelaysPerHour; negative: no
+	// bound.
+	PerHour int
+	// PerWalletHour is the most relayed per hour from one signing wallet,
+	// whichever customers it deposits for. Default
+	// DefaultRelaysPerWalletHour; negative: no bound.
+	PerWalletHour int
+}
+
+// The relay budget's defaults.
+const (
+	DefaultRelaysPerHour       = 500
+	DefaultRelaysPerWalletHour = 20
+)
+
+func (b RelayBudget) limits() (perHour, perWallet int) {
+	perHour, perWallet = b.PerHour, b.PerWalletHour
+	if perHour == 0 {
+		perHour = DefaultRelaysPerHour
+	}
+	if perWallet == 0 {
+		perWallet = DefaultRelaysPerWalletHour
+	}
+	return perHour, perWallet
+}
+
+// Relay budget scopes (RelayBudgetError.Scope, RelayBudgetStatus.Refused).
+const (
+	RelayScopeOperator = "operator"
+	RelayScopeWallet   = "wallet"
+)
+
+// RelayBudgetError is RelayDeposit's refusal of a deposit over the relay
+// budget: nothing was sent.
+type RelayBudgetError struct {
+	Environment settleflow.Environment
+	// Scope is RelayScopeOperator (all customers' relays this hour) or
+	// RelayScopeWallet (this wallet's).
+	Scope string
+	// Wallet is the signer, for RelayScopeWallet.
+	Wallet string
+	// Limit is the budget spent; Until when the next hour begins.
+	Limit int
+	Until time.Time
+}
+
+func (e *RelayBudgetError) Error() string {
+	if e.Scope == RelayScopeWallet {
+		return fmt.Sprintf("settlement: %s: wallet %s has had %d deposits relayed this hour, the most one wallet gets; try again after %s",
+			e.Environment, e.Wallet, e.Limit, e.Until.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("settlement: %s: the operator has relayed %d deposits this hour, its budget across customers; try again after %s",
+		e.Environment, e.Limit, e.Until.Format(time.RFC3339))
+}
+
+// relayBudget counts one environment's relays of the current hour. Its
+// owner's mu guards it.
+type relayBudget struct {
+	hour     time.Time
+	total    int
+	byWallet map[common.Address]int
+	refused  map[string]int64 // by scope, since start
+}
+
+// take counts one relay from wallet at now, or refuses it.
+func (r *relayBudget) take(b RelayBudget, env settleflow.Environment, wallet common.Address, now time.Time) error {
+	perHour, perWallet := b.limits()
+	if hour := now.UTC().Truncate(time.Hour); !hour.Equal(r.hour) {
+		r.hour, r.total, r.byWallet = hour, 0, map[common.Address]int{}
+	}
+	if r.refused == nil {
+		r.refused = map[string]int64{}
+	}
+	until := r.hour.Add(time.Hour)
+	if perHour >= 0 && r.total >= perHour {
+		r.refused[RelayScopeOperator]++
+		return &RelayBudgetError{Environment: env, Scope: RelayScopeOperator, Limit: perHour, Until: until}
+	}
+	if perWallet >= 0 && r.byWallet[wallet] >= perWallet {
+		r.refused[RelayScopeWallet]++
+		return &RelayBudgetError{Environment: env, Scope: RelayScopeWallet, Wallet: wallet.Hex(), Limit: perWallet, Until: until}
+	}
+	r.total++
+	r.byWallet[wallet]++
+	return nil
+}
+
+// RelayBudgetStatus is how much of an environment's relay budget this
+// hour has used (metrics and readiness).
+type RelayBudgetStatus struct {
+	Environment settleflow.Environment
+	// Hour is the clock hour counted; Used the deposits relayed in it,
+	// Limit the budget (-1: none).
+	Hour  time.Time
+	Used  int
+	Limit int
+	// Spent: Used reached Limit; relays are refused until the next hour.
+	Spent bool
+	// WalletsSpent counts the wallets that used their own budget this
+	// hour; WalletLimit is that budget (-1: none).
+	WalletsSpent int
+	WalletLimit  int
+	// Refused counts the relays refused since start, by scope
+	// (RelayScopeOperator, RelayScopeWallet).
+	Refused map[string]int64
+}
+
+// Problem says in a sentence that the budget is spent; "" if it is not.
+func (st RelayBudgetStatus) Problem() string {
+	if !st.Spent {
+		return ""
+	}
+	return fmt.Sprintf("%s relay budget spent: %d deposits relayed this hour, the most across customers; relays are refused until %s",
+		st.Environment, st.Used, st.Hour.Add(time.Hour).Format(time.RFC3339))
+}
+
+// RelayBudgets reports each environment's relay budget of this hour.
+func (s *Settler) RelayBudgets() []RelayBudgetStatus {
+	var out []RelayBudgetStatus
+	for _, env := range []settleflow.Environment{settleflow.Test, settleflow.Live} {
+		c, ok := s.chains[env]
+		if !ok {
+			continue
+		}
+		perHour, perWallet := c.cfg.Relays.limits()
+		now := c.now()
+		c.mu.Lock()
+		r := &c.relayBudget
+		st := RelayBudgetStatus{Environment: env, Hour: now.UTC().Truncate(time.Hour), Limit: max(perHour, -1), WalletLimit: max(perWallet, -1), Refused: map[string]int64{}}
+		if r.hour.Equal(st.Hour) {
+			st.Used = r.total
+			for _, n := range r.byWallet {
+				if perWallet >= 0 && n >= perWallet {
+					st.WalletsSpent++
+				}
+			}
+		}
+		for k, v := range r.refused {
+			st.Refused[k] = v
+		}
+		c.mu.Unlock()
+		st.Spent = perHour >= 0 && st.Used >= perHour
+		out = append(out, st)
+	}
+	return out
 }
 
 // relayRefusal maps a revert of depositWithAuthorization to the caller's
