@@ -557,3 +557,54 @@ func TestFollowerStalledNodeIsStale(t *testing.T) {
 		})
 	}
 }
+
+// A keyed create retried during a funds outage (the node stopped
+// answering, the view is stale) answers the workflow its key created, not
+// 503: the key is looked up before the refusal stands. The same key with
+// another request is still ErrIdempotencyKeyReused, and a new key is
+// refused funds_unavailable (issue 43, low finding).
+func TestFollowerKeyedRetryDuringOutageReplays(t *testing.T) {
+	for name, open := range followerStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			node := &downNode{Backend: s.Backend.Client()}
+			cc := ChainConfig{Client: node, Contract: s.Addresses.Contract, Token: s.Addresses.Token, Payee: s.Settler.chains[settleflow.Test].payee,
+				Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2, Network: "simulated", BlocksOnDemand: true}
+			st, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			clock := newStepClock(time.Now())
+			e := followerEngine(t, open(t), st, func(o *settleflow.Options) {
+				o.Clock, o.FundsMaxAge = clock, time.Minute
+			})
+			for range 3 {
+				s.Commit()
+			}
+			p := settleflow.CreateParams{Environment: settleflow.Test, Product: "noop", CustomerID: "cus_t0", Payload: []byte(`{"n": 1}`), IdempotencyKey: "order-1"}
+			first, replayed, err := e.Create(ctx, p)
+			if err != nil || replayed {
+				t.Fatalf("first keyed create: %v (replayed %v)", err, replayed)
+			}
+			node.down.Store(true)
+			clock.Advance(2 * time.Minute)
+			again, replayed, err := e.Create(ctx, p)
+			if err != nil || !replayed || again.ID != first.ID {
+				t.Fatalf("keyed retry during the outage: %+v replayed %v, %v; want %s replayed", again, replayed, err, first.ID)
+			}
+			other := p
+			other.Payload = []byte(`{"n": 2}`)
+			if _, _, err := e.Create(ctx, other); !errors.Is(err, settleflow.ErrIdempotencyKeyReused) {
+				t.Fatalf("the key with another request during the outage: %v; want ErrIdempotencyKeyReused", err)
+			}
+			fresh := p
+			fresh.IdempotencyKey = "order-2"
+			var fu *settleflow.FundsUnavailableError
+			if _, _, err := e.Create(ctx, fresh); !errors.As(err, &fu) {
+				t.Fatalf("a new key during the outage: %v; want funds unavailable", err)
+			}
+		})
+	}
+}

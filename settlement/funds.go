@@ -188,10 +188,30 @@ func (c *chain) fundsEvents(ctx context.Context, after settleflow.FundsCursor) (
 	if err != nil {
 		return nil, after, fmt.Errorf("settlement: %s: funds events: %w", c.env, err)
 	}
+	// The cursor names the block the logs were read at: its header is
+	// read after them, and the safe head read again after that. A safe
+	// head still of the same hash means the chain up to it (the logs'
+	// blocks, the header's) did not change meanwhile; one that changed
+	// (a reorg while the logs were read) is read again at the next call,
+	// not stored as a cursor of another fork than the logs applied.
 	toHeader := safe
 	if to != safe.Number.Uint64() {
 		if toHeader, err = c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(to)); err != nil {
 			return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, to, err)
+		}
+	}
+	again, err := c.b.HeaderByNumber(ctx, safe.Number)
+	if err != nil {
+		return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, safe.Number.Uint64(), err)
+	}
+	if again.Hash() != safe.Hash() {
+		return nil, after, fmt.Errorf("settlement: %s: block %d changed from %s to %s while its deposits were read (a reorg): reading them again",
+			c.env, safe.Number.Uint64(), safe.Hash().Hex(), again.Hash().Hex())
+	}
+	for i := range logs {
+		if l := &logs[i]; l.BlockNumber == to && l.BlockHash != toHeader.Hash() {
+			return nil, after, fmt.Errorf("settlement: %s: a log of block %d is of block %s, not %s (a reorg while it was read): reading it again",
+				c.env, to, l.BlockHash.Hex(), toHeader.Hash().Hex())
 		}
 	}
 	slices.SortFunc(logs, func(a, b types.Log) int {
