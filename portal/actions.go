@@ -431,8 +431,14 @@ func (h *Handler) relays(r *http.Request, s *session) ([]relayView, error) {
 		}
 		v.Confirmations = rc.Confirmations
 		next := "pending"
+		// A front-run relay reverted, but the transaction that used its
+		// authorization first credited the deposit as signed.
+		credit := row.TxHash
+		if rc.CreditedBy != "" {
+			credit = rc.CreditedBy
+		}
 		switch {
-		case rc.Mined && !rc.Succeeded:
+		case rc.Mined && !rc.Succeeded && rc.CreditedBy == "":
 			next = "failed"
 		case rc.Mined && !rc.Final:
 			next = "confirming"
@@ -440,7 +446,7 @@ func (h *Handler) relays(r *http.Request, s *session) ([]relayView, error) {
 			next = "confirmed"
 			var n int
 			if err := h.opts.DB.Bun().NewRaw("SELECT COUNT(*) FROM settleflow_funds_events WHERE livemode = ? AND tx_hash = ? AND kind = 'deposit' AND reverted = ?",
-				s.env.Livemode(), strings.ToLower(row.TxHash), false).Scan(ctx, &n); err != nil {
+				s.env.Livemode(), strings.ToLower(credit), false).Scan(ctx, &n); err != nil {
 				return nil, err
 			}
 			if n > 0 {

@@ -517,6 +517,61 @@ type RelayReceipt struct {
 	// the operator paid for it.
 	GasUsed uint64
 	Fee     *big.Int
+	// CreditedBy is set when the relay reverted because another
+	// transaction used its authorization first (whoever saw the relay in
+	// the mempool sent the same depositWithAuthorization): that
+	// transaction, 0x-hex. The deposit was credited as signed (the
+	// authorization's nonce binds the customer and owner, and the token
+	// accepts it only from the contract, which credits it in the same
+	// call): show it credited, not failed.
+	CreditedBy string
+}
+
+// authorizationUsedEventID is the token's EIP-3009 AuthorizationUsed.
+var authorizationUsedEventID = erc20ABI.GetABI().Events["AuthorizationUsed"].ID
+
+// creditedBy finds, for a reverted relay, the transaction that used its
+// authorization first; nil when none did (the relay failed).
+func (c *chain) creditedBy(ctx context.Context, hash common.Hash, block uint64) (*common.Hash, error) {
+	tx, _, err := c.b.TransactionByHash(ctx, hash)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: transaction %s: %w", c.env, hash.Hex(), err)
+	}
+	data := tx.Data()
+	m := settlementABI.GetABI().Methods["depositWithAuthorization"]
+	if len(data) < 4 || !bytes.Equal(data[:4], m.ID) {
+		return nil, nil
+	}
+	args, err := m.Inputs.Unpack(data[4:])
+	if err != nil || len(args) < 7 {
+		return nil, nil
+	}
+	ref, ok1 := args[0].([32]byte)
+	owner, ok2 := args[1].(common.Address)
+	from, ok3 := args[2].(common.Address)
+	salt, ok4 := args[6].([32]byte)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil, nil
+	}
+	nonce := DepositNonce(ref, owner, salt)
+	// The authorization was used at or before the relay's block; look
+	// back one log window (a front-runner is a block or two ahead).
+	fromBlock := c.deployed
+	if block >= FundsLogRange && block-FundsLogRange+1 > fromBlock {
+		fromBlock = block - FundsLogRange + 1
+	}
+	logs, err := c.b.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(fromBlock), ToBlock: new(big.Int).SetUint64(block),
+		Addresses: []common.Address{c.token}, Topics: [][]common.Hash{{authorizationUsedEventID}, {common.BytesToHash(from[:])}, {nonce}}})
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: the authorization of %s: %w", c.env, hash.Hex(), err)
+	}
+	for _, l := range logs {
+		if !l.Removed && l.TxHash != hash {
+			h := l.TxHash
+			return &h, nil
+		}
+	}
+	return nil, nil
 }
 
 // RelayReceipt reads the receipt of a transaction the operator sent.
@@ -544,6 +599,15 @@ func (s *Settler) RelayReceipt(ctx context.Context, env settleflow.Environment, 
 		out.Confirmations = n - r.BlockNumber.Uint64() + 1
 	}
 	out.Final = out.Confirmations >= max(c.cfg.Confirmations, 1)
+	if !out.Succeeded {
+		by, err := c.creditedBy(ctx, r.TxHash, r.BlockNumber.Uint64())
+		if err != nil {
+			return RelayReceipt{}, err
+		}
+		if by != nil {
+			out.CreditedBy = by.Hex()
+		}
+	}
 	return out, nil
 }
 

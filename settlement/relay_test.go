@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/rand"
 	"errors"
+	"math/big"
 	"testing"
 	"time"
 
@@ -151,5 +152,82 @@ func TestRelayCanceledAfterQueueingAnswersTheTransaction(t *testing.T) {
 			t.Fatalf("the answered transaction %s was not mined: %+v %v", tx, rc, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sendAhead sends key's transaction to with data, its tip ten times
+// relayed's, without mining it: it lands in the next block before relayed.
+func sendAhead(t *testing.T, s *Simulated, key *ecdsa.PrivateKey, relayed *types.Transaction, to *common.Address, data []byte) *types.Transaction {
+	t.Helper()
+	ctx := context.Background()
+	client := s.Backend.Client()
+	chainID, err := client.ChainID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce, err := client.PendingNonceAt(ctx, crypto.PubkeyToAddress(key.PublicKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := new(big.Int).Mul(relayed.GasTipCap(), big.NewInt(10))
+	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(chainID), &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce,
+		GasTipCap: tip, GasFeeCap: new(big.Int).Add(relayed.GasFeeCap(), tip), Gas: relayed.Gas(), To: to, Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// A relay front-run from the mempool (an observer sends the same
+// depositWithAuthorization first, with a higher tip) reverts, but the
+// deposit was credited as signed, once: RelayReceipt names the
+// transaction that credited it (CreditedBy), so the relay shows credited,
+// not failed (issue 43, low finding). A relay that reverted for another
+// reason (the wallet moved its tokens first) names none: it failed.
+func TestRelayFrontRunShowsCredited(t *testing.T) {
+	ctx := context.Background()
+	s := newSim(t, SimulatedOptions{ManualCommit: true})
+	wallet, _ := walletFor(t, s, 1_000)
+	attacker, _ := walletFor(t, s, 0)
+	client := s.Backend.Client()
+	relay := func(key *ecdsa.PrivateKey, customerID string) (string, *types.Transaction) {
+		tx, err := s.RelayDeposit(ctx, settleflow.Test, customerID, relayAuth(t, s.Settler, key, customerID, 100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		relayed, _, err := client.TransactionByHash(ctx, common.HexToHash(tx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tx, relayed
+	}
+	tx, relayed := relay(wallet, "cus_frontrun")
+	front := sendAhead(t, s, attacker, relayed, relayed.To(), relayed.Data()) // the observer copies the calldata
+	s.Commit()
+	rc, err := s.RelayReceipt(ctx, settleflow.Test, tx)
+	if err != nil || !rc.Mined {
+		t.Fatalf("receipt of the front-run relay: %+v %v", rc, err)
+	}
+	if rc.Succeeded {
+		t.Fatal("the relay was not front-run: the test front-runs nothing")
+	}
+	if rc.CreditedBy != front.Hash().Hex() {
+		t.Fatalf("the front-run relay: credited by %q, want the front-runner's %s", rc.CreditedBy, front.Hash().Hex())
+	}
+	if b := customerBalance(t, s, "cus_frontrun"); b.Cmp(cents(100)) != 0 {
+		t.Fatalf("cus_frontrun holds %s, want 100 cents (credited once)", b)
+	}
+
+	// The wallet moves its tokens away before the relay is mined.
+	poor, _ := walletFor(t, s, 100)
+	tx, relayed = relay(poor, "cus_moved")
+	sendAhead(t, s, poor, relayed, &s.Addresses.Token, erc20ABI.PackTransfer(s.Addresses.Payee, cents(100)))
+	s.Commit()
+	rc, err = s.RelayReceipt(ctx, settleflow.Test, tx)
+	if err != nil || !rc.Mined || rc.Succeeded || rc.CreditedBy != "" {
+		t.Fatalf("a relay whose wallet moved its tokens first: %+v %v; want reverted, credited by none", rc, err)
 	}
 }
