@@ -301,16 +301,22 @@ func (s *Settler) RelayDeposit(ctx context.Context, env settleflow.Environment, 
 		c.mu.Unlock()
 	}
 	c.poke()
-	// Queued, it is sent whether or not the caller still waits: a request
-	// canceled now must still learn the transaction, to record what the
-	// operator pays for. So the wait outlives ctx, by relaySendWait at most.
+	return c.awaitSent(ctx, it)
+}
+
+// awaitSent waits until a queued relay or owner grant is sent and returns
+// its transaction. Queued, it is sent whether or not the caller still
+// waits: a request canceled now must still learn the transaction, to
+// record what the operator pays for. So the wait outlives ctx, by
+// relaySendWait at most.
+func (c *chain) awaitSent(ctx context.Context, it *oitem) (string, error) {
 	select {
 	case <-it.sent:
 	case <-ctx.Done():
 		select {
 		case <-it.sent:
 		case <-time.After(relaySendWait):
-			return "", fmt.Errorf("settlement: %s: the deposit is queued and will be sent, but not within %s of the request's end: %w", c.env, relaySendWait, ctx.Err())
+			return "", fmt.Errorf("settlement: %s: the transaction is queued and will be sent, but not within %s of the request's end: %w", c.env, relaySendWait, ctx.Err())
 		}
 	}
 	if it.err != nil {
@@ -319,8 +325,9 @@ func (s *Settler) RelayDeposit(ctx context.Context, env settleflow.Environment, 
 	return it.hash.Hex(), nil
 }
 
-// relaySendWait is how long RelayDeposit still waits, after its ctx ended,
-// for a queued deposit to be sent (the worker sends within a poll).
+// relaySendWait is how long RelayDeposit and SetOwner still wait, after
+// their ctx ended, for a queued transaction to be sent (the worker sends
+// within a poll).
 const relaySendWait = 30 * time.Second
 
 // RelayBudget bounds the deposits the operator relays, and pays the gas

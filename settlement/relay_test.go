@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"math/big"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,23 +109,35 @@ func TestRelayBudgetAcrossCustomers(t *testing.T) {
 // the send.
 type cancelOnSend struct {
 	Backend
+	mu     sync.Mutex
 	cancel context.CancelFunc
 }
 
 func (n *cancelOnSend) SendTransaction(ctx context.Context, tx *types.Transaction) error {
+	n.mu.Lock()
 	n.cancel()
+	n.mu.Unlock()
 	return n.Backend.SendTransaction(ctx, tx)
 }
 
-// A relay whose request is canceled once it is queued is still sent (the
-// operator pays for it), so RelayDeposit still answers its transaction for
-// the caller to record, not the request's end (issue 43, low finding).
+// request is a request's ctx that n cancels at its next send.
+func (n *cancelOnSend) request() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	n.mu.Lock()
+	n.cancel = cancel
+	n.mu.Unlock()
+	return ctx
+}
+
+// A relay (and an owner grant) whose request is canceled once it is
+// queued is still sent (the operator pays for it), so RelayDeposit and
+// SetOwner still answer its transaction for the caller to record, not the
+// request's end (issue 43, low finding).
 func TestRelayCanceledAfterQueueingAnswersTheTransaction(t *testing.T) {
 	s := newSim(t, SimulatedOptions{})
 	w, _ := walletFor(t, s, 1_000)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	node := &cancelOnSend{Backend: s.Backend.Client(), cancel: cancel}
+	node := &cancelOnSend{Backend: s.Backend.Client()}
+	ctx := node.request()
 	cc := ChainConfig{Client: node, Contract: s.Addresses.Contract, Token: s.Addresses.Token, Payee: s.Settler.chains[settleflow.Test].payee,
 		Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2, Network: "simulated", PollInterval: 50 * time.Millisecond}
 	st, err := New(context.Background(), Config{Test: &cc, Logger: zaptest.NewLogger(t)})
@@ -152,6 +165,16 @@ func TestRelayCanceledAfterQueueingAnswersTheTransaction(t *testing.T) {
 			t.Fatalf("the answered transaction %s was not mined: %+v %v", tx, rc, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+
+	key, _ := crypto.GenerateKey()
+	ctx = node.request()
+	tx, err = st.SetOwner(ctx, settleflow.Test, "cus_owner_canceled", newGrant(t, s, key, "cus_owner_canceled"))
+	if err != nil || tx == "" {
+		t.Fatalf("owner grant canceled after queueing: %q %v; want its transaction", tx, err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the grant's request was never canceled: the test cancels nothing")
 	}
 }
 
