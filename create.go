@@ -233,6 +233,14 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		ins.RequestHash = requestHash(p.Product, p.CustomerID, payload, p.SuccessCriteria, p.MarginFloor)
 	}
 	if err := e.reserve(ctx, &ins, p.Environment); err != nil {
+		if p.IdempotencyKey != "" {
+			// A retry of a request that created a workflow answers that
+			// workflow, though funds cannot be checked now (a funds
+			// outage): the key is looked up before the refusal stands.
+			if wf, rerr := e.replayUnquotable(ctx, p); wf != nil || rerr != nil {
+				return wf, wf != nil, rerr
+			}
+		}
 		return nil, false, err
 	}
 	// Once queued, the insert is answered whatever ctx does: the caller
@@ -290,8 +298,9 @@ func compactJSON(raw []byte) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
-// replayUnquotable answers a create that could not be quoted from the
-// record of its idempotency key: the workflow it created (the same
+// replayUnquotable answers a create that could not be quoted, or not
+// admitted for want of a current view of funds, from the record of its
+// idempotency key: the workflow it created (the same
 // request) or ErrIdempotencyKeyReused (another request). It returns nil,
 // nil when the key has no live record or the Store cannot read one
 // (IdempotencyReader): then the quote's error stands.

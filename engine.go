@@ -94,7 +94,10 @@ type Options struct {
 	// first follows the chain itself (for up to 5 s) and, if that fails,
 	// is refused with a *FundsUnavailableError (HTTP 503
 	// funds_unavailable), and FundsHealth reports it stale, until it is
-	// current again. Default 0: no bound.
+	// current again. The view is as old as the node's newest block when
+	// the settler tells it (FundsChainTimer): a stalled node that still
+	// answers ages it too. Default DefaultFundsMaxAge (10 min); negative:
+	// no bound.
 	FundsMaxAge time.Duration
 	// Services are background services the engine runs beside its own
 	// stages, such as the webhook deliverer (*webhook.Service): Start
@@ -230,6 +233,7 @@ func New(opts Options) (*Engine, error) {
 	setDefault(&opts.FaucetWait, 30*time.Second)
 	setDefault(&opts.FaucetTakeover, 10*time.Second)
 	setDefault(&opts.FundsPollInterval, 2*time.Second)
+	setDefault(&opts.FundsMaxAge, DefaultFundsMaxAge)
 	setDefault(&opts.Retry.Base, time.Second)
 	setDefault(&opts.Retry.Max, 10*time.Minute)
 	setDefault(&opts.Retry.MaxAttempts, 10)

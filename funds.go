@@ -1,6 +1,9 @@
 package settleflow
 
 import (
+	"context"
+	"time"
+
 	"github.com/settleflow/settleflow/driver"
 	"github.com/settleflow/settleflow/wire"
 )
@@ -70,3 +73,18 @@ const (
 	FundsWithdrawn           = driver.FundsWithdrawn
 	FundsOwnerSet            = driver.FundsOwnerSet
 )
+
+// FundsChainTimer is implemented by a [Funds] settler that can tell how
+// current its node is (the shipped settlement.Settler does). The engine
+// then judges its view of an environment's funds by the chain's time, not
+// only by when the follower last found nothing newer: a stalled node that
+// still answers has nothing newer, forever.
+type FundsChainTimer interface {
+	// FundsChainTime returns the block time of the newest block env's node
+	// has (the head the confirmation depth is counted from): the view of
+	// funds followed up to the confirmation depth is as current as that
+	// block. Zero when the chain's block times say nothing of its node (a
+	// test chain that seals a block only when a transaction waits): the
+	// view is then current whenever the node answers.
+	FundsChainTime(ctx context.Context, env Environment) (time.Time, error)
+}

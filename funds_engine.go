@@ -27,6 +27,11 @@ const TestCustomerInsufficientFunds = "cus_insufficient_funds"
 // seen for the first time: 1,000.00.
 const DefaultTestFaucet int64 = 100_000
 
+// DefaultFundsMaxAge is Options.FundsMaxAge's default, the reference
+// server's: past it a create that needs funds is refused rather than
+// admitted against balances the chain may have moved on from.
+const DefaultFundsMaxAge = 10 * time.Minute
+
 // funds returns the settler's Funds side if it charges customer balances in
 // env.
 func (e *Engine) funds(env Environment) (Funds, bool) {
@@ -52,8 +57,9 @@ type fundsState struct {
 	currentAt, readAt [2]atomic.Int64
 	// triedAt is when a create last followed the chain itself because the
 	// view was stale; markedAt when this engine last told the Store it was
-	// current (unix microseconds, the engine's clock).
-	triedAt, markedAt [2]atomic.Int64
+	// current (unix microseconds, the engine's clock), and markedFor the
+	// time it marked it current at (the chain's, see FundsChainTimer).
+	triedAt, markedAt, markedFor [2]atomic.Int64
 }
 
 func envIndex(env Environment) int {
@@ -256,7 +262,8 @@ const fundsHistoryLimit = 1024
 
 // FundsUnavailableError is returned by Create when the engine cannot know
 // whether the customer can pay: its view of the environment's funds is
-// older than Options.FundsMaxAge (the funds follower is stopped or behind),
+// older than Options.FundsMaxAge (the funds follower is stopped or behind,
+// or its node is stalled: its newest block is that old),
 // or the customer has balance changes on chain that could not be applied
 // (quarantined: its balance is unknown). Nothing was stored. Over HTTP it
 // is a 503 with code funds_unavailable and a Retry-After header.
@@ -282,7 +289,7 @@ func (e *FundsUnavailableError) Error() string {
 	if e.CurrentAt.IsZero() {
 		return fmt.Sprintf("settleflow: funds unavailable: the %s deposits and withdrawals on chain have not been followed yet", e.Environment)
 	}
-	return fmt.Sprintf("settleflow: funds unavailable: the view of %s funds was last current at %s, longer ago than %s",
+	return fmt.Sprintf("settleflow: funds unavailable: the view of %s funds was last current at %s (the node's newest block then, or the follower's last read), longer ago than %s",
 		e.Environment, e.CurrentAt.Format(time.RFC3339), e.MaxAge)
 }
 
@@ -418,17 +425,28 @@ func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 			return fmt.Errorf("settleflow: following %s deposits: %w", env, err)
 		}
 		if to == from {
-			// Current. The Store learns it at most every fundsMarkEvery
-			// (other instances read it there), not at every poll.
+			// Current, as of the chain's newest block: a stalled node
+			// that still answers has nothing newer, and its view grows
+			// old with its head (FundsChainTimer). The Store learns it at
+			// most every fundsMarkEvery (other instances read it there),
+			// not at every poll.
 			now := e.now()
-			marked := &e.funds0.markedAt[envIndex(env)]
-			if now.UnixMicro()-marked.Load() >= e.fundsMarkEvery().Microseconds() {
-				if err := e.store.MarkFundsCurrent(ctx, env, from, now); err != nil {
+			at, err := e.fundsChainTime(ctx, f, env, now)
+			if err != nil {
+				return err
+			}
+			// A view that moved on by more than that (a stalled node's
+			// head moving again) is written at once.
+			marked, markedFor := &e.funds0.markedAt[envIndex(env)], &e.funds0.markedFor[envIndex(env)]
+			every := e.fundsMarkEvery().Microseconds()
+			if now.UnixMicro()-marked.Load() >= every || at.UnixMicro()-markedFor.Load() >= every {
+				if err := e.store.MarkFundsCurrent(ctx, env, from, at); err != nil {
 					return fmt.Errorf("settleflow: funds cursor: %w", err)
 				}
 				marked.Store(now.UnixMicro())
+				markedFor.Store(at.UnixMicro())
 			}
-			e.noteCurrent(env, now)
+			e.noteCurrent(env, at)
 			return nil
 		}
 		res, err := e.store.ApplyFunds(ctx, FundsBatch{Environment: env, From: from, To: to, Events: evs,
@@ -460,6 +478,25 @@ func (e *Engine) SyncFunds(ctx context.Context, env Environment) error {
 		// Not applied: another engine moved the cursor; read it again.
 	}
 	return nil
+}
+
+// fundsChainTime is when env's view of funds, followed to the chain's
+// head, is current: the block time of the node's newest block when the
+// settler tells it (FundsChainTimer), never later than now (the engine's
+// clock, the one clock ages are measured with); now when it does not.
+func (e *Engine) fundsChainTime(ctx context.Context, f Funds, env Environment, now time.Time) (time.Time, error) {
+	t, ok := f.(FundsChainTimer)
+	if !ok {
+		return now, nil
+	}
+	at, err := t.FundsChainTime(ctx, env)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("settleflow: following %s deposits: the chain's head: %w", env, err)
+	}
+	if at.IsZero() || at.After(now) {
+		return now, nil
+	}
+	return at.UTC(), nil
 }
 
 // rewindFunds goes back, after a reorg deeper than the confirmation depth
@@ -507,6 +544,9 @@ type FundsHealth struct {
 	// AgeSeconds is how old the view is (since CurrentAt; -1 if never).
 	AgeSeconds float64 `json:"ageSeconds"`
 	// MaxAgeSeconds is Options.FundsMaxAge (0: no bound).
+	// CurrentAt is the block time of the node's newest block when the
+	// follower was last current (see FundsChainTimer), so a stalled node
+	// ages the view like a stopped follower.
 	MaxAgeSeconds float64 `json:"maxAgeSeconds"`
 	// Stale is set while AgeSeconds passes MaxAgeSeconds: creates that
 	// need funds are refused (funds_unavailable).
@@ -528,7 +568,7 @@ func (e *Engine) FundsHealth(ctx context.Context) ([]FundsHealth, error) {
 			return nil, err
 		}
 		e.noteCurrent(env, st.CurrentAt)
-		h := FundsHealth{Environment: env, Block: st.Cursor.Block, AgeSeconds: -1, MaxAgeSeconds: e.opts.FundsMaxAge.Seconds(), Quarantined: st.Quarantined}
+		h := FundsHealth{Environment: env, Block: st.Cursor.Block, AgeSeconds: -1, MaxAgeSeconds: max(0, e.opts.FundsMaxAge.Seconds()), Quarantined: st.Quarantined}
 		if !st.CurrentAt.IsZero() {
 			at := st.CurrentAt
 			h.CurrentAt = &at

@@ -257,6 +257,12 @@ func (h *Handler) relayDeposit(w http.ResponseWriter, r *http.Request, s *sessio
 		if gerr := h.giveRelaySlot(r.Context(), s, hour); gerr != nil {
 			h.log.Warn("portal: returning a relay slot", zap.Error(gerr))
 		}
+		var be *settlement.RelayBudgetError
+		if errors.As(err, &be) {
+			h.metrics.refused.WithLabelValues(string(s.env), "relay_budget").Inc()
+			jsonError(w, http.StatusTooManyRequests, "", fmt.Sprintf("This page has relayed all the deposits it can this hour: nothing was sent. Try again after %s.", be.Until.Format("15:04 UTC")))
+			return
+		}
 		var ie *settleflow.InvalidError
 		if errors.As(err, &ie) {
 			h.metrics.refused.WithLabelValues(string(s.env), "signature").Inc()
@@ -266,7 +272,9 @@ func (h *Handler) relayDeposit(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	now := h.now()
 	fresh := false
-	if err := h.opts.DB.Write(r.Context(), func(ctx context.Context, t bun.Tx) error {
+	// Sent: recorded even if the request ended meanwhile (the operator
+	// pays for it).
+	if err := h.opts.DB.Write(context.WithoutCancel(r.Context()), func(ctx context.Context, t bun.Tx) error {
 		res, err := t.NewRaw(`INSERT INTO portal_relays (tx_hash, environment, customer_id, from_address, amount, created_at, status)
 			VALUES (?, ?, ?, ?, ?, ?, 'pending') ON CONFLICT (tx_hash) DO NOTHING`,
 			strings.ToLower(tx), string(s.env), s.customerID, strings.ToLower(in.From), in.Amount, storage.Micros(now)).Exec(ctx)
@@ -423,8 +431,14 @@ func (h *Handler) relays(r *http.Request, s *session) ([]relayView, error) {
 		}
 		v.Confirmations = rc.Confirmations
 		next := "pending"
+		// A front-run relay reverted, but the transaction that used its
+		// authorization first credited the deposit as signed.
+		credit := row.TxHash
+		if rc.CreditedBy != "" {
+			credit = rc.CreditedBy
+		}
 		switch {
-		case rc.Mined && !rc.Succeeded:
+		case rc.Mined && !rc.Succeeded && rc.CreditedBy == "":
 			next = "failed"
 		case rc.Mined && !rc.Final:
 			next = "confirming"
@@ -432,7 +446,7 @@ func (h *Handler) relays(r *http.Request, s *session) ([]relayView, error) {
 			next = "confirmed"
 			var n int
 			if err := h.opts.DB.Bun().NewRaw("SELECT COUNT(*) FROM settleflow_funds_events WHERE livemode = ? AND tx_hash = ? AND kind = 'deposit' AND reverted = ?",
-				s.env.Livemode(), strings.ToLower(row.TxHash), false).Scan(ctx, &n); err != nil {
+				s.env.Livemode(), strings.ToLower(credit), false).Scan(ctx, &n); err != nil {
 				return nil, err
 			}
 			if n > 0 {

@@ -23,7 +23,7 @@ func newMetrics() *metrics {
 		feeWei: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "settleflow_portal_relay_fee_wei_total",
 			Help: "What the operator paid for the deposits the portal relayed (gas used × effective gas price), in wei, by environment."}, []string{"env"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "settleflow_portal_refused_total",
-			Help: "Portal requests refused, by environment and reason (relay_limit, below_minimum, signature, link)."}, []string{"env", "reason"}),
+			Help: "Portal requests refused, by environment and reason (relay_limit, relay_budget, below_minimum, signature, link)."}, []string{"env", "reason"}),
 		sessions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "settleflow_portal_sessions_total",
 			Help: "Portal sessions opened from a link, by environment."}, []string{"env"}),
 	}

@@ -74,7 +74,8 @@ type Config struct {
 	// FundsMaxAge bounds how old the view of customer funds may be
 	// (settleflow.Options.FundsMaxAge): past it, creates that need funds
 	// answer 503 funds_unavailable and /readyz 503, until the funds
-	// follower is current again. 0: no bound.
+	// follower is current again. Default settleflow.DefaultFundsMaxAge
+	// (10 min); negative: no bound.
 	FundsMaxAge time.Duration
 
 	// Workers is how many products may execute at once. Default 100.

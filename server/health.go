@@ -66,6 +66,12 @@ type settlementHealth interface {
 	Health() []settlement.ChainHealth
 }
 
+// relayBudgets is a settler that reports its relay budgets
+// (*settlement.Settler does).
+type relayBudgets interface {
+	RelayBudgets() []settlement.RelayBudgetStatus
+}
+
 // healthBody is the JSON of /healthz and /readyz.
 type healthBody struct {
 	// Status is "ok", "degraded" (balance changes on chain are
@@ -88,7 +94,11 @@ type healthBody struct {
 	// SettlementProblems says why the settler cannot settle now, one
 	// sentence per problem; charges wait meanwhile, none fails for it.
 	SettlementProblems []string `json:"settlementProblems,omitempty"`
-	Error              string   `json:"error,omitempty"`
+	// RelayProblems says, one sentence each, which environment's relay
+	// budget across customers is spent this hour: "degraded" (200), the
+	// portal's deposits are refused until the next hour, all else works.
+	RelayProblems []string `json:"relayProblems,omitempty"`
+	Error         string   `json:"error,omitempty"`
 }
 
 // reading returns the stages and the funds, read at most once per
@@ -160,6 +170,16 @@ func (h *health) read(ctx context.Context) healthBody {
 		}
 		if len(b.SettlementProblems) > 0 && b.Status == "ok" {
 			b.Status, b.Error = "degraded", "settlement degraded: "+strings.Join(b.SettlementProblems, "; ")
+		}
+		if rb, ok := h.settler.(relayBudgets); ok {
+			for _, st := range rb.RelayBudgets() {
+				if p := st.Problem(); p != "" {
+					b.RelayProblems = append(b.RelayProblems, p)
+				}
+			}
+			if len(b.RelayProblems) > 0 && b.Status == "ok" {
+				b.Status, b.Error = "degraded", "relays degraded: "+strings.Join(b.RelayProblems, "; ")
+			}
 		}
 	}
 	return b
@@ -268,6 +288,16 @@ var (
 		"While the operator cannot pay for gas: the pending batch's gas times its fee cap, in wei; else 0.", []string{"environment"}, nil)
 	notOperatorDesc = prometheus.NewDesc("settleflow_settlement_not_operator",
 		"1 while the contract names another operator than the settler's key (the key was rotated): settling is paused, nothing fails; else 0.", []string{"environment"}, nil)
+	relayUsedDesc = prometheus.NewDesc("settleflow_relay_budget_used",
+		"Deposits relayed this clock hour, all customers together (the operator pays their gas).", []string{"environment"}, nil)
+	relayLimitDesc = prometheus.NewDesc("settleflow_relay_budget_limit",
+		"The relay budget across customers per clock hour (-1: none).", []string{"environment"}, nil)
+	relaySpentDesc = prometheus.NewDesc("settleflow_relay_budget_spent",
+		"1 while this hour's relay budget across customers is spent (relays are refused until the next hour), else 0.", []string{"environment"}, nil)
+	relayWalletsSpentDesc = prometheus.NewDesc("settleflow_relay_budget_wallets_spent",
+		"Wallets that used their own relay budget this hour.", []string{"environment"}, nil)
+	relayRefusedDesc = prometheus.NewDesc("settleflow_relay_budget_refused_total",
+		"Relays refused over the budget since start, by scope (operator: across customers; wallet: one signing wallet's).", []string{"environment", "scope"}, nil)
 	payeeWaitDesc = prometheus.NewDesc("settleflow_settlement_refunds_awaiting_payee",
 		"Refunds the contract rejected for now because the payee is owed less than they need; they go through once the payee is funded.", []string{"environment"}, nil)
 )
@@ -286,6 +316,11 @@ func (h *health) Describe(ch chan<- *prometheus.Desc) {
 	ch <- gasNeededDesc
 	ch <- notOperatorDesc
 	ch <- payeeWaitDesc
+	ch <- relayUsedDesc
+	ch <- relayLimitDesc
+	ch <- relaySpentDesc
+	ch <- relayWalletsSpentDesc
+	ch <- relayRefusedDesc
 }
 
 // Collect implements prometheus.Collector; a failed reading reports nothing.
@@ -307,6 +342,18 @@ func (h *health) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(gasNeededDesc, prometheus.GaugeValue, need, env)
 			ch <- prometheus.MustNewConstMetric(notOperatorDesc, prometheus.GaugeValue, b2f(c.NotOperator), env)
 			ch <- prometheus.MustNewConstMetric(payeeWaitDesc, prometheus.GaugeValue, float64(c.RefundsAwaitingPayee), env)
+		}
+		if rb, ok := h.settler.(relayBudgets); ok {
+			for _, st := range rb.RelayBudgets() {
+				env := string(st.Environment)
+				ch <- prometheus.MustNewConstMetric(relayUsedDesc, prometheus.GaugeValue, float64(st.Used), env)
+				ch <- prometheus.MustNewConstMetric(relayLimitDesc, prometheus.GaugeValue, float64(st.Limit), env)
+				ch <- prometheus.MustNewConstMetric(relaySpentDesc, prometheus.GaugeValue, b2f(st.Spent), env)
+				ch <- prometheus.MustNewConstMetric(relayWalletsSpentDesc, prometheus.GaugeValue, float64(st.WalletsSpent), env)
+				for _, scope := range []string{settlement.RelayScopeOperator, settlement.RelayScopeWallet} {
+					ch <- prometheus.MustNewConstMetric(relayRefusedDesc, prometheus.CounterValue, float64(st.Refused[scope]), env, scope)
+				}
+			}
 		}
 	}
 	stages, funds, _, err := h.reading(context.Background())

@@ -84,6 +84,9 @@ func (t *sentTx) latest() *types.Transaction { return t.txs[len(t.txs)-1] }
 // (run) sends and tracks transactions; Submit and Status only touch the
 // in-memory state under mu, plus read-only calls.
 type chain struct {
+	// relayBudget counts the hour's relays (relay.go); mu guards it.
+	relayBudget relayBudget
+
 	clock    settleflow.Clock
 	env      settleflow.Environment
 	cfg      ChainConfig
@@ -193,6 +196,9 @@ func newChain(ctx context.Context, env settleflow.Environment, cc ChainConfig, l
 	}
 	if env == settleflow.Live && cc.ChainID == 0 {
 		return nil, fmt.Errorf("settlement: live: ChainID must be configured (the node reports %s)", id)
+	}
+	if env == settleflow.Live && cc.BlocksOnDemand {
+		return nil, fmt.Errorf("settlement: live: BlocksOnDemand is for a test chain that seals blocks on demand; a live chain's head time is what shows its node current")
 	}
 	if cc.ChainID != 0 && id.Int64() != cc.ChainID {
 		return nil, fmt.Errorf("settlement: %s: node is on chain id %s, configured %d", env, id, cc.ChainID)

@@ -96,6 +96,17 @@ type ChainConfig struct {
 	// start from the timestamps of the last 64 blocks (12 s on a chain too
 	// young to tell).
 	BlockTime time.Duration
+	// BlocksOnDemand says the chain seals a block only when a transaction
+	// waits (the simulated chain, which sets it; geth --dev without
+	// --dev.period): its head's block time says nothing about whether the
+	// node is current, so the funds view is judged current whenever the
+	// node answers (see Settler.FundsChainTime). Test environment only: a
+	// live chain with it set is refused. Default false: the funds view is
+	// as old as the node's head block.
+	BlocksOnDemand bool
+	// Relays bounds the deposits the operator relays (and pays the gas
+	// of) across customers: see RelayBudget.
+	Relays RelayBudget
 	// StuckAfter: a transaction not mined this long after it was (re)sent,
 	// while blocks kept coming, is replaced with higher fees (default 60s).
 	StuckAfter time.Duration

@@ -428,7 +428,8 @@ func TestFollowerStaleRefusesCreates(t *testing.T) {
 			s := newSim(t, SimulatedOptions{ManualCommit: true})
 			node := &downNode{Backend: s.Backend.Client()}
 			cc := ChainConfig{Client: node, Contract: s.Addresses.Contract, Token: s.Addresses.Token, Payee: s.Settler.chains[settleflow.Test].payee,
-				Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2, Network: "simulated"}
+				Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2, Network: "simulated",
+				BlocksOnDemand: true} // a chain mined by hand: its head time is no stall
 			st, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
 			if err != nil {
 				t.Fatal(err)
@@ -480,6 +481,129 @@ func TestFollowerStaleRefusesCreates(t *testing.T) {
 			}
 			if h, _ := e.FundsHealth(ctx); h[0].Stale {
 				t.Fatalf("still stale: %+v", h)
+			}
+		})
+	}
+}
+
+// A node that keeps answering while its head stands still (stalled, cut
+// off from its peers) has nothing newer to report, forever: the view of
+// funds is as old as its newest block, so once that is older than
+// FundsMaxAge creates that need funds are refused with funds_unavailable
+// and FundsHealth reports it stale, although every read succeeds; a new
+// block makes it current again (issue 43, finding 6).
+func TestFollowerStalledNodeIsStale(t *testing.T) {
+	for name, open := range followerStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			cc := ChainConfig{Client: s.Backend.Client(), Contract: s.Addresses.Contract, Token: s.Addresses.Token, Payee: s.Settler.chains[settleflow.Test].payee,
+				Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2, Network: "simulated"}
+			st, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			for range 3 {
+				s.Commit()
+			}
+			head, err := s.Backend.Client().HeaderByNumber(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock := newStepClock(time.Unix(int64(head.Time), 0))
+			e := followerEngine(t, open(t), st, func(o *settleflow.Options) {
+				o.Clock, o.FundsMaxAge = clock, time.Minute
+			})
+			srv := serveAPI(t, e)
+			body := `{"product": "noop", "customerId": "cus_t0", "payload": {"n": 1}}`
+			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create with a current node: %d %s", resp.StatusCode, b)
+			}
+			// No block for two minutes; the node answers every read.
+			clock.Advance(2 * time.Minute)
+			if err := e.SyncFunds(ctx, settleflow.Test); err != nil {
+				t.Fatalf("SyncFunds with the node answering: %v", err)
+			}
+			resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body)
+			var env struct {
+				Error struct {
+					Type, Code, Message string
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(b, &env); err != nil || resp.StatusCode != http.StatusServiceUnavailable ||
+				env.Error.Code != "funds_unavailable" || resp.Header.Get("Retry-After") == "" {
+				t.Fatalf("create while the node's head stands still: %d %s", resp.StatusCode, b)
+			}
+			page, err := e.List(ctx, settleflow.ListParams{Environment: settleflow.Test, Limit: 100})
+			if err != nil || len(page.Data) != 1 {
+				t.Fatalf("stored %+v (%v), want the one workflow admitted while current", page, err)
+			}
+			h, err := e.FundsHealth(ctx)
+			if err != nil || len(h) != 1 || !h[0].Stale || h[0].AgeSeconds < 110 {
+				t.Fatalf("funds health %+v %v; want stale, two minutes old", h, err)
+			}
+			// The chain moves again: a block of the engine's time.
+			if err := s.Backend.AdjustTime(2 * time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Second)
+			if resp, b := call(t, srv, http.MethodPost, "/v1/workflows", body); resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create once the chain moves: %d %s", resp.StatusCode, b)
+			}
+			if h, _ := e.FundsHealth(ctx); h[0].Stale {
+				t.Fatalf("still stale: %+v", h)
+			}
+		})
+	}
+}
+
+// A keyed create retried during a funds outage (the node stopped
+// answering, the view is stale) answers the workflow its key created, not
+// 503: the key is looked up before the refusal stands. The same key with
+// another request is still ErrIdempotencyKeyReused, and a new key is
+// refused funds_unavailable (issue 43, low finding).
+func TestFollowerKeyedRetryDuringOutageReplays(t *testing.T) {
+	for name, open := range followerStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := newSim(t, SimulatedOptions{ManualCommit: true})
+			node := &downNode{Backend: s.Backend.Client()}
+			cc := ChainConfig{Client: node, Contract: s.Addresses.Contract, Token: s.Addresses.Token, Payee: s.Settler.chains[settleflow.Test].payee,
+				Key: s.OperatorKey, CustomerRefSecret: s.CustomerRefSecret, Confirmations: 2, Network: "simulated", BlocksOnDemand: true}
+			st, err := New(ctx, Config{Test: &cc, Logger: zaptest.NewLogger(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			clock := newStepClock(time.Now())
+			e := followerEngine(t, open(t), st, func(o *settleflow.Options) {
+				o.Clock, o.FundsMaxAge = clock, time.Minute
+			})
+			for range 3 {
+				s.Commit()
+			}
+			p := settleflow.CreateParams{Environment: settleflow.Test, Product: "noop", CustomerID: "cus_t0", Payload: []byte(`{"n": 1}`), IdempotencyKey: "order-1"}
+			first, replayed, err := e.Create(ctx, p)
+			if err != nil || replayed {
+				t.Fatalf("first keyed create: %v (replayed %v)", err, replayed)
+			}
+			node.down.Store(true)
+			clock.Advance(2 * time.Minute)
+			again, replayed, err := e.Create(ctx, p)
+			if err != nil || !replayed || again.ID != first.ID {
+				t.Fatalf("keyed retry during the outage: %+v replayed %v, %v; want %s replayed", again, replayed, err, first.ID)
+			}
+			other := p
+			other.Payload = []byte(`{"n": 2}`)
+			if _, _, err := e.Create(ctx, other); !errors.Is(err, settleflow.ErrIdempotencyKeyReused) {
+				t.Fatalf("the key with another request during the outage: %v; want ErrIdempotencyKeyReused", err)
+			}
+			fresh := p
+			fresh.IdempotencyKey = "order-2"
+			var fu *settleflow.FundsUnavailableError
+			if _, _, err := e.Create(ctx, fresh); !errors.As(err, &fu) {
+				t.Fatalf("a new key during the outage: %v; want funds unavailable", err)
 			}
 		})
 	}

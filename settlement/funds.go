@@ -188,10 +188,30 @@ func (c *chain) fundsEvents(ctx context.Context, after settleflow.FundsCursor) (
 	if err != nil {
 		return nil, after, fmt.Errorf("settlement: %s: funds events: %w", c.env, err)
 	}
+	// The cursor names the block the logs were read at: its header is
+	// read after them, and the safe head read again after that. A safe
+	// head still of the same hash means the chain up to it (the logs'
+	// blocks, the header's) did not change meanwhile; one that changed
+	// (a reorg while the logs were read) is read again at the next call,
+	// not stored as a cursor of another fork than the logs applied.
 	toHeader := safe
 	if to != safe.Number.Uint64() {
 		if toHeader, err = c.b.HeaderByNumber(ctx, new(big.Int).SetUint64(to)); err != nil {
 			return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, to, err)
+		}
+	}
+	again, err := c.b.HeaderByNumber(ctx, safe.Number)
+	if err != nil {
+		return nil, after, fmt.Errorf("settlement: %s: block %d: %w", c.env, safe.Number.Uint64(), err)
+	}
+	if again.Hash() != safe.Hash() {
+		return nil, after, fmt.Errorf("settlement: %s: block %d changed from %s to %s while its deposits were read (a reorg): reading them again",
+			c.env, safe.Number.Uint64(), safe.Hash().Hex(), again.Hash().Hex())
+	}
+	for i := range logs {
+		if l := &logs[i]; l.BlockNumber == to && l.BlockHash != toHeader.Hash() {
+			return nil, after, fmt.Errorf("settlement: %s: a log of block %d is of block %s, not %s (a reorg while it was read): reading it again",
+				c.env, to, l.BlockHash.Hex(), toHeader.Hash().Hex())
 		}
 	}
 	slices.SortFunc(logs, func(a, b types.Log) int {
@@ -388,4 +408,31 @@ func (c *chain) awaitPendingNonce(ctx context.Context, from common.Address, nonc
 
 func isUnderpriced(err error) bool {
 	return err != nil && strings.Contains(strings.ToLower(err.Error()), "underpriced")
+}
+
+var _ settleflow.FundsChainTimer = (*Settler)(nil)
+
+// FundsChainTime returns the block time of env's head as its node reports
+// it (settleflow.FundsChainTimer): the engine's view of funds is as current
+// as that block, so a node that keeps answering while its head stands
+// still (stalled, cut off from its peers) makes the view stale after
+// Options.FundsMaxAge. The head, not the block at the confirmation depth:
+// that one trails the head by the depth by design (the finalized block of
+// Confirmations 0 by some 13 minutes on Ethereum, more on a rollup), while
+// the head's age is the node's. Zero for a chain that seals blocks on
+// demand (ChainConfig.BlocksOnDemand: the simulated chain): its head time
+// says nothing, and the view is current whenever the node answers.
+func (s *Settler) FundsChainTime(ctx context.Context, env settleflow.Environment) (time.Time, error) {
+	c, ok := s.chains[env]
+	if !ok {
+		return time.Time{}, fmt.Errorf("settlement: no chain is configured for %s mode", env)
+	}
+	if c.cfg.BlocksOnDemand {
+		return time.Time{}, nil
+	}
+	h, err := c.b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("settlement: %s: head: %w", c.env, err)
+	}
+	return time.Unix(int64(h.Time), 0).UTC(), nil
 }

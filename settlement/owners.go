@@ -254,15 +254,7 @@ func (s *Settler) SetOwner(ctx context.Context, env settleflow.Environment, cust
 	}
 	c.mu.Unlock()
 	c.poke()
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case <-it.sent:
-	}
-	if it.err != nil {
-		return "", it.err
-	}
-	return it.hash.Hex(), nil
+	return c.awaitSent(ctx, it) // sent once queued, though ctx ends (relay.go)
 }
 
 // checkSetOwner runs setOwner as a call from the operator and turns the

@@ -284,6 +284,13 @@ func (s *Settler) RelayDeposit(ctx context.Context, env settleflow.Environment, 
 		}
 		c.mu.Lock()
 		if it = c.owners[nonce]; it == nil || it.state == stFailed {
+			// A new relay: the operator's budget across customers, and
+			// the wallet's, pay for it first (the same authorization
+			// sent again costs nothing more).
+			if err := c.relayBudget.take(c.cfg.Relays, c.env, p.from, c.now()); err != nil {
+				c.mu.Unlock()
+				return "", err
+			}
 			it = &oitem{customerID: customerID, ref: ref, call: data, payer: p.from, queuedAt: c.now(), sent: make(chan struct{})}
 			c.owners[nonce] = it
 			c.oqueue = append(c.oqueue, it)
@@ -294,15 +301,189 @@ func (s *Settler) RelayDeposit(ctx context.Context, env settleflow.Environment, 
 		c.mu.Unlock()
 	}
 	c.poke()
+	return c.awaitSent(ctx, it)
+}
+
+// awaitSent waits until a queued relay or owner grant is sent and returns
+// its transaction. Queued, it is sent whether or not the caller still
+// waits: a request canceled now must still learn the transaction, to
+// record what the operator pays for. So the wait outlives ctx, by
+// relaySendWait at most.
+func (c *chain) awaitSent(ctx context.Context, it *oitem) (string, error) {
 	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
 	case <-it.sent:
+	case <-ctx.Done():
+		select {
+		case <-it.sent:
+		case <-time.After(relaySendWait):
+			return "", fmt.Errorf("settlement: %s: the transaction is queued and will be sent, but not within %s of the request's end: %w", c.env, relaySendWait, ctx.Err())
+		}
 	}
 	if it.err != nil {
 		return "", it.err
 	}
 	return it.hash.Hex(), nil
+}
+
+// relaySendWait is how long RelayDeposit and SetOwner still wait, after
+// their ctx ended, for a queued transaction to be sent (the worker sends
+// within a poll).
+const relaySendWait = 30 * time.Second
+
+// RelayBudget bounds the deposits the operator relays, and pays the gas
+// of, across customers: a self-serve sign-up gives every new customer the
+// portal's own hourly limit per customer, so only a budget over all of
+// them bounds the operator's bill. It counts per clock hour (UTC), in this
+// process: n processes sharing the operator relay at most n times the
+// budget. A deposit over it is refused with a *RelayBudgetError and
+// nothing is sent.
+type RelayBudget struct {
+	// PerHour is the most deposits relayed per hour in the environment,
+	// all customers together. Default DefaultRelaysPerHour; negative: no
+	// bound.
+	PerHour int
+	// PerWalletHour is the most relayed per hour from one signing wallet,
+	// whichever customers it deposits for. Default
+	// DefaultRelaysPerWalletHour; negative: no bound.
+	PerWalletHour int
+}
+
+// The relay budget's defaults.
+const (
+	DefaultRelaysPerHour       = 500
+	DefaultRelaysPerWalletHour = 20
+)
+
+func (b RelayBudget) limits() (perHour, perWallet int) {
+	perHour, perWallet = b.PerHour, b.PerWalletHour
+	if perHour == 0 {
+		perHour = DefaultRelaysPerHour
+	}
+	if perWallet == 0 {
+		perWallet = DefaultRelaysPerWalletHour
+	}
+	return perHour, perWallet
+}
+
+// Relay budget scopes (RelayBudgetError.Scope, RelayBudgetStatus.Refused).
+const (
+	RelayScopeOperator = "operator"
+	RelayScopeWallet   = "wallet"
+)
+
+// RelayBudgetError is RelayDeposit's refusal of a deposit over the relay
+// budget: nothing was sent.
+type RelayBudgetError struct {
+	Environment settleflow.Environment
+	// Scope is RelayScopeOperator (all customers' relays this hour) or
+	// RelayScopeWallet (this wallet's).
+	Scope string
+	// Wallet is the signer, for RelayScopeWallet.
+	Wallet string
+	// Limit is the budget spent; Until when the next hour begins.
+	Limit int
+	Until time.Time
+}
+
+func (e *RelayBudgetError) Error() string {
+	if e.Scope == RelayScopeWallet {
+		return fmt.Sprintf("settlement: %s: wallet %s has had %d deposits relayed this hour, the most one wallet gets; try again after %s",
+			e.Environment, e.Wallet, e.Limit, e.Until.Format(time.RFC3339))
+	}
+	return fmt.Sprintf("settlement: %s: the operator has relayed %d deposits this hour, its budget across customers; try again after %s",
+		e.Environment, e.Limit, e.Until.Format(time.RFC3339))
+}
+
+// relayBudget counts one environment's relays of the current hour. Its
+// owner's mu guards it.
+type relayBudget struct {
+	hour     time.Time
+	total    int
+	byWallet map[common.Address]int
+	refused  map[string]int64 // by scope, since start
+}
+
+// take counts one relay from wallet at now, or refuses it.
+func (r *relayBudget) take(b RelayBudget, env settleflow.Environment, wallet common.Address, now time.Time) error {
+	perHour, perWallet := b.limits()
+	if hour := now.UTC().Truncate(time.Hour); !hour.Equal(r.hour) {
+		r.hour, r.total, r.byWallet = hour, 0, map[common.Address]int{}
+	}
+	if r.refused == nil {
+		r.refused = map[string]int64{}
+	}
+	until := r.hour.Add(time.Hour)
+	if perHour >= 0 && r.total >= perHour {
+		r.refused[RelayScopeOperator]++
+		return &RelayBudgetError{Environment: env, Scope: RelayScopeOperator, Limit: perHour, Until: until}
+	}
+	if perWallet >= 0 && r.byWallet[wallet] >= perWallet {
+		r.refused[RelayScopeWallet]++
+		return &RelayBudgetError{Environment: env, Scope: RelayScopeWallet, Wallet: wallet.Hex(), Limit: perWallet, Until: until}
+	}
+	r.total++
+	r.byWallet[wallet]++
+	return nil
+}
+
+// RelayBudgetStatus is how much of an environment's relay budget this
+// hour has used (metrics and readiness).
+type RelayBudgetStatus struct {
+	Environment settleflow.Environment
+	// Hour is the clock hour counted; Used the deposits relayed in it,
+	// Limit the budget (-1: none).
+	Hour  time.Time
+	Used  int
+	Limit int
+	// Spent: Used reached Limit; relays are refused until the next hour.
+	Spent bool
+	// WalletsSpent counts the wallets that used their own budget this
+	// hour; WalletLimit is that budget (-1: none).
+	WalletsSpent int
+	WalletLimit  int
+	// Refused counts the relays refused since start, by scope
+	// (RelayScopeOperator, RelayScopeWallet).
+	Refused map[string]int64
+}
+
+// Problem says in a sentence that the budget is spent; "" if it is not.
+func (st RelayBudgetStatus) Problem() string {
+	if !st.Spent {
+		return ""
+	}
+	return fmt.Sprintf("%s relay budget spent: %d deposits relayed this hour, the most across customers; relays are refused until %s",
+		st.Environment, st.Used, st.Hour.Add(time.Hour).Format(time.RFC3339))
+}
+
+// RelayBudgets reports each environment's relay budget of this hour.
+func (s *Settler) RelayBudgets() []RelayBudgetStatus {
+	var out []RelayBudgetStatus
+	for _, env := range []settleflow.Environment{settleflow.Test, settleflow.Live} {
+		c, ok := s.chains[env]
+		if !ok {
+			continue
+		}
+		perHour, perWallet := c.cfg.Relays.limits()
+		now := c.now()
+		c.mu.Lock()
+		r := &c.relayBudget
+		st := RelayBudgetStatus{Environment: env, Hour: now.UTC().Truncate(time.Hour), Limit: max(perHour, -1), WalletLimit: max(perWallet, -1), Refused: map[string]int64{}}
+		if r.hour.Equal(st.Hour) {
+			st.Used = r.total
+			for _, n := range r.byWallet {
+				if perWallet >= 0 && n >= perWallet {
+					st.WalletsSpent++
+				}
+			}
+		}
+		for k, v := range r.refused {
+			st.Refused[k] = v
+		}
+		c.mu.Unlock()
+		st.Spent = perHour >= 0 && st.Used >= perHour
+		out = append(out, st)
+	}
+	return out
 }
 
 // relayRefusal maps a revert of depositWithAuthorization to the caller's
@@ -343,6 +524,61 @@ type RelayReceipt struct {
 	// the operator paid for it.
 	GasUsed uint64
 	Fee     *big.Int
+	// CreditedBy is set when the relay reverted because another
+	// transaction used its authorization first (whoever saw the relay in
+	// the mempool sent the same depositWithAuthorization): that
+	// transaction, 0x-hex. The deposit was credited as signed (the
+	// authorization's nonce binds the customer and owner, and the token
+	// accepts it only from the contract, which credits it in the same
+	// call): show it credited, not failed.
+	CreditedBy string
+}
+
+// authorizationUsedEventID is the token's EIP-3009 AuthorizationUsed.
+var authorizationUsedEventID = erc20ABI.GetABI().Events["AuthorizationUsed"].ID
+
+// creditedBy finds, for a reverted relay, the transaction that used its
+// authorization first; nil when none did (the relay failed).
+func (c *chain) creditedBy(ctx context.Context, hash common.Hash, block uint64) (*common.Hash, error) {
+	tx, _, err := c.b.TransactionByHash(ctx, hash)
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: transaction %s: %w", c.env, hash.Hex(), err)
+	}
+	data := tx.Data()
+	m := settlementABI.GetABI().Methods["depositWithAuthorization"]
+	if len(data) < 4 || !bytes.Equal(data[:4], m.ID) {
+		return nil, nil
+	}
+	args, err := m.Inputs.Unpack(data[4:])
+	if err != nil || len(args) < 7 {
+		return nil, nil
+	}
+	ref, ok1 := args[0].([32]byte)
+	owner, ok2 := args[1].(common.Address)
+	from, ok3 := args[2].(common.Address)
+	salt, ok4 := args[6].([32]byte)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil, nil
+	}
+	nonce := DepositNonce(ref, owner, salt)
+	// The authorization was used at or before the relay's block; look
+	// back one log window (a front-runner is a block or two ahead).
+	fromBlock := c.deployed
+	if block >= FundsLogRange && block-FundsLogRange+1 > fromBlock {
+		fromBlock = block - FundsLogRange + 1
+	}
+	logs, err := c.b.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(fromBlock), ToBlock: new(big.Int).SetUint64(block),
+		Addresses: []common.Address{c.token}, Topics: [][]common.Hash{{authorizationUsedEventID}, {common.BytesToHash(from[:])}, {nonce}}})
+	if err != nil {
+		return nil, fmt.Errorf("settlement: %s: the authorization of %s: %w", c.env, hash.Hex(), err)
+	}
+	for _, l := range logs {
+		if !l.Removed && l.TxHash != hash {
+			h := l.TxHash
+			return &h, nil
+		}
+	}
+	return nil, nil
 }
 
 // RelayReceipt reads the receipt of a transaction the operator sent.
@@ -370,6 +606,15 @@ func (s *Settler) RelayReceipt(ctx context.Context, env settleflow.Environment, 
 		out.Confirmations = n - r.BlockNumber.Uint64() + 1
 	}
 	out.Final = out.Confirmations >= max(c.cfg.Confirmations, 1)
+	if !out.Succeeded {
+		by, err := c.creditedBy(ctx, r.TxHash, r.BlockNumber.Uint64())
+		if err != nil {
+			return RelayReceipt{}, err
+		}
+		if by != nil {
+			out.CreditedBy = by.Hex()
+		}
+	}
 	return out, nil
 }
 

@@ -158,6 +158,7 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err
 	if cc.Network == "" {
 		cc.Network = "simulated"
 	}
+	cc.BlocksOnDemand = true // the committer seals a block only when there is work
 	if cc.Confirmations == 0 {
 		cc.Confirmations = 2
 	}

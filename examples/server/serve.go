@@ -107,7 +107,7 @@ func (c config) serverConfig() (sfserver.Config, error) {
 		WebhookShortName: c.shortName, WebhookStrictTestURLs: c.strictTestURLs, WebhookRetry: c.webhookRetry,
 		Explorers:      explorers,
 		RequestTimeout: c.timeouts.request, ReadHeaderTimeout: c.timeouts.readHeader, IdleTimeout: c.timeouts.idle,
-		ShutdownGrace: c.timeouts.shutdown, ReadyMaxLag: c.readyMaxLag, FundsMaxAge: c.fundsMaxAge,
+		ShutdownGrace: c.timeouts.shutdown, ReadyMaxLag: c.readyMaxLag, FundsMaxAge: noBound(c.fundsMaxAge),
 		MaxConnsPerAddr: zeroIsOff(c.maxConnsPerAddr), AuthFailuresPerMinute: zeroIsOff(c.authFailuresPerMinute),
 	}, nil
 }
@@ -183,4 +183,13 @@ func parseRetrySchedule(v string) (webhook.RetryPolicy, error) {
 		sched = append(sched, d)
 	}
 	return webhook.RetryPolicy{Schedule: sched, Jitter: webhook.DefaultJitter}, nil
+}
+
+// noBound is a duration flag's 0 ("no bound") as the library's options say
+// it: negative (their 0 is the default).
+func noBound(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
