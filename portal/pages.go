@@ -159,6 +159,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST "+p+"deposit/prepare", h.authed(h.prepareDeposit, true))
 	m.HandleFunc("POST "+p+"deposit", h.authed(h.relayDeposit, true))
 	m.HandleFunc("POST "+p+"withdrawal/call", h.authed(h.withdrawalCall, true))
+	m.HandleFunc("POST "+p+"owner/cancel", h.authed(h.ownerChangeCall, true))
 	h.mux = m
 }
 
@@ -180,13 +181,17 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *session)
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+			if h.crossSite(r) {
+				h.refuseCrossSite(w, r, s)
+				return
+			}
 			if !h.checkCSRF(r, s) {
 				if wantsJSON(r) {
-					jsonError(w, http.StatusForbidden, "", "This request did not come from this portal page (CSRF token or origin wrong); nothing was changed. Reload the page.")
+					jsonError(w, http.StatusForbidden, "", "This request does not carry this page's token (it is from an older page, or not from this portal); nothing was changed. Reload the page.")
 					return
 				}
 				h.render(w, r, s, http.StatusForbidden, "message", page{Title: "Refused",
-					Error: "This form is out of date or did not come from this portal (CSRF token missing or wrong); nothing was changed. Reload the page and try again."})
+					Error: "This form does not carry this page's token (it is from an older page, or not from this portal); nothing was changed. Reload the page and try again."})
 				return
 			}
 			if write && s.preview {
@@ -234,8 +239,34 @@ func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, nil, http.StatusOK, "signin", page{Title: "Your account", Data: r.URL.Query().Get("token")})
 }
 
+// refuseCrossSite answers a POST another site's page made (see
+// crossSite): nothing is read or changed, and it is counted.
+func (h *Handler) refuseCrossSite(w http.ResponseWriter, r *http.Request, s *session) {
+	env := ""
+	if s != nil {
+		env = string(s.env)
+	}
+	h.metrics.refused.WithLabelValues(env, "cross_site").Inc()
+	h.log.Warn("portal: a cross-site request refused", zap.String("path", r.URL.Path), zap.String("origin", r.Header.Get("Origin")),
+		zap.String("secFetchSite", r.Header.Get("Sec-Fetch-Site")))
+	if wantsJSON(r) {
+		jsonError(w, http.StatusForbidden, "", "This request came from another site's page; nothing was changed.")
+		return
+	}
+	h.render(w, r, nil, http.StatusForbidden, "message", page{Title: "Refused",
+		Error: "This request came from another site's page, not from this portal: nothing was changed. Open your account from the link you were given."})
+}
+
+// signin uses the link: a POST from this portal's own sign-in page only,
+// so that a hostile page cannot sign the visitor's browser into another
+// customer's account (login CSRF: the visitor's next deposit would credit
+// that customer).
 func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if h.crossSite(r) {
+		h.refuseCrossSite(w, r, nil)
+		return
+	}
 	id, err := h.consumeLink(r.Context(), r.PostFormValue("token"))
 	if errors.Is(err, errBadLink) {
 		h.metrics.refused.WithLabelValues("", "link").Inc()
@@ -406,16 +437,41 @@ func parseAmount(s string) (int64, error) {
 	return whole*100 + frac, nil
 }
 
-// takeRelaySlot counts one relay against the customer's hourly limit, in
-// one statement (an upsert that adds only below the limit): false when the
-// limit is reached.
+// takeRelaySlot counts one relay against the customer's hourly limit: false
+// when the limit is reached.
 func (h *Handler) takeRelaySlot(ctx context.Context, s *session, hour int64) (bool, error) {
+	return h.takeSlot(ctx, relayWindows, s, hour, h.opts.RelaysPerHour)
+}
+
+// giveRelaySlot returns a slot taken for a relay that sent nothing.
+func (h *Handler) giveRelaySlot(ctx context.Context, s *session, hour int64) error {
+	return h.giveSlot(ctx, relayWindows, s, hour)
+}
+
+// window is a table of per-customer counts by period (portal_relay_windows
+// by clock hour, portal_owner_windows by UTC day): a name and its period
+// column, constants of this file, never input.
+type window struct{ table, period string }
+
+var (
+	relayWindows = window{"portal_relay_windows", "hour"}
+	ownerWindows = window{"portal_owner_windows", "day"}
+)
+
+// takeSlot counts one against the customer's limit in period, in one
+// statement (an upsert that adds only below the limit): false when the
+// limit is reached. Counts of periods a day past are forgotten.
+func (h *Handler) takeSlot(ctx context.Context, wd window, s *session, period int64, limit int) (bool, error) {
 	ok := false
+	keep := int64(24)
+	if wd.period == "day" {
+		keep = 2
+	}
 	err := h.opts.DB.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var n int
-		err := tx.NewRaw(`INSERT INTO portal_relay_windows (environment, customer_id, hour, count) VALUES (?, ?, ?, 1)
-			ON CONFLICT (environment, customer_id, hour) DO UPDATE SET count = portal_relay_windows.count + 1
-			WHERE portal_relay_windows.count < ? RETURNING count`, string(s.env), s.customerID, hour, h.opts.RelaysPerHour).Scan(ctx, &n)
+		err := tx.NewRaw(`INSERT INTO `+wd.table+` (environment, customer_id, `+wd.period+`, count) VALUES (?, ?, ?, 1)
+			ON CONFLICT (environment, customer_id, `+wd.period+`) DO UPDATE SET count = `+wd.table+`.count + 1
+			WHERE `+wd.table+`.count < ? RETURNING count`, string(s.env), s.customerID, period, limit).Scan(ctx, &n)
 		if err != nil {
 			if isNoRows(err) {
 				return nil
@@ -423,27 +479,34 @@ func (h *Handler) takeRelaySlot(ctx context.Context, s *session, hour int64) (bo
 			return err
 		}
 		ok = true
-		// Windows of past hours are forgotten.
-		_, err = tx.NewRaw("DELETE FROM portal_relay_windows WHERE hour < ?", hour-24).Exec(ctx)
+		_, err = tx.NewRaw("DELETE FROM "+wd.table+" WHERE "+wd.period+" < ?", period-keep).Exec(ctx)
 		return err
 	})
 	return ok, err
 }
 
-// giveRelaySlot returns a slot taken for a relay that sent nothing.
-func (h *Handler) giveRelaySlot(ctx context.Context, s *session, hour int64) error {
+// giveSlot returns a slot taken for something that sent nothing.
+func (h *Handler) giveSlot(ctx context.Context, wd window, s *session, period int64) error {
 	return h.opts.DB.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.NewRaw("UPDATE portal_relay_windows SET count = count - 1 WHERE environment = ? AND customer_id = ? AND hour = ? AND count > 0",
-			string(s.env), s.customerID, hour).Exec(ctx)
+		_, err := tx.NewRaw("UPDATE "+wd.table+" SET count = count - 1 WHERE environment = ? AND customer_id = ? AND "+wd.period+" = ? AND count > 0",
+			string(s.env), s.customerID, period).Exec(ctx)
 		return err
 	})
 }
 
-func (h *Handler) relaysUsed(ctx context.Context, s *session, hour int64) (int, error) {
+// slotsUsed is how many the customer took in period.
+func (h *Handler) slotsUsed(ctx context.Context, wd window, s *session, period int64) (int, error) {
 	var n int
-	err := h.opts.DB.Bun().NewRaw("SELECT COALESCE(SUM(count), 0) FROM portal_relay_windows WHERE environment = ? AND customer_id = ? AND hour = ?",
-		string(s.env), s.customerID, hour).Scan(ctx, &n)
+	err := h.opts.DB.Bun().NewRaw("SELECT COALESCE(SUM(count), 0) FROM "+wd.table+" WHERE environment = ? AND customer_id = ? AND "+wd.period+" = ?",
+		string(s.env), s.customerID, period).Scan(ctx, &n)
 	return n, err
 }
 
+func (h *Handler) relaysUsed(ctx context.Context, s *session, hour int64) (int, error) {
+	return h.slotsUsed(ctx, relayWindows, s, hour)
+}
+
 func (h *Handler) hour() int64 { return h.now().Unix() / 3600 }
+
+// day is the UTC day number of now, the owner changes' window.
+func (h *Handler) day() int64 { return h.now().Unix() / 86400 }

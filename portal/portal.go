@@ -97,8 +97,13 @@ type Options struct {
 	// relayed per clock hour (default DefaultRelaysPerHour).
 	MinDeposit    int64
 	RelaysPerHour int
-	Clock         settleflow.Clock
-	Logger        *zap.Logger
+	// OwnerChangesPerDay is how many owner changes (a connect that sends
+	// the operator's setOwner) the portal sends for one customer in one
+	// UTC day (default DefaultOwnerChangesPerDay); besides, a connect
+	// while a change is in flight or proposed sends nothing.
+	OwnerChangesPerDay int
+	Clock              settleflow.Clock
+	Logger             *zap.Logger
 }
 
 // Handler serves the portal.
@@ -133,8 +138,11 @@ func New(ctx context.Context, opts Options) (*Handler, error) {
 	if opts.RelaysPerHour == 0 {
 		opts.RelaysPerHour = DefaultRelaysPerHour
 	}
-	if opts.MinDeposit < 1 || opts.RelaysPerHour < 0 {
-		return nil, errors.New("portal: MinDeposit must be at least 1 cent and RelaysPerHour not negative")
+	if opts.OwnerChangesPerDay == 0 {
+		opts.OwnerChangesPerDay = DefaultOwnerChangesPerDay
+	}
+	if opts.MinDeposit < 1 || opts.RelaysPerHour < 0 || opts.OwnerChangesPerDay < 0 {
+		return nil, errors.New("portal: MinDeposit must be at least 1 cent, and RelaysPerHour and OwnerChangesPerDay not negative")
 	}
 	if err := migrate(ctx, opts.DB); err != nil {
 		return nil, err
@@ -349,13 +357,32 @@ func (h *Handler) endSession(ctx context.Context, s *session) error {
 	})
 }
 
-// checkCSRF compares the request's token (form field or header) with the
-// session's, in constant time, and the Origin header, when sent, with the
-// portal's.
-func (h *Handler) checkCSRF(r *http.Request, s *session) bool {
-	if o := r.Header.Get("Origin"); o != "" && o != h.origin() {
-		return false
+// crossSite reports whether a POST came from a page of another site, by
+// what the browser says of it: Sec-Fetch-Site other than same-origin, or
+// an Origin other than the portal's. The portal's own forms send
+// "Origin: null" (its Referrer-Policy is no-referrer) with Sec-Fetch-Site:
+// same-origin; a null Origin without Sec-Fetch-Site cannot be told from a
+// sandboxed frame of another site and is refused too. A request with
+// neither header is no browser's (every current browser sends Origin on a
+// POST): it has no cookie a hostile page could borrow, and passes.
+func (h *Handler) crossSite(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "" && site != "same-origin" {
+		return true
 	}
+	switch o := r.Header.Get("Origin"); o {
+	case "":
+		return false
+	case "null":
+		return site == ""
+	default:
+		return o != h.origin()
+	}
+}
+
+// checkCSRF compares the request's token (form field or header) with the
+// session's, in constant time.
+func (h *Handler) checkCSRF(r *http.Request, s *session) bool {
 	got := r.Header.Get("X-CSRF-Token")
 	if got == "" {
 		got = r.PostFormValue("csrf")
