@@ -69,4 +69,6 @@ const (
 	FundsWithdrawalCanceled  = driver.FundsWithdrawalCanceled
 	FundsWithdrawn           = driver.FundsWithdrawn
 	FundsOwnerSet            = driver.FundsOwnerSet
+	FundsOwnerChangeProposed = driver.FundsOwnerChangeProposed
+	FundsOwnerChangeCanceled = driver.FundsOwnerChangeCanceled
 )
