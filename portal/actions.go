@@ -209,6 +209,7 @@ func (h *Handler) connect(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	h.metrics.ownerChanges.WithLabelValues(string(s.env), c.Effective).Inc()
+	c.Address = common.HexToAddress(c.Address).Hex()
 	h.log.Info("portal connect", zap.String("env", string(s.env)), zap.String("customer", s.customerID), zap.String("owner", c.Address),
 		zap.String("tx", c.TxHash), zap.String("effective", c.Effective))
 	writeJSON(w, http.StatusOK, c)
@@ -397,7 +398,7 @@ func (h *Handler) withdrawalCall(w http.ResponseWriter, r *http.Request, s *sess
 		return
 	}
 	ci, _ := h.opts.Chain.Chain(s.env)
-	writeJSON(w, http.StatusOK, map[string]any{"from": owner, "to": call.To, "data": call.Data, "chainId": "0x" + strconv.FormatInt(ci.ChainID, 16)})
+	writeJSON(w, http.StatusOK, map[string]any{"from": common.HexToAddress(owner).Hex(), "to": call.To, "data": call.Data, "chainId": "0x" + strconv.FormatInt(ci.ChainID, 16)})
 }
 
 // relayView is a relayed deposit as the page shows it.
@@ -422,6 +423,9 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	out := map[string]any{"balance": c.Balance, "owner": c.Owner, "now": h.now().Unix()}
+	if c.Owner != nil {
+		out["owner"] = common.HexToAddress(*c.Owner).Hex()
+	}
 	if h.opts.Chain != nil {
 		wd, err := h.opts.Chain.Withdrawal(r.Context(), s.env, s.customerID)
 		if err != nil {
@@ -437,6 +441,9 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, s *session) {
 		if err != nil {
 			h.fail(w, r, s, err)
 			return
+		}
+		if owner != "" {
+			owner = common.HexToAddress(owner).Hex()
 		}
 		out["chainOwner"] = owner
 		oc, err := h.ownerChange(r.Context(), s)

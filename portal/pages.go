@@ -15,16 +15,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/uptrace/bun"
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/settlement"
 )
 
 // page is what every template gets.
 type page struct {
 	Prefix     string
+	Operator   string
+	Logo       string
 	Title      string
 	Nav        string
 	Env        settleflow.Environment
@@ -45,6 +49,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"kindName": kindName,
+	"unix":     func(sec int64) time.Time { return time.Unix(sec, 0).UTC() },
 	"notice":   noticeText,
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
@@ -150,17 +155,56 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET "+p+"signin", h.signinPage)
 	m.HandleFunc("POST "+p+"signin", h.signin)
 	m.HandleFunc("POST "+p+"signout", h.authed(h.signout, false))
-	m.HandleFunc("GET "+p+"{$}", h.authed(h.accountPage, false))
+	m.HandleFunc("GET "+p+"{$}", h.authed(h.limited(h.accountPage), false))
 	m.HandleFunc("GET "+p+"statement", h.authed(h.statementPage, false))
 	m.HandleFunc("GET "+p+"statement.csv", h.authed(h.statementCSV, false))
-	m.HandleFunc("GET "+p+"status", h.authed(h.status, false))
+	m.HandleFunc("GET "+p+"status", h.authed(h.limited(h.status), false))
 	m.HandleFunc("POST "+p+"connect/grant", h.authed(h.connectGrant, true))
-	m.HandleFunc("POST "+p+"connect", h.authed(h.connect, true))
-	m.HandleFunc("POST "+p+"deposit/prepare", h.authed(h.prepareDeposit, true))
-	m.HandleFunc("POST "+p+"deposit", h.authed(h.relayDeposit, true))
-	m.HandleFunc("POST "+p+"withdrawal/call", h.authed(h.withdrawalCall, true))
-	m.HandleFunc("POST "+p+"owner/cancel", h.authed(h.ownerChangeCall, true))
+	m.HandleFunc("POST "+p+"connect", h.authed(h.limited(h.connect), true))
+	m.HandleFunc("POST "+p+"deposit/prepare", h.authed(h.limited(h.prepareDeposit), true))
+	m.HandleFunc("POST "+p+"deposit", h.authed(h.limited(h.relayDeposit), true))
+	m.HandleFunc("POST "+p+"withdrawal/call", h.authed(h.limited(h.withdrawalCall), true))
+	m.HandleFunc("POST "+p+"owner/cancel", h.authed(h.limited(h.ownerChangeCall), true))
+	m.HandleFunc("GET "+p+"address", h.authed(h.checksum, false))
 	h.mux = m
+}
+
+// limited runs next within the customer's NodeCallsPerMinute: the
+// requests that reach the chain's node, which a page (or a script with the
+// session's cookie) could otherwise make without end.
+func (h *Handler) limited(next func(http.ResponseWriter, *http.Request, *session)) func(http.ResponseWriter, *http.Request, *session) {
+	return func(w http.ResponseWriter, r *http.Request, s *session) {
+		d, err := h.opts.Limiter.Allow(r.Context(), "portal\x00"+string(s.env)+"\x00"+s.customerID,
+			[]ratelimit.Window{ratelimit.Minute(h.opts.NodeCallsPerMinute)}, h.now())
+		if err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+		if !d.Allowed {
+			h.metrics.refused.WithLabelValues(string(s.env), "node_limit").Inc()
+			w.Header().Set("Retry-After", strconv.Itoa(d.RetryAfter))
+			if wantsJSON(r) || r.Method == http.MethodPost {
+				jsonError(w, http.StatusTooManyRequests, "", fmt.Sprintf("Too many requests from your pages (at most %d a minute): nothing was done. Wait %d seconds.", h.opts.NodeCallsPerMinute, d.RetryAfter))
+				return
+			}
+			h.render(w, r, s, http.StatusTooManyRequests, "message", page{Title: "Slow down",
+				Error: fmt.Sprintf("Too many requests from your pages (at most %d a minute). Wait %d seconds and reload.", h.opts.NodeCallsPerMinute, d.RetryAfter)})
+			return
+		}
+		next(w, r, s)
+	}
+}
+
+// checksum answers GET address?a=0x…: the address in its EIP-55
+// checksummed form, as the page shows every address (the wallet may share
+// it in lowercase).
+func (h *Handler) checksum(w http.ResponseWriter, r *http.Request, _ *session) {
+	a := r.URL.Query().Get("a")
+	if !common.IsHexAddress(a) || !strings.HasPrefix(a, "0x") {
+		jsonError(w, http.StatusBadRequest, "a", "Not a 0x address.")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"address": common.HexToAddress(a).Hex()})
 }
 
 // authed runs next with the request's session; a POST must carry the
@@ -209,6 +253,7 @@ func wantsJSON(r *http.Request) bool {
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p page) {
 	p.Prefix = h.opts.Prefix
+	p.Operator, p.Logo = h.opts.OperatorName, h.opts.OperatorLogo
 	if p.Env == "" {
 		p.Env = settleflow.Test
 	}
@@ -236,7 +281,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 // link previewer (a chat app, a mail scanner) that fetches the URL cannot
 // spend it.
 func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, nil, http.StatusOK, "signin", page{Title: "Your account", Data: r.URL.Query().Get("token")})
+	h.render(w, r, nil, http.StatusOK, "signin", page{Title: "Open your account", Data: r.URL.Query().Get("token")})
 }
 
 // refuseCrossSite answers a POST another site's page made (see
@@ -295,7 +340,9 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request, s *session) {
 type accountData struct {
 	Balance     settleflow.Balance
 	Owner       string
+	OwnerChange *ownerChangeView
 	ChainID     int64
+	// Network is the chain in plain words ("Test network", "Base").
 	Network     string
 	Contract    string
 	Token       string
@@ -316,11 +363,15 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s *session
 	d := accountData{Balance: c.Balance, MinDeposit: h.opts.MinDeposit, RelayLimit: h.opts.RelaysPerHour,
 		CanTransact: h.opts.Chain != nil && !s.preview, Explorer: h.opts.Explorers[s.env]}
 	if c.Owner != nil {
-		d.Owner = *c.Owner
+		d.Owner = common.HexToAddress(*c.Owner).Hex()
 	}
 	if h.opts.Chain != nil {
 		if ci, ok := h.opts.Chain.Chain(s.env); ok {
-			d.ChainID, d.Network, d.Contract, d.Token = ci.ChainID, ci.Network, ci.Contract.Hex(), ci.Token.Hex()
+			d.ChainID, d.Network, d.Contract, d.Token = ci.ChainID, networkName(s.env, ci.Network, ci.ChainID), ci.Contract.Hex(), ci.Token.Hex()
+		}
+		if d.OwnerChange, err = h.ownerChange(r.Context(), s); err != nil {
+			h.fail(w, r, s, err)
+			return
 		}
 		if d.Withdrawal, err = h.opts.Chain.Withdrawal(r.Context(), s.env, s.customerID); err != nil {
 			h.fail(w, r, s, err)
@@ -334,6 +385,31 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s *session
 		}
 	}
 	h.render(w, r, s, http.StatusOK, "account", page{Title: "Your balance", Nav: "account", Data: d})
+}
+
+// networkName is a chain as a customer reads it: a known network's name,
+// "Test network" for any other in test mode, else the configured name.
+func networkName(env settleflow.Environment, network string, chainID int64) string {
+	switch chainID {
+	case 1:
+		return "Ethereum"
+	case 8453:
+		return "Base"
+	case 10:
+		return "Optimism"
+	case 42161:
+		return "Arbitrum One"
+	case 137:
+		return "Polygon"
+	case 11155111:
+		return "Sepolia (test network)"
+	case 84532:
+		return "Base Sepolia (test network)"
+	}
+	if env == settleflow.Test || network == "" {
+		return "Test network"
+	}
+	return network
 }
 
 var errBadCursor = errors.New("portal: bad cursor")

@@ -38,6 +38,7 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/internal/sessiontoken"
+	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/wire"
 )
@@ -70,6 +71,10 @@ const (
 	// DefaultRelaysPerHour is how many deposits the portal relays for one
 	// customer in one clock hour.
 	DefaultRelaysPerHour = 5
+	// DefaultNodeCallsPerMinute is how many requests that reach the chain
+	// one customer's pages may make in a minute: the page polls its status
+	// every 1.5 s (40 a minute), with room for two tabs and the actions.
+	DefaultNodeCallsPerMinute = 120
 )
 
 // Options configure the portal. Engine, DB and BaseURL are required.
@@ -102,8 +107,22 @@ type Options struct {
 	// UTC day (default DefaultOwnerChangesPerDay); besides, a connect
 	// while a change is in flight or proposed sends nothing.
 	OwnerChangesPerDay int
-	Clock              settleflow.Clock
-	Logger             *zap.Logger
+	// NodeCallsPerMinute bounds the requests of one customer that read or
+	// write the chain (the account page, status polls, deposit prepare and
+	// relay, connect, withdrawal and owner calls), per minute (default
+	// DefaultNodeCallsPerMinute), counted by Limiter (default an
+	// in-process ratelimit.Memory).
+	NodeCallsPerMinute int
+	Limiter            ratelimit.Limiter
+	// OperatorName is what the page's header names: the operator's
+	// service (default "Your account"). OperatorLogo, optional, is the
+	// logo shown beside it: a path on this server ("/static/logo.svg") or
+	// a data:image/ URL (the page's Content-Security-Policy allows only
+	// these).
+	OperatorName string
+	OperatorLogo string
+	Clock        settleflow.Clock
+	Logger       *zap.Logger
 }
 
 // Handler serves the portal.
@@ -141,8 +160,20 @@ func New(ctx context.Context, opts Options) (*Handler, error) {
 	if opts.OwnerChangesPerDay == 0 {
 		opts.OwnerChangesPerDay = DefaultOwnerChangesPerDay
 	}
-	if opts.MinDeposit < 1 || opts.RelaysPerHour < 0 || opts.OwnerChangesPerDay < 0 {
-		return nil, errors.New("portal: MinDeposit must be at least 1 cent, and RelaysPerHour and OwnerChangesPerDay not negative")
+	if opts.NodeCallsPerMinute == 0 {
+		opts.NodeCallsPerMinute = DefaultNodeCallsPerMinute
+	}
+	if opts.Limiter == nil {
+		opts.Limiter = ratelimit.NewMemory()
+	}
+	if opts.OperatorName == "" {
+		opts.OperatorName = "Your account"
+	}
+	if l := opts.OperatorLogo; l != "" && !(strings.HasPrefix(l, "/") && !strings.HasPrefix(l, "//")) && !strings.HasPrefix(l, "data:image/") {
+		return nil, fmt.Errorf("portal: OperatorLogo %q must be a path on this server or a data:image/ URL", l)
+	}
+	if opts.MinDeposit < 1 || opts.RelaysPerHour < 0 || opts.OwnerChangesPerDay < 0 || opts.NodeCallsPerMinute < 0 {
+		return nil, errors.New("portal: MinDeposit must be at least 1 cent, and RelaysPerHour, OwnerChangesPerDay and NodeCallsPerMinute not negative")
 	}
 	if err := migrate(ctx, opts.DB); err != nil {
 		return nil, err
@@ -191,6 +222,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
+	if r.TLS != nil {
+		// Served over TLS: the browser keeps to https for a year. (Behind
+		// a proxy that ends TLS, the proxy sets it.)
+		hd.Set("Strict-Transport-Security", "max-age=31536000")
+	}
 	h.mux.ServeHTTP(w, r)
 }
 

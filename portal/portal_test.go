@@ -58,8 +58,17 @@ func TestLinkOpensOneSessionOnce(t *testing.T) {
 		}
 	}
 	acc := b.get("/portal/")
-	if acc.status != 200 || !strings.Contains(acc.body, "cus_link") || !strings.Contains(acc.body, `id="available"`) {
+	if acc.status != 200 || !strings.Contains(acc.body, `id="available"`) {
 		t.Fatalf("account page: %d %s", acc.status, acc.body)
+	}
+	// What a customer reads: the operator's name, not the internal
+	// customer id; the network in plain words; over TLS, HSTS.
+	if strings.Contains(acc.body, "cus_link") || !strings.Contains(acc.body, `<span class="brand" id="brand">Your account</span>`) ||
+		!strings.Contains(acc.body, "Network: Test network") || strings.Contains(acc.body, "simulated (chain") {
+		t.Errorf("account page header or network line:\n%s", acc.body)
+	}
+	if hsts := acc.header.Get("Strict-Transport-Security"); hsts != "max-age=31536000" {
+		t.Errorf("Strict-Transport-Security %q", hsts)
 	}
 	csp := acc.header.Get("Content-Security-Policy")
 	for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {

@@ -241,7 +241,8 @@ func TestDepositRelay(t *testing.T) {
 // the limit's worth only.
 func TestRelayFlood(t *testing.T) {
 	const limit = 3
-	f := newFixture(t, func(o *Options) { o.RelaysPerHour = limit })
+	// The node calls' own limit (TestNodeCallLimit) is out of the way.
+	f := newFixture(t, func(o *Options) { o.RelaysPerHour = limit; o.NodeCallsPerMinute = 1 << 20 })
 	w := f.wallet(100_000)
 	b := f.browser()
 	b.signin(f.link(settleflow.Test, "cus_flood"))
@@ -525,5 +526,55 @@ func TestConnectLoopIsBounded(t *testing.T) {
 	var n int
 	if err := f.h.opts.DB.Bun().NewRaw("SELECT COUNT(*) FROM portal_owner_changes WHERE environment = 'test' AND customer_id = 'cus_loop' AND tx_hash IS NOT NULL").Scan(context.Background(), &n); err != nil || n != 3 {
 		t.Fatalf("recorded owner changes: %d %v", n, err)
+	}
+}
+
+// TestNodeCallLimit: the requests that reach the node (status polls,
+// deposit prepare) are limited per customer and minute, across its
+// sessions, with Retry-After and a count; another customer is not held up.
+func TestNodeCallLimit(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.NodeCallsPerMinute = 10 })
+	w := f.wallet(1_000)
+	b1, b2, other := f.browser(), f.browser(), f.browser()
+	b1.signin(f.link(settleflow.Test, "cus_node"))
+	b2.signin(f.link(settleflow.Test, "cus_node"))
+	other.signin(f.link(settleflow.Test, "cus_node_other"))
+	ok, limited := 0, 0
+	for i := range 30 {
+		var a answer
+		switch i % 3 {
+		case 0:
+			a = b1.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"})
+		case 1:
+			a = b2.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"})
+		default:
+			a, _ = b1.post("/portal/deposit/prepare", map[string]string{"from": w.addr.Hex(), "amount": "1.00"})
+		}
+		switch a.status {
+		case http.StatusOK:
+			ok++
+		case http.StatusTooManyRequests:
+			limited++
+			if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "at most 10 a minute") {
+				t.Fatalf("refused without Retry-After or reason: %v %s", a.header, a.body)
+			}
+		default:
+			t.Fatalf("request %d: %d %s", i, a.status, a.body)
+		}
+	}
+	// The account page's own load counted one for each session.
+	if ok > 10 || limited < 18 {
+		t.Fatalf("%d answered, %d limited; want at most 10 a minute", ok, limited)
+	}
+	if got := f.metric("refused", "test", "node_limit"); got != float64(limited) {
+		t.Errorf("node_limit refusals counted %v, want %d", got, limited)
+	}
+	if a := other.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"}); a.status != http.StatusOK {
+		t.Fatalf("another customer held up: %d", a.status)
+	}
+	// A minute later it answers again.
+	f.clock.Advance(time.Minute)
+	if a := b1.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"}); a.status != http.StatusOK {
+		t.Fatalf("a minute later: %d %s", a.status, a.body)
 	}
 }
