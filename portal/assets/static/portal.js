@@ -398,7 +398,7 @@
         body.dataset.walletChain = String(walletChain);
         const right = walletChain === chainId;
         if ($("switch-chain")) $("switch-chain").hidden = right;
-        say("wallet-state", right ? "Your wallet is on this account's network." :
+        say("wallet-state", right ? "Your wallet is on chain " + chainId + " now, this account's network." :
           "Your wallet moved to another network (chain " + walletChain + "); this account is on chain " + chainId + ". Switch back to use it.");
         buttons();
       });
