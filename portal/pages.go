@@ -155,6 +155,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET "+p+"signin", h.signinPage)
 	m.HandleFunc("POST "+p+"signin", h.signin)
 	m.HandleFunc("POST "+p+"signout", h.authed(h.signout, false))
+	m.HandleFunc("GET "+p+"signedout", h.signedOut)
 	m.HandleFunc("GET "+p+"{$}", h.authed(h.limited(h.accountPage), false))
 	m.HandleFunc("GET "+p+"statement", h.authed(h.statementPage, false))
 	m.HandleFunc("GET "+p+"statement.csv", h.authed(h.statementCSV, false))
@@ -333,6 +334,11 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	h.setCookie(w, "", -1)
+	// Post/redirect/get: a reload of the answer posts nothing again.
+	http.Redirect(w, r, h.opts.Prefix+"signedout", http.StatusSeeOther)
+}
+
+func (h *Handler) signedOut(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, nil, http.StatusOK, "message", page{Title: "Signed out", Notice: "You are signed out. Open a new link to come back."})
 }
 

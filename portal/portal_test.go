@@ -319,8 +319,11 @@ func TestSigninRefusesCrossSite(t *testing.T) {
 		"Origin": "null", "Sec-Fetch-Site": "cross-site"}); a.status != http.StatusForbidden {
 		t.Fatalf("a cross-site sign-out: %d", a.status)
 	}
-	if a := b.do("POST", "/portal/signout", strings.NewReader(out), own); a.status != 200 || !strings.Contains(a.body, "You are signed out") {
+	if a := b.do("POST", "/portal/signout", strings.NewReader(out), own); a.status != http.StatusSeeOther || a.header.Get("Location") != "/portal/signedout" {
 		t.Fatalf("sign-out from the page: %d %s", a.status, a.body)
+	}
+	if a := b.get("/portal/signedout"); a.status != 200 || !strings.Contains(a.body, "You are signed out") {
+		t.Fatalf("signed out: %d %s", a.status, a.body)
 	}
 	if a := b.get("/portal/"); a.status != http.StatusUnauthorized {
 		t.Fatalf("after sign-out: %d", a.status)
