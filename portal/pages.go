@@ -26,9 +26,11 @@ import (
 
 // page is what every template gets.
 type page struct {
-	Prefix     string
-	Operator   string
-	Logo       string
+	Prefix   string
+	Operator string
+	// Logo is Options.OperatorLogo, checked by New (a path on this server
+	// or a data:image/ URL), so a URL the template may write as is.
+	Logo       template.URL
 	Title      string
 	Nav        string
 	Env        settleflow.Environment
@@ -254,7 +256,7 @@ func wantsJSON(r *http.Request) bool {
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p page) {
 	p.Prefix = h.opts.Prefix
-	p.Operator, p.Logo = h.opts.OperatorName, h.opts.OperatorLogo
+	p.Operator, p.Logo = h.opts.OperatorName, template.URL(h.opts.OperatorLogo)
 	if p.Env == "" {
 		p.Env = settleflow.Test
 	}
