@@ -227,7 +227,9 @@
       await window.ethereum.request({ method: "eth_sendTransaction", params: [{ from, to: call.to, data: call.data }] });
       const what = { requestWithdrawal: "Withdrawal request of " + usd(cents(amount)), cancelWithdrawal: "Cancel of the withdrawal request",
         withdraw: "Withdrawal" }[method];
-      awaiting = { method, cents: method === "requestWithdrawal" ? cents(amount) : 0, before: withdrawal ? withdrawal.pending : 0 };
+      // A request is seen when the chain shows its amount with a new end
+      // of notice (the same amount requested again restarts the notice).
+      awaiting = { method, cents: method === "requestWithdrawal" ? cents(amount) : 0, before: withdrawal ? withdrawal.availableAt : 0 };
       say("withdrawal-sent", what + ": pending, sent from your wallet and waiting for the network…");
       $("withdrawal-sent").dataset.state = "pending";
       if (method === "requestWithdrawal") $("withdraw-amount").value = "";
@@ -339,7 +341,7 @@
         withdrawal = st.withdrawal;
         if (awaiting) {
           const p = withdrawal.pending;
-          const seen = awaiting.method === "requestWithdrawal" ? p === awaiting.cents && p !== awaiting.before : p === 0;
+          const seen = awaiting.method === "requestWithdrawal" ? p === awaiting.cents && withdrawal.availableAt !== awaiting.before : p === 0;
           if (seen) {
             awaiting = null;
             say("withdrawal-sent", "Confirmed by the network.");
