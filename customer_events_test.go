@@ -2,9 +2,11 @@ package settleflow_test
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"math/big"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/settlement/contracts/bindings"
+	"github.com/settleflow/settleflow/wire"
 )
 
 // eventLog is a Notifier that keeps what the outbox delivered.
@@ -212,4 +215,124 @@ func followed(t *testing.T, e *settleflow.Engine, block uint64) {
 			t.Fatalf("the funds follower did not pass block %d within 30s: %+v %v", block, hs, err)
 		}
 	}
+}
+
+// Issue 43: an owner change proposed on chain (the operator's setOwner for
+// a balance that has an owner: what a leaked portal link can start) is
+// announced (customer.owner_change_proposed, with the proposed owner and
+// when it takes effect) and shown by Customer; the owner's cancel is
+// announced (customer.owner_change_canceled) and the proposal is gone.
+func TestOwnerChangeProposalIsVisible(t *testing.T) {
+	faucetStores(t, func(t *testing.T, open func() settleflow.Store) {
+		ctx := context.Background()
+		chain, err := settlement.NewSimulated(ctx, settlement.SimulatedOptions{Logger: zaptest.NewLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { chain.Close() })
+		log := &eventLog{}
+		e, err := settleflow.New(settleflow.Options{Store: open(), Settler: chain, Products: settleflow.NewProducts(), Logger: zaptest.NewLogger(t),
+			Notifier: log, FundsPollInterval: 20 * time.Millisecond, PollInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Stop(context.Background()) })
+		const customer = "cus_proposed"
+		if _, err := e.FundTestCustomer(ctx, customer, 5000); err != nil {
+			t.Fatal(err)
+		}
+		setOwner := func(key *ecdsa.PrivateKey) *settleflow.OwnerChange {
+			t.Helper()
+			g, err := e.CreateOwnerGrant(ctx, settleflow.OwnerGrantParams{Environment: settleflow.Test, CustomerID: customer,
+				Address: crypto.PubkeyToAddress(key.PublicKey).Hex()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var td apitypes.TypedData
+			if err := json.Unmarshal(g.TypedData, &td); err != nil {
+				t.Fatal(err)
+			}
+			h, _, err := apitypes.TypedDataAndHash(td)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig, _ := crypto.Sign(h, key)
+			sig[64] += 27
+			ch, _, err := e.SetOwner(ctx, settleflow.SetOwnerParams{Environment: settleflow.Test, CustomerID: customer,
+				Grant: settleflow.OwnerGrant{Owner: g.Address, Nonce: g.Nonce, Origin: g.Origin, Deadline: time.Unix(g.Deadline, 0).UTC(), Signature: hexutil.Encode(sig)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ch
+		}
+		ownerKey, _ := crypto.GenerateKey()
+		owner := crypto.PubkeyToAddress(ownerKey.PublicKey)
+		setOwner(ownerKey)
+		waitEvents(t, chain, log, settleflow.EventCustomerOwnerSet, 1)
+		c, err := e.Customer(ctx, settleflow.Test, customer)
+		if err != nil || c.OwnerChange != nil {
+			t.Fatalf("no change proposed yet: %+v %v", c, err)
+		}
+
+		// Another address's grant: a proposal, effective after the notice.
+		nextKey, _ := crypto.GenerateKey()
+		next := crypto.PubkeyToAddress(nextKey.PublicKey)
+		ch := setOwner(nextKey)
+		if ch.Effective != wire.OwnerEffectiveAfterNotice {
+			t.Fatalf("owner change %+v; want after_notice", ch)
+		}
+		b := chain.Backend.Client()
+		rcpt, err := b.TransactionReceipt(ctx, common.HexToHash(ch.TxHash))
+		for i := 0; err != nil && i < 100; i++ {
+			time.Sleep(50 * time.Millisecond)
+			rcpt, err = b.TransactionReceipt(ctx, common.HexToHash(ch.TxHash))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, err := b.HeaderByNumber(ctx, rcpt.BlockNumber)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantAt := time.Unix(int64(blk.Time), 0).Add(settlement.DefaultWithdrawalNotice).UTC()
+		c, err = e.Customer(ctx, settleflow.Test, customer)
+		if err != nil || c.OwnerChange == nil || c.OwnerChange.Address != next.Hex() || !c.OwnerChange.EffectiveAt.Equal(wantAt) ||
+			c.Owner == nil || !strings.EqualFold(*c.Owner, owner.Hex()) {
+			t.Fatalf("customer %+v (%v); want the change to %s at %s shown", c, err, next.Hex(), wantAt)
+		}
+		pr := waitEvents(t, chain, log, settleflow.EventCustomerOwnerChangeProposed, 1)[0]
+		if d := pr.Data; d.CustomerID != customer || d.OwnerChange == nil || d.OwnerChange.Address != next.Hex() || d.OwnerChange.TxHash != ch.TxHash ||
+			d.OwnerChange.EffectiveAt == nil || !d.OwnerChange.EffectiveAt.Equal(wantAt) || d.Balance == nil || d.Balance.OnChain != 5000 || d.Owner != nil {
+			t.Fatalf("customer.owner_change_proposed %+v (%+v); want %s at %s", d, d.OwnerChange, next.Hex(), wantAt)
+		}
+		if js, _ := json.Marshal(pr); !strings.Contains(string(js), `"ownerChange":{"address":"`+next.Hex()+`","effectiveAt":"`) {
+			t.Fatalf("the webhook body: %s", js)
+		}
+
+		// The owner cancels it from its wallet.
+		faucet := settlement.Transactor{Backend: b, Key: chain.FaucetKey, Mine: chain.Commit}
+		if _, err := faucet.SendValue(ctx, &owner, big.NewInt(1e18), nil); err != nil {
+			t.Fatal(err)
+		}
+		ref, err := chain.CustomerRef(settleflow.Test, customer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := settlement.Transactor{Backend: b, Key: ownerKey, Mine: chain.Commit}
+		crc, err := own.Send(ctx, &chain.Addresses.Contract, bindings.NewSettleflowSettlement().PackCancelOwnerChange(common.HexToHash(ref)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn := waitEvents(t, chain, log, settleflow.EventCustomerOwnerChangeCanceled, 1)[0]
+		if d := cn.Data; d.CustomerID != customer || d.OwnerChange == nil || d.OwnerChange.Address != next.Hex() || d.OwnerChange.TxHash != crc.TxHash.Hex() ||
+			d.OwnerChange.EffectiveAt != nil {
+			t.Fatalf("customer.owner_change_canceled %+v (%+v)", d, d.OwnerChange)
+		}
+		if c, err = e.Customer(ctx, settleflow.Test, customer); err != nil || c.OwnerChange != nil {
+			t.Fatalf("after the cancel: %+v %v", c, err)
+		}
+	})
 }

@@ -25,7 +25,11 @@ const (
 	// EventWorkflowMarginBelowFloor is emitted when a workflow spent more than its margin floor's budget.
 	EventWorkflowMarginBelowFloor = wire.EventWorkflowMarginBelowFloor
 	// EventCustomerOwnerSet is emitted when a customer's balance owner set on chain is confirmed.
-	EventCustomerOwnerSet = wire.EventCustomerOwnerSet
+	// EventCustomerOwnerChangeProposed is emitted when a change of a customer's balance owner proposed on chain is confirmed.
+	EventCustomerOwnerChangeProposed = wire.EventCustomerOwnerChangeProposed
+	// EventCustomerOwnerChangeCanceled is emitted when a proposed owner change dropped on chain is confirmed.
+	EventCustomerOwnerChangeCanceled = wire.EventCustomerOwnerChangeCanceled
+	EventCustomerOwnerSet            = wire.EventCustomerOwnerSet
 	// EventCustomerWithdrawalRequested is emitted when a withdrawal request of a customer's balance is confirmed on chain.
 	EventCustomerWithdrawalRequested = wire.EventCustomerWithdrawalRequested
 )
@@ -47,6 +51,10 @@ type DepositEvent = wire.DepositEvent
 // OwnerSetEvent is the owner a customer.owner_set event reports
 // (wire.OwnerSetEvent).
 type OwnerSetEvent = wire.OwnerSetEvent
+
+// OwnerChangeEvent is the owner change a customer.owner_change_proposed or
+// customer.owner_change_canceled event reports (wire.OwnerChangeEvent).
+type OwnerChangeEvent = wire.OwnerChangeEvent
 
 // WithdrawalRequestEvent is the request a customer.withdrawal_requested
 // event reports (wire.WithdrawalRequestEvent).

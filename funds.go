@@ -72,6 +72,8 @@ const (
 	FundsWithdrawalCanceled  = driver.FundsWithdrawalCanceled
 	FundsWithdrawn           = driver.FundsWithdrawn
 	FundsOwnerSet            = driver.FundsOwnerSet
+	FundsOwnerChangeProposed = driver.FundsOwnerChangeProposed
+	FundsOwnerChangeCanceled = driver.FundsOwnerChangeCanceled
 )
 
 // FundsChainTimer is implemented by a [Funds] settler that can tell how

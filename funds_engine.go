@@ -584,8 +584,9 @@ func (e *Engine) FundsHealth(ctx context.Context) ([]FundsHealth, error) {
 // chain, for a customer the engine knows by id (a change for a reference
 // no create, faucet or owner grant has named is applied without an event):
 // customer.funded for a deposit, customer.owner_set for an owner set,
-// customer.withdrawal_requested for a withdrawal request; nil for the
-// others. The Store writes it in the transaction that applies the change,
+// customer.withdrawal_requested for a withdrawal request,
+// customer.owner_change_proposed and customer.owner_change_canceled for an
+// owner change proposed or dropped; nil for the others. The Store writes it in the transaction that applies the change,
 // once per change.
 func (e *Engine) customerEvent(env Environment, ev FundsEvent, after *Account) *Event {
 	if after == nil || after.CustomerID == "" {
@@ -609,6 +610,17 @@ func (e *Engine) customerEvent(env Environment, ev FundsEvent, after *Account) *
 			w.AvailableAt = &at
 		}
 		data.Withdrawal = w
+	case FundsOwnerChangeProposed, FundsOwnerChangeCanceled:
+		typ = EventCustomerOwnerChangeCanceled
+		oc := &OwnerChangeEvent{Address: ev.Owner, TxHash: ev.TxHash, BlockNumber: ev.BlockNumber}
+		if ev.Kind == FundsOwnerChangeProposed {
+			typ = EventCustomerOwnerChangeProposed
+			if !ev.AvailableAt.IsZero() {
+				at := ev.AvailableAt.UTC()
+				oc.EffectiveAt = &at
+			}
+		}
+		data.OwnerChange = oc
 	default:
 		return nil
 	}
@@ -651,6 +663,13 @@ func (e *Engine) Customer(ctx context.Context, env Environment, customerID strin
 		return nil, fmt.Errorf("settleflow: deposit instructions: %w", err)
 	}
 	c.Deposit = &d
+	// A change of owner proposed on chain, read there: the one thing a
+	// leaked portal link can start that the owner must see in time.
+	if r, ok := e.settler.(OwnerChangeReader); ok && c.Owner != nil {
+		if c.OwnerChange, err = r.ProposedOwner(ctx, env, customerID); err != nil {
+			return nil, fmt.Errorf("settleflow: the owner change proposed for %s: %w", customerID, err)
+		}
+	}
 	return c, nil
 }
 

@@ -13,6 +13,14 @@ type OwnerGrant = driver.OwnerGrant
 // ([driver.OwnerSetter]).
 type OwnerSetter = driver.OwnerSetter
 
+// OwnerChangeReader is a settler that reads a proposed owner change
+// ([driver.OwnerChangeReader]).
+type OwnerChangeReader = driver.OwnerChangeReader
+
+// OwnerChangeProposal is a change of owner proposed on chain
+// ([wire.OwnerChangeProposal]).
+type OwnerChangeProposal = wire.OwnerChangeProposal
+
 // OwnerGrantRecord is an owner grant the engine sent
 // ([driver.OwnerGrantRecord]).
 type OwnerGrantRecord = driver.OwnerGrantRecord

@@ -108,6 +108,13 @@ const (
 	// FundsOwnerSet: the balance's owner became Owner (set for the first
 	// time or changed); Amount is 0.
 	FundsOwnerSet FundsEventKind = "owner_set"
+	// FundsOwnerChangeProposed: the operator proposed Owner as the
+	// balance's next owner, effective at AvailableAt unless the owner
+	// cancels it; nothing on the account changes (Amount is 0).
+	FundsOwnerChangeProposed FundsEventKind = "owner_change_proposed"
+	// FundsOwnerChangeCanceled: the change to Owner proposed earlier was
+	// dropped; nothing on the account changes (Amount is 0).
+	FundsOwnerChangeCanceled FundsEventKind = "owner_change_canceled"
 )
 
 // FundsEvent is one balance change a [Funds] settler found on chain, at the
@@ -118,11 +125,14 @@ type FundsEvent struct {
 	Ref string
 	// Amount in minor units.
 	Amount int64
-	// Owner is the balance's new owner (0x-hex) of a FundsOwnerSet.
+	// Owner is the balance's new owner (0x-hex) of a FundsOwnerSet, or the
+	// proposed one of a FundsOwnerChangeProposed or
+	// FundsOwnerChangeCanceled.
 	Owner string
 	// AvailableAt is when a FundsWithdrawalRequested's amount can be
-	// withdrawn (the end of the contract's notice), if the settler knows
-	// it; zero otherwise.
+	// withdrawn (the end of the contract's notice), or when a
+	// FundsOwnerChangeProposed takes effect, if the settler knows it; zero
+	// otherwise.
 	AvailableAt time.Time
 	TxHash      string
 	BlockNumber uint64

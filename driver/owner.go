@@ -49,6 +49,15 @@ type OwnerSetter interface {
 	Owner(ctx context.Context, env wire.Environment, customerID string) (string, error)
 }
 
+// OwnerChangeReader is implemented by an [OwnerSetter] that reads the
+// owner change proposed for a customer on chain (the shipped
+// settlement.Settler): Engine.Customer reports it.
+type OwnerChangeReader interface {
+	// ProposedOwner is the change of owner proposed for the customer now
+	// (at the chain's latest block), or nil if none.
+	ProposedOwner(ctx context.Context, env wire.Environment, customerID string) (*wire.OwnerChangeProposal, error)
+}
+
 // OwnerGrantRecord is an owner grant the engine sent to the chain: what
 // `chain reconcile` explains the contract's OwnerSet events with.
 type OwnerGrantRecord struct {

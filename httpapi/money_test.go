@@ -123,7 +123,7 @@ func TestCustomer(t *testing.T) {
 		t.Fatalf("customer: %d %s", r.status, r.body)
 	}
 	c := r.json(t)
-	if got, want := keysOf(c), []string{"balance", "deposit", "id", "livemode", "object", "owner"}; !reflect.DeepEqual(got, want) {
+	if got, want := keysOf(c), []string{"balance", "deposit", "id", "livemode", "object", "owner", "ownerChange"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("customer names %v, want %v", got, want)
 	}
 	bal := c["balance"].(map[string]any)

@@ -116,43 +116,111 @@ func (h *Handler) connect(w http.ResponseWriter, r *http.Request, s *session) {
 		jsonError(w, http.StatusBadRequest, "address", "This signature's request was for another address: nothing was changed. Connect again.")
 		return
 	}
-	// Spent before it is sent: a second request with it is refused here
-	// even while the first is on its way.
-	var spent bool
-	if err := h.opts.DB.Write(r.Context(), func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw("UPDATE portal_nonces SET used_at = ? WHERE nonce = ? AND used_at IS NULL", storage.Micros(h.now()), strings.ToLower(in.Nonce)).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		spent = err == nil && n == 1
-		return err
-	}); err != nil {
+	// At most one owner change in flight or proposed per customer, and at
+	// most OwnerChangesPerDay sent a day: each is a transaction the
+	// operator pays.
+	if done := h.ownerChangeGate(w, r, s, row.Address); done {
+		return
+	}
+	day := h.day()
+	ok, err := h.takeSlot(r.Context(), ownerWindows, s, day, h.opts.OwnerChangesPerDay)
+	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	if !spent {
+	if !ok {
+		h.metrics.refused.WithLabelValues(string(s.env), "owner_change_limit").Inc()
+		h.log.Warn("portal connect refused: daily owner change limit", zap.String("env", string(s.env)), zap.String("customer", s.customerID))
+		jsonError(w, http.StatusTooManyRequests, "", fmt.Sprintf("This page sends at most %d wallet changes a day for this account: nothing was sent. Try again tomorrow (UTC).", h.opts.OwnerChangesPerDay))
+		return
+	}
+	// Spent before it is sent, and the change recorded as in flight in the
+	// same transaction: a second request with the nonce, or a concurrent
+	// connect of this customer (the in-flight unique index), is refused
+	// here even while the first is on its way.
+	nonce := strings.ToLower(in.Nonce)
+	var spent, inFlight bool
+	if err := h.opts.DB.Write(r.Context(), func(ctx context.Context, tx bun.Tx) error {
+		spent, inFlight = false, false
+		res, err := tx.NewRaw("UPDATE portal_nonces SET used_at = ? WHERE nonce = ? AND used_at IS NULL", storage.Micros(h.now()), nonce).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return err
+		}
+		spent = true
+		res, err = tx.NewRaw(`INSERT INTO portal_owner_changes (nonce, environment, customer_id, address, deadline, created_at, status)
+			VALUES (?, ?, ?, ?, ?, ?, 'sending') ON CONFLICT DO NOTHING`,
+			nonce, string(s.env), s.customerID, strings.ToLower(row.Address), row.Deadline, storage.Micros(h.now())).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			inFlight = true
+			return errInFlight // rolls the nonce back: nothing was sent
+		}
+		return nil
+	}); err != nil && !errors.Is(err, errInFlight) {
+		h.giveOwnerSlot(r, s, day)
+		h.fail(w, r, s, err)
+		return
+	}
+	if !spent || inFlight {
+		h.giveOwnerSlot(r, s, day)
+		if inFlight {
+			h.metrics.refused.WithLabelValues(string(s.env), "owner_change_pending").Inc()
+			jsonError(w, http.StatusConflict, "", "Another wallet change for this account is on its way to the network: nothing was sent. Wait until it is confirmed.")
+			return
+		}
 		jsonError(w, http.StatusBadRequest, "nonce", "This signature was used already: each one connects a wallet once. Nothing was changed.")
 		return
 	}
 	c, _, err := h.opts.Engine.SetOwner(r.Context(), settleflow.SetOwnerParams{Environment: s.env, CustomerID: s.customerID,
-		Grant: settleflow.OwnerGrant{Owner: row.Address, Nonce: strings.ToLower(in.Nonce), Origin: h.origin(),
+		Grant: settleflow.OwnerGrant{Owner: row.Address, Nonce: nonce, Origin: h.origin(),
 			Deadline: time.Unix(row.Deadline, 0).UTC(), Signature: in.Signature}})
 	if err != nil {
 		var ie *settleflow.InvalidError
 		if errors.As(err, &ie) {
 			// Nothing was sent: the request may be signed again, correctly.
-			_ = h.opts.DB.Write(r.Context(), func(ctx context.Context, tx bun.Tx) error {
-				_, err := tx.NewRaw("UPDATE portal_nonces SET used_at = NULL WHERE nonce = ?", strings.ToLower(in.Nonce)).Exec(ctx)
+			if werr := h.opts.DB.Write(r.Context(), func(ctx context.Context, tx bun.Tx) error {
+				if _, err := tx.NewRaw("UPDATE portal_nonces SET used_at = NULL WHERE nonce = ?", nonce).Exec(ctx); err != nil {
+					return err
+				}
+				_, err := tx.NewRaw("DELETE FROM portal_owner_changes WHERE nonce = ?", nonce).Exec(ctx)
 				return err
-			})
+			}); werr != nil {
+				h.log.Warn("portal: undoing a refused connect", zap.Error(werr))
+			}
+			h.giveOwnerSlot(r, s, day)
 			h.metrics.refused.WithLabelValues(string(s.env), "signature").Inc()
 		}
+		// Another error may have sent the transaction: the row stays
+		// 'sending' until the grant's deadline (see ownerChanges).
 		h.invalidOr(w, r, s, err)
 		return
 	}
-	h.log.Info("portal connect", zap.String("env", string(s.env)), zap.String("customer", s.customerID), zap.String("owner", c.Address), zap.String("tx", c.TxHash))
+	if err := h.opts.DB.Write(context.WithoutCancel(r.Context()), func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewRaw("UPDATE portal_owner_changes SET tx_hash = ?, effective = ?, status = 'pending' WHERE nonce = ?",
+			strings.ToLower(c.TxHash), c.Effective, nonce).Exec(ctx)
+		return err
+	}); err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.metrics.ownerChanges.WithLabelValues(string(s.env), c.Effective).Inc()
+	c.Address = common.HexToAddress(c.Address).Hex()
+	h.log.Info("portal connect", zap.String("env", string(s.env)), zap.String("customer", s.customerID), zap.String("owner", c.Address),
+		zap.String("tx", c.TxHash), zap.String("effective", c.Effective))
 	writeJSON(w, http.StatusOK, c)
+}
+
+var errInFlight = errors.New("portal: an owner change is in flight")
+
+func (h *Handler) giveOwnerSlot(r *http.Request, s *session, day int64) {
+	if err := h.giveSlot(context.WithoutCancel(r.Context()), ownerWindows, s, day); err != nil {
+		h.log.Warn("portal: returning an owner change slot", zap.Error(err))
+	}
 }
 
 // prepareDeposit answers POST deposit/prepare {"from", "amount"}
@@ -338,7 +406,7 @@ func (h *Handler) withdrawalCall(w http.ResponseWriter, r *http.Request, s *sess
 		return
 	}
 	ci, _ := h.opts.Chain.Chain(s.env)
-	writeJSON(w, http.StatusOK, map[string]any{"from": owner, "to": call.To, "data": call.Data, "chainId": "0x" + strconv.FormatInt(ci.ChainID, 16)})
+	writeJSON(w, http.StatusOK, map[string]any{"from": common.HexToAddress(owner).Hex(), "to": call.To, "data": call.Data, "chainId": "0x" + strconv.FormatInt(ci.ChainID, 16)})
 }
 
 // relayView is a relayed deposit as the page shows it.
@@ -363,6 +431,9 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	out := map[string]any{"balance": c.Balance, "owner": c.Owner, "now": h.now().Unix()}
+	if c.Owner != nil {
+		out["owner"] = common.HexToAddress(*c.Owner).Hex()
+	}
 	if h.opts.Chain != nil {
 		wd, err := h.opts.Chain.Withdrawal(r.Context(), s.env, s.customerID)
 		if err != nil {
@@ -379,7 +450,16 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, s *session) {
 			h.fail(w, r, s, err)
 			return
 		}
+		if owner != "" {
+			owner = common.HexToAddress(owner).Hex()
+		}
 		out["chainOwner"] = owner
+		oc, err := h.ownerChange(r.Context(), s)
+		if err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+		out["ownerChange"] = oc
 		relays, err := h.relays(r, s)
 		if err != nil {
 			h.fail(w, r, s, err)

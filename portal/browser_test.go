@@ -2,8 +2,11 @@ package portal
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,7 +34,10 @@ var browserOut = flag.String("browser-out", "", "directory for the browser test'
 // switching the wallet's chain), deposit 25.00 and watch it become
 // available, with the activity list following without a reload, run a
 // workflow and find it on the statement, request and cancel a withdrawal,
-// request another and withdraw it once due, and a link used twice; at
+// request another and withdraw it once due (each step shown pending until
+// the chain shows it), switch the wallet's account and network (the page
+// follows), sign out, be refused a login CSRF from another origin, and a
+// link used twice; at
 // each step the withdrawal buttons are on or off (with a reason) as the
 // contract would accept them. A screenshot of each page
 // lands in -browser-out.
@@ -60,7 +66,11 @@ func TestPortalInChromium(t *testing.T) {
 	}
 	// A short notice, so that the page's "Withdraw now" turns on while
 	// the test watches.
-	f := newFixtureNotice(t, 20*time.Second, nil)
+	f := newFixtureNotice(t, 20*time.Second, func(o *Options) {
+		o.OperatorName = "Acme Compute"
+		o.OperatorLogo = "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(
+			`<svg xmlns="http://www.w3.org/2000/svg" width="28" height="28"><circle cx="14" cy="14" r="12" fill="#3b5bdb"/></svg>`))
+	})
 	w := f.wallet(10_000)
 	ctx := context.Background()
 	const customer = "cus_browser"
@@ -107,6 +117,13 @@ func TestPortalInChromium(t *testing.T) {
 				f.sim.Commit()
 			}
 			reply(200, map[string]any{"hash": rc.TxHash.Hex()})
+		case "/evil":
+			// Another origin's page (this hook's http://127.0.0.1:port)
+			// that posts a link's token to the portal's sign-in as soon as
+			// it loads: login CSRF.
+			rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(rw, `<!doctype html><form id="f" method="post" action="%s/portal/signin"><input name="token" value="%s"></form>`+
+				`<script>document.getElementById("f").submit()</script>`, f.srv.URL, html.EscapeString(r.URL.Query().Get("token")))
 		case "/workflow":
 			wf, _, err := f.engine.Create(ctx, settleflow.CreateParams{Environment: settleflow.Test, Product: "report", CustomerID: customer,
 				Payload: rawJSON(job{N: 1})})
@@ -133,7 +150,7 @@ func TestPortalInChromium(t *testing.T) {
 	ci, _ := f.sim.Chain(settleflow.Test)
 	cmd := exec.Command(node, "portal.mjs")
 	cmd.Dir = "testdata/browser"
-	cmd.Env = append(os.Environ(), "LINK="+f.link(settleflow.Test, customer), "BASE="+f.srv.URL, "HOOK="+hook.URL,
+	cmd.Env = append(os.Environ(), "LINK="+f.link(settleflow.Test, customer), "LINK2="+f.link(settleflow.Test, customer), "BASE="+f.srv.URL, "HOOK="+hook.URL,
 		"KEY="+hexutil.Encode(crypto.FromECDSA(w.key)), "CHAIN_ID="+strconv.FormatInt(ci.ChainID, 10), "OUT="+out, "CHROMIUM=/usr/bin/chromium")
 	b, err := cmd.CombinedOutput()
 	t.Logf("browser:\n%s", b)
@@ -141,7 +158,8 @@ func TestPortalInChromium(t *testing.T) {
 		t.Fatalf("the browser run failed: %v", err)
 	}
 	for _, name := range []string{"signin", "account", "wrong-chain", "connected", "deposit-refused", "deposit-pending", "deposit-available",
-		"statement", "withdrawal-requested", "withdrawal-canceled", "withdrawal-due", "withdrawn", "link-used"} {
+		"statement", "withdrawal-requested", "withdrawal-canceled", "withdrawal-due", "withdrawn", "account-switched", "network-switched",
+		"signed-out", "login-csrf-refused", "link-used"} {
 		if fi, err := os.Stat(filepath.Join(out, name+".png")); err != nil || fi.Size() == 0 {
 			t.Errorf("no screenshot %s.png: %v", name, err)
 		}
@@ -153,5 +171,8 @@ func TestPortalInChromium(t *testing.T) {
 	}
 	if o := f.owner(customer); !strings.EqualFold(o, w.addr.Hex()) {
 		t.Errorf("owner %s, want %s", o, w.addr.Hex())
+	}
+	if got := f.metric("refused", "", "cross_site"); got != 1 {
+		t.Errorf("cross-site sign-ins refused: %v, want the hostile page's 1", got)
 	}
 }

@@ -24,6 +24,9 @@ type Chain interface {
 	Withdrawal(ctx context.Context, env settleflow.Environment, customerID string) (settlement.Withdrawal, error)
 	// Owner is the owner the contract records for the customer ("" none).
 	Owner(ctx context.Context, env settleflow.Environment, customerID string) (string, error)
+	// OwnerChange is the owner change proposed for the customer on chain
+	// (nil if none).
+	OwnerChange(ctx context.Context, env settleflow.Environment, customerID string) (*settlement.OwnerChange, error)
 	// WalletBalance is what an address holds of the token, in cents.
 	WalletBalance(ctx context.Context, env settleflow.Environment, address string) (int64, error)
 }

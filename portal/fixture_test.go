@@ -306,7 +306,8 @@ func jsonRound(v, out any) error { return json.Unmarshal(rawJSON(v), out) }
 func (f *fixture) metric(field string, labels ...string) float64 {
 	f.t.Helper()
 	names := map[string]string{"relays": "settleflow_portal_relays_total", "gasUsed": "settleflow_portal_relay_gas_used_total",
-		"feeWei": "settleflow_portal_relay_fee_wei_total", "refused": "settleflow_portal_refused_total", "sessions": "settleflow_portal_sessions_total"}
+		"feeWei": "settleflow_portal_relay_fee_wei_total", "refused": "settleflow_portal_refused_total", "sessions": "settleflow_portal_sessions_total",
+		"ownerChanges": "settleflow_portal_owner_changes_total"}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(f.h.Collectors()...)
 	mfs, err := reg.Gather()

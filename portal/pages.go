@@ -15,16 +15,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/uptrace/bun"
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/settlement"
 )
 
 // page is what every template gets.
 type page struct {
-	Prefix     string
+	Prefix   string
+	Operator string
+	// Logo is Options.OperatorLogo, checked by New (a path on this server
+	// or a data:image/ URL), so a URL the template may write as is.
+	Logo       template.URL
 	Title      string
 	Nav        string
 	Env        settleflow.Environment
@@ -45,6 +51,7 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"kindName": kindName,
+	"unix":     func(sec int64) time.Time { return time.Unix(sec, 0).UTC() },
 	"notice":   noticeText,
 	"dict": func(kv ...any) map[string]any {
 		m := map[string]any{}
@@ -150,16 +157,57 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET "+p+"signin", h.signinPage)
 	m.HandleFunc("POST "+p+"signin", h.signin)
 	m.HandleFunc("POST "+p+"signout", h.authed(h.signout, false))
-	m.HandleFunc("GET "+p+"{$}", h.authed(h.accountPage, false))
+	m.HandleFunc("GET "+p+"signedout", h.signedOut)
+	m.HandleFunc("GET "+p+"{$}", h.authed(h.limited(h.accountPage), false))
 	m.HandleFunc("GET "+p+"statement", h.authed(h.statementPage, false))
 	m.HandleFunc("GET "+p+"statement.csv", h.authed(h.statementCSV, false))
-	m.HandleFunc("GET "+p+"status", h.authed(h.status, false))
+	m.HandleFunc("GET "+p+"status", h.authed(h.limited(h.status), false))
 	m.HandleFunc("POST "+p+"connect/grant", h.authed(h.connectGrant, true))
-	m.HandleFunc("POST "+p+"connect", h.authed(h.connect, true))
-	m.HandleFunc("POST "+p+"deposit/prepare", h.authed(h.prepareDeposit, true))
-	m.HandleFunc("POST "+p+"deposit", h.authed(h.relayDeposit, true))
-	m.HandleFunc("POST "+p+"withdrawal/call", h.authed(h.withdrawalCall, true))
+	m.HandleFunc("POST "+p+"connect", h.authed(h.limited(h.connect), true))
+	m.HandleFunc("POST "+p+"deposit/prepare", h.authed(h.limited(h.prepareDeposit), true))
+	m.HandleFunc("POST "+p+"deposit", h.authed(h.limited(h.relayDeposit), true))
+	m.HandleFunc("POST "+p+"withdrawal/call", h.authed(h.limited(h.withdrawalCall), true))
+	m.HandleFunc("POST "+p+"owner/cancel", h.authed(h.limited(h.ownerChangeCall), true))
+	m.HandleFunc("GET "+p+"address", h.authed(h.checksum, false))
 	h.mux = m
+}
+
+// limited runs next within the customer's NodeCallsPerMinute: the
+// requests that reach the chain's node, which a page (or a script with the
+// session's cookie) could otherwise make without end.
+func (h *Handler) limited(next func(http.ResponseWriter, *http.Request, *session)) func(http.ResponseWriter, *http.Request, *session) {
+	return func(w http.ResponseWriter, r *http.Request, s *session) {
+		d, err := h.opts.Limiter.Allow(r.Context(), "portal\x00"+string(s.env)+"\x00"+s.customerID,
+			[]ratelimit.Window{ratelimit.Minute(h.opts.NodeCallsPerMinute)}, h.now())
+		if err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+		if !d.Allowed {
+			h.metrics.refused.WithLabelValues(string(s.env), "node_limit").Inc()
+			w.Header().Set("Retry-After", strconv.Itoa(d.RetryAfter))
+			if wantsJSON(r) || r.Method == http.MethodPost {
+				jsonError(w, http.StatusTooManyRequests, "", fmt.Sprintf("Too many requests from your pages (at most %d a minute): nothing was done. Wait %d seconds.", h.opts.NodeCallsPerMinute, d.RetryAfter))
+				return
+			}
+			h.render(w, r, s, http.StatusTooManyRequests, "message", page{Title: "Slow down",
+				Error: fmt.Sprintf("Too many requests from your pages (at most %d a minute). Wait %d seconds and reload.", h.opts.NodeCallsPerMinute, d.RetryAfter)})
+			return
+		}
+		next(w, r, s)
+	}
+}
+
+// checksum answers GET address?a=0x…: the address in its EIP-55
+// checksummed form, as the page shows every address (the wallet may share
+// it in lowercase).
+func (h *Handler) checksum(w http.ResponseWriter, r *http.Request, _ *session) {
+	a := r.URL.Query().Get("a")
+	if !common.IsHexAddress(a) || !strings.HasPrefix(a, "0x") {
+		jsonError(w, http.StatusBadRequest, "a", "Not a 0x address.")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"address": common.HexToAddress(a).Hex()})
 }
 
 // authed runs next with the request's session; a POST must carry the
@@ -180,13 +228,17 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *session)
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+			if h.crossSite(r) {
+				h.refuseCrossSite(w, r, s)
+				return
+			}
 			if !h.checkCSRF(r, s) {
 				if wantsJSON(r) {
-					jsonError(w, http.StatusForbidden, "", "This request did not come from this portal page (CSRF token or origin wrong); nothing was changed. Reload the page.")
+					jsonError(w, http.StatusForbidden, "", "This request does not carry this page's token (it is from an older page, or not from this portal); nothing was changed. Reload the page.")
 					return
 				}
 				h.render(w, r, s, http.StatusForbidden, "message", page{Title: "Refused",
-					Error: "This form is out of date or did not come from this portal (CSRF token missing or wrong); nothing was changed. Reload the page and try again."})
+					Error: "This form does not carry this page's token (it is from an older page, or not from this portal); nothing was changed. Reload the page and try again."})
 				return
 			}
 			if write && s.preview {
@@ -204,6 +256,7 @@ func wantsJSON(r *http.Request) bool {
 
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, s *session, status int, name string, p page) {
 	p.Prefix = h.opts.Prefix
+	p.Operator, p.Logo = h.opts.OperatorName, template.URL(h.opts.OperatorLogo)
 	if p.Env == "" {
 		p.Env = settleflow.Test
 	}
@@ -231,11 +284,37 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, s *session, err e
 // link previewer (a chat app, a mail scanner) that fetches the URL cannot
 // spend it.
 func (h *Handler) signinPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, nil, http.StatusOK, "signin", page{Title: "Your account", Data: r.URL.Query().Get("token")})
+	h.render(w, r, nil, http.StatusOK, "signin", page{Title: "Open your account", Data: r.URL.Query().Get("token")})
 }
 
+// refuseCrossSite answers a POST another site's page made (see
+// crossSite): nothing is read or changed, and it is counted.
+func (h *Handler) refuseCrossSite(w http.ResponseWriter, r *http.Request, s *session) {
+	env := ""
+	if s != nil {
+		env = string(s.env)
+	}
+	h.metrics.refused.WithLabelValues(env, "cross_site").Inc()
+	h.log.Warn("portal: a cross-site request refused", zap.String("path", r.URL.Path), zap.String("origin", r.Header.Get("Origin")),
+		zap.String("secFetchSite", r.Header.Get("Sec-Fetch-Site")))
+	if wantsJSON(r) {
+		jsonError(w, http.StatusForbidden, "", "This request came from another site's page; nothing was changed.")
+		return
+	}
+	h.render(w, r, nil, http.StatusForbidden, "message", page{Title: "Refused",
+		Error: "This request came from another site's page, not from this portal: nothing was changed. Open your account from the link you were given."})
+}
+
+// signin uses the link: a POST from this portal's own sign-in page only,
+// so that a hostile page cannot sign the visitor's browser into another
+// customer's account (login CSRF: the visitor's next deposit would credit
+// that customer).
 func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if h.crossSite(r) {
+		h.refuseCrossSite(w, r, nil)
+		return
+	}
 	id, err := h.consumeLink(r.Context(), r.PostFormValue("token"))
 	if errors.Is(err, errBadLink) {
 		h.metrics.refused.WithLabelValues("", "link").Inc()
@@ -257,6 +336,11 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	h.setCookie(w, "", -1)
+	// Post/redirect/get: a reload of the answer posts nothing again.
+	http.Redirect(w, r, h.opts.Prefix+"signedout", http.StatusSeeOther)
+}
+
+func (h *Handler) signedOut(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, nil, http.StatusOK, "message", page{Title: "Signed out", Notice: "You are signed out. Open a new link to come back."})
 }
 
@@ -264,7 +348,9 @@ func (h *Handler) signout(w http.ResponseWriter, r *http.Request, s *session) {
 type accountData struct {
 	Balance     settleflow.Balance
 	Owner       string
+	OwnerChange *ownerChangeView
 	ChainID     int64
+	// Network is the chain in plain words ("Test network", "Base").
 	Network     string
 	Contract    string
 	Token       string
@@ -285,11 +371,15 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s *session
 	d := accountData{Balance: c.Balance, MinDeposit: h.opts.MinDeposit, RelayLimit: h.opts.RelaysPerHour,
 		CanTransact: h.opts.Chain != nil && !s.preview, Explorer: h.opts.Explorers[s.env]}
 	if c.Owner != nil {
-		d.Owner = *c.Owner
+		d.Owner = common.HexToAddress(*c.Owner).Hex()
 	}
 	if h.opts.Chain != nil {
 		if ci, ok := h.opts.Chain.Chain(s.env); ok {
-			d.ChainID, d.Network, d.Contract, d.Token = ci.ChainID, ci.Network, ci.Contract.Hex(), ci.Token.Hex()
+			d.ChainID, d.Network, d.Contract, d.Token = ci.ChainID, networkName(s.env, ci.Network, ci.ChainID), ci.Contract.Hex(), ci.Token.Hex()
+		}
+		if d.OwnerChange, err = h.ownerChange(r.Context(), s); err != nil {
+			h.fail(w, r, s, err)
+			return
 		}
 		if d.Withdrawal, err = h.opts.Chain.Withdrawal(r.Context(), s.env, s.customerID); err != nil {
 			h.fail(w, r, s, err)
@@ -303,6 +393,31 @@ func (h *Handler) accountPage(w http.ResponseWriter, r *http.Request, s *session
 		}
 	}
 	h.render(w, r, s, http.StatusOK, "account", page{Title: "Your balance", Nav: "account", Data: d})
+}
+
+// networkName is a chain as a customer reads it: a known network's name,
+// "Test network" for any other in test mode, else the configured name.
+func networkName(env settleflow.Environment, network string, chainID int64) string {
+	switch chainID {
+	case 1:
+		return "Ethereum"
+	case 8453:
+		return "Base"
+	case 10:
+		return "Optimism"
+	case 42161:
+		return "Arbitrum One"
+	case 137:
+		return "Polygon"
+	case 11155111:
+		return "Sepolia (test network)"
+	case 84532:
+		return "Base Sepolia (test network)"
+	}
+	if env == settleflow.Test || network == "" {
+		return "Test network"
+	}
+	return network
 }
 
 var errBadCursor = errors.New("portal: bad cursor")
@@ -406,16 +521,41 @@ func parseAmount(s string) (int64, error) {
 	return whole*100 + frac, nil
 }
 
-// takeRelaySlot counts one relay against the customer's hourly limit, in
-// one statement (an upsert that adds only below the limit): false when the
-// limit is reached.
+// takeRelaySlot counts one relay against the customer's hourly limit: false
+// when the limit is reached.
 func (h *Handler) takeRelaySlot(ctx context.Context, s *session, hour int64) (bool, error) {
+	return h.takeSlot(ctx, relayWindows, s, hour, h.opts.RelaysPerHour)
+}
+
+// giveRelaySlot returns a slot taken for a relay that sent nothing.
+func (h *Handler) giveRelaySlot(ctx context.Context, s *session, hour int64) error {
+	return h.giveSlot(ctx, relayWindows, s, hour)
+}
+
+// window is a table of per-customer counts by period (portal_relay_windows
+// by clock hour, portal_owner_windows by UTC day): a name and its period
+// column, constants of this file, never input.
+type window struct{ table, period string }
+
+var (
+	relayWindows = window{"portal_relay_windows", "hour"}
+	ownerWindows = window{"portal_owner_windows", "day"}
+)
+
+// takeSlot counts one against the customer's limit in period, in one
+// statement (an upsert that adds only below the limit): false when the
+// limit is reached. Counts of periods a day past are forgotten.
+func (h *Handler) takeSlot(ctx context.Context, wd window, s *session, period int64, limit int) (bool, error) {
 	ok := false
+	keep := int64(24)
+	if wd.period == "day" {
+		keep = 2
+	}
 	err := h.opts.DB.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var n int
-		err := tx.NewRaw(`INSERT INTO portal_relay_windows (environment, customer_id, hour, count) VALUES (?, ?, ?, 1)
-			ON CONFLICT (environment, customer_id, hour) DO UPDATE SET count = portal_relay_windows.count + 1
-			WHERE portal_relay_windows.count < ? RETURNING count`, string(s.env), s.customerID, hour, h.opts.RelaysPerHour).Scan(ctx, &n)
+		err := tx.NewRaw(`INSERT INTO `+wd.table+` (environment, customer_id, `+wd.period+`, count) VALUES (?, ?, ?, 1)
+			ON CONFLICT (environment, customer_id, `+wd.period+`) DO UPDATE SET count = `+wd.table+`.count + 1
+			WHERE `+wd.table+`.count < ? RETURNING count`, string(s.env), s.customerID, period, limit).Scan(ctx, &n)
 		if err != nil {
 			if isNoRows(err) {
 				return nil
@@ -423,27 +563,34 @@ func (h *Handler) takeRelaySlot(ctx context.Context, s *session, hour int64) (bo
 			return err
 		}
 		ok = true
-		// Windows of past hours are forgotten.
-		_, err = tx.NewRaw("DELETE FROM portal_relay_windows WHERE hour < ?", hour-24).Exec(ctx)
+		_, err = tx.NewRaw("DELETE FROM "+wd.table+" WHERE "+wd.period+" < ?", period-keep).Exec(ctx)
 		return err
 	})
 	return ok, err
 }
 
-// giveRelaySlot returns a slot taken for a relay that sent nothing.
-func (h *Handler) giveRelaySlot(ctx context.Context, s *session, hour int64) error {
+// giveSlot returns a slot taken for something that sent nothing.
+func (h *Handler) giveSlot(ctx context.Context, wd window, s *session, period int64) error {
 	return h.opts.DB.Write(ctx, func(ctx context.Context, tx bun.Tx) error {
-		_, err := tx.NewRaw("UPDATE portal_relay_windows SET count = count - 1 WHERE environment = ? AND customer_id = ? AND hour = ? AND count > 0",
-			string(s.env), s.customerID, hour).Exec(ctx)
+		_, err := tx.NewRaw("UPDATE "+wd.table+" SET count = count - 1 WHERE environment = ? AND customer_id = ? AND "+wd.period+" = ? AND count > 0",
+			string(s.env), s.customerID, period).Exec(ctx)
 		return err
 	})
 }
 
-func (h *Handler) relaysUsed(ctx context.Context, s *session, hour int64) (int, error) {
+// slotsUsed is how many the customer took in period.
+func (h *Handler) slotsUsed(ctx context.Context, wd window, s *session, period int64) (int, error) {
 	var n int
-	err := h.opts.DB.Bun().NewRaw("SELECT COALESCE(SUM(count), 0) FROM portal_relay_windows WHERE environment = ? AND customer_id = ? AND hour = ?",
-		string(s.env), s.customerID, hour).Scan(ctx, &n)
+	err := h.opts.DB.Bun().NewRaw("SELECT COALESCE(SUM(count), 0) FROM "+wd.table+" WHERE environment = ? AND customer_id = ? AND "+wd.period+" = ?",
+		string(s.env), s.customerID, period).Scan(ctx, &n)
 	return n, err
 }
 
+func (h *Handler) relaysUsed(ctx context.Context, s *session, hour int64) (int, error) {
+	return h.slotsUsed(ctx, relayWindows, s, hour)
+}
+
 func (h *Handler) hour() int64 { return h.now().Unix() / 3600 }
+
+// day is the UTC day number of now, the owner changes' window.
+func (h *Handler) day() int64 { return h.now().Unix() / 86400 }

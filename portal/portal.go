@@ -38,6 +38,7 @@ import (
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/internal/ids"
 	"github.com/settleflow/settleflow/internal/sessiontoken"
+	"github.com/settleflow/settleflow/ratelimit"
 	"github.com/settleflow/settleflow/storage"
 	"github.com/settleflow/settleflow/wire"
 )
@@ -70,6 +71,10 @@ const (
 	// DefaultRelaysPerHour is how many deposits the portal relays for one
 	// customer in one clock hour.
 	DefaultRelaysPerHour = 5
+	// DefaultNodeCallsPerMinute is how many requests that reach the chain
+	// one customer's pages may make in a minute: the page polls its status
+	// every 1.5 s (40 a minute), with room for two tabs and the actions.
+	DefaultNodeCallsPerMinute = 120
 )
 
 // Options configure the portal. Engine, DB and BaseURL are required.
@@ -97,8 +102,27 @@ type Options struct {
 	// relayed per clock hour (default DefaultRelaysPerHour).
 	MinDeposit    int64
 	RelaysPerHour int
-	Clock         settleflow.Clock
-	Logger        *zap.Logger
+	// OwnerChangesPerDay is how many owner changes (a connect that sends
+	// the operator's setOwner) the portal sends for one customer in one
+	// UTC day (default DefaultOwnerChangesPerDay); besides, a connect
+	// while a change is in flight or proposed sends nothing.
+	OwnerChangesPerDay int
+	// NodeCallsPerMinute bounds the requests of one customer that read or
+	// write the chain (the account page, status polls, deposit prepare and
+	// relay, connect, withdrawal and owner calls), per minute (default
+	// DefaultNodeCallsPerMinute), counted by Limiter (default an
+	// in-process ratelimit.Memory).
+	NodeCallsPerMinute int
+	Limiter            ratelimit.Limiter
+	// OperatorName is what the page's header names: the operator's
+	// service (default "Your account"). OperatorLogo, optional, is the
+	// logo shown beside it: a path on this server ("/static/logo.svg") or
+	// a data:image/ URL (the page's Content-Security-Policy allows only
+	// these).
+	OperatorName string
+	OperatorLogo string
+	Clock        settleflow.Clock
+	Logger       *zap.Logger
 }
 
 // Handler serves the portal.
@@ -133,8 +157,23 @@ func New(ctx context.Context, opts Options) (*Handler, error) {
 	if opts.RelaysPerHour == 0 {
 		opts.RelaysPerHour = DefaultRelaysPerHour
 	}
-	if opts.MinDeposit < 1 || opts.RelaysPerHour < 0 {
-		return nil, errors.New("portal: MinDeposit must be at least 1 cent and RelaysPerHour not negative")
+	if opts.OwnerChangesPerDay == 0 {
+		opts.OwnerChangesPerDay = DefaultOwnerChangesPerDay
+	}
+	if opts.NodeCallsPerMinute == 0 {
+		opts.NodeCallsPerMinute = DefaultNodeCallsPerMinute
+	}
+	if opts.Limiter == nil {
+		opts.Limiter = ratelimit.NewMemory()
+	}
+	if opts.OperatorName == "" {
+		opts.OperatorName = "Your account"
+	}
+	if l := opts.OperatorLogo; l != "" && !(strings.HasPrefix(l, "/") && !strings.HasPrefix(l, "//")) && !strings.HasPrefix(l, "data:image/") {
+		return nil, fmt.Errorf("portal: OperatorLogo %q must be a path on this server or a data:image/ URL", l)
+	}
+	if opts.MinDeposit < 1 || opts.RelaysPerHour < 0 || opts.OwnerChangesPerDay < 0 || opts.NodeCallsPerMinute < 0 {
+		return nil, errors.New("portal: MinDeposit must be at least 1 cent, and RelaysPerHour, OwnerChangesPerDay and NodeCallsPerMinute not negative")
 	}
 	if err := migrate(ctx, opts.DB); err != nil {
 		return nil, err
@@ -183,6 +222,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
+	if r.TLS != nil {
+		// Served over TLS: the browser keeps to https for a year. (Behind
+		// a proxy that ends TLS, the proxy sets it.)
+		hd.Set("Strict-Transport-Security", "max-age=31536000")
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -349,13 +393,32 @@ func (h *Handler) endSession(ctx context.Context, s *session) error {
 	})
 }
 
-// checkCSRF compares the request's token (form field or header) with the
-// session's, in constant time, and the Origin header, when sent, with the
-// portal's.
-func (h *Handler) checkCSRF(r *http.Request, s *session) bool {
-	if o := r.Header.Get("Origin"); o != "" && o != h.origin() {
-		return false
+// crossSite reports whether a POST came from a page of another site, by
+// what the browser says of it: Sec-Fetch-Site other than same-origin, or
+// an Origin other than the portal's. The portal's own forms send
+// "Origin: null" (its Referrer-Policy is no-referrer) with Sec-Fetch-Site:
+// same-origin; a null Origin without Sec-Fetch-Site cannot be told from a
+// sandboxed frame of another site and is refused too. A request with
+// neither header is no browser's (every current browser sends Origin on a
+// POST): it has no cookie a hostile page could borrow, and passes.
+func (h *Handler) crossSite(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "" && site != "same-origin" {
+		return true
 	}
+	switch o := r.Header.Get("Origin"); o {
+	case "":
+		return false
+	case "null":
+		return site == ""
+	default:
+		return o != h.origin()
+	}
+}
+
+// checkCSRF compares the request's token (form field or header) with the
+// session's, in constant time.
+func (h *Handler) checkCSRF(r *http.Request, s *session) bool {
 	got := r.Header.Get("X-CSRF-Token")
 	if got == "" {
 		got = r.PostFormValue("csrf")

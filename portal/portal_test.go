@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +58,17 @@ func TestLinkOpensOneSessionOnce(t *testing.T) {
 		}
 	}
 	acc := b.get("/portal/")
-	if acc.status != 200 || !strings.Contains(acc.body, "cus_link") || !strings.Contains(acc.body, `id="available"`) {
+	if acc.status != 200 || !strings.Contains(acc.body, `id="available"`) {
 		t.Fatalf("account page: %d %s", acc.status, acc.body)
+	}
+	// What a customer reads: the operator's name, not the internal
+	// customer id; the network in plain words; over TLS, HSTS.
+	if strings.Contains(acc.body, "cus_link") || !strings.Contains(acc.body, `<span class="brand" id="brand">Your account</span>`) ||
+		!strings.Contains(acc.body, "Network: Test network") || strings.Contains(acc.body, "simulated (chain") {
+		t.Errorf("account page header or network line:\n%s", acc.body)
+	}
+	if hsts := acc.header.Get("Strict-Transport-Security"); hsts != "max-age=31536000" {
+		t.Errorf("Strict-Transport-Security %q", hsts)
 	}
 	csp := acc.header.Get("Content-Security-Policy")
 	for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
@@ -261,5 +271,61 @@ func TestParseAmount(t *testing.T) {
 	}
 	if formatUSD(-358) != "−$3.58" || formatUSD(123456789) != "$1,234,567.89" {
 		t.Error(formatUSD(-358), formatUSD(123456789))
+	}
+}
+
+// TestSigninRefusesCrossSite: a hostile page's POST of a link's token
+// (login CSRF) is refused, without a cookie and without spending the link,
+// however the browser labels it; the portal's own form (Origin: null,
+// Sec-Fetch-Site: same-origin, as Chromium sends it under no-referrer)
+// signs in and signs out.
+func TestSigninRefusesCrossSite(t *testing.T) {
+	f := newFixture(t, nil)
+	link := f.link(settleflow.Test, "cus_csrf")
+	u, _ := url.Parse(link)
+	form := url.Values{"token": {u.Query().Get("token")}}.Encode()
+	b := f.browser()
+	for _, hdr := range []map[string]string{
+		{"Origin": "https://evil.example"},
+		{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+		{"Origin": "null", "Sec-Fetch-Site": "cross-site"},
+		{"Sec-Fetch-Site": "cross-site"},
+		{"Origin": "null"},
+		{"Origin": f.srv.URL, "Sec-Fetch-Site": "same-site"},
+	} {
+		hdr["Content-Type"] = "application/x-www-form-urlencoded"
+		a := b.do("POST", "/portal/signin", strings.NewReader(form), hdr)
+		if a.status != http.StatusForbidden || a.header.Get("Set-Cookie") != "" || !strings.Contains(a.body, "another site") {
+			t.Fatalf("%v: %d %q %s", hdr, a.status, a.header.Get("Set-Cookie"), a.body)
+		}
+	}
+	if got := f.metric("refused", "", "cross_site"); got != 6 {
+		t.Errorf("cross-site refusals counted %v, want 6", got)
+	}
+	// The link still works from the portal's own page, as Chromium posts it.
+	own := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "null", "Sec-Fetch-Site": "same-origin"}
+	a := b.do("POST", "/portal/signin", strings.NewReader(form), own)
+	if a.status != http.StatusSeeOther || !strings.Contains(a.header.Get("Set-Cookie"), CookieName+"=") {
+		t.Fatalf("the portal's own sign-in: %d %s", a.status, a.body)
+	}
+	acc := b.get("/portal/")
+	m := regexp.MustCompile(`data-csrf="([0-9a-f]+)"`).FindStringSubmatch(acc.body)
+	if acc.status != 200 || m == nil {
+		t.Fatalf("account page: %d", acc.status)
+	}
+	// Sign-out from another site is refused; from the page it works.
+	out := url.Values{"csrf": {m[1]}}.Encode()
+	if a := b.do("POST", "/portal/signout", strings.NewReader(out), map[string]string{"Content-Type": "application/x-www-form-urlencoded",
+		"Origin": "null", "Sec-Fetch-Site": "cross-site"}); a.status != http.StatusForbidden {
+		t.Fatalf("a cross-site sign-out: %d", a.status)
+	}
+	if a := b.do("POST", "/portal/signout", strings.NewReader(out), own); a.status != http.StatusSeeOther || a.header.Get("Location") != "/portal/signedout" {
+		t.Fatalf("sign-out from the page: %d %s", a.status, a.body)
+	}
+	if a := b.get("/portal/signedout"); a.status != 200 || !strings.Contains(a.body, "You are signed out") {
+		t.Fatalf("signed out: %d %s", a.status, a.body)
+	}
+	if a := b.get("/portal/"); a.status != http.StatusUnauthorized {
+		t.Fatalf("after sign-out: %d", a.status)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
@@ -240,7 +241,8 @@ func TestDepositRelay(t *testing.T) {
 // the limit's worth only.
 func TestRelayFlood(t *testing.T) {
 	const limit = 3
-	f := newFixture(t, func(o *Options) { o.RelaysPerHour = limit })
+	// The node calls' own limit (TestNodeCallLimit) is out of the way.
+	f := newFixture(t, func(o *Options) { o.RelaysPerHour = limit; o.NodeCallsPerMinute = 1 << 20 })
 	w := f.wallet(100_000)
 	b := f.browser()
 	b.signin(f.link(settleflow.Test, "cus_flood"))
@@ -406,5 +408,173 @@ func TestPreviewIsReadOnly(t *testing.T) {
 		if a, _ := b.post(p, map[string]string{}); a.status != http.StatusForbidden {
 			t.Errorf("%s in a preview: %d", p, a.status)
 		}
+	}
+}
+
+// operatorTxs is how many transactions the operator has sent on the
+// simulated chain: what it paid for.
+func (f *fixture) operatorTxs() uint64 {
+	f.t.Helper()
+	n, err := f.sim.Backend.Client().NonceAt(context.Background(), crypto.PubkeyToAddress(f.sim.OperatorKey.PublicKey), nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// TestConnectLoopIsBounded: one session loops connect-grant, sign,
+// connect with a new address each pass (and the same one again): the
+// operator sends at most one owner change in flight or proposed at a time
+// and at most OwnerChangesPerDay a day; the same address again is
+// answered with the change under way; every refusal is counted.
+func TestConnectLoopIsBounded(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.OwnerChangesPerDay = 3 })
+	b := f.browser()
+	b.signin(f.link(settleflow.Test, "cus_loop"))
+	start := f.operatorTxs()
+
+	first := f.wallet(0)
+	if a, out := b.connect(t, first); a.status != 200 || out["effective"] != "now" {
+		t.Fatalf("first connect: %d %s", a.status, a.body)
+	}
+	waitFor(t, 20*time.Second, "the owner set", func() bool { return strings.EqualFold(f.owner("cus_loop"), first.addr.Hex()) })
+
+	// The loop: each pass a new wallet. The first proposes a change (after
+	// the notice); every other is refused while it is proposed.
+	var proposed wallet
+	refused := 0
+	for i := 0; i < 8; i++ {
+		w := f.wallet(0)
+		a, out := b.connect(t, w)
+		switch {
+		case a.status == 200 && proposed.key == nil:
+			if out["effective"] != "after_notice" {
+				t.Fatalf("pass %d: %s", i, a.body)
+			}
+			proposed = w
+		case a.status == http.StatusConflict && strings.Contains(a.body, "already proposed") || strings.Contains(a.body, "on its way"):
+			refused++
+		default:
+			t.Fatalf("pass %d: %d %s", i, a.status, a.body)
+		}
+	}
+	if proposed.key == nil || refused != 7 {
+		t.Fatalf("proposed %v, refused %d of 8", proposed.key != nil, refused)
+	}
+	// The same address again: the change under way, nothing sent.
+	a, out := b.connect(t, proposed)
+	if a.status != 200 || out["already"] != true || !strings.EqualFold(out["address"].(string), proposed.addr.Hex()) {
+		t.Fatalf("the same address again: %d %s", a.status, a.body)
+	}
+	if got := f.operatorTxs() - start; got != 2 {
+		t.Fatalf("the operator sent %d transactions for 10 connects, want 2", got)
+	}
+	// The page shows it: the status names the proposed owner and when.
+	st := b.get("/portal/status")
+	if !strings.Contains(st.body, `"state":"proposed"`) || !strings.Contains(st.body, proposed.addr.Hex()) || !strings.Contains(st.body, `"effectiveAt":`) {
+		t.Fatalf("status shows no proposal: %s", st.body)
+	}
+
+	// The owner cancels it (the page builds the call); one more change
+	// goes out (the third today), and then the daily limit holds.
+	cancel := func() {
+		t.Helper()
+		waitFor(t, 20*time.Second, "the change proposed on chain", func() bool {
+			oc, err := f.sim.OwnerChange(context.Background(), settleflow.Test, "cus_loop")
+			return err == nil && oc != nil
+		})
+		a, c := b.post("/portal/owner/cancel", map[string]string{})
+		if a.status != 200 || !strings.EqualFold(c["from"].(string), first.addr.Hex()) {
+			t.Fatalf("owner/cancel: %d %s", a.status, a.body)
+		}
+		own := settlement.Transactor{Backend: f.sim.Backend.Client(), Key: first.key, Mine: f.sim.Commit}
+		to := common.HexToAddress(c["to"].(string))
+		if _, err := own.Send(context.Background(), &to, hexutil.MustDecode(c["data"].(string))); err != nil {
+			t.Fatalf("cancelOwnerChange sent by the owner: %v", err)
+		}
+		waitFor(t, 20*time.Second, "the change canceled", func() bool {
+			oc, err := f.sim.OwnerChange(context.Background(), settleflow.Test, "cus_loop")
+			return err == nil && oc == nil
+		})
+	}
+	cancel()
+	if a, _ := b.post("/portal/owner/cancel", map[string]string{}); a.status != http.StatusConflict {
+		t.Fatalf("a cancel with nothing proposed: %d %s", a.status, a.body)
+	}
+	if a, _ := b.connect(t, f.wallet(0)); a.status != 200 {
+		t.Fatalf("the third change today: %d %s", a.status, a.body)
+	}
+	cancel()
+	for i := 0; i < 3; i++ {
+		if a, _ := b.connect(t, f.wallet(0)); a.status != http.StatusTooManyRequests || !strings.Contains(a.body, "at most 3 wallet changes a day") {
+			t.Fatalf("past the daily limit: %d %s", a.status, a.body)
+		}
+	}
+	if got := f.operatorTxs() - start; got != 3 {
+		t.Fatalf("the operator sent %d transactions, want 3", got)
+	}
+	// Recorded and counted.
+	if got := f.metric("refused", "test", "owner_change_pending"); got != 7 {
+		t.Errorf("owner_change_pending refusals counted %v, want 7", got)
+	}
+	if got := f.metric("refused", "test", "owner_change_limit"); got != 3 {
+		t.Errorf("owner_change_limit refusals counted %v, want 3", got)
+	}
+	if got := f.metric("ownerChanges", "after_notice", "test"); got != 2 {
+		t.Errorf("owner changes after notice counted %v, want 2", got)
+	}
+	var n int
+	if err := f.h.opts.DB.Bun().NewRaw("SELECT COUNT(*) FROM portal_owner_changes WHERE environment = 'test' AND customer_id = 'cus_loop' AND tx_hash IS NOT NULL").Scan(context.Background(), &n); err != nil || n != 3 {
+		t.Fatalf("recorded owner changes: %d %v", n, err)
+	}
+}
+
+// TestNodeCallLimit: the requests that reach the node (status polls,
+// deposit prepare) are limited per customer and minute, across its
+// sessions, with Retry-After and a count; another customer is not held up.
+func TestNodeCallLimit(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.NodeCallsPerMinute = 10 })
+	w := f.wallet(1_000)
+	b1, b2, other := f.browser(), f.browser(), f.browser()
+	b1.signin(f.link(settleflow.Test, "cus_node"))
+	b2.signin(f.link(settleflow.Test, "cus_node"))
+	other.signin(f.link(settleflow.Test, "cus_node_other"))
+	ok, limited := 0, 0
+	for i := range 30 {
+		var a answer
+		switch i % 3 {
+		case 0:
+			a = b1.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"})
+		case 1:
+			a = b2.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"})
+		default:
+			a, _ = b1.post("/portal/deposit/prepare", map[string]string{"from": w.addr.Hex(), "amount": "1.00"})
+		}
+		switch a.status {
+		case http.StatusOK:
+			ok++
+		case http.StatusTooManyRequests:
+			limited++
+			if a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "at most 10 a minute") {
+				t.Fatalf("refused without Retry-After or reason: %v %s", a.header, a.body)
+			}
+		default:
+			t.Fatalf("request %d: %d %s", i, a.status, a.body)
+		}
+	}
+	// The account page's own load counted one for each session.
+	if ok > 10 || limited < 18 {
+		t.Fatalf("%d answered, %d limited; want at most 10 a minute", ok, limited)
+	}
+	if got := f.metric("refused", "test", "node_limit"); got != float64(limited) {
+		t.Errorf("node_limit refusals counted %v, want %d", got, limited)
+	}
+	if a := other.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"}); a.status != http.StatusOK {
+		t.Fatalf("another customer held up: %d", a.status)
+	}
+	// A minute later it answers again.
+	f.clock.Advance(time.Minute)
+	if a := b1.do("GET", "/portal/status", nil, map[string]string{"Accept": "application/json"}); a.status != http.StatusOK {
+		t.Fatalf("a minute later: %d %s", a.status, a.body)
 	}
 }

@@ -32,6 +32,7 @@ var (
 	withdrawalRequestedEventID = settlementABI.GetABI().Events["WithdrawalRequested"].ID
 	withdrawalCanceledEventID  = settlementABI.GetABI().Events["WithdrawalCanceled"].ID
 	withdrawnEventID           = settlementABI.GetABI().Events["Withdrawn"].ID
+	ownerChangeCanceledEventID = settlementABI.GetABI().Events["OwnerChangeCanceled"].ID
 )
 
 // FundsLogRange is the most blocks FundsEvents reads in one call: fewer
@@ -183,7 +184,8 @@ func (c *chain) fundsEvents(ctx context.Context, after settleflow.FundsCursor) (
 	}
 	logs, to, err := c.fundsLogs.read(ctx, c.b, ethereum.FilterQuery{
 		Addresses: []common.Address{c.contract},
-		Topics:    [][]common.Hash{{depositedEventID, ownerSetEventID, withdrawalRequestedEventID, withdrawalCanceledEventID, withdrawnEventID}},
+		Topics: [][]common.Hash{{depositedEventID, ownerSetEventID, withdrawalRequestedEventID, withdrawalCanceledEventID, withdrawnEventID,
+			ownerChangeProposedEventID, ownerChangeCanceledEventID}},
 	}, from, safe.Number.Uint64())
 	if err != nil {
 		return nil, after, fmt.Errorf("settlement: %s: funds events: %w", c.env, err)
@@ -244,6 +246,26 @@ func (c *chain) fundsEvent(l *types.Log) (ev settleflow.FundsEvent, ok bool) {
 			return ev, true
 		}
 		ev.Owner = common.BytesToAddress(l.Topics[2][:]).Hex()
+		return ev, true
+	case ownerChangeProposedEventID, ownerChangeCanceledEventID:
+		ev.Kind = settleflow.FundsOwnerChangeCanceled
+		if l.Topics[0] == ownerChangeProposedEventID {
+			ev.Kind = settleflow.FundsOwnerChangeProposed
+		}
+		if len(l.Topics) < 3 {
+			ev.Invalid = fmt.Sprintf("%s names no owner", ev.Kind)
+			return ev, true
+		}
+		ev.Owner = common.BytesToAddress(l.Topics[2][:]).Hex()
+		if ev.Kind == settleflow.FundsOwnerChangeProposed {
+			if len(l.Data) != 32 {
+				ev.Invalid = fmt.Sprintf("OwnerChangeProposed with %d bytes of data", len(l.Data))
+				return ev, true
+			}
+			if at := new(big.Int).SetBytes(l.Data); at.IsInt64() && at.Sign() > 0 {
+				ev.AvailableAt = time.Unix(at.Int64(), 0).UTC()
+			}
+		}
 		return ev, true
 	case depositedEventID:
 		ev.Kind = settleflow.FundsDeposit

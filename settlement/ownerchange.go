@@ -41,3 +41,15 @@ func (s *Settler) OwnerChange(ctx context.Context, env settleflow.Environment, c
 	}
 	return &OwnerChange{Next: oc.Next.Hex(), EffectiveAt: time.Unix(oc.EffectiveAt.Int64(), 0).UTC()}, nil
 }
+
+// ProposedOwner implements settleflow.OwnerChangeReader: OwnerChange on
+// the wire.
+func (s *Settler) ProposedOwner(ctx context.Context, env settleflow.Environment, customerID string) (*settleflow.OwnerChangeProposal, error) {
+	oc, err := s.OwnerChange(ctx, env, customerID)
+	if err != nil || oc == nil {
+		return nil, err
+	}
+	return &settleflow.OwnerChangeProposal{Address: oc.Next, EffectiveAt: oc.EffectiveAt}, nil
+}
+
+var _ settleflow.OwnerChangeReader = (*Settler)(nil)

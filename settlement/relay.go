@@ -630,10 +630,13 @@ const (
 	CallRequestWithdrawal = "requestWithdrawal"
 	CallCancelWithdrawal  = "cancelWithdrawal"
 	CallWithdraw          = "withdraw"
+	// CallCancelOwnerChange cancels an owner change the operator proposed
+	// (the owner's answer to a change it did not ask for).
+	CallCancelOwnerChange = "cancelOwnerChange"
 )
 
 // OwnerCall builds the owner's call method (CallRequestWithdrawal with
-// cents, CallCancelWithdrawal or CallWithdraw) on customerID's balance in
+// cents, CallCancelWithdrawal, CallWithdraw or CallCancelOwnerChange) on customerID's balance in
 // env's contract.
 func (s *Settler) OwnerCall(env settleflow.Environment, customerID, method string, cents int64) (Call, error) {
 	c, ok := s.chains[env]
@@ -653,6 +656,8 @@ func (s *Settler) OwnerCall(env settleflow.Environment, customerID, method strin
 		data = settlementABI.PackCancelWithdrawal(ref)
 	case CallWithdraw:
 		data = settlementABI.PackWithdraw(ref)
+	case CallCancelOwnerChange:
+		data = settlementABI.PackCancelOwnerChange(ref)
 	default:
 		return Call{}, fmt.Errorf("settlement: no owner call %q", method)
 	}

@@ -38,18 +38,29 @@ const (
 	// once confirmed at the environment's depth: that amount is no longer
 	// available to new workflows.
 	EventCustomerWithdrawalRequested EventType = "customer.withdrawal_requested"
+	// EventCustomerOwnerChangeProposed is emitted when the operator
+	// proposed, on chain, a new owner of a customer's balance that has one
+	// (setOwner with another address's grant), once confirmed at the
+	// environment's depth: the new owner takes the balance at effectiveAt
+	// unless the current owner (or the operator) cancels it first.
+	EventCustomerOwnerChangeProposed EventType = "customer.owner_change_proposed"
+	// EventCustomerOwnerChangeCanceled is emitted when a proposed owner
+	// change was dropped on chain (cancelOwnerChange, or the owner moved
+	// its balance itself), once confirmed at the environment's depth.
+	EventCustomerOwnerChangeCanceled EventType = "customer.owner_change_canceled"
 )
 
 // EventTypes lists every event type the engine emits.
 var EventTypes = []EventType{EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled,
 	EventWorkflowMarginBelowFloor, EventRefundSucceeded, EventRefundFailed, EventCustomerFunded,
-	EventCustomerOwnerSet, EventCustomerWithdrawalRequested}
+	EventCustomerOwnerSet, EventCustomerWithdrawalRequested, EventCustomerOwnerChangeProposed, EventCustomerOwnerChangeCanceled}
 
 // Valid reports whether t is one of EventTypes.
 func (t EventType) Valid() bool {
 	switch t {
 	case EventWorkflowCompleted, EventWorkflowFailed, EventWorkflowCanceled, EventWorkflowMarginBelowFloor,
-		EventRefundSucceeded, EventRefundFailed, EventCustomerFunded, EventCustomerOwnerSet, EventCustomerWithdrawalRequested:
+		EventRefundSucceeded, EventRefundFailed, EventCustomerFunded, EventCustomerOwnerSet, EventCustomerWithdrawalRequested,
+		EventCustomerOwnerChangeProposed, EventCustomerOwnerChangeCanceled:
 		return true
 	}
 	return false
@@ -87,8 +98,9 @@ func (e *Event) Environment() Environment {
 // events it is {"workflowId", "refund"};
 // for customer.funded it is {"customerId", "deposit", "balance"}, for
 // customer.owner_set {"customerId", "owner", "balance"} and for
-// customer.withdrawal_requested {"customerId", "withdrawal", "balance"}.
-// The fields of the other kinds are left out of the JSON.
+// customer.withdrawal_requested {"customerId", "withdrawal", "balance"};
+// customer.owner_change_proposed and customer.owner_change_canceled
+// {"customerId", "ownerChange", "balance"}. The fields of the other kinds are left out of the JSON.
 type EventData struct {
 	WorkflowID string          `json:"workflowId"`
 	Status     Status          `json:"status"`
@@ -118,6 +130,9 @@ type EventData struct {
 	Owner *OwnerSetEvent `json:"-"`
 	// Withdrawal is a customer.withdrawal_requested event's.
 	Withdrawal *WithdrawalRequestEvent `json:"-"`
+	// OwnerChange is a customer.owner_change_proposed or
+	// customer.owner_change_canceled event's.
+	OwnerChange *OwnerChangeEvent `json:"-"`
 }
 
 // DepositEvent is the deposit a customer.funded event reports.
@@ -134,6 +149,17 @@ type OwnerSetEvent struct {
 	Address     string `json:"address"`
 	TxHash      string `json:"txHash"`
 	BlockNumber uint64 `json:"blockNumber"`
+}
+
+// OwnerChangeEvent is the owner change a customer.owner_change_proposed
+// or customer.owner_change_canceled event reports: the proposed owner,
+// checksummed 0x-hex, when it takes effect (a proposal's; nil for a
+// cancel), and where it was confirmed.
+type OwnerChangeEvent struct {
+	Address     string     `json:"address"`
+	EffectiveAt *time.Time `json:"effectiveAt,omitempty"`
+	TxHash      string     `json:"txHash"`
+	BlockNumber uint64     `json:"blockNumber"`
 }
 
 // WithdrawalRequestEvent is the withdrawal request a
@@ -173,7 +199,9 @@ type eventDataCustomer struct {
 	Deposit    *DepositEvent           `json:"deposit,omitempty"`
 	Owner      *OwnerSetEvent          `json:"owner,omitempty"`
 	Withdrawal *WithdrawalRequestEvent `json:"withdrawal,omitempty"`
-	Balance    *Balance                `json:"balance"`
+	// OwnerChange is last, after the fields of the first customer events.
+	OwnerChange *OwnerChangeEvent `json:"ownerChange,omitempty"`
+	Balance     *Balance          `json:"balance"`
 }
 
 // MarshalJSON writes the form of d's kind: a refund's when Refund is set, a
@@ -184,7 +212,8 @@ func (d EventData) MarshalJSON() ([]byte, error) {
 	case d.Refund != nil:
 		return json.Marshal(eventDataRefund{WorkflowID: d.WorkflowID, Refund: d.Refund})
 	case d.WorkflowID == "" && d.CustomerID != "":
-		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Owner: d.Owner, Withdrawal: d.Withdrawal, Balance: d.Balance})
+		return json.Marshal(eventDataCustomer{CustomerID: d.CustomerID, Deposit: d.Deposit, Owner: d.Owner, Withdrawal: d.Withdrawal,
+			OwnerChange: d.OwnerChange, Balance: d.Balance})
 	}
 	return json.Marshal(eventDataWorkflow{d.WorkflowID, d.CustomerID, d.Status, d.Quoted, d.Margin, d.Result, d.Settlement, d.Failure,
 		d.Pricing, d.Charged, d.Cost, d.Outcome})
@@ -194,12 +223,13 @@ func (d EventData) MarshalJSON() ([]byte, error) {
 func (d *EventData) UnmarshalJSON(p []byte) error {
 	var all struct {
 		eventDataWorkflow
-		Refund     *Refund                 `json:"refund"`
-		CustomerID string                  `json:"customerId"`
-		Deposit    *DepositEvent           `json:"deposit"`
-		Balance    *Balance                `json:"balance"`
-		Withdrawal *WithdrawalRequestEvent `json:"withdrawal"`
-		Owner      *OwnerSetEvent          `json:"owner"`
+		Refund      *Refund                 `json:"refund"`
+		CustomerID  string                  `json:"customerId"`
+		Deposit     *DepositEvent           `json:"deposit"`
+		Balance     *Balance                `json:"balance"`
+		Withdrawal  *WithdrawalRequestEvent `json:"withdrawal"`
+		Owner       *OwnerSetEvent          `json:"owner"`
+		OwnerChange *OwnerChangeEvent       `json:"ownerChange"`
 	}
 	if err := json.Unmarshal(p, &all); err != nil {
 		return err
@@ -208,6 +238,7 @@ func (d *EventData) UnmarshalJSON(p []byte) error {
 	*d = EventData{WorkflowID: w.WorkflowID, Status: w.Status, Quoted: w.Quoted, Margin: w.Margin, Result: w.Result,
 		Settlement: w.Settlement, Failure: w.Failure, Pricing: w.Pricing, Charged: w.Charged, Cost: w.Cost, Outcome: w.Outcome,
 		Refund: all.Refund, CustomerID: all.CustomerID,
-		Deposit: all.Deposit, Balance: all.Balance, Owner: all.Owner, Withdrawal: all.Withdrawal}
+		Deposit: all.Deposit, Balance: all.Balance, Owner: all.Owner, Withdrawal: all.Withdrawal,
+		OwnerChange: all.OwnerChange}
 	return nil
 }

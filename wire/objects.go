@@ -130,6 +130,19 @@ type Customer struct {
 	// contract (it alone can withdraw), 0x-hex as the chain reports it;
 	// null while the balance has no owner or customer funds are off.
 	Owner *string `json:"owner"`
+	// OwnerChange is the change of owner proposed on chain (the operator's
+	// setOwner for a balance that has an owner): the proposed owner takes
+	// the balance at its effectiveAt unless the current owner cancels it
+	// first; null while none is proposed, or customer funds are off.
+	OwnerChange *OwnerChangeProposal `json:"ownerChange"`
+}
+
+// OwnerChangeProposal is a change of a balance's owner proposed on chain,
+// read at the chain's latest block.
+type OwnerChangeProposal struct {
+	// Address is the proposed owner, checksummed 0x-hex.
+	Address     string    `json:"address"`
+	EffectiveAt time.Time `json:"effectiveAt"`
 }
 
 // ProductInfo describes a registered product: the catalogue entry.

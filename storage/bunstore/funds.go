@@ -253,6 +253,11 @@ func applyFundsEvent(a *settleflow.Account, ev settleflow.FundsEvent) string {
 			return "an owner change names no owner"
 		}
 		a.Owner = ev.Owner
+	case settleflow.FundsOwnerChangeProposed, settleflow.FundsOwnerChangeCanceled:
+		// Journaled and announced; the account is unchanged.
+		if ev.Owner == "" {
+			return "an owner change proposal names no owner"
+		}
 	default:
 		return fmt.Sprintf("unknown funds event kind %q", ev.Kind)
 	}

@@ -16,6 +16,9 @@
   let pendingOwner = ""; // an address connected, not yet confirmed
   let busy = false; // a withdrawal step is being sent
   let depositing = false; // a deposit is being signed and sent
+  let awaiting = null; // a withdrawal step sent from the wallet, not yet seen on chain
+  let ownerChange = null; // the owner change in flight or proposed (status)
+  let walletChain = 0; // the chain the wallet is on, once known
   const shownRelays = new Set(); // relays seen other than available on this page
   const doneAt = new Map(); // txHash → when this page saw it become available
 
@@ -44,6 +47,23 @@
     el.hidden = !msg;
   }
 
+  // checksum is an address in its EIP-55 form, as the server writes it
+  // (a wallet may share it in lowercase).
+  const checksums = new Map();
+  async function checksum(a) {
+    if (!a) return "";
+    if (checksums.has(a)) return checksums.get(a);
+    try {
+      const res = await fetch(prefix + "address?a=" + encodeURIComponent(a), { headers: { "Accept": "application/json" } });
+      if (!res.ok) return a;
+      const out = await res.json();
+      checksums.set(a, out.address);
+      return out.address;
+    } catch (e) {
+      return a;
+    }
+  }
+
   function walletError(e) {
     if (e && e.code === 4001) return "You declined in your wallet: nothing was done.";
     return (e && e.message) || String(e);
@@ -55,14 +75,15 @@
     const accounts = await window.ethereum.request({ method: "eth_requestAccounts" });
     if (!accounts || !accounts.length) throw new Error("Your wallet shared no address.");
     const current = await window.ethereum.request({ method: "eth_chainId" });
-    if (Number(current) !== chainId) {
+    walletChain = Number(current);
+    if (walletChain !== chainId) {
       $("switch-chain").hidden = false;
-      throw new Error("Your wallet is on chain " + Number(current) + "; this account is on chain " + chainId + ". Switch your wallet's network.");
+      throw new Error("Your wallet is on another network (chain " + walletChain + "); this account is on chain " + chainId + ". Switch your wallet's network.");
     }
     $("switch-chain").hidden = true;
-    me = accounts[0];
+    me = await checksum(accounts[0]);
     buttons();
-    return accounts[0];
+    return me;
   }
 
   $("switch-chain") && $("switch-chain").addEventListener("click", async () => {
@@ -95,6 +116,7 @@
       say("wallet-state", change.effective === "after_notice"
         ? "Requested: " + change.address + " will own this balance after the withdrawal notice, unless the wallet that owns it now cancels the change."
         : "Connected: " + change.address + " will own this balance once the network confirms it.");
+      poll();
     } catch (e) {
       say("wallet-state", walletError(e));
     } finally {
@@ -163,6 +185,35 @@
     }
   });
 
+  // cents reads "10", "10.5" or "$1,000.00" as cents, as the server does.
+  function cents(v) {
+    const m = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(String(v || "").trim().replace(/^\$/, "").replace(/,/g, ""));
+    if (!m) return 0;
+    return Number(m[1]) * 100 + (m[2] ? Number(m[2].padEnd(2, "0")) : 0);
+  }
+
+  // The owner's wallet cancels an owner change it did not ask for.
+  $("cancel-owner-change") && $("cancel-owner-change").addEventListener("click", async () => {
+    say("wallet-state", "");
+    busy = true;
+    buttons();
+    try {
+      const from = await account();
+      const call = await post("owner/cancel", {});
+      if (call.from.toLowerCase() !== from.toLowerCase()) {
+        throw new Error("Only the wallet that owns this balance (" + call.from + ") can cancel the change; your wallet is " + from + ".");
+      }
+      await window.ethereum.request({ method: "eth_sendTransaction", params: [{ from, to: call.to, data: call.data }] });
+      say("wallet-state", "Cancel of the change to " + call.next + ": pending, sent from your wallet and waiting for the network…");
+      poll();
+    } catch (e) {
+      say("wallet-state", walletError(e));
+    } finally {
+      busy = false;
+      buttons();
+    }
+  });
+
   async function ownerCall(method, amount) {
     say("withdraw-error", "");
     busy = true;
@@ -174,7 +225,13 @@
         throw new Error("Only the wallet that owns this balance (" + call.from + ") can do this; your wallet is " + from + ".");
       }
       await window.ethereum.request({ method: "eth_sendTransaction", params: [{ from, to: call.to, data: call.data }] });
-      say("withdrawal-state", "Sent from your wallet; waiting for the network…");
+      const what = { requestWithdrawal: "Withdrawal request of " + usd(cents(amount)), cancelWithdrawal: "Cancel of the withdrawal request",
+        withdraw: "Withdrawal" }[method];
+      // A request is seen when the chain shows its amount with a new end
+      // of notice (the same amount requested again restarts the notice).
+      awaiting = { method, cents: method === "requestWithdrawal" ? cents(amount) : 0, before: withdrawal ? withdrawal.availableAt : 0 };
+      say("withdrawal-sent", what + ": pending, sent from your wallet and waiting for the network…");
+      $("withdrawal-sent").dataset.state = "pending";
       if (method === "requestWithdrawal") $("withdraw-amount").value = "";
       poll();
     } catch (e) {
@@ -244,8 +301,25 @@
     enable("cancel-withdrawal", wait || who || (pending ? "" : none), shown);
     enable("withdraw", wait || who || (pending ? "" : none) ||
       (secondsLeft() > 0 ? "Still under notice: available in " + span(secondsLeft()) + "." : ""), shown);
+    enable("cancel-owner-change", wait || (!owner ? "No wallet owns this balance." : !me ? "Connect the wallet that owns this balance (" + owner + ") to cancel it." :
+      me.toLowerCase() !== owner.toLowerCase() ? "Only the wallet that owns this balance (" + owner + ") can cancel it; yours is " + me + "." :
+      ownerChange && ownerChange.state !== "proposed" ? "The change is not on chain yet: wait until the network confirms it." : ""));
     enable("deposit", depositing ? "Waiting for your wallet…" :
       window.ethereum ? "" : "No wallet found in this browser: install one (for example MetaMask) and reload.");
+  }
+
+  function showOwnerChange(oc) {
+    ownerChange = oc;
+    const box = $("owner-change");
+    if (!box) return;
+    box.hidden = !oc;
+    box.dataset.state = oc ? oc.state : "";
+    if (!oc) return;
+    const when = oc.effectiveAt ? new Date(oc.effectiveAt * 1000).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "";
+    $("owner-change-line").textContent = oc.state === "proposed"
+      ? "A change of owner to " + oc.address + " is proposed: it takes this balance on " + when + " unless the wallet that owns it now cancels it."
+      : "A change of owner to " + oc.address + " is on its way to the network.";
+    buttons();
   }
 
   let polling = false;
@@ -265,6 +339,16 @@
       body.dataset.available = String(b.available);
       if (st.withdrawal) {
         withdrawal = st.withdrawal;
+        if (awaiting) {
+          const p = withdrawal.pending;
+          const seen = awaiting.method === "requestWithdrawal" ? p === awaiting.cents && withdrawal.availableAt !== awaiting.before : p === 0;
+          if (seen) {
+            awaiting = null;
+            say("withdrawal-sent", "Confirmed by the network.");
+            $("withdrawal-sent").dataset.state = "confirmed";
+            setTimeout(() => { if (!awaiting) say("withdrawal-sent", ""); }, 10000);
+          }
+        }
         body.dataset.withdrawalPending = String(withdrawal.pending);
         const ws = $("withdrawal-state");
         if (ws) {
@@ -290,6 +374,7 @@
           if ($("connect")) $("connect").textContent = "Use my wallet";
         }
       }
+      showOwnerChange(st.ownerChange || null);
       for (const r of st.relays || []) relays.set(r.txHash, r);
       showRelays();
       countdown();
@@ -301,7 +386,25 @@
   }
   if (window.ethereum) {
     // The address a wallet already shares with this site, without asking.
-    window.ethereum.request({ method: "eth_accounts" }).then((a) => { me = (a && a[0]) || ""; buttons(); }, () => {});
+    window.ethereum.request({ method: "eth_accounts" }).then(async (a) => { me = await checksum((a && a[0]) || ""); buttons(); }, () => {});
+    // The page follows the wallet: another account, or another network.
+    if (typeof window.ethereum.on === "function") {
+      window.ethereum.on("accountsChanged", async (a) => {
+        me = await checksum((a && a[0]) || "");
+        body.dataset.account = me;
+        say("wallet-state", me ? "Your wallet now uses " + me + "." : "Your wallet shares no account with this page now.");
+        buttons();
+      });
+      window.ethereum.on("chainChanged", (id) => {
+        walletChain = Number(id);
+        body.dataset.walletChain = String(walletChain);
+        const right = walletChain === chainId;
+        if ($("switch-chain")) $("switch-chain").hidden = right;
+        say("wallet-state", right ? "Your wallet is on chain " + chainId + " now, this account's network." :
+          "Your wallet moved to another network (chain " + walletChain + "); this account is on chain " + chainId + ". Switch back to use it.");
+        buttons();
+      });
+    }
   }
   buttons();
   poll();

@@ -7,15 +7,18 @@
 // no RPC endpoint a browser could reach). Environment:
 //   LINK (a portal link), BASE (the portal's https://host:port),
 //   HOOK (the test hook's http://host:port), KEY (the wallet's key, 0x-hex),
-//   CHAIN_ID, OUT (screenshots), CHROMIUM (executable).
+//   CHAIN_ID, OUT (screenshots), CHROMIUM (executable), LINK2 (another
+//   link of the same customer, for the login CSRF from another origin).
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
-const { LINK, BASE, HOOK, KEY, CHAIN_ID, OUT, CHROMIUM } = process.env;
+const { LINK, LINK2, BASE, HOOK, KEY, CHAIN_ID, OUT, CHROMIUM } = process.env;
 const P = BASE + '/portal/';
 const account = privateKeyToAccount(KEY);
+const stranger = privateKeyToAccount(generatePrivateKey()); // another account of the same wallet
+let current = account; // the account the wallet shares
 const step = (name) => console.log('step:', name);
 const until = async (what, fn, ms = 60000) => {
   const end = Date.now() + ms;
@@ -41,7 +44,8 @@ async function wallet(method, params) {
   switch (method) {
     case 'eth_requestAccounts':
     case 'eth_accounts':
-      return [account.address];
+      // In lowercase, as many wallets share it: the page checksums it.
+      return [current.address.toLowerCase()];
     case 'eth_chainId':
       return '0x' + walletChain.toString(16);
     case 'wallet_switchEthereumChain':
@@ -78,11 +82,18 @@ await context.exposeFunction('__testWallet', async (method, params) => {
   }
 });
 await context.addInitScript(() => {
+  const handlers = {};
   window.ethereum = {
     isTestWallet: true,
+    on(ev, fn) { (handlers[ev] = handlers[ev] || []).push(fn); },
+    removeListener(ev, fn) { handlers[ev] = (handlers[ev] || []).filter((f) => f !== fn); },
+    // The test's hand on the wallet: what a wallet emits when its user
+    // switches accounts or networks.
+    __emit(ev, arg) { for (const fn of handlers[ev] || []) fn(arg); },
     request: async ({ method, params }) => {
       const out = await window.__testWallet(method, params || []);
       if (out.error) throw Object.assign(new Error(out.error.message), { code: out.error.code });
+      if (method === 'wallet_switchEthereumChain') setTimeout(() => window.ethereum.__emit('chainChanged', params[0].chainId), 0);
       return out.result;
     },
   };
@@ -118,6 +129,12 @@ try {
   await shot('signin');
   await page.click('#open');
   await page.waitForURL(P);
+  // What a customer reads: the operator's name, no internal id, the
+  // network in plain words.
+  assert.equal(await text('#brand'), 'Acme Compute');
+  assert.ok(await page.evaluate(() => document.querySelector('#brand img.logo').naturalWidth > 0), 'the logo is not shown');
+  assert.ok(!(await text('header')).includes('cus_'), 'a customer id in the header');
+  assert.equal(await text('#network'), 'Network: Test network');
   assert.equal(await text('#available'), '$0.00');
   assert.ok(await page.locator('#no-owner').isVisible());
   assert.equal(await text('#activity'), 'Nothing yet.');
@@ -143,7 +160,8 @@ try {
   // The pending line gives way to the confirmed owner.
   await until('the pending line replaced', async () => !(await text('#wallet-state')).includes('once the network confirms'));
   assert.match(await text('#wallet-state'), /Confirmed/);
-  assert.ok((await text('#owner-line')).toLowerCase().includes(account.address.toLowerCase()));
+  // Checksummed (EIP-55), though the wallet shared it in lowercase.
+  assert.ok((await text('#owner-line')).includes(account.address), await text('#owner-line'));
   await expectButtons('owner connected, nothing under notice', { request: true, cancel: false, withdraw: false }, /Nothing is under notice/);
   // The connect shows in the activity list without a reload.
   await until('the connect in the activity', async () => (await page.locator('#activity tr.line-owner_set').count()) === 1);
@@ -201,8 +219,20 @@ try {
   assert.equal(await page.locator('#relays li').count(), 0);
   assert.equal(await page.locator('#activity tr.line-deposit').count(), 1);
   await expectButtons('owner, nothing under notice', { request: true, cancel: false, withdraw: false });
+  // Every line the page shows of a step sent from the wallet.
+  await page.evaluate(() => {
+    const el = document.getElementById('withdrawal-sent');
+    window.__sent = [];
+    new MutationObserver(() => { if (!el.hidden) window.__sent.push(el.textContent); })
+      .observe(el, { childList: true, characterData: true, subtree: true, attributes: true });
+  });
   await page.fill('#withdraw-amount', '10.00');
   await page.click('#request-withdrawal');
+  // Pending from the wallet's send until the chain shows it, then confirmed.
+  await until('the request confirmed', async () => {
+    const seen = await page.evaluate(() => window.__sent);
+    return seen.some((l) => /^Withdrawal request of \$10\.00: pending/.test(l)) && seen.some((l) => /Confirmed/.test(l));
+  });
   await until('the countdown', async () => (await text('#countdown')).startsWith('Available in'));
   await expectButtons('under notice', { request: true, cancel: true, withdraw: false }, /Still under notice: available in \d\d:\d\d:\d\d/);
   // The balance follows the chain at the environment's depth.
@@ -231,6 +261,49 @@ try {
   await until('the withdrawal in the activity', async () => (await page.locator('#activity tr.line-withdrawn').count()) === 1);
   await expectButtons('withdrawn', { request: true, cancel: false, withdraw: false }, /Nothing is under notice/);
   await shot('withdrawn');
+
+  step('switch accounts in the wallet: the page follows without a reload');
+  const loadsBefore = loads;
+  current = stranger;
+  await page.evaluate((a) => window.ethereum.__emit('accountsChanged', [a]), stranger.address.toLowerCase());
+  await until('the new account', async () => (await text('#wallet-state')).includes('Your wallet now uses ' + stranger.address));
+  await expectButtons('another account', { request: false, cancel: false, withdraw: false },
+    new RegExp('Only the wallet that owns this balance \\(' + account.address + '\\) can do this; yours is ' + stranger.address));
+  await shot('account-switched');
+  current = account;
+  await page.evaluate((a) => window.ethereum.__emit('accountsChanged', [a]), account.address.toLowerCase());
+  await expectButtons('the owner again', { request: true, cancel: false, withdraw: false });
+
+  step('switch networks in the wallet: the page follows');
+  walletChain = 1;
+  await page.evaluate(() => window.ethereum.__emit('chainChanged', '0x1'));
+  await until('the other network', async () => (await text('#wallet-state')).includes('another network') && await page.locator('#switch-chain').isVisible());
+  await shot('network-switched');
+  await page.click('#switch-chain');
+  await until('back on the chain', async () => !(await page.locator('#switch-chain').isVisible()) && (await text('#wallet-state')).includes('chain ' + CHAIN_ID));
+  assert.equal(walletChain, Number(CHAIN_ID));
+  assert.equal(loads, loadsBefore, 'the account page was reloaded');
+
+  step('sign out: the form posts Origin: null from the page, and it works');
+  await page.click('#signout');
+  await until('signed out', async () => (await page.content()).includes('You are signed out'));
+  await shot('signed-out');
+  assert.equal((await page.request.get(P)).status(), 401);
+
+  step('login CSRF: another origin\'s page posts a link to the sign-in; refused, no session');
+  const evil = await browser.newContext({ ignoreHTTPSErrors: true });
+  const pe = await evil.newPage();
+  const token2 = new URL(LINK2).searchParams.get('token');
+  await pe.goto(HOOK + '/evil?token=' + encodeURIComponent(token2));
+  await until('the refusal', async () => (await pe.content()).includes('another site'));
+  await pe.screenshot({ path: join(OUT, 'login-csrf-refused.png'), fullPage: true });
+  assert.equal((await pe.request.get(P)).status(), 401, 'the hostile page signed the browser in');
+  // The link was not spent: its customer opens it from the portal's page.
+  await pe.goto(LINK2);
+  await pe.click('#open');
+  await pe.waitForURL(P);
+  assert.equal(await pe.locator('#brand').innerText(), 'Acme Compute');
+  await evil.close();
 
   step('the link used twice: a clear page, nothing opened');
   const other = await browser.newContext({ ignoreHTTPSErrors: true });

@@ -328,6 +328,16 @@ export interface Customer {
   deposit: DepositInfo | null;
   /** The address (0x…) that owns the balance in the contract and alone can withdraw; null while it has none. */
   owner: string | null;
+  /** The change of owner proposed on chain: the address takes the balance at effectiveAt unless the current owner cancels first; null while none. */
+  ownerChange?: OwnerChangeProposal | null | undefined;
+}
+
+/** A change of a balance's owner proposed on chain. */
+export interface OwnerChangeProposal {
+  /** The proposed owner, checksummed hex. */
+  address: string;
+  /** RFC 3339: when it takes effect. */
+  effectiveAt: string;
 }
 
 /** customers.createOwnerGrant's body. */
@@ -442,7 +452,12 @@ export interface Quote<P extends object = JsonObject> {
 
 export type WorkflowEventType = 'workflow.completed' | 'workflow.failed' | 'workflow.canceled' | 'workflow.margin_below_floor';
 export type RefundEventType = 'refund.succeeded' | 'refund.failed';
-export type CustomerEventType = 'customer.funded' | 'customer.owner_set' | 'customer.withdrawal_requested';
+export type CustomerEventType =
+  | 'customer.funded'
+  | 'customer.owner_set'
+  | 'customer.withdrawal_requested'
+  | 'customer.owner_change_proposed'
+  | 'customer.owner_change_canceled';
 export type EventType = WorkflowEventType | RefundEventType | CustomerEventType;
 
 /** The data of a workflow.* event: the workflow's outcome. */
@@ -519,6 +534,23 @@ export interface CustomerWithdrawalRequestedEventData {
   balance: Balance;
 }
 
+/** The owner change a customer.owner_change_proposed or customer.owner_change_canceled event reports. */
+export interface OwnerChange {
+  /** The proposed owner, checksummed hex. */
+  address: string;
+  /** RFC 3339: when a proposed change takes effect (absent on a cancel). */
+  effectiveAt?: string | undefined;
+  txHash: string;
+  blockNumber: number;
+}
+
+/** The data of a customer.owner_change_proposed or customer.owner_change_canceled event. */
+export interface CustomerOwnerChangeEventData {
+  customerId: string;
+  ownerChange: OwnerChange;
+  balance: Balance;
+}
+
 /** An event of one type T, whose data is D. */
 export interface TypedEvent<T extends EventType, D> {
   /** evt_ followed by 26 characters; also the webhook-id header of its deliveries. */
@@ -558,6 +590,12 @@ export type CustomerOwnerSetEvent = TypedEvent<'customer.owner_set', CustomerOwn
 /** customer.withdrawal_requested: the owner put an amount under withdrawal notice on chain (confirmed). */
 export type CustomerWithdrawalRequestedEvent = TypedEvent<'customer.withdrawal_requested', CustomerWithdrawalRequestedEventData>;
 
+/** customer.owner_change_proposed: a new owner of the balance was proposed on chain (the current owner can cancel until effectiveAt). */
+export type CustomerOwnerChangeProposedEvent = TypedEvent<'customer.owner_change_proposed', CustomerOwnerChangeEventData>;
+
+/** customer.owner_change_canceled: a proposed owner change was dropped on chain. */
+export type CustomerOwnerChangeCanceledEvent = TypedEvent<'customer.owner_change_canceled', CustomerOwnerChangeEventData>;
+
 /**
  * An event: the body of a webhook delivery, also readable through events.list
  * and events.fetch. Its type tells its data apart:
@@ -568,7 +606,9 @@ export type Event<R extends object = JsonObject> =
   | RefundEvent
   | CustomerFundedEvent
   | CustomerOwnerSetEvent
-  | CustomerWithdrawalRequestedEvent;
+  | CustomerWithdrawalRequestedEvent
+  | CustomerOwnerChangeProposedEvent
+  | CustomerOwnerChangeCanceledEvent;
 
 export type EventList = List<Event, '/v1/events'>;
 

@@ -163,6 +163,10 @@ async function flows(): Promise<void> {
       const due: string | undefined = ev.data.withdrawal.availableAt;
       const pending: number = ev.data.balance.pendingWithdrawal;
       void amount, due, pending;
+    } else if (ev.type === 'customer.owner_change_proposed' || ev.type === 'customer.owner_change_canceled') {
+      const next: string = ev.data.ownerChange.address;
+      const effective: string | undefined = ev.data.ownerChange.effectiveAt;
+      void next, effective;
     } else {
       const funded: 'customer.funded' = ev.type;
       const dep: number = ev.data.deposit.amount.amount;

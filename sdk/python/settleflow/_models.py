@@ -636,6 +636,9 @@ class Customer:
     balance: Balance
     deposit: Optional[DepositInfo]
     owner: Optional[str] = None
+    #: The change of owner proposed on chain (the address takes the balance
+    #: at ``effective_at`` unless the owner cancels first), or None.
+    owner_change: Optional[OwnerChange] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -647,7 +650,31 @@ class Customer:
             balance=Balance.from_wire(_obj(d, "balance", path), f"{path}.balance"),
             deposit=_opt(d, "deposit", path, DepositInfo.from_wire, may_be_absent=True),
             owner=_opt_str(d, "owner", path),
+            owner_change=_opt(d, "ownerChange", path, OwnerChange.from_wire, may_be_absent=True),
             raw=plain(dict(d)),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnerChange:
+    """A change of a balance's owner proposed on chain (``Customer.owner_change``),
+    or one a ``customer.owner_change_proposed`` / ``customer.owner_change_canceled``
+    event reports: ``address``, checksummed hex, and ``effective_at`` (None on a
+    cancel); ``tx_hash`` and ``block_number`` are the event's (None on a customer)."""
+
+    address: str
+    effective_at: Optional[_dt.datetime] = None
+    tx_hash: Optional[str] = None
+    block_number: Optional[int] = None
+
+    @classmethod
+    def from_wire(cls, d: Mapping[str, Any], path: str) -> OwnerChange:
+        bn = d.get("blockNumber")
+        return cls(
+            address=_str(d, "address", path),
+            effective_at=_opt_time(d, "effectiveAt", path),
+            tx_hash=_opt_str(d, "txHash", path),
+            block_number=None if bn is None else _int(d, "blockNumber", path),
         )
 
 
@@ -924,6 +951,8 @@ class EventData:
     outcome: Optional[Outcome] = None
     owner: Optional[OwnerSet] = None
     withdrawal: Optional[WithdrawalRequest] = None
+    #: ``customer.owner_change_proposed`` / ``customer.owner_change_canceled``'s.
+    owner_change: Optional[OwnerChange] = None
     raw: Dict[str, Any] = _raw_field()
 
     @classmethod
@@ -958,6 +987,7 @@ class EventData:
             balance=obj("balance", customer, Balance.from_wire),
             owner=obj("owner", co, OwnerSet.from_wire),
             withdrawal=obj("withdrawal", cw, WithdrawalRequest.from_wire),
+            owner_change=obj("ownerChange", False, OwnerChange.from_wire),
             pricing=_opt(d, "pricing", path, Pricing.from_wire, may_be_absent=True),
             charged=_opt(d, "charged", path, Money.from_wire, may_be_absent=True),
             cost=_opt(d, "cost", path, Cost.from_wire, may_be_absent=True),
