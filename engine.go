@@ -305,7 +305,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.store.ReleaseLeases(ctx, e.opts.WorkerID, e.now()); err != nil {
 		return fmt.Errorf("settleflow: releasing leases of a previous run: %w", err)
 	}
-	e.tasks.start()
+	e.tasks.start(e.store)
 	rs := &runState{lines: stage.NewLines(e.opts.Workers, e.handoffCap)}
 	rec := stage.NewRecorder(e.env, rs.lines, e.notifier, e.eventsWake)
 	execute := stage.NewExecute(e.env, rs.lines, e.wake, e.execute)
@@ -372,7 +372,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	// dispatch stage has not handed over yet goes at the next Start.
 	// Tasks no worker claimed are withdrawn (their workflows released);
 	// those workers hold finish within ctx, like executions in process.
-	e.tasks.stop(e.now())
+	e.tasks.stop()
 	var cut error
 	if err := rs.stages.Stop(ctx); err != nil {
 		cut = ctx.Err()
@@ -381,6 +381,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 		}
 	}
 	rs.lines.CancelWork()
+	e.tasks.unsubscribe()
 	e.log.Info("settleflow engine stopped", zap.String("worker", e.opts.WorkerID))
 	return cut
 }

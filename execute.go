@@ -26,8 +26,8 @@ type execResult struct {
 	wf    *Workflow
 	exec  Execution
 	err   error
-	spent *spend // what the product reported spending as it ran
-	task  *task  // a remote product's: the attempt's task
+	spent *spend   // what the product reported spending as it ran
+	task  *taskRun // a remote product's: the attempt's task
 }
 
 // execute runs w's product: the execute stage's executions (run).
@@ -137,7 +137,7 @@ func (e *Engine) finish(ctx context.Context, r execResult, now time.Time) (Updat
 		}
 	}
 	if r.task != nil {
-		u.Attempt = e.tasks.attempt(r.task, w, r.err, now)
+		u.Attempt = e.tasks.attempt(r.task, r.err, now)
 	}
 	return u, next
 }

@@ -193,6 +193,18 @@ func (s *spend) report(items []CostItem) error {
 	return nil
 }
 
+// load sets s to what a remote task's heartbeats reported (items, each
+// checked as it was taken) and whether they passed the budget.
+func (s *spend) load(items []CostItem, exceeded bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.items, s.total = append([]CostItem(nil), items...), 0
+	for _, it := range items {
+		s.total += it.Amount
+	}
+	s.exceeded = s.exceeded || exceeded
+}
+
 // reported returns a copy of what was reported and whether it passed the
 // budget.
 func (s *spend) reported() ([]CostItem, bool, error) {

@@ -9,7 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.uber.org/zap"
+
+	"github.com/settleflow/settleflow/driver"
 	"github.com/settleflow/settleflow/internal/ids"
+	"github.com/settleflow/settleflow/internal/stage"
 	"github.com/settleflow/settleflow/wire"
 )
 
@@ -22,10 +26,19 @@ import (
 // ReportSpend feeds, so the margin floor stops a remote product exactly as
 // it stops one in process.
 //
-// Tasks are held in this engine's memory (the workflow row holds the
-// lease, as for any execution): a worker claims from the engine that runs
-// the workflow. Engines sharing a database must therefore not serve remote
-// products (the reference server refuses to start a second one).
+// Tasks are rows of the Store (driver.TaskStore), so every engine sharing
+// it serves every worker: a task created by the execution on engine A is
+// claimed, heartbeaten and completed through engine B, and the execution
+// on A finds the result in the Store (woken by a notice: Postgres NOTIFY
+// or, in process, at once; else by its fallback poll, taskExecPoll). Two
+// leases: the workflow row's (the execute stage's, held by the engine that
+// runs the execution) and the task row's (held by the worker, extended by
+// its heartbeats). An engine that dies leaves both: when the workflow's
+// lease ends (or the engine restarts under the same WorkerID), whichever
+// engine claims the workflow adopts its task as it is (Store.OpenTask):
+// it waits on for a task still held, takes the result of one completed
+// meanwhile, and reruns only once the task's own lease has passed, as
+// the attempt's next number (docs/architecture.md, "Remote tasks").
 
 // Task is one attempt of a remote product's execution, as a worker sees it
 // (wire.Task).
@@ -110,220 +123,128 @@ type ClaimTasksParams struct {
 	WorkerInfo WorkerInfo
 }
 
-// taskState is where a task is; the first four are open.
-type taskState int
-
+// Fallback polls of remote tasks: notices (Postgres NOTIFY, in process at
+// once) wake claims and executions; these bound how late one learns of a
+// change whose notice it missed (a listener that reconnected, a Store
+// without one).
 const (
-	taskQueued    taskState = iota // waiting for a worker
-	taskClaimed                    // a worker holds it
-	taskCompleted                  // its worker completed it
-	taskFailed                     // its worker failed it
-	taskLost                       // its lease passed (expiry, timeout, stop)
-	taskExceeded                   // its spend passed the budget
-	taskWithdrawn                  // the engine stopped before a claim
+	// taskClaimPoll is how often a waiting claim looks for tasks unwoken.
+	taskClaimPoll = 2 * time.Second
+	// taskExecPoll is how often an execution reads its task unwoken.
+	taskExecPoll = 5 * time.Second
+	// workerSeenEvery throttles the record of a worker's claims that take
+	// no task: at most one write per worker and engine in that time.
+	workerSeenEvery = 10 * time.Second
+	// taskPruneEvery is how often an engine deletes the tasks ended more
+	// than taskKeep ago.
+	taskPruneEvery = time.Minute
 )
 
-func (s taskState) open() bool { return s == taskQueued || s == taskClaimed }
-
-// taskOutcome is what a task's worker made of it.
-type taskOutcome struct {
-	exec Execution
-	err  error
-}
-
-type task struct {
-	t       Task // the wire form; Status and LeaseExpiresAt kept current
-	env     Environment
-	spent   *spend
-	state   taskState
-	worker  string
-	endedAt time.Time
-	// by is the worker process that claimed it, at claimedAt; message is
-	// its failure's (the attempt's record, Engine.Attempts).
-	by        *workerEntry
-	claimedAt time.Time
-	message   string
-	// outcome takes the worker's completion or failure (buffered: sent
-	// once, under the hub's lock).
-	outcome chan taskOutcome
-	// kick tells the execution its lease moved (a claim or a heartbeat).
-	kick chan struct{}
-}
-
-// taskHub is the engine's tasks: those waiting for a worker, in the order
-// their executions started (the execute stage's fair order), and those
-// held or ended, by id.
+// taskHub is the engine's side of the tasks in the Store: the claims and
+// executions of this engine waiting for a notice.
 type taskHub struct {
-	mu        sync.Mutex
-	queue     []*task
-	byID      map[string]*task
-	waiters   map[*taskWaiter]struct{}
-	stopping  bool
-	lastSweep time.Time
+	mu       sync.Mutex
+	waiters  map[*taskWaiter]struct{}
+	running  map[string]chan struct{} // task id → its execution's wake-up
+	stopping bool
+	// stopped is closed when the engine stops: executions whose task no
+	// worker claimed withdraw it.
+	stopped   chan struct{}
+	unsub     func()
+	lastPrune time.Time
 	// drained is closed by EndTaskClaims: claims stop waiting.
 	drained   chan struct{}
 	drainOnce sync.Once
-	// workers is the registry of the worker processes that claimed.
-	workers map[workerKey]*workerEntry
+	// seenAt is when this engine last recorded each worker's claim.
+	seenAt map[workerKey]time.Time
 }
 
 type taskWaiter struct {
-	env      Environment
+	livemode bool
 	products []string
 	wake     chan struct{} // buffered 1
-	by       *workerEntry
 }
 
 func newTaskHub() *taskHub {
-	return &taskHub{byID: map[string]*task{}, waiters: map[*taskWaiter]struct{}{}, drained: make(chan struct{}),
-		workers: map[workerKey]*workerEntry{}}
+	return &taskHub{waiters: map[*taskWaiter]struct{}{}, running: map[string]chan struct{}{}, drained: make(chan struct{}),
+		stopped: make(chan struct{}), seenAt: map[workerKey]time.Time{}}
 }
 
-// runRemote is a remote product's execution: it queues w as a task, wakes
-// the claims waiting for its product, and waits for the worker's outcome,
-// for the lease to pass without a heartbeat, or for ctx (the execution's:
-// ExecutionTimeout, the margin floor, Stop) to end. It returns the task
-// too, for the record of its attempt (taskHub.attempt).
-func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (*task, Execution, error) {
-	h := e.tasks
-	now := e.now()
-	t := &task{
-		t: Task{ID: ids.New(ids.Task, now), Object: wire.TaskObject, Livemode: w.Livemode, WorkflowID: w.ID,
-			Product: w.Product, Payload: w.Payload, CustomerID: w.CustomerID, Attempt: w.Attempts + 1,
-			Status: wire.TaskClaimed, Spent: Money{Currency: w.Quoted.Currency}},
-		env: w.Environment(), spent: spent, state: taskQueued,
-		outcome: make(chan taskOutcome, 1), kick: make(chan struct{}, 1),
+// notice wakes the claims and the execution a notice concerns.
+func (h *taskHub) notice(n driver.TaskNotice) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n.TaskID != "" || n.Resync {
+		if c := h.running[n.TaskID]; c != nil {
+			stage.Signal(c)
+		}
+		if n.Resync {
+			for _, c := range h.running {
+				stage.Signal(c)
+			}
+		}
 	}
-	if spent != nil && spent.enforce {
-		t.t.Budget = &Money{Amount: spent.budget, Currency: w.Quoted.Currency}
-	}
-	if !h.add(t, now) {
-		return t, Execution{}, errTaskWithdrawn
-	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		select {
-		case o := <-t.outcome:
-			return t, o.exec, o.err
-		case <-t.kick:
-			h.mu.Lock()
-			until := t.t.LeaseExpiresAt
-			h.mu.Unlock()
-			timer.Reset(max(until.Sub(e.now()), 0))
-		case <-timer.C:
-			h.mu.Lock()
-			lost := t.state == taskClaimed && !e.now().Before(t.t.LeaseExpiresAt)
-			if lost {
-				h.end(t, taskLost, e.now())
-			}
-			until := t.t.LeaseExpiresAt
-			h.mu.Unlock()
-			if lost {
-				return t, Execution{}, fmt.Errorf("the worker's lease on task %s ended without a heartbeat", t.t.ID)
-			}
-			timer.Reset(max(until.Sub(e.now()), 0))
-		case <-ctx.Done():
-			h.mu.Lock()
-			state := t.state
-			if state.open() {
-				h.end(t, taskLost, e.now())
-			}
-			h.mu.Unlock()
-			select {
-			case o := <-t.outcome: // completed or failed just before
-				return t, o.exec, o.err
-			default:
-			}
-			if state == taskWithdrawn {
-				return t, Execution{}, errTaskWithdrawn
-			}
-			return t, Execution{}, context.Cause(ctx)
+	for w := range h.waiters {
+		if n.Resync || (n.Product != "" && w.livemode == n.Livemode && contains(w.products, n.Product)) {
+			stage.Signal(w.wake)
 		}
 	}
 }
 
-// add queues t and wakes the claims that want it; false when the engine is
-// stopping (t is not queued).
-func (h *taskHub) add(t *task, now time.Time) bool {
+// start lets tasks be created again and listens for notices (Engine.Start).
+func (h *taskHub) start(store Store) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.stopping {
-		return false
+		h.stopping, h.stopped = false, make(chan struct{})
 	}
-	if now.Sub(h.lastSweep) > time.Minute {
-		h.lastSweep = now
-		for id, old := range h.byID {
-			if !old.state.open() && now.Sub(old.endedAt) > taskKeep {
-				delete(h.byID, id)
-			}
-		}
-	}
-	h.queue = append(h.queue, t)
-	h.byID[t.t.ID] = t
-	for w := range h.waiters {
-		if w.env == t.env && contains(w.products, t.t.Product) {
-			select {
-			case w.wake <- struct{}{}:
-			default:
-			}
-		}
-	}
-	return true
-}
-
-// end moves an open t to state (h.mu held). What it spent is kept as it
-// is now; its payload is dropped (see forget) unless its worker ended it,
-// whose answer carries it.
-func (h *taskHub) end(t *task, state taskState, now time.Time) {
-	if t.state == taskClaimed && t.by != nil {
-		if n := t.by.seen.InFlight[t.t.Product] - 1; n > 0 {
-			t.by.seen.InFlight[t.t.Product] = n
-		} else {
-			delete(t.by.seen.InFlight, t.t.Product)
-		}
-	}
-	if t.state == taskQueued {
-		for i, q := range h.queue {
-			if q == t {
-				h.queue = append(h.queue[:i], h.queue[i+1:]...)
-				break
-			}
-		}
-	}
-	t.t.Spent = t.view().Spent
-	t.state, t.endedAt, t.spent = state, now, nil
-	if state != taskCompleted && state != taskFailed {
-		t.forget()
+	if h.unsub == nil {
+		h.unsub = store.SubscribeTasks(h.notice)
 	}
 }
 
-// forget drops what an ended task no longer needs while it is remembered:
-// a repeated completion or failure answers it with an empty payload.
-func (t *task) forget() { t.t.Payload = json.RawMessage("{}") }
-
-// stop withdraws the tasks no worker claimed and refuses new ones: a
-// stopping engine releases their workflows instead of waiting for a
-// worker. Tasks held by workers run on, within Stop's ctx.
-func (h *taskHub) stop(now time.Time) {
+// stop makes the executions whose task no worker claimed withdraw it (their
+// workflows are released) (Engine.Stop). Tasks held by workers are waited
+// for within Stop's ctx.
+func (h *taskHub) stop() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.stopping = true
-	for _, t := range h.queue {
-		t.state, t.endedAt, t.spent = taskWithdrawn, now, nil
-		t.forget()
-		t.outcome <- taskOutcome{err: errTaskWithdrawn}
+	if !h.stopping {
+		h.stopping = true
+		close(h.stopped)
 	}
-	h.queue = nil
-}
-
-// start lets tasks be queued again (Engine.Start).
-func (h *taskHub) start() {
-	h.mu.Lock()
-	h.stopping = false
 	h.mu.Unlock()
 }
+
+// unsubscribe stops listening for notices, once the executions ended.
+func (h *taskHub) unsubscribe() {
+	h.mu.Lock()
+	unsub := h.unsub
+	h.unsub = nil
+	h.mu.Unlock()
+	if unsub != nil {
+		unsub()
+	}
+}
+
+// watch registers the execution waiting on task id: it returns its
+// wake-up and the channel closed when the engine stops.
+func (h *taskHub) watch(id string) (wake chan struct{}, stopped <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	wake = make(chan struct{}, 1)
+	h.running[id] = wake
+	return wake, h.stopped
+}
+
+func (h *taskHub) unwatch(id string) {
+	h.mu.Lock()
+	delete(h.running, id)
+	h.mu.Unlock()
+}
+
+// taskRun is a remote execution's task: the record of its attempt is
+// made from it (taskHub.attempt).
+type taskRun struct{ rec *driver.TaskRecord }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {
@@ -334,12 +255,220 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// bgCtx bounds a Store call that must be made even though ctx ended.
+func bgCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}
+
+// runRemote is a remote product's execution: it opens w's task in the
+// Store (adopting the one a previous execution of w left, if any: see
+// driver.TaskStore.OpenTask), and waits for the worker's outcome, for the
+// task's lease to pass without a heartbeat, or for ctx (the execution's:
+// ExecutionTimeout, Stop) to end. It returns the task too, for the record
+// of its attempt.
+func (e *Engine) runRemote(ctx context.Context, w *Workflow, spent *spend) (*taskRun, Execution, error) {
+	h := e.tasks
+	now := e.now()
+	rec := driver.TaskRecord{ID: ids.New(ids.Task, now), Livemode: w.Livemode, WorkflowID: w.ID, Product: w.Product,
+		CustomerID: w.CustomerID, Attempt: w.Attempts + 1, Payload: w.Payload, Currency: w.Quoted.Currency,
+		State: driver.TaskQueued, CreatedAt: now}
+	if len(rec.Payload) == 0 {
+		rec.Payload = json.RawMessage("{}")
+	}
+	if spent != nil && spent.enforce {
+		b := spent.budget
+		rec.Budget = &b
+	}
+	select {
+	case <-h.stopped:
+		return nil, Execution{}, errTaskWithdrawn
+	default:
+	}
+	e.pruneTasks(ctx, now)
+	t, _, err := e.store.OpenTask(ctx, rec)
+	if err != nil {
+		return nil, Execution{}, err
+	}
+	run := &taskRun{rec: t}
+	wake, stopped := h.watch(t.ID)
+	defer h.unwatch(t.ID)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	isStopped := func() bool {
+		select {
+		case <-stopped:
+			return true
+		default:
+			return false
+		}
+	}
+	for {
+		wait := taskExecPoll
+		switch t.State {
+		case driver.TaskQueued:
+			if isStopped() {
+				// Not claimed yet: withdrawn, the workflow released.
+				got, applied, err := e.endTask(ctx, t, driver.TaskWithdrawn, false)
+				if err != nil {
+					return run, Execution{}, errTaskWithdrawn
+				}
+				if run.rec = got; applied {
+					return run, Execution{}, errTaskWithdrawn
+				}
+				t = got
+				continue
+			}
+		case driver.TaskClaimed:
+			now := e.now()
+			if !now.Before(t.LeaseUntil) {
+				got, applied, err := e.endTask(ctx, t, driver.TaskLost, true)
+				if err == nil {
+					if run.rec = got; applied {
+						return run, Execution{}, fmt.Errorf("the worker's lease on task %s ended without a heartbeat", t.ID)
+					}
+					t = got
+					continue
+				}
+			} else {
+				wait = min(wait, t.LeaseUntil.Sub(now))
+			}
+		default:
+			return e.taskOutcome(run, spent)
+		}
+		var stopC <-chan struct{}
+		if t.State == driver.TaskQueued {
+			stopC = stopped // only a task no worker claimed is withdrawn at Stop
+		}
+		timer.Reset(max(wait, 0))
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-stopC:
+			continue
+		case <-ctx.Done():
+			return e.remoteCut(ctx, run, spent)
+		}
+		timer.Stop()
+		got, err := e.store.GetTask(ctx, w.Environment(), t.ID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return e.remoteCut(ctx, run, spent)
+			}
+			e.log.Warn("reading a remote task failed; will read it again", zap.String("task", t.ID), zap.Error(err))
+			continue
+		}
+		t, run.rec = got, got
+	}
+}
+
+// remoteCut ends a remote execution whose ctx ended. On the execution
+// timeout the task is taken from its worker (lease_lost) and the attempt
+// fails; when the engine stops (Stop's ctx ended), a task no worker
+// claimed is withdrawn and one a worker holds is left to it: the workflow
+// is released, and whichever engine claims it next adopts the task, whose
+// result then counts on the same attempt. A task that ended just before
+// gives its outcome.
+func (e *Engine) remoteCut(ctx context.Context, run *taskRun, spent *spend) (*taskRun, Execution, error) {
+	t := run.rec
+	timeout := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	switch {
+	case timeout || t.State == driver.TaskQueued:
+		state := driver.TaskLost
+		if !timeout {
+			state = driver.TaskWithdrawn
+		}
+		got, applied, err := e.endTask(ctx, t, state, false)
+		if err != nil {
+			return run, Execution{}, context.Cause(ctx)
+		}
+		run.rec = got
+		if !applied && got != nil && !got.State.Open() {
+			return e.taskOutcome(run, spent)
+		}
+		if !applied && got != nil && got.State == driver.TaskClaimed && !timeout {
+			return run, Execution{}, errTaskWithdrawn // claimed meanwhile: left to its worker
+		}
+		if timeout {
+			return run, Execution{}, context.Cause(ctx)
+		}
+		return run, Execution{}, errTaskWithdrawn
+	case t.State == driver.TaskClaimed:
+		return run, Execution{}, errTaskWithdrawn
+	}
+	return run, Execution{}, context.Cause(ctx)
+}
+
+// endTask ends t (withdrawn: only if no worker claimed it; else from its
+// open states and, when expired, only if its lease has passed) with a ctx
+// that outlives the execution's.
+func (e *Engine) endTask(ctx context.Context, t *driver.TaskRecord, state driver.TaskState, expired bool) (*driver.TaskRecord, bool, error) {
+	bctx, cancel := bgCtx(ctx)
+	defer cancel()
+	from := []driver.TaskState{driver.TaskQueued, driver.TaskClaimed}
+	if state == driver.TaskWithdrawn {
+		from = from[:1]
+	}
+	got, applied, err := e.store.EndTask(bctx, driver.TaskEnd{ID: t.ID, Livemode: t.Livemode,
+		From: from, Expired: expired, State: state, Now: e.now()})
+	if err != nil {
+		e.log.Warn("ending a remote task failed", zap.String("task", t.ID), zap.Error(err))
+		return nil, false, err
+	}
+	if got == nil {
+		return nil, false, fmt.Errorf("task %s is gone from the store", t.ID)
+	}
+	return got, applied, nil
+}
+
+// taskOutcome is the execution's outcome of its ended task: what the
+// worker reported spending goes to the spend tally.
+func (e *Engine) taskOutcome(run *taskRun, spent *spend) (*taskRun, Execution, error) {
+	t := run.rec
+	if spent != nil {
+		spent.load(t.Items, t.State == driver.TaskExceeded)
+	}
+	switch t.State {
+	case driver.TaskCompleted:
+		return run, Execution{Result: t.Result, CostItems: append([]CostItem(nil), t.ResultItems...)}, nil
+	case driver.TaskFailed:
+		if !t.Retry {
+			return run, Execution{}, Permanent(&Failure{Code: FailureExecutionFailed, Message: "the worker failed the task: " + t.Message})
+		}
+		return run, Execution{}, errors.New("the worker failed the task: " + t.Message)
+	case driver.TaskExceeded:
+		return run, Execution{}, ErrMarginFloorExceeded
+	case driver.TaskWithdrawn:
+		return run, Execution{}, errTaskWithdrawn
+	default:
+		return run, Execution{}, fmt.Errorf("the worker's lease on task %s ended without a heartbeat", t.ID)
+	}
+}
+
+// pruneTasks deletes, at most once a taskPruneEvery, the tasks ended more
+// than taskKeep ago (a late call about one is then answered 404).
+func (e *Engine) pruneTasks(ctx context.Context, now time.Time) {
+	h := e.tasks
+	h.mu.Lock()
+	due := now.Sub(h.lastPrune) > taskPruneEvery
+	if due {
+		h.lastPrune = now
+	}
+	h.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := e.store.PruneTasks(ctx, now.Add(-taskKeep), 1000); err != nil && ctx.Err() == nil {
+		e.log.Warn("pruning ended tasks failed", zap.Error(err))
+	}
+}
+
 // ClaimTasks hands the caller up to p.Max tasks of p.Products in its
 // environment, waiting up to p.Wait for a first one (and answering as soon
-// as one is queued); none when the wait ends or ctx does. Each task is
-// leased to the caller for Options.TaskLease: a heartbeat extends it, and
-// past it the attempt is over (the workflow is retried after its backoff,
-// as for a transient error).
+// as one is queued, on any engine sharing the Store); none when the wait
+// ends or ctx does. Each task is leased to the caller for
+// Options.TaskLease: a heartbeat extends it, and past it the attempt is
+// over (the workflow is retried after its backoff, as for a transient
+// error).
 //
 // Errors: an *InvalidError naming products (none, more than 64, a name
 // that is not a remote product of this engine) or max.
@@ -357,10 +486,14 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 	if err := p.WorkerInfo.check(); err != nil {
 		return nil, err
 	}
+	var products []string
 	for i, name := range p.Products {
 		if prod, ok := e.products.get(name); !ok || !prod.remote {
 			return nil, &InvalidError{Code: CodeParameterInvalid, Param: fmt.Sprintf("products[%d]", i),
 				Message: fmt.Sprintf("products[%d]: %q is not a remote product of this server", i, name)}
+		}
+		if p.allows(name) && !contains(products, name) {
+			products = append(products, name)
 		}
 	}
 	h := e.tasks
@@ -375,108 +508,132 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 		defer timer.Stop()
 		deadline = timer.C
 	}
-	wt := &taskWaiter{env: p.Environment, products: p.Products, wake: make(chan struct{}, 1)}
+	wt := &taskWaiter{livemode: p.Environment.Livemode(), products: products, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
-	wt.by = h.seen(p, e.now())
+	h.waiters[wt] = struct{}{}
 	h.mu.Unlock()
-	for {
+	defer func() {
 		h.mu.Lock()
-		got := h.take(wt, p, e.now(), e.opts.TaskLease)
-		if len(got) > 0 || p.Wait == 0 {
-			delete(h.waiters, wt)
-			h.mu.Unlock()
-			return got, nil
-		}
-		h.waiters[wt] = struct{}{}
+		delete(h.waiters, wt)
 		h.mu.Unlock()
+	}()
+	worker := driver.WorkerRecord{Livemode: wt.livemode, KeyID: p.Worker, Host: p.WorkerInfo.Host, Name: p.WorkerInfo.Name,
+		SDK: p.WorkerInfo.SDK, Instance: e.opts.WorkerID}
+	poll := time.NewTimer(taskClaimPoll)
+	defer poll.Stop()
+	for {
+		now := e.now()
+		got, err := e.store.ClaimTasks(ctx, driver.TaskClaim{Livemode: wt.livemode, Products: products, Max: p.Max, Now: now,
+			LeaseUntil: now.Add(e.opts.TaskLease), Worker: worker})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if len(got) > 0 || p.Wait == 0 {
+			e.sawWorker(ctx, worker, now, len(got) > 0)
+			out := make([]Task, len(got))
+			for i, t := range got {
+				out[i] = taskView(t)
+			}
+			return out, nil
+		}
+		e.sawWorker(ctx, worker, now, false)
 		select {
 		case <-wt.wake:
+		case <-poll.C:
+			poll.Reset(taskClaimPoll)
 		case <-deadline:
 			p.Wait = 0 // one last look, then answer
 		case <-h.drained:
 			p.Wait = 0
 		case <-ctx.Done():
-			h.mu.Lock()
-			delete(h.waiters, wt)
-			h.mu.Unlock()
 			return nil, nil
 		}
 	}
 }
 
-// take leases up to p.Max queued tasks the waiter wants (h.mu held).
-func (h *taskHub) take(wt *taskWaiter, p ClaimTasksParams, now time.Time, lease time.Duration) []Task {
-	var got []Task
-	for i := 0; i < len(h.queue) && len(got) < p.Max; {
-		t := h.queue[i]
-		if t.env != wt.env || !contains(wt.products, t.t.Product) || !p.allows(t.t.Product) {
-			i++
-			continue
+// sawWorker records a claim by w at now in the Store's workers, at most
+// once a workerSeenEvery per worker from this engine (recorded, when the
+// claim took tasks: its transaction did it).
+func (e *Engine) sawWorker(ctx context.Context, w driver.WorkerRecord, now time.Time, recorded bool) {
+	h := e.tasks
+	k := workerKey{livemode: w.Livemode, keyID: w.KeyID, host: w.Host, named: w.Name}
+	h.mu.Lock()
+	last, ok := h.seenAt[k]
+	write := !recorded && (!ok || now.Sub(last) >= workerSeenEvery)
+	if recorded || write {
+		if len(h.seenAt) >= maxWorkersSeen {
+			clear(h.seenAt)
 		}
-		h.queue = append(h.queue[:i], h.queue[i+1:]...)
-		t.state, t.worker, t.by, t.claimedAt = taskClaimed, p.Worker, wt.by, now
-		t.t.LeaseExpiresAt = now.Add(lease)
-		wt.by.seen.InFlight[t.t.Product]++
-		wt.by.seen.Claimed++
-		select {
-		case t.kick <- struct{}{}:
-		default:
-		}
-		got = append(got, t.view())
+		h.seenAt[k] = now
 	}
-	return got
+	h.mu.Unlock()
+	if !write {
+		return
+	}
+	w.LastClaim = now
+	if err := e.store.SawWorker(ctx, w); err != nil && ctx.Err() == nil {
+		e.log.Warn("recording a worker's claim failed", zap.Error(err))
+	}
 }
 
-// view is t's wire form now (h.mu held).
-func (t *task) view() Task {
-	v := t.t
-	if t.spent != nil {
-		t.spent.mu.Lock()
-		v.Spent.Amount = t.spent.total
-		t.spent.mu.Unlock()
+// taskView is t's wire form.
+func taskView(t *driver.TaskRecord) Task {
+	v := Task{ID: t.ID, Object: wire.TaskObject, Livemode: t.Livemode, WorkflowID: t.WorkflowID, Product: t.Product,
+		Payload: t.Payload, CustomerID: t.CustomerID, Attempt: t.Attempt, Status: wire.TaskClaimed,
+		LeaseExpiresAt: t.LeaseUntil, Spent: Money{Amount: t.Spent, Currency: t.Currency}}
+	if t.Budget != nil {
+		v.Budget = &Money{Amount: *t.Budget, Currency: t.Currency}
 	}
-	switch t.state {
-	case taskCompleted:
+	switch t.State {
+	case driver.TaskCompleted:
 		v.Status = wire.TaskCompleted
-	case taskFailed:
+	case driver.TaskFailed:
 		v.Status = wire.TaskFailed
 	}
 	return v
 }
 
-// held returns the task id names in the caller's scope and, if it is not
-// held by a worker any more, the error to answer (h.mu held): lease_lost,
-// margin_floor_exceeded or task_ended (when want, the state a repeated
-// call finds, is not the task's).
-func (h *taskHub) held(s TaskScope, id string, want taskState) (*task, error) {
-	t, ok := h.byID[id]
-	if !ok || t.env != s.Environment || !s.allows(t.t.Product) || t.state == taskQueued || t.state == taskWithdrawn ||
-		(s.Worker != "" && t.worker != s.Worker) {
-		return nil, ErrTaskNotFound
+// held returns the error to answer a call in scope s about t, nil when a
+// worker holds it, or when it is in want (a repeated call's state): not
+// found (unknown, not in the caller's scope, not claimed, another
+// worker's), lease_lost, margin_floor_exceeded or task_ended.
+func held(t *driver.TaskRecord, s TaskScope, want driver.TaskState) error {
+	if t == nil || t.Livemode != s.Environment.Livemode() || !s.allows(t.Product) || t.State == driver.TaskQueued ||
+		t.State == driver.TaskWithdrawn || (s.Worker != "" && t.WorkerKeyID != s.Worker) {
+		return ErrTaskNotFound
 	}
-	switch t.state {
-	case taskClaimed:
-		return t, nil
-	case taskLost:
-		return t, &TaskError{Code: CodeLeaseLost, Message: fmt.Sprintf("task %s lost its lease (it expired without a heartbeat, the execution timed out or the server stopped it); stop working on it: nothing more is recorded for it", id)}
-	case taskExceeded:
-		return t, &TaskError{Code: CodeMarginFloorExceeded, Message: fmt.Sprintf("task %s reported spending past its budget; the workflow failed with margin_floor_exceeded and nothing is charged: stop working on it", id)}
-	case want:
-		return t, nil
+	switch t.State {
+	case driver.TaskClaimed, want:
+		return nil
+	case driver.TaskLost:
+		return &TaskError{Code: CodeLeaseLost, Message: fmt.Sprintf("task %s lost its lease (it expired without a heartbeat, the execution timed out or the server stopped it); stop working on it: nothing more is recorded for it", t.ID)}
+	case driver.TaskExceeded:
+		return &TaskError{Code: CodeMarginFloorExceeded, Message: fmt.Sprintf("task %s reported spending past its budget; the workflow failed with margin_floor_exceeded and nothing is charged: stop working on it", t.ID)}
 	default:
-		return t, &TaskError{Code: CodeTaskEnded, Message: fmt.Sprintf("task %s was %s already", id, t.view().Status)}
+		return &TaskError{Code: CodeTaskEnded, Message: fmt.Sprintf("task %s was %s already", t.ID, taskView(t).Status)}
 	}
 }
 
-// checkCostItems reports whether items may be added to what s holds:
-// each item valid, their count and sum within bounds. It changes nothing.
-func checkCostItems(s *spend, items []CostItem, param string) error {
-	n, total := 0, int64(0)
-	if s != nil {
-		s.mu.Lock()
-		n, total = len(s.items), s.total
-		s.mu.Unlock()
+// getTask reads the task id for a call in scope s: ErrTaskNotFound when
+// the Store has none of that id in s's environment.
+func (e *Engine) getTask(ctx context.Context, s TaskScope, id string) (*driver.TaskRecord, error) {
+	if !ids.Valid(ids.Task, id) {
+		return nil, ErrTaskNotFound
 	}
+	t, err := e.store.GetTask(ctx, s.Environment, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, ErrTaskNotFound
+	}
+	return t, err
+}
+
+// checkCostItems reports whether items may be added to the n items
+// summing to total a task holds: each item valid, their count and sum
+// within bounds. It changes nothing.
+func checkCostItems(n int, total int64, items []CostItem, param string) error {
 	for i, it := range items {
 		if err := checkCostItem(it); err != nil {
 			return &InvalidError{Code: CodeParameterInvalid, Param: fmt.Sprintf("%s[%d]", param, i), Message: fmt.Sprintf("%s[%d]: %v", param, i, err)}
@@ -496,38 +653,41 @@ func checkCostItems(s *spend, items []CostItem, param string) error {
 // Options.TaskLease and adds items to its spend, as ReportSpend does for
 // a product in process: past the budget the execution is stopped, the
 // workflow fails with margin_floor_exceeded (nothing charged), and the
-// answer is a *TaskError with CodeMarginFloorExceeded.
+// answer is a *TaskError with CodeMarginFloorExceeded. The check against
+// the budget and the addition are one atomic step of the Store: two
+// heartbeats through two engines cannot pass the budget together.
 //
 // Errors: ErrTaskNotFound; an *InvalidError naming costItems[i] (nothing
 // recorded); a *TaskError: lease_lost, task_ended, margin_floor_exceeded.
-func (e *Engine) HeartbeatTask(_ context.Context, s TaskScope, id string, items []CostItem) (Task, error) {
-	h := e.tasks
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t, err := h.held(s, id, taskClaimed)
+func (e *Engine) HeartbeatTask(ctx context.Context, s TaskScope, id string, items []CostItem) (Task, error) {
+	t, err := e.getTask(ctx, s, id)
 	if err != nil {
 		return Task{}, err
 	}
-	if err := checkCostItems(t.spent, items, "costItems"); err != nil {
+	if err := held(t, s, driver.TaskClaimed); err != nil {
 		return Task{}, err
 	}
-	if len(items) > 0 && t.spent != nil {
-		if err := t.spent.report(items); errors.Is(err, ErrMarginFloorExceeded) {
-			// The execution's context is canceled: it ends the workflow
-			// with margin_floor_exceeded.
-			h.end(t, taskExceeded, e.now())
-			_, err = h.held(s, id, taskClaimed)
+	if err := checkCostItems(len(t.Items), t.Spent, items, "costItems"); err != nil {
+		return Task{}, err
+	}
+	now := e.now()
+	got, out, err := e.store.HeartbeatTask(ctx, driver.TaskHeartbeat{ID: id, Livemode: t.Livemode, WorkerKeyID: t.WorkerKeyID,
+		Items: items, Now: now, LeaseUntil: now.Add(e.opts.TaskLease), MaxItems: MaxCostItems, MaxTotal: MaxAmount})
+	if err != nil {
+		return Task{}, err
+	}
+	switch out {
+	case driver.HeartbeatApplied:
+		return taskView(got), nil
+	case driver.HeartbeatOverLimit:
+		// Another heartbeat of the same worker took the room meanwhile.
+		return Task{}, checkCostItems(len(got.Items), got.Spent, items, "costItems")
+	default: // exceeded, or not held any more
+		if err := held(got, s, driver.TaskClaimed); err != nil {
 			return Task{}, err
-		} else if err != nil {
-			return Task{}, &InvalidError{Code: CodeParameterInvalid, Param: "costItems", Message: err.Error()}
 		}
+		return Task{}, held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, State: driver.TaskLost}, s, driver.TaskClaimed)
 	}
-	t.t.LeaseExpiresAt = e.now().Add(e.opts.TaskLease)
-	select {
-	case t.kick <- struct{}{}:
-	default:
-	}
-	return t.view(), nil
 }
 
 // CompleteTask records the result of the task id held by the caller, with
@@ -535,32 +695,45 @@ func (e *Engine) HeartbeatTask(_ context.Context, s TaskScope, id string, items 
 // its heartbeats reported). result must be one JSON object of at most
 // MaxTaskResultBytes. The engine then judges, prices and settles the
 // workflow as for a product in process. Completing a completed task again
-// answers it unchanged.
+// answers it unchanged. Any engine sharing the Store takes a completion:
+// the execution waiting for it, on this engine or another, is told.
 //
 // Errors: ErrTaskNotFound; an *InvalidError naming result or costItems[i];
 // a *TaskError: lease_lost, task_ended, margin_floor_exceeded.
-func (e *Engine) CompleteTask(_ context.Context, s TaskScope, id string, result json.RawMessage, items []CostItem) (Task, error) {
-	h := e.tasks
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t, err := h.held(s, id, taskCompleted)
-	if err != nil || t.state == taskCompleted {
+func (e *Engine) CompleteTask(ctx context.Context, s TaskScope, id string, result json.RawMessage, items []CostItem) (Task, error) {
+	t, err := e.getTask(ctx, s, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if err := held(t, s, driver.TaskCompleted); err != nil || t.State == driver.TaskCompleted {
 		if err != nil {
 			return Task{}, err
 		}
-		return t.view(), nil
+		return taskView(t), nil
 	}
 	compact, err := taskResult(result)
 	if err != nil {
 		return Task{}, err
 	}
-	if err := checkCostItems(t.spent, items, "costItems"); err != nil {
+	if err := checkCostItems(len(t.Items), t.Spent, items, "costItems"); err != nil {
 		return Task{}, err
 	}
-	h.end(t, taskCompleted, e.now())
-	t.outcome <- taskOutcome{exec: Execution{Result: compact, CostItems: append([]CostItem(nil), items...)}}
-	v := t.view()
-	t.forget()
+	got, applied, err := e.store.EndTask(ctx, driver.TaskEnd{ID: id, Livemode: t.Livemode, From: []driver.TaskState{driver.TaskClaimed},
+		WorkerKeyID: t.WorkerKeyID, State: driver.TaskCompleted, Now: e.now(), Result: compact, ResultItems: append([]CostItem(nil), items...)})
+	if err != nil {
+		return Task{}, err
+	}
+	if !applied {
+		if err := held(got, s, driver.TaskCompleted); err != nil || got.State != driver.TaskCompleted {
+			if err == nil {
+				err = held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, State: driver.TaskLost}, s, driver.TaskCompleted)
+			}
+			return Task{}, err
+		}
+		return taskView(got), nil
+	}
+	v := taskView(got)
+	v.Payload = t.Payload // the first answer carries it; a repeated one "{}"
 	return v, nil
 }
 
@@ -588,16 +761,16 @@ func taskResult(raw json.RawMessage) (json.RawMessage, error) {
 //
 // Errors: ErrTaskNotFound; an *InvalidError naming message; a *TaskError:
 // lease_lost, task_ended, margin_floor_exceeded.
-func (e *Engine) FailTask(_ context.Context, s TaskScope, id, message string, retry bool) (Task, error) {
-	h := e.tasks
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t, err := h.held(s, id, taskFailed)
-	if err != nil || t.state == taskFailed {
+func (e *Engine) FailTask(ctx context.Context, s TaskScope, id, message string, retry bool) (Task, error) {
+	t, err := e.getTask(ctx, s, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if err := held(t, s, driver.TaskFailed); err != nil || t.State == driver.TaskFailed {
 		if err != nil {
 			return Task{}, err
 		}
-		return t.view(), nil
+		return taskView(t), nil
 	}
 	switch {
 	case message == "":
@@ -605,15 +778,22 @@ func (e *Engine) FailTask(_ context.Context, s TaskScope, id, message string, re
 	case len(message) > MaxTaskMessageBytes || !utf8.ValidString(message):
 		return Task{}, &InvalidError{Code: CodeParameterInvalid, Param: "message", Message: fmt.Sprintf("message must be valid UTF-8 of at most %d bytes", MaxTaskMessageBytes)}
 	}
-	h.end(t, taskFailed, e.now())
-	t.message = message
-	var out error = errors.New("the worker failed the task: " + message)
-	if !retry {
-		out = Permanent(&Failure{Code: FailureExecutionFailed, Message: "the worker failed the task: " + message})
+	got, applied, err := e.store.EndTask(ctx, driver.TaskEnd{ID: id, Livemode: t.Livemode, From: []driver.TaskState{driver.TaskClaimed},
+		WorkerKeyID: t.WorkerKeyID, State: driver.TaskFailed, Now: e.now(), Message: message, Retry: retry})
+	if err != nil {
+		return Task{}, err
 	}
-	t.outcome <- taskOutcome{err: out}
-	v := t.view()
-	t.forget()
+	if !applied {
+		if err := held(got, s, driver.TaskFailed); err != nil || got.State != driver.TaskFailed {
+			if err == nil {
+				err = held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, State: driver.TaskLost}, s, driver.TaskFailed)
+			}
+			return Task{}, err
+		}
+		return taskView(got), nil
+	}
+	v := taskView(got)
+	v.Payload = t.Payload
 	return v, nil
 }
 

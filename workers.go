@@ -1,19 +1,20 @@
 package settleflow
 
 import (
+	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/settleflow/settleflow/driver"
 )
 
-// Workers: a worker says who it is when it claims (WorkerInfo); the
-// engine keeps the workers it has seen (Engine.Workers) and records, with
-// the end of each attempt of a remote product, which worker ran it
-// (Engine.Attempts, attempts.go). The task hub (tasks.go) calls these
-// under its lock.
+// Workers: a worker says who it is when it claims (WorkerInfo); the Store
+// keeps the workers every engine has seen (Engine.Workers) and records,
+// with the end of each attempt of a remote product, which worker ran it
+// and through which engine (Engine.Attempts, attempts.go).
 
 // WorkerInfo is what a worker process says of itself when it claims. Every
 // field is optional; each is UTF-8 without control characters.
@@ -42,110 +43,73 @@ func (i WorkerInfo) check() error {
 	return nil
 }
 
-// WorkerSeen is a worker process that claimed tasks of this engine, as
-// its registry of workers (Engine.Workers) holds it: one per worker key,
-// host and name in an environment.
+// WorkerSeen is a worker process that claimed tasks through any engine
+// sharing the Store, as the Store's workers hold it (Engine.Workers): one
+// per worker key, host and name in an environment.
 type WorkerSeen struct {
 	Environment Environment
 	// KeyID is the id of the worker key it claims with.
 	KeyID string
 	WorkerInfo
+	// Instance is the engine (Options.WorkerID) its latest recorded claim
+	// went through.
+	Instance string
 	// FirstSeen and LastClaim are when its first and its latest claim
-	// came (a claim that got no task counts).
+	// came (a claim that got no task counts, recorded at most every 10 s
+	// per engine).
 	FirstSeen time.Time
 	LastClaim time.Time
 	// Claimed counts the tasks handed to it.
 	Claimed int64
-	// InFlight counts the tasks it holds now, by product (none: empty).
+	// InFlight counts the tasks it holds now, by product (none: empty),
+	// counted from the tasks in the Store.
 	InFlight map[string]int
 }
 
-// maxWorkersSeen bounds the registry of workers: past it, a new worker
-// replaces the one whose last claim is oldest among those holding no
-// task (the registry is for people to read, not a record).
+// maxWorkersSeen bounds the workers listed (and the claims an engine
+// remembers recording): the registry is for people to read, not a record.
 const maxWorkersSeen = 1000
 
 type workerKey struct {
-	env                Environment
+	livemode           bool
 	keyID, host, named string
 }
 
-// workerEntry is a worker of the registry (under the hub's lock).
-type workerEntry struct {
-	seen WorkerSeen
-}
-
-// seen records a claim by the worker process p names, at now, and returns
-// its entry (h.mu held).
-func (h *taskHub) seen(p ClaimTasksParams, now time.Time) *workerEntry {
-	k := workerKey{env: p.Environment, keyID: p.Worker, host: p.WorkerInfo.Host, named: p.WorkerInfo.Name}
-	w, ok := h.workers[k]
-	if !ok {
-		if len(h.workers) >= maxWorkersSeen {
-			var oldest workerKey
-			var at time.Time
-			for k, o := range h.workers {
-				if len(o.seen.InFlight) == 0 && (at.IsZero() || o.seen.LastClaim.Before(at)) {
-					oldest, at = k, o.seen.LastClaim
-				}
-			}
-			if !at.IsZero() {
-				delete(h.workers, oldest)
-			}
-		}
-		w = &workerEntry{seen: WorkerSeen{Environment: p.Environment, KeyID: p.Worker, FirstSeen: now, InFlight: map[string]int{}}}
-		h.workers[k] = w
+// Workers returns the worker processes that claimed tasks of env through
+// any engine sharing the Store (at most 1,000), the latest claim first.
+func (e *Engine) Workers(ctx context.Context, env Environment) ([]WorkerSeen, error) {
+	ws, err := e.store.ListWorkers(ctx, env, maxWorkersSeen)
+	if err != nil {
+		return nil, err
 	}
-	w.seen.WorkerInfo, w.seen.LastClaim = p.WorkerInfo, now
-	return w
-}
-
-// Workers returns the worker processes that claimed tasks of env from
-// this engine since it started (at most 1,000: the oldest idle ones are
-// forgotten first), the latest claim first.
-func (e *Engine) Workers(env Environment) []WorkerSeen {
-	h := e.tasks
-	h.mu.Lock()
-	out := make([]WorkerSeen, 0, len(h.workers))
-	for _, w := range h.workers {
-		if w.seen.Environment != env {
-			continue
-		}
-		s := w.seen
-		s.InFlight = make(map[string]int, len(w.seen.InFlight))
-		for p, n := range w.seen.InFlight {
-			s.InFlight[p] = n
-		}
-		out = append(out, s)
+	out := make([]WorkerSeen, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, WorkerSeen{Environment: env, KeyID: w.KeyID, WorkerInfo: WorkerInfo{Host: w.Host, Name: w.Name, SDK: w.SDK},
+			Instance: w.Instance, FirstSeen: w.FirstSeen, LastClaim: w.LastClaim, Claimed: w.Claimed, InFlight: w.InFlight})
 	}
-	h.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].LastClaim.Equal(out[j].LastClaim) {
-			return out[i].LastClaim.After(out[j].LastClaim)
-		}
-		a, b := out[i], out[j]
-		return a.KeyID+"\x00"+a.Host+"\x00"+a.Name < b.KeyID+"\x00"+b.Host+"\x00"+b.Name
-	})
-	return out
+	return out, nil
 }
 
-// attempt is the record of t's attempt at now, once its execution ended
-// (nil if no worker claimed it): the update recording the end writes it.
-func (h *taskHub) attempt(t *task, w *Workflow, runErr error, now time.Time) *Attempt {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if t.by == nil {
+// attemptOf is the record of an attempt's task t (nil if no worker
+// claimed it); ended, the record of its end at now, else of an attempt
+// running (EndedAt zero, no Outcome).
+func attemptOf(t *driver.TaskRecord, runErr error, ended bool, now time.Time) *Attempt {
+	if t == nil || t.ClaimedAt.IsZero() {
 		return nil
 	}
-	a := &Attempt{TaskID: t.t.ID, WorkflowID: w.ID, Livemode: w.Livemode, Number: t.t.Attempt,
-		WorkerKeyID: t.by.seen.KeyID, WorkerHost: t.by.seen.Host, WorkerName: t.by.seen.Name, WorkerSDK: t.by.seen.SDK,
-		ClaimedAt: t.claimedAt, EndedAt: now}
-	switch t.state {
-	case taskCompleted:
+	a := &Attempt{TaskID: t.ID, WorkflowID: t.WorkflowID, Livemode: t.Livemode, Number: t.Attempt,
+		WorkerKeyID: t.WorkerKeyID, WorkerHost: t.WorkerHost, WorkerName: t.WorkerName, WorkerSDK: t.WorkerSDK,
+		Instance: t.Instance, ClaimedAt: t.ClaimedAt}
+	if !ended {
+		return a
+	}
+	a.EndedAt = now
+	switch t.State {
+	case driver.TaskCompleted:
 		a.Outcome = AttemptCompleted
-	case taskFailed:
-		a.Outcome, a.Message = AttemptFailed, t.message
-	case taskExceeded:
+	case driver.TaskFailed:
+		a.Outcome, a.Message = AttemptFailed, t.Message
+	case driver.TaskExceeded:
 		a.Outcome = AttemptMarginFloorExceeded
 	default:
 		a.Outcome = AttemptLeaseLost
@@ -156,19 +120,13 @@ func (h *taskHub) attempt(t *task, w *Workflow, runErr error, now time.Time) *At
 	return a
 }
 
-// running returns the attempts of workflow id of env that workers hold
-// now, as Engine.Attempts reports them (not yet ended: EndedAt zero).
-func (h *taskHub) running(env Environment, id string) []Attempt {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []Attempt
-	for _, t := range h.byID {
-		if t.env != env || t.t.WorkflowID != id || t.state != taskClaimed || t.by == nil {
-			continue
-		}
-		out = append(out, Attempt{TaskID: t.t.ID, WorkflowID: id, Livemode: t.t.Livemode, Number: t.t.Attempt,
-			WorkerKeyID: t.by.seen.KeyID, WorkerHost: t.by.seen.Host, WorkerName: t.by.seen.Name, WorkerSDK: t.by.seen.SDK,
-			ClaimedAt: t.claimedAt})
+// attempt is the record of r's attempt at now, once its execution ended
+// (nil if no worker claimed its task, or if the task is still held: a
+// stopping engine left it to its worker, and the next execution of the
+// workflow adopts it): the update recording the end writes it.
+func (h *taskHub) attempt(r *taskRun, runErr error, now time.Time) *Attempt {
+	if r == nil || r.rec == nil || r.rec.State.Open() {
+		return nil
 	}
-	return out
+	return attemptOf(r.rec, runErr, true, now)
 }

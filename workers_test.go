@@ -59,18 +59,27 @@ func TestWorkersAndAttempts(t *testing.T) {
 			t.Fatalf("claim with %+v: %v; want an InvalidError naming %s", bad.info, err, bad.param)
 		}
 	}
-	if ws := f.engine.Workers(settleflow.Test); len(ws) != 0 {
+	workers := func(e *settleflow.Engine, env settleflow.Environment) []settleflow.WorkerSeen {
+		t.Helper()
+		ws, err := e.Workers(ctx, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	if ws := workers(f.engine, settleflow.Test); len(ws) != 0 {
 		t.Fatalf("refused claims registered workers: %+v", ws)
 	}
 
 	a := settleflow.WorkerInfo{Host: "box-1", Name: "pid-1", SDK: "settleflow-go/test"}
 	first := claim("key_a", a)
-	ws := f.engine.Workers(settleflow.Test)
+	ws := workers(f.engine, settleflow.Test)
 	if len(ws) != 1 || ws[0].KeyID != "key_a" || ws[0].WorkerInfo != a || ws[0].Claimed != 1 || ws[0].InFlight["remote-triage"] != 1 ||
-		ws[0].FirstSeen.IsZero() || ws[0].LastClaim.Before(ws[0].FirstSeen) {
+		ws[0].FirstSeen.IsZero() || ws[0].LastClaim.Before(ws[0].FirstSeen) || ws[0].Instance == "" {
 		t.Fatalf("workers while the first task is held: %+v", ws)
 	}
-	if live := f.engine.Workers(settleflow.Live); len(live) != 0 {
+	ws0Instance := ws[0].Instance
+	if live := workers(f.engine, settleflow.Live); len(live) != 0 {
 		t.Fatalf("live workers: %+v", live)
 	}
 	running, err := f.engine.Attempts(ctx, settleflow.Test, wf.ID)
@@ -86,7 +95,7 @@ func TestWorkersAndAttempts(t *testing.T) {
 	if second.Attempt != 2 {
 		t.Fatalf("second task: attempt %d", second.Attempt)
 	}
-	ws = f.engine.Workers(settleflow.Test)
+	ws = workers(f.engine, settleflow.Test)
 	if len(ws) != 2 || ws[0].Host != "box-2" || ws[0].InFlight["remote-triage"] != 1 || ws[1].Host != "box-1" || len(ws[1].InFlight) != 0 {
 		t.Fatalf("workers while the second task is held (latest claim first): %+v", ws)
 	}
@@ -106,7 +115,7 @@ func TestWorkersAndAttempts(t *testing.T) {
 			t.Fatalf("workflow %s: %+v", w.Status, w.Failure)
 		}
 	}
-	if ws := f.engine.Workers(settleflow.Test); len(ws[0].InFlight) != 0 {
+	if ws := workers(f.engine, settleflow.Test); len(ws[0].InFlight) != 0 {
 		t.Fatalf("workers once every task ended: %+v", ws)
 	}
 	if err := f.engine.Stop(ctx); err != nil {
@@ -123,13 +132,14 @@ func TestWorkersAndAttempts(t *testing.T) {
 	}
 	if g := got[0]; g.TaskID != first.ID || g.Number != 1 || g.WorkerKeyID != "key_a" || g.WorkerHost != "box-1" || g.WorkerName != "pid-1" ||
 		g.WorkerSDK != "settleflow-go/test" || g.Outcome != settleflow.AttemptFailed || g.Message != "model unreachable" ||
-		g.ClaimedAt.IsZero() || g.EndedAt.Before(g.ClaimedAt) {
+		g.ClaimedAt.IsZero() || g.EndedAt.Before(g.ClaimedAt) || g.Instance != ws0Instance {
 		t.Fatalf("first attempt: %+v", g)
 	}
 	if g := got[1]; g.TaskID != second.ID || g.Number != 2 || g.WorkerKeyID != "key_b" || g.WorkerHost != "box-2" || g.Outcome != settleflow.AttemptCompleted || g.Message != "" {
 		t.Fatalf("second attempt: %+v", g)
 	}
-	if ws := next.Workers(settleflow.Test); len(ws) != 0 {
-		t.Fatalf("a new engine's registry: %+v", ws)
+	// The workers are kept in the Store: a new engine shows them too.
+	if ws := workers(next, settleflow.Test); len(ws) != 2 || ws[0].Host != "box-2" || ws[1].Host != "box-1" || ws[1].Claimed != 1 {
+		t.Fatalf("a new engine's workers: %+v", ws)
 	}
 }

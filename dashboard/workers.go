@@ -11,10 +11,10 @@ import (
 	"github.com/settleflow/settleflow"
 )
 
-// Workers: the worker processes that claimed remote products' tasks from
-// this server's engine (its registry, in memory since it started), and on
-// a workflow's page the worker that ran each attempt (recorded in the
-// database).
+// Workers: the worker processes that claimed remote products' tasks
+// through any instance on the database (kept in it), and on a workflow's
+// page the worker that ran each attempt and the instance it claimed
+// through (recorded in the database).
 
 // workerView is one worker process of the Workers page.
 type workerView struct {
@@ -65,7 +65,12 @@ func (h *Handler) workersPage(w http.ResponseWriter, r *http.Request, s *session
 	}
 	now := h.now()
 	d := workersData{Remote: h.opts.Engine.RemoteProducts()}
-	for _, ws := range h.opts.Engine.Workers(s.env) {
+	seen, err := h.opts.Engine.Workers(r.Context(), s.env)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	for _, ws := range seen {
 		v := workerView{WorkerSeen: ws, KeyName: names[ws.KeyID], Idle: ago(now.Sub(ws.LastClaim)), Quiet: now.Sub(ws.LastClaim) >= time.Minute}
 		for p, n := range ws.InFlight {
 			v.InFlight = append(v.InFlight, productCount{p, n})

@@ -40,9 +40,12 @@ type Attempt struct {
 	WorkerHost  string
 	WorkerName  string
 	WorkerSDK   string
-	ClaimedAt   time.Time
-	EndedAt     time.Time
-	Outcome     AttemptOutcome
+	// Instance is the engine (Options.WorkerID) the task was claimed
+	// through ("" in records written before it was kept).
+	Instance  string
+	ClaimedAt time.Time
+	EndedAt   time.Time
+	Outcome   AttemptOutcome
 	// Message is the worker's message of a failed attempt, or why the
 	// lease was lost.
 	Message string

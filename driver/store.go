@@ -16,6 +16,9 @@ import (
 // the conformance suite in storage/storetest. All methods are safe for
 // concurrent use.
 type Store interface {
+	// TaskStore keeps remote products' tasks (task.go).
+	TaskStore
+
 	// InsertWorkflows inserts new Pending workflows in one transaction. An
 	// insert that carries an idempotency key whose record (same environment,
 	// younger than IdempotencyTTL) already exists inserts nothing and reports

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -208,12 +209,12 @@ func TestTaskBadInputsChangeNothing(t *testing.T) {
 			t.Errorf("claim %s: param %v, want %s", c.body, p, c.param)
 		}
 	}
-	if ws := e.engine.Workers(settleflow.Test); len(ws) != 0 {
+	if ws, err := e.engine.Workers(context.Background(), settleflow.Test); err != nil || len(ws) != 0 {
 		t.Fatalf("refused claims registered workers: %+v", ws)
 	}
 	// A good identity is taken as given.
 	e.expect(e.worker, "/v1/tasks/claim", `{"products":["remote-echo"],"worker":{"host":"box-7","name":"pid-42","sdk":"settleflow-test/1"}}`, 200, "")
-	if ws := e.engine.Workers(settleflow.Test); len(ws) != 1 || ws[0].Host != "box-7" || ws[0].Name != "pid-42" || ws[0].SDK != "settleflow-test/1" || ws[0].KeyID == "" {
+	if ws, err := e.engine.Workers(context.Background(), settleflow.Test); err != nil || len(ws) != 1 || ws[0].Host != "box-7" || ws[0].Name != "pid-42" || ws[0].SDK != "settleflow-test/1" || ws[0].KeyID == "" {
 		t.Fatalf("workers after a claim: %+v", ws)
 	}
 	wf := e.newWorkflow(e.secret, "remote-echo", "cus_bad")

@@ -169,21 +169,10 @@ func (s *Server) openDatabase(ctx context.Context) (err error) {
 	if err := s.keys.Migrate(ctx); err != nil {
 		return err
 	}
-	if remote := c.Products.Remote(); len(remote) > 0 {
-		// A remote product's tasks live in the memory of the instance whose
-		// engine runs the workflow, and a worker claims from the instance
-		// it reaches: with two instances it could wait for a task the other
-		// holds until the lease ends. So one instance per database serves
-		// remote products; a second one refuses to start.
-		release, ok, err := s.store.DB().TryHold(ctx, "settleflow: remote products' tasks")
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("another instance on this database serves remote products (%s): workers claim their tasks from the one instance that runs them, so run a single instance per database when products are remote", strings.Join(remote, ", "))
-		}
-		s.onClose(release)
-	}
+	// Remote products' tasks are kept in the database (issue 42): any
+	// number of instances on it serve every worker, and a task a worker
+	// holds outlives the instance that handed it out (docs/operating.md,
+	// "Running several instances").
 	return s.firstStartKey(ctx)
 }
 

@@ -22,11 +22,6 @@ import (
 // commands' changes.
 const catalogPoll = 2 * time.Second
 
-// remoteHold names the lock an instance serving remote products holds on
-// Postgres: sfserver's, taken there at start when the catalogue has remote
-// products, and here when the first one arrives while the server runs.
-const remoteHold = "settleflow: remote products' tasks"
-
 func openCatalog(ctx context.Context, db *storage.DB) (*catalog.Catalog, error) {
 	c := catalog.New(db)
 	if err := c.Migrate(ctx); err != nil {
@@ -232,30 +227,10 @@ func followCatalog(ctx context.Context, db *storage.DB, postgres bool, ps *settl
 	if err != nil {
 		return nil, nil, err
 	}
-	// An instance serving remote products is the only one on its database:
-	// sfserver.New took the lock if the demo products or -products are
-	// remote; otherwise the first remote product from the database takes
-	// it here, and is kept out if another instance holds it.
-	var held []func()
-	f := catalog.NewFollower(cat, ps, catalog.FollowerOptions{Admit: func(p *declared.Product) error {
-		if !p.Remote || !postgres || len(ps.Remote()) > 0 {
-			return nil
-		}
-		r, ok, err := db.TryHold(ctx, remoteHold)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errors.New("another instance on this database serves remote products: workers claim their tasks from the one instance that runs them, so run a single instance per database when products are remote")
-		}
-		held = append(held, r)
-		return nil
-	}})
-	release = func() {
-		for _, r := range held {
-			r()
-		}
-	}
+	// Remote products' tasks are kept in the database: any number of
+	// instances serve them, so a remote product is admitted as any other.
+	f := catalog.NewFollower(cat, ps, catalog.FollowerOptions{})
+	release = func() {}
 	if _, err := f.Sync(ctx); err != nil {
 		release()
 		return nil, nil, fmt.Errorf("products kept in the database (server products list): %w", err)

@@ -11,7 +11,7 @@ import (
 
 // attemptColumns are settleflow_attempts' columns, in the order
 // insertAttempts writes them and ListAttempts reads them.
-const attemptColumns = `task_id, workflow_id, livemode, number, worker_key_id, worker_host, worker_name, worker_sdk,
+const attemptColumns = `task_id, workflow_id, livemode, number, worker_key_id, worker_host, worker_name, worker_sdk, instance,
 	claimed_at, ended_at, outcome, message`
 
 // hasAttempts reports whether an update of us records an attempt.
@@ -33,7 +33,7 @@ func (s *Store) insertAttempts(ctx context.Context, tx *sql.Tx, us []settleflow.
 		if k == 0 {
 			return nil
 		}
-		row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		_, err := s.exec(ctx, tx, `INSERT INTO settleflow_attempts (`+attemptColumns+`) VALUES `+
 			strings.TrimSuffix(strings.Repeat(row+", ", k), ", ")+` ON CONFLICT (task_id) DO NOTHING`, args...)
 		args, k = args[:0], 0
@@ -47,7 +47,7 @@ func (s *Store) insertAttempts(ctx context.Context, tx *sql.Tx, us []settleflow.
 		if !applied[i] || a == nil {
 			continue
 		}
-		args = append(args, a.TaskID, a.WorkflowID, a.Livemode, a.Number, a.WorkerKeyID, a.WorkerHost, a.WorkerName, a.WorkerSDK,
+		args = append(args, a.TaskID, a.WorkflowID, a.Livemode, a.Number, a.WorkerKeyID, a.WorkerHost, a.WorkerName, a.WorkerSDK, a.Instance,
 			micros(a.ClaimedAt), micros(a.EndedAt), string(a.Outcome), a.Message)
 		if k++; k == maxUpdateRows {
 			if err := flush(); err != nil {
@@ -71,7 +71,7 @@ func (s *Store) ListAttempts(ctx context.Context, env settleflow.Environment, wo
 		var a settleflow.Attempt
 		var claimed, ended int64
 		var outcome string
-		if err := rows.Scan(&a.TaskID, &a.WorkflowID, &a.Livemode, &a.Number, &a.WorkerKeyID, &a.WorkerHost, &a.WorkerName, &a.WorkerSDK,
+		if err := rows.Scan(&a.TaskID, &a.WorkflowID, &a.Livemode, &a.Number, &a.WorkerKeyID, &a.WorkerHost, &a.WorkerName, &a.WorkerSDK, &a.Instance,
 			&claimed, &ended, &outcome, &a.Message); err != nil {
 			return nil, fmt.Errorf("bunstore: attempts: %w", err)
 		}

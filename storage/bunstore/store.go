@@ -37,6 +37,8 @@ type Store struct {
 	postgres bool
 	// ownsDB: Close closes sdb (New and NewWithOptions take ownership).
 	ownsDB bool
+	// subs are the subscribers to task notices (tasks.go).
+	subs taskSubs
 }
 
 var _ settleflow.Store = (*Store)(nil)
@@ -92,6 +94,7 @@ func (s *Store) DB() *storage.DB { return s.sdb }
 
 // Close closes the Store and, unless it was opened Shared, its database.
 func (s *Store) Close() error {
+	s.closeTasks()
 	if s.points != nil {
 		s.points.close()
 	}
