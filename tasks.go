@@ -117,6 +117,12 @@ type ClaimTasksParams struct {
 	// Wait is how long to wait for a first task when none is ready: 0 to
 	// MaxTaskWait.
 	Wait time.Duration
+	// Recheck, when set, is called before each look for tasks after the
+	// claim has waited (a wake-up, the fallback poll or the wait's end):
+	// an error ends the claim with that error and takes nothing. A server
+	// checks there that the worker's key was not revoked while its claim
+	// waited, so that a revoked key is handed no task.
+	Recheck func(context.Context) error
 	// WorkerInfo is what the worker process says of itself (optional): the
 	// engine's registry of workers (Engine.Workers) and the attempts it
 	// runs (Engine.Attempts) show it.
@@ -521,7 +527,15 @@ func (e *Engine) ClaimTasks(ctx context.Context, p ClaimTasksParams) ([]Task, er
 		SDK: p.WorkerInfo.SDK, Instance: e.opts.WorkerID}
 	poll := time.NewTimer(taskClaimPoll)
 	defer poll.Stop()
-	for {
+	for waited := false; ; waited = true {
+		if waited && p.Recheck != nil {
+			if err := p.Recheck(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil, nil
+				}
+				return nil, err
+			}
+		}
 		now := e.now()
 		got, err := e.store.ClaimTasks(ctx, driver.TaskClaim{Livemode: wt.livemode, Products: products, Max: p.Max, Now: now,
 			LeaseUntil: now.Add(e.opts.TaskLease), Worker: worker})

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/apikey"
 	"github.com/settleflow/settleflow/wire"
 )
 
@@ -88,7 +90,19 @@ func (h *handler) claimTasks(w http.ResponseWriter, r *http.Request) {
 			params.Wait = max(min(params.Wait, time.Until(dl)-claimSlack), 0)
 		}
 	}
+	// A key revoked (or expired) while the claim waits takes no task: the
+	// claim answers 401 as the next request with the key would.
+	authorization := r.Header.Get("Authorization")
+	params.Recheck = func(ctx context.Context) error {
+		_, err := h.opts.Keys.Authenticate(ctx, authorization)
+		return err
+	}
 	tasks, err := h.opts.Engine.ClaimTasks(r.Context(), params)
+	var ae *apikey.AuthError
+	if errors.As(err, &ae) {
+		writeError(w, r, &Error{Status: http.StatusUnauthorized, Type: TypeAuthentication, Code: ae.Code, Message: ae.Message})
+		return
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return

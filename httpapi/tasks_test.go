@@ -339,3 +339,32 @@ func TestTaskLeaseLostAndFailures(t *testing.T) {
 		t.Fatalf("failed: %v", got)
 	}
 }
+
+// A claim waiting when its worker key is revoked takes no task: the task
+// queued after the revocation is answered 401 to it and stays for a key
+// still valid.
+func TestClaimWaitingAtRevocationTakesNothing(t *testing.T) {
+	e := newTaskEnv(t, nil)
+	doomed := e.keys.createWorker(t, settleflow.Test)
+	answered := make(chan response, 1)
+	go func() {
+		answered <- e.do("POST", "/v1/tasks/claim", doomed, `{"products":["remote-echo"],"max":5,"waitSeconds":20}`)
+	}()
+	time.Sleep(500 * time.Millisecond) // the claim is waiting (were it not, it is refused at once: the test still holds)
+	e.keys.revoke(t, doomed)
+	id := e.newWorkflow(e.secret, "remote-echo", "cus_revoked")
+	var r response
+	select {
+	case r = <-answered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the revoked key's claim did not answer")
+	}
+	if r.status != 401 || r.errorObject(t)["code"] != "api_key_revoked" {
+		t.Fatalf("the revoked key's waiting claim answered %d %s, want 401 api_key_revoked", r.status, r.body)
+	}
+	task := e.claimOne(e.worker, "remote-echo")
+	if task["workflowId"] != id || task["attempt"].(float64) != 1 {
+		t.Fatalf("the valid key claimed %v, want attempt 1 of %s", task, id)
+	}
+	e.expect(e.worker, "/v1/tasks/"+task["id"].(string)+"/complete", `{"result":{}}`, 200, "")
+}
