@@ -104,6 +104,13 @@ type Config struct {
 	// appended), e.g. https://sepolia.etherscan.io/tx/. Default: none.
 	Explorers map[settleflow.Environment]string
 
+	// PortalOperatorName is the service the customer portal's pages name
+	// in their header (portal.Options.OperatorName; default "Your
+	// account"). PortalOperatorLogo, optional, is its logo: a path on this
+	// server or a data:image/ URL (portal.Options.OperatorLogo).
+	PortalOperatorName string
+	PortalOperatorLogo string
+
 	// RequestTimeout is the API's deadline per request, reading its body
 	// included; the listeners' other bounds derive from it. Default 30 s.
 	RequestTimeout time.Duration

@@ -259,7 +259,7 @@ func (s *Server) build(ctx context.Context) error {
 		return err
 	}
 	if s.portal, err = portal.New(ctx, portal.Options{Engine: s.engine, DB: s.store.DB(), Chain: portalChain(s.chain), BaseURL: s.URL,
-		Explorers: c.Explorers, Logger: s.log.Named("portal"), Clock: c.Clock}); err != nil {
+		Explorers: c.Explorers, OperatorName: c.PortalOperatorName, OperatorLogo: c.PortalOperatorLogo, Logger: s.log.Named("portal"), Clock: c.Clock}); err != nil {
 		return err
 	}
 	api, err := httpapi.New(httpapi.Options{

@@ -86,6 +86,8 @@ type config struct {
 	postgres string
 	// explorers are the dashboard's block explorer URL prefixes.
 	testExplorer, liveExplorer string
+	// portalName and portalLogo are the customer portal's header.
+	portalName, portalLogo string
 	// testFaucet is what the test faucet deposits for a test customer's
 	// first workflow, in minor units; 0 turns the faucet off.
 	testFaucet int64
@@ -168,6 +170,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Func("webhook-retry-schedule", "webhook retry `delays`, comma-separated: the first attempt's, then the wait after each failed attempt (default 0s,5s,5m,30m,2h,5h,10h,14h,20h,24h)",
 		func(v string) (err error) { c.webhookRetry, err = parseRetrySchedule(v); return err })
 	fs.StringVar(&c.testExplorer, "test-explorer", "", "block explorer `URL` prefix the dashboard links test transactions to (the hash is appended), e.g. https://sepolia.etherscan.io/tx/")
+	fs.StringVar(&c.portalName, "portal-name", "", "the service the customer portal's pages name in their header (default \"Your account\")")
+	fs.StringVar(&c.portalLogo, "portal-logo", "", "the customer portal's logo: a data:image/ `URL` (or a path on this server)")
 	fs.StringVar(&c.liveExplorer, "live-explorer", "", "block explorer `URL` prefix for live transactions, e.g. https://etherscan.io/tx/")
 	fs.Int64Var(&c.testFaucet, "test-faucet", settleflow.DefaultTestFaucet, "what the test faucet deposits for a test customer seen for the first time, in minor `units` (100000 is 1,000.00); 0 turns it off. cus_insufficient_funds is never funded")
 	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")

@@ -105,7 +105,7 @@ func (c config) serverConfig() (sfserver.Config, error) {
 		TLSCert: c.tlsCert, TLSKey: c.tlsKey, Test: test, Live: live, TestFaucet: zeroIsOff(c.testFaucet),
 		Workers: c.workers, ExecutionTimeout: c.executionTimeout, TaskLease: c.taskLease,
 		WebhookShortName: c.shortName, WebhookStrictTestURLs: c.strictTestURLs, WebhookRetry: c.webhookRetry,
-		Explorers:      explorers,
+		Explorers: explorers, PortalOperatorName: c.portalName, PortalOperatorLogo: c.portalLogo,
 		RequestTimeout: c.timeouts.request, ReadHeaderTimeout: c.timeouts.readHeader, IdleTimeout: c.timeouts.idle,
 		ShutdownGrace: c.timeouts.shutdown, ReadyMaxLag: c.readyMaxLag, FundsMaxAge: noBound(c.fundsMaxAge),
 		MaxConnsPerAddr: zeroIsOff(c.maxConnsPerAddr), AuthFailuresPerMinute: zeroIsOff(c.authFailuresPerMinute),
