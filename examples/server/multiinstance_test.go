@@ -165,7 +165,7 @@ type attemptRow struct {
 	task, workflow, instance string
 	number                   int
 	claimed, ended           int64 // micros
-	outcome                  string
+	outcome, message         string
 }
 
 // readAttempts reads the attempts record of the test environment.
@@ -177,7 +177,7 @@ func readAttempts(t *testing.T, dsn string) map[string][]attemptRow {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Bun().QueryContext(ctx, `SELECT task_id, workflow_id, instance, number, claimed_at, ended_at, outcome
+	rows, err := db.Bun().QueryContext(ctx, `SELECT task_id, workflow_id, instance, number, claimed_at, ended_at, outcome, message
 		FROM settleflow_attempts WHERE livemode = false`)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +186,7 @@ func readAttempts(t *testing.T, dsn string) map[string][]attemptRow {
 	out := map[string][]attemptRow{}
 	for rows.Next() {
 		var a attemptRow
-		if err := rows.Scan(&a.task, &a.workflow, &a.instance, &a.number, &a.claimed, &a.ended, &a.outcome); err != nil {
+		if err := rows.Scan(&a.task, &a.workflow, &a.instance, &a.number, &a.claimed, &a.ended, &a.outcome, &a.message); err != nil {
 			t.Fatal(err)
 		}
 		out[a.workflow] = append(out[a.workflow], a)
@@ -204,7 +204,8 @@ func readAttempts(t *testing.T, dsn string) map[string][]attemptRow {
 // attempt claimed after the one before it ended: a task taken from its
 // worker ends when its lease passed, and only then may another worker
 // claim the workflow's next task), attempt numbers never going back, every
-// attempt but the last lost its lease, and the last ended as want.
+// attempt but the last lost its lease or failed (to be retried), and the
+// last ended as want.
 func attemptProblems(id string, as []attemptRow, want string) []string {
 	var out []string
 	if len(as) == 0 {
@@ -225,7 +226,7 @@ func attemptProblems(id string, as []attemptRow, want string) []string {
 		if a.number < p.number {
 			out = append(out, fmt.Sprintf("%s: attempt %d after attempt %d", id, a.number, p.number))
 		}
-		if p.outcome != string(settleflow.AttemptLeaseLost) {
+		if p.outcome != string(settleflow.AttemptLeaseLost) && p.outcome != string(settleflow.AttemptFailed) {
 			out = append(out, fmt.Sprintf("%s: attempt %d ended %s, and another was run after it", id, p.number, p.outcome))
 		}
 	}
@@ -313,7 +314,8 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	key := strings.Fields(cli(t, adminDir, append(pgFlags, "keys", "create", "--env", "test", "--name", "multi", "--plan", "enterprise",
 		"--per-minute", "1000000", "--per-day", "100000000")...))[1]
 	products := langProducts
-	wkey := workerKey(t, adminDir, pgFlags, "--products", strings.Join(products.names(), ","))
+	wkey := workerKey(t, adminDir, pgFlags, "--products", strings.Join(products.names(), ","),
+		"--plan", "enterprise", "--per-minute", "1000000", "--per-day", "100000000")
 	for k := range f.insts {
 		f.start(t, k)
 	}
@@ -494,6 +496,7 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	attempts := readAttempts(t, dsn)
 	taskOf := map[string]attemptRow{}
 	numbers := map[int]int{}
+	earlier := map[string]int{} // the outcomes (and messages) of the attempts run again
 	for i, id := range ids {
 		want := string(settleflow.AttemptCompleted)
 		if langCases[caseOf(i)].charged < 0 {
@@ -502,8 +505,11 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 		for _, p := range attemptProblems(id, attempts[id], want) {
 			t.Error(p)
 		}
-		for _, a := range attempts[id] {
+		for j, a := range attempts[id] {
 			taskOf[a.task] = a
+			if j < len(attempts[id])-1 {
+				earlier[a.outcome+": "+a.message]++
+			}
 		}
 		if as := attempts[id]; len(as) > 0 {
 			numbers[as[len(as)-1].number]++
@@ -513,17 +519,24 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	for k, id := range insts {
 		instOf[id] = k
 	}
-	completedVia := map[string]int{} // task → instance of its first 2xx completion
+	completedVia := map[string]int{}  // task → instance of its first 2xx completion
+	completeSent := map[string]bool{} // tasks whose completion reached an instance (its answer may have been lost to a kill)
 	var cross, same, viaOther, claimedBeforeKill, proxied, failed502 int
-	statusCounts := map[int]int{}
+	statusCounts := map[string]int{} // "claim 200", "heartbeat 409", …
 	for _, c := range bal.all() {
 		proxied++
-		statusCounts[c.status]++
+		statusCounts[fmt.Sprint(c.path[strings.LastIndexByte(c.path, '/')+1:], " ", c.status)]++
 		if c.status == http.StatusBadGateway {
 			failed502++
 		}
 		task, ok := strings.CutSuffix(strings.TrimPrefix(c.path, "/v1/tasks/"), "/complete")
-		if !ok || c.method != "POST" || c.status/100 != 2 {
+		if !ok || c.method != "POST" {
+			continue
+		}
+		if c.inst >= 0 {
+			completeSent[task] = true
+		}
+		if c.status/100 != 2 {
 			continue
 		}
 		a, ok := taskOf[task]
@@ -554,14 +567,14 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	}
 	for id, as := range attempts {
 		if last := as[len(as)-1]; last.outcome == string(settleflow.AttemptCompleted) {
-			if _, ok := completedVia[last.task]; !ok {
-				t.Errorf("workflow %s: attempt %d (task %s) completed, but the proxy answered no completion of it with 2xx", id, last.number, last.task)
+			if !completeSent[last.task] {
+				t.Errorf("workflow %s: attempt %d (task %s) completed, but the proxy passed on no completion of it", id, last.number, last.task)
 			}
 		}
 	}
 	t.Logf("proxy: %d requests (by status %v); completions: %d through an instance other than the workflow's creator, %d through the creator; %d through another instance than the claim's; %d of tasks claimed through instance %d before its SIGKILL, completed through another",
 		proxied, statusCounts, cross, same, viaOther, claimedBeforeKill, victim)
-	t.Logf("workflows by the number of their last attempt: %v", numbers)
+	t.Logf("workflows by the number of their last attempt: %v; the attempts run again ended %v", numbers, earlier)
 	if cross == 0 {
 		t.Error("no completion went through an instance other than the workflow's creator")
 	}
