@@ -280,30 +280,34 @@ func code(body map[string]any) any {
 	return e["code"]
 }
 
-// On Postgres, two instances serve remote products on one database (issue
-// 42): a task of a workflow created through one is claimed through the
-// other and completed through the first, and the workflow settles on
-// attempt 1, with the attempt naming the instance it was claimed through.
-func TestRemoteProductsTwoInstancesOnePostgres(t *testing.T) {
+// On Postgres, remote products no longer keep a second instance off the
+// database (issue 42: tasks are kept in it; two engines sharing a task are
+// tested in storage/postgres, TestRemoteTaskAcrossEngines): a second
+// instance with remote products is refused only for the embedded test
+// chain, which one instance alone may use, and names that reason.
+func TestRemoteProductsServedOnPostgres(t *testing.T) {
 	pg := pgtest.Connect(t)
 	dsn := pg.SchemaDSN(t, "workers_test")
 	dir := t.TempDir()
 	worker := workerKey(t, dir, []string{"-postgres", dsn})
 	secret := strings.Fields(cli(t, dir, "-postgres", dsn, "keys", "create", "--env", "test", "--name", "pg"))[1]
-	a := startServerWith(t, dir, "-postgres", dsn, "-remote", "ticket-triage", "-task-lease", "2s")
-	a.firstKey = secret
-	b := startServerWith(t, t.TempDir(), "-postgres", dsn, "-remote", "ticket-triage", "-task-lease", "2s")
-	b.firstKey = secret
-	id := a.createWorkflow(t, "ticket-triage", "cus_pg_worker", `{"ticketId":"T-3"}`)
-	tasks, err := b.apiClient(t, worker).Tasks.Claim(context.Background(), &client.TaskClaimParams{Products: []string{"ticket-triage"}, WaitSeconds: 10})
-	if err != nil || len(tasks) != 1 || tasks[0].WorkflowID != id || tasks[0].Attempt != 1 {
-		t.Fatalf("claim through the second instance: %v, %v", tasks, err)
+	s := startServerWith(t, dir, "-postgres", dsn, "-remote", "ticket-triage", "-task-lease", "2s")
+	s.firstKey = secret
+	c := s.apiClient(t, worker)
+	id := s.createWorkflow(t, "ticket-triage", "cus_pg_worker", `{"ticketId":"T-3"}`)
+	tasks, err := c.Tasks.Claim(context.Background(), &client.TaskClaimParams{Products: []string{"ticket-triage"}, WaitSeconds: 10})
+	if err != nil || len(tasks) != 1 || tasks[0].WorkflowID != id {
+		t.Fatalf("claim on Postgres: %v, %v", tasks, err)
 	}
-	if _, err := a.apiClient(t, worker).Tasks.Complete(context.Background(), tasks[0].ID, map[string]any{"queue": "billing"}, nil); err != nil {
+	if _, err := c.Tasks.Complete(context.Background(), tasks[0].ID, map[string]any{"queue": "billing"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := a.waitFor(t, id); got["status"] != "Settled" {
+	if got := s.waitFor(t, id); got["status"] != "Settled" {
 		t.Fatalf("workflow on Postgres: %v", got)
+	}
+	err = run(t.Context(), []string{"-data", t.TempDir(), "-postgres", dsn, "-remote", "ticket-triage", "-https", "127.0.0.1:0", "-http", "", "-log-level", "error"}, &syncBuffer{}, &syncBuffer{})
+	if err == nil || strings.Contains(err.Error(), "remote products") || !strings.Contains(err.Error(), "embedded chain") {
+		t.Fatalf("a second instance with remote products on the embedded chain: %v; want it refused for the chain only", err)
 	}
 }
 

@@ -63,6 +63,11 @@ func Run(t *testing.T, newStore func(t *testing.T) settleflow.Store) {
 		{"InsertClaimed", testInsertClaimed},
 		{"OwnerGrants", testOwnerGrants},
 		{"Attempts", testAttempts},
+		{"Tasks", testTasks},
+		{"TaskLease", testTaskLease},
+		{"TaskClaimConcurrent", testTaskClaimConcurrent},
+		{"TaskBudget", testTaskBudget},
+		{"TaskNotices", testTaskNotices},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
