@@ -355,10 +355,8 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	var created atomic.Int64
 	createOne := func(i int) {
 		c := langCases[caseOf(i)]
-		payload := c.payload
-		if strings.Contains(payload, `"ticketId":"T-`) { // a distinct ticket per workflow, for reading the logs
-			payload = strings.Replace(payload, `"ticketId":"T-`, fmt.Sprintf(`"ticketId":"MI%d-`, i), 1)
-		}
+		// A distinct ticket per workflow, for reading the logs.
+		payload := strings.Replace(c.payload, `"ticketId":"T-`, fmt.Sprintf(`"ticketId":"MI%d-`, i), 1)
 		body := fmt.Sprintf(`{"product":%q,"customerId":%q,"payload":%s}`, products[c.model], customerOf(i), payload)
 		var last string
 		for attempt := 0; attempt < 100; attempt++ {
