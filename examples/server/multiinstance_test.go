@@ -420,7 +420,17 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	f.start(t, victim)
 	waitCreated(int64(n / 2))
-	workers[0].kill()
+	killedWorker := workers[0]
+	killedWorker.kill()
+	// The tasks the killed worker held: started, not returned.
+	held := map[string]bool{}
+	for _, e := range killedWorker.all() {
+		if id, ok := e["task"].(string); ok && e["event"] == "started" {
+			held[id] = true
+		} else if ok && (e["event"] == "returned" || e["event"] == "stopped") {
+			delete(held, id)
+		}
+	}
 	workers[0] = startLangWorker(t, "python", bal.server(), bal.dir, wkey, planFile, products.names())
 	t.Logf("%v: %d created; instance %d restarted, worker 0 SIGKILLed and replaced", time.Since(began).Round(time.Millisecond), created.Load(), victim)
 	wait()
@@ -495,6 +505,15 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	taskOf := map[string]attemptRow{}
 	numbers := map[int]int{}
 	earlier := map[string]int{} // the outcomes (and messages) of the attempts run again
+	startedAny := map[string]bool{}
+	for _, w := range append(slices.Clone(workers), killedWorker) {
+		for _, e := range w.all() {
+			if id, ok := e["task"].(string); ok && e["event"] == "started" {
+				startedAny[id] = true
+			}
+		}
+	}
+	lostAnswers := 0 // tasks handed out in a claim whose answer was lost
 	for i, id := range ids {
 		want := string(settleflow.AttemptCompleted)
 		if langCases[caseOf(i)].charged < 0 {
@@ -507,6 +526,16 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 			taskOf[a.task] = a
 			if j < len(attempts[id])-1 {
 				earlier[a.outcome+": "+a.message]++
+			}
+			// A task is taken from its worker only when its own lease
+			// passes: the SIGKILLed worker's, or one handed out in a claim
+			// whose answer a kill lost (no worker ever started it); never
+			// because an instance died or restarted.
+			if a.outcome == string(settleflow.AttemptLeaseLost) && !held[a.task] {
+				if startedAny[a.task] {
+					t.Errorf("%s: task %s (attempt %d) lost its lease (%s), but the SIGKILLed worker did not hold it", id, a.task, a.number, a.message)
+				}
+				lostAnswers++
 			}
 		}
 		if as := attempts[id]; len(as) > 0 {
@@ -572,7 +601,10 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 	}
 	t.Logf("proxy: %d requests (by status %v); completions: %d through an instance other than the workflow's creator, %d through the creator; %d through another instance than the claim's; %d of tasks claimed through instance %d before its SIGKILL, completed through another",
 		proxied, statusCounts, cross, same, viaOther, claimedBeforeKill, victim)
-	t.Logf("workflows by the number of their last attempt: %v; the attempts run again ended %v", numbers, earlier)
+	t.Logf("workflows by the number of their last attempt: %v; the attempts run again ended %v (%d of them tasks no worker started: handed out in a claim whose answer a kill lost)", numbers, earlier, lostAnswers)
+	if lostAnswers > statusCounts["claim 502"]*4 {
+		t.Errorf("%d tasks no worker started lost their lease, but only %d claims (of at most 4 tasks) lost their answer", lostAnswers, statusCounts["claim 502"])
+	}
 	if cross == 0 {
 		t.Error("no completion went through an instance other than the workflow's creator")
 	}
