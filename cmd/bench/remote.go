@@ -111,8 +111,12 @@ func runWorkersPostgres(c workersConfig, pg pipelineConfig) error {
 		}
 		for _, s := range []remoteSide{rd.one, rd.many} {
 			w, ws := sorted(s.wake), sorted(s.wakeSend)
-			fmt.Printf("%-6d %-11s %10.0f %9.2f %12.1f %12.1f %12.1f\n", r+1, fmt.Sprintf("%d inst.", s.instances), s.hooksPerSec,
-				s.hooksPerSec/rd.one.hooksPerSec, ms(pct(w, 50)), ms(pct(w, 99)), ms(pct(ws, 50)))
+			wake := fmt.Sprintf("%12s %12s %12s", "-", "-", "-") // one instance: no other to wake
+			if len(w) > 0 {
+				wake = fmt.Sprintf("%12.1f %12.1f %12.1f", ms(pct(w, 50)), ms(pct(w, 99)), ms(pct(ws, 50)))
+			}
+			fmt.Printf("%-6d %-11s %10.0f %9.2f %s\n", r+1, fmt.Sprintf("%d inst.", s.instances), s.hooksPerSec,
+				s.hooksPerSec/rd.one.hooksPerSec, wake)
 		}
 		allWake, allWakeSend = append(allWake, rd.many.wake...), append(allWakeSend, rd.many.wakeSend...)
 		rs = append(rs, rd)
