@@ -398,13 +398,18 @@ func (e *Engine) remoteCut(ctx context.Context, run *taskRun, spent *spend) (*ta
 	return run, Execution{}, context.Cause(ctx)
 }
 
-// endTask ends t (from its open states; when expired, only if its lease
-// has passed) with a ctx that outlives the execution's.
+// endTask ends t (withdrawn: only if no worker claimed it; else from its
+// open states and, when expired, only if its lease has passed) with a ctx
+// that outlives the execution's.
 func (e *Engine) endTask(ctx context.Context, t *driver.TaskRecord, state driver.TaskState, expired bool) (*driver.TaskRecord, bool, error) {
 	bctx, cancel := bgCtx(ctx)
 	defer cancel()
+	from := []driver.TaskState{driver.TaskQueued, driver.TaskClaimed}
+	if state == driver.TaskWithdrawn {
+		from = from[:1]
+	}
 	got, applied, err := e.store.EndTask(bctx, driver.TaskEnd{ID: t.ID, Livemode: t.Livemode,
-		From: []driver.TaskState{driver.TaskQueued, driver.TaskClaimed}, Expired: expired, State: state, Now: e.now()})
+		From: from, Expired: expired, State: state, Now: e.now()})
 	if err != nil {
 		e.log.Warn("ending a remote task failed", zap.String("task", t.ID), zap.Error(err))
 		return nil, false, err

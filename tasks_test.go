@@ -126,3 +126,72 @@ func TestRemoteTaskWithdrawnAtStop(t *testing.T) {
 		}
 	}
 }
+
+// A task a worker holds when the engine stops (Stop's ctx ends before the
+// worker finishes) is left to the worker, not lost: the workflow is
+// released, and the worker completes the task through the next engine on
+// the store, which adopts it: the workflow settles with that result on
+// attempt 1.
+func TestRemoteTaskHeldAcrossRestart(t *testing.T) {
+	var opts settleflow.Options
+	f := newFixture(t, func(o *settleflow.Options) {
+		if err := settleflow.Register(o.Products, remoteProduct()); err != nil {
+			t.Fatal(err)
+		}
+		o.ExecutionTimeout = time.Minute
+		opts = *o
+	})
+	ctx := context.Background()
+	if err := f.engine.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wf, _, err := f.engine.Create(ctx, settleflow.CreateParams{Environment: settleflow.Test, Product: "remote-triage",
+		CustomerID: "cus_held", Payload: json.RawMessage(`{"ticketId":"T-9"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := settleflow.TaskScope{Environment: settleflow.Test, Worker: "key_w"}
+	tasks, err := f.engine.ClaimTasks(ctx, settleflow.ClaimTasksParams{TaskScope: scope, Products: []string{"remote-triage"}, Max: 1, Wait: 10 * time.Second})
+	if err != nil || len(tasks) != 1 || tasks[0].WorkflowID != wf.ID {
+		t.Fatalf("claim: %+v %v", tasks, err)
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_ = f.engine.Stop(stopCtx) // cut short: the worker still holds its task
+	if w, err := f.store.GetWorkflow(ctx, settleflow.Test, wf.ID); err != nil || w.Status != settleflow.Running || w.Attempts != 0 {
+		t.Fatalf("after Stop: %+v %v; want released Running, no attempt counted", w, err)
+	}
+	next, err := settleflow.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer next.Stop(ctx)
+	if _, err := next.HeartbeatTask(ctx, scope, tasks[0].ID, nil); err != nil {
+		t.Fatalf("heartbeat through the next engine: %v", err)
+	}
+	if _, err := next.CompleteTask(ctx, scope, tasks[0].ID, json.RawMessage(`{"queue":"billing"}`), nil); err != nil {
+		t.Fatalf("completion through the next engine: %v", err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		w, err := next.Fetch(ctx, settleflow.Test, wf.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Status == settleflow.Settled {
+			if string(w.Result) != `{"queue":"billing"}` {
+				t.Fatalf("settled with %s", w.Result)
+			}
+			break
+		}
+		if w.Status.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("workflow %s: %+v", w.Status, w.Failure)
+		}
+	}
+	as, err := next.Attempts(ctx, settleflow.Test, wf.ID)
+	if err != nil || len(as) != 1 || as[0].Number != 1 || as[0].TaskID != tasks[0].ID || as[0].Outcome != settleflow.AttemptCompleted {
+		t.Fatalf("attempts: %+v %v", as, err)
+	}
+}
