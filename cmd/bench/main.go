@@ -9,11 +9,15 @@
 //	go run ./cmd/bench -suite sqlite [-n 20000] [-rounds 3] [-workers 1000] [-goroutines 16]
 //	go run ./cmd/bench -suite fairness [-n 20000] [-rounds 3] [-duration 20s] [-work 100ms] [-fair-workers 100] [-sync FULL|NORMAL]
 //	go run ./cmd/bench -suite workers [-python 4] [-python-concurrency 8] [-n 20000] [-rounds 3] [-probes 50] [-connections 32]
+//	go run ./cmd/bench -suite workers -postgres DSN [-instances 3] [-geth PATH] [-python 4] [-n 2000] [-probes 50] ...
 //
 // -suite workers: a no-op declared product in process beside the same
 // product served by -python Python worker processes, verified webhooks per
 // second of each and the idle worker's create→handler latency; see
-// workers.go.
+// workers.go. With -postgres, the remote side only, on one reference server
+// and on -instances (3) on one Postgres database and a geth --dev chain,
+// and an idle claim on one instance answered with a task created on
+// another; see remote.go.
 //
 // -suite fairness: nine light customers' create→Settled latency on an idle
 // engine and behind another customer's burst of -n; see fairness.go.
@@ -101,8 +105,15 @@ func main() {
 		return
 	}
 	if *suite == "workers" {
-		if err := runWorkers(workersConfig{n: *n, rounds: *rounds, connections: *connections, python: *python,
-			concurrency: *pyConcurrency, probes: *probes, cpuprofile: *cpuprofile, pyprofile: *pyprofile}); err != nil {
+		c := workersConfig{n: *n, rounds: *rounds, connections: *connections, python: *python,
+			concurrency: *pyConcurrency, probes: *probes, cpuprofile: *cpuprofile, pyprofile: *pyprofile}
+		run := func() error { return runWorkers(c) }
+		if *pgDSN != "" {
+			run = func() error {
+				return runWorkersPostgres(c, pipelineConfig{pgDSN: *pgDSN, geth: *geth, serverBin: *serverBin, instances: cmp.Or(*instances, 3)})
+			}
+		}
+		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -413,17 +413,7 @@ func TestScaleOutOnGethDev(t *testing.T) {
 	for k := range f.insts {
 		f.insts[k] = &fleetInstance{dir: t.TempDir()}
 	}
-	keyFile := filepath.Join(t.TempDir(), "operator.key")
-	if err := os.WriteFile(keyFile, []byte(common.Bytes2Hex(opKey)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	payee := crypto.PubkeyToAddress(mustKey(t).PublicKey).Hex()
-	out, errOut, code := runCmd(t, t.TempDir(), "chain", "deploy", "--env", "test", "--rpc", rpcURL, "--chain-id", "1337",
-		"--key-file", keyFile, "--payee", payee, "--confirmations", "2")
-	if code != 0 || !strings.HasPrefix(out, "-test-rpc ") {
-		t.Fatalf("chain deploy: exit %d\n%s%s", code, out, errOut)
-	}
-	chainFlags := strings.Fields(out)
+	chainFlags := deployOnGeth(t, rpcURL, opKey)
 
 	// The receiver: every delivery verified under both schemes; the
 	// workflow ids of workflow.completed counted.
