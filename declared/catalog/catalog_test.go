@@ -179,3 +179,91 @@ func TestFollower(t *testing.T) {
 		t.Fatalf("Admit refusing: %v, %v", err, ps3.List())
 	}
 }
+
+// Two instances on one Postgres database, each with its own connections,
+// catalogue and registry: what either adds, updates or retires reaches
+// both registries at the same version, two adds of one name race to one
+// winner, and neither holds anything the other waits for (there is no
+// holder to take over from: each instance follows the catalogue on its own,
+// and remote products' tasks are kept in the database, issue 42).
+func TestTwoInstancesOnPostgres(t *testing.T) {
+	pg := pgtest.Connect(t)
+	open := pg.Storage(t, "catalog_two")
+	ctx := context.Background()
+	var cats [2]*Catalog
+	var regs [2]*settleflow.Products
+	var fols [2]*Follower
+	for i := range cats {
+		cats[i] = New(open())
+		if err := cats[i].Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		regs[i] = settleflow.NewProducts()
+		fols[i] = NewFollower(cats[i], regs[i], FollowerOptions{})
+	}
+	sync := func(step string) {
+		t.Helper()
+		for i, f := range fols {
+			if _, err := f.Sync(ctx); err != nil {
+				t.Fatalf("%s: instance %d's Sync: %v", step, i, err)
+			}
+		}
+	}
+	// Both add gamma at once: one wins, the other is told it exists.
+	errs := make(chan error, 2)
+	for i := range cats {
+		go func() {
+			_, err := cats[i].Add(ctx, product(t, "gamma", 100+i, "0.3"))
+			errs <- err
+		}()
+	}
+	won, lost := 0, 0
+	for range 2 {
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case errors.Is(err, ErrExists):
+			lost++
+		default:
+			t.Fatalf("a racing Add: %v", err)
+		}
+	}
+	if won != 1 || lost != 1 {
+		t.Fatalf("two racing adds of one name: %d won, %d told it exists", won, lost)
+	}
+	sync("after the race")
+	for i, ps := range regs {
+		if _, ok := ps.Get("gamma"); !ok || len(ps.Remote()) != 1 {
+			t.Fatalf("instance %d's registry after the race: %v", i, ps.List())
+		}
+	}
+	// Instance 1 updates, instance 0 retires: both registries follow.
+	if e, err := cats[1].Update(ctx, product(t, "gamma", 500, "0.5")); err != nil || e.Version != 2 {
+		t.Fatalf("Update through instance 1: %+v, %v", e, err)
+	}
+	sync("after the update")
+	for i, ps := range regs {
+		if info, ok := ps.Get("gamma"); !ok || info.TargetMargin != 5000 {
+			t.Fatalf("instance %d after instance 1's update: %+v", i, info)
+		}
+	}
+	if _, err := cats[0].Retire(ctx, "gamma"); err != nil {
+		t.Fatal(err)
+	}
+	sync("after the retirement")
+	for i, ps := range regs {
+		if !ps.Retired("gamma") {
+			t.Fatalf("instance %d does not see gamma retired", i)
+		}
+	}
+	// Instance 0 gone (its connections closed): instance 1 goes on alone.
+	if err := cats[0].db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cats[1].Add(ctx, product(t, "gamma", 700, "0.3")); err != nil {
+		t.Fatalf("re-add through instance 1 with instance 0 gone: %v", err)
+	}
+	if changes, err := fols[1].Sync(ctx); err != nil || len(changes) != 1 || changes[0] != (Change{"gamma", 3, "restored"}) {
+		t.Fatalf("instance 1's Sync with instance 0 gone: %v, %v", changes, err)
+	}
+}
