@@ -700,7 +700,7 @@ func (e *Engine) HeartbeatTask(ctx context.Context, s TaskScope, id string, item
 		if err := held(got, s, driver.TaskClaimed); err != nil {
 			return Task{}, err
 		}
-		return Task{}, held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, State: driver.TaskLost}, s, driver.TaskClaimed)
+		return Task{}, held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, WorkerKeyID: t.WorkerKeyID, State: driver.TaskLost}, s, driver.TaskClaimed)
 	}
 }
 
@@ -733,14 +733,14 @@ func (e *Engine) CompleteTask(ctx context.Context, s TaskScope, id string, resul
 		return Task{}, err
 	}
 	got, applied, err := e.store.EndTask(ctx, driver.TaskEnd{ID: id, Livemode: t.Livemode, From: []driver.TaskState{driver.TaskClaimed},
-		WorkerKeyID: t.WorkerKeyID, State: driver.TaskCompleted, Now: e.now(), Result: compact, ResultItems: append([]CostItem(nil), items...)})
+		WorkerKeyID: t.WorkerKeyID, Held: true, State: driver.TaskCompleted, Now: e.now(), Result: compact, ResultItems: append([]CostItem(nil), items...)})
 	if err != nil {
 		return Task{}, err
 	}
 	if !applied {
 		if err := held(got, s, driver.TaskCompleted); err != nil || got.State != driver.TaskCompleted {
 			if err == nil {
-				err = held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, State: driver.TaskLost}, s, driver.TaskCompleted)
+				err = held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, WorkerKeyID: t.WorkerKeyID, State: driver.TaskLost}, s, driver.TaskCompleted)
 			}
 			return Task{}, err
 		}
@@ -793,14 +793,14 @@ func (e *Engine) FailTask(ctx context.Context, s TaskScope, id, message string, 
 		return Task{}, &InvalidError{Code: CodeParameterInvalid, Param: "message", Message: fmt.Sprintf("message must be valid UTF-8 of at most %d bytes", MaxTaskMessageBytes)}
 	}
 	got, applied, err := e.store.EndTask(ctx, driver.TaskEnd{ID: id, Livemode: t.Livemode, From: []driver.TaskState{driver.TaskClaimed},
-		WorkerKeyID: t.WorkerKeyID, State: driver.TaskFailed, Now: e.now(), Message: message, Retry: retry})
+		WorkerKeyID: t.WorkerKeyID, Held: true, State: driver.TaskFailed, Now: e.now(), Message: message, Retry: retry})
 	if err != nil {
 		return Task{}, err
 	}
 	if !applied {
 		if err := held(got, s, driver.TaskFailed); err != nil || got.State != driver.TaskFailed {
 			if err == nil {
-				err = held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, State: driver.TaskLost}, s, driver.TaskFailed)
+				err = held(&driver.TaskRecord{ID: id, Livemode: t.Livemode, Product: t.Product, WorkerKeyID: t.WorkerKeyID, State: driver.TaskLost}, s, driver.TaskFailed)
 			}
 			return Task{}, err
 		}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -158,8 +159,12 @@ func (b *backend) do(ctx context.Context, r request, out any) (result, error) {
 			callErr = &ConnectionError{Method: r.method, Path: r.path, Err: err}
 			retryable = retryableTransportError(err)
 			b.bases[i].downUntil.Store(time.Now().Add(endpointDownFor).UnixNano())
-			if writes == 0 && retryable {
+			if retryable && (writes == 0 || (isDialError(err) && !r.noRetry)) {
 				// Nothing was written: the server cannot have acted on it.
+				// (A replayable request net/http wrote on a reused
+				// connection that had closed, then could not dial again,
+				// is as unsent: the server never answered it and it may
+				// be sent again anyway.)
 				unsent[i] = true
 				if slices.Contains(unsent, false) {
 					attempt--
@@ -358,4 +363,11 @@ func checkKey(key string) error {
 		}
 	}
 	return nil
+}
+
+// isDialError reports whether err is a failure to connect: the request's
+// last try wrote nothing.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -73,9 +74,10 @@ func TestWorkerSeveralURLs(t *testing.T) {
 	// attempts records, per workflow, the tasks the worker's handler ran.
 	var mu sync.Mutex
 	attempts := map[string][]*client.Task{}
-	// slow, for a workflow, makes its first attempt outlast its lease
-	// without a heartbeat.
-	var slow sync.Map
+	// slowNext makes the next first attempt the worker runs outlast its
+	// lease without a heartbeat (set before the create: the task may be
+	// claimed before create returns).
+	var slowNext atomic.Bool
 	// startWorker runs a worker until the test ends or stop is called, which
 	// returns once the worker drained its tasks (and reported their ends).
 	startWorker := func(t *testing.T, cl *client.Client, heartbeats time.Duration) (stop func()) {
@@ -84,7 +86,7 @@ func TestWorkerSeveralURLs(t *testing.T) {
 			mu.Lock()
 			attempts[task.WorkflowID] = append(attempts[task.WorkflowID], task)
 			mu.Unlock()
-			if _, ok := slow.Load(task.WorkflowID); ok && task.Attempt == 1 {
+			if task.Attempt == 1 && slowNext.CompareAndSwap(true, false) {
 				// Sleep past the lease; the heartbeat (every hour for the
 				// worker that gets it) does not come.
 				time.Sleep(time.Until(task.LeaseExpiresAt) + 2*time.Second)
@@ -171,13 +173,23 @@ func TestWorkerSeveralURLs(t *testing.T) {
 
 	t.Run("409 lease_lost on complete is final", func(t *testing.T) {
 		stop := startWorker(t, workerClient(a.srv.URL, b.srv.URL), time.Hour)
+		slowNext.Store(true)
 		id := create(t)
-		slow.Store(id, true)
 		settled(t, id)
 		stop() // the slow attempt's handler has returned and its end was reported
 		tasks := tasksOf(id)
 		if len(tasks) != 2 || tasks[0].Attempt != 1 || tasks[1].Attempt != 2 {
-			t.Fatalf("the workflow ran as %d tasks, want attempts 1 and 2", len(tasks))
+			var ends []string
+			for _, r := range append(a.requests(), b.requests()...) {
+				if strings.HasPrefix(r.path, "/v1/tasks/task_") {
+					ends = append(ends, fmt.Sprintf("%s %d", r.path, r.status))
+				}
+			}
+			var got []string
+			for _, tk := range tasks {
+				got = append(got, fmt.Sprintf("%s attempt %d", tk.ID, tk.Attempt))
+			}
+			t.Fatalf("the workflow ran as %d tasks (%v), want attempts 1 and 2; task calls seen: %v", len(tasks), got, ends)
 		}
 		lost := seen("/v1/tasks/" + tasks[0].ID + "/complete")
 		if len(lost) != 1 || lost[0].status != http.StatusConflict || !strings.Contains(string(lost[0].answer), `"lease_lost"`) {

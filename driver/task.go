@@ -99,7 +99,8 @@ type TaskClaim struct {
 	Worker WorkerRecord
 }
 
-// TaskHeartbeat extends the lease of a claimed task and adds to its spend.
+// TaskHeartbeat extends the lease of a claimed task and adds to its spend;
+// a task whose lease passed at Now takes none (HeartbeatNotHeld).
 type TaskHeartbeat struct {
 	ID       string
 	Livemode bool
@@ -134,13 +135,17 @@ const (
 
 // TaskEnd ends a task, if it is in one of From (and, when WorkerKeyID is
 // not empty, held by that worker; when Expired, its lease has passed at
-// Now), moving it to State at Now.
+// Now; when Held, its lease has not passed at Now), moving it to State at
+// Now.
 type TaskEnd struct {
 	ID          string
 	Livemode    bool
 	From        []TaskState
 	WorkerKeyID string
 	Expired     bool
+	// Held is a worker's own end (a completion or failure): refused once
+	// the lease passed, even before any engine ended the task as lost.
+	Held        bool
 	State       TaskState
 	Now         time.Time
 	Result      json.RawMessage

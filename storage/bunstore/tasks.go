@@ -383,7 +383,7 @@ func (s *Store) HeartbeatTask(ctx context.Context, h driver.TaskHeartbeat) (*dri
 		if t, err = s.lockedTask(ctx, tx, h.ID, h.Livemode); err != nil {
 			return err
 		}
-		if t == nil || t.State != driver.TaskClaimed || (h.WorkerKeyID != "" && t.WorkerKeyID != h.WorkerKeyID) {
+		if t == nil || t.State != driver.TaskClaimed || (h.WorkerKeyID != "" && t.WorkerKeyID != h.WorkerKeyID) || !h.Now.Before(t.LeaseUntil) {
 			out = driver.HeartbeatNotHeld
 			return nil
 		}
@@ -438,7 +438,7 @@ func (s *Store) EndTask(ctx context.Context, e driver.TaskEnd) (*driver.TaskReco
 			return err
 		}
 		if !slices.Contains(e.From, t.State) || (e.WorkerKeyID != "" && t.WorkerKeyID != e.WorkerKeyID) ||
-			(e.Expired && e.Now.Before(t.LeaseUntil)) {
+			(e.Expired && e.Now.Before(t.LeaseUntil)) || (e.Held && !e.Now.Before(t.LeaseUntil)) {
 			return nil
 		}
 		var result any

@@ -161,6 +161,22 @@ func testTaskLease(t *testing.T, s settleflow.Store) {
 	if got, applied, err := s.EndTask(ctx, lost); err != nil || applied || got.State != driver.TaskClaimed {
 		t.Fatalf("lost before the lease passed: %+v %v %v", got, applied, err)
 	}
+	// Past the lease, before anyone ended it as lost: the worker's own
+	// heartbeat, completion or failure is refused and changes nothing.
+	if _, out, err := s.HeartbeatTask(ctx, driver.TaskHeartbeat{ID: task.ID, WorkerKeyID: "key_a", Now: base.Add(30 * time.Second),
+		LeaseUntil: base.Add(time.Minute), MaxItems: 100, MaxTotal: 1 << 40}); err != nil || out != driver.HeartbeatNotHeld {
+		t.Fatalf("heartbeat once the lease passed: %v %v", out, err)
+	}
+	for _, end := range []driver.TaskEnd{
+		{ID: task.ID, From: []driver.TaskState{driver.TaskClaimed}, WorkerKeyID: "key_a", Held: true, State: driver.TaskCompleted,
+			Now: base.Add(30 * time.Second), Result: json.RawMessage(`{}`)},
+		{ID: task.ID, From: []driver.TaskState{driver.TaskClaimed}, WorkerKeyID: "key_a", Held: true, State: driver.TaskFailed,
+			Now: base.Add(30 * time.Second), Message: "late"},
+	} {
+		if got, applied, err := s.EndTask(ctx, end); err != nil || applied || got.State != driver.TaskClaimed {
+			t.Fatalf("the worker's %s once the lease passed: %+v %v %v", end.State, got, applied, err)
+		}
+	}
 	lost.Now = base.Add(30 * time.Second)
 	if got, applied, err := s.EndTask(ctx, lost); err != nil || !applied || got.State != driver.TaskLost {
 		t.Fatalf("lost once the lease passed: %+v %v %v", got, applied, err)
