@@ -208,15 +208,11 @@ func pipelineRound(ctx context.Context, c pipelineConfig, bin, dir string) (pipe
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return res, err
 	}
-	rc := &receiver{arrived: map[string]time.Time{}}
-	hook := httptest.NewUnstartedServer(rc)
-	hook.EnableHTTP2 = true
-	hook.StartTLS()
-	defer hook.Close()
-	caFile := filepath.Join(dir, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}), 0o600); err != nil {
+	rc, hook, caFile, err := startReceiver(dir)
+	if err != nil {
 		return res, err
 	}
+	defer hook.Close()
 
 	var (
 		key, secret string
@@ -583,4 +579,20 @@ func (s *server) stop() error {
 		<-s.done
 		return errors.New("server did not stop within 90 s of SIGTERM")
 	}
+}
+
+// startReceiver starts a webhook receiver over TLS (HTTP/2) and writes its
+// certificate to dir/receiver-ca.pem: the receiver, its server (the caller
+// closes it) and the certificate file's path.
+func startReceiver(dir string) (*receiver, *httptest.Server, string, error) {
+	rc := &receiver{arrived: map[string]time.Time{}}
+	hook := httptest.NewUnstartedServer(rc)
+	hook.EnableHTTP2 = true
+	hook.StartTLS()
+	caFile := filepath.Join(dir, "receiver-ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}), 0o600); err != nil {
+		hook.Close()
+		return nil, nil, "", err
+	}
+	return rc, hook, caFile, nil
 }

@@ -22,10 +22,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,22 +53,11 @@ func runWorkersPostgres(c workersConfig, pg pipelineConfig) error {
 	if pg.instances < 2 {
 		return fmt.Errorf("-instances %d: want at least 2 for the side with several", pg.instances)
 	}
-	sdk, err := filepath.Abs(filepath.Join("sdk", "python"))
-	if err == nil {
-		_, err = os.Stat(filepath.Join(sdk, "settleflow", "_worker.py"))
-	}
-	if err != nil {
-		return fmt.Errorf("the Python SDK (run from the repository root): %w", err)
-	}
-	work, err := os.MkdirTemp("", "settleflow-workers-pg-")
+	sdk, work, script, err := pythonWorkDir("settleflow-workers-pg-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	script := filepath.Join(work, "workers.py")
-	if err := os.WriteFile(script, workerScript, 0o600); err != nil {
-		return err
-	}
 	productsFile := filepath.Join(work, "noop.json")
 	if err := os.WriteFile(productsFile, []byte(remoteProducts), 0o600); err != nil {
 		return err
@@ -136,15 +123,11 @@ func workersPostgresRound(ctx context.Context, c workersConfig, pg pipelineConfi
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return res, err
 	}
-	rc := &receiver{arrived: map[string]time.Time{}}
-	hook := httptest.NewUnstartedServer(rc)
-	hook.EnableHTTP2 = true
-	hook.StartTLS()
-	defer hook.Close()
-	caFile := filepath.Join(dir, "receiver-ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hook.Certificate().Raw}), 0o600); err != nil {
+	rc, hook, caFile, err := startReceiver(dir)
+	if err != nil {
 		return res, err
 	}
+	defer hook.Close()
 	flags, key, secret, cleanup, err := setUpScaleOut(ctx, pg, bin, dir, hook.URL+"/hook")
 	if err != nil {
 		return res, err

@@ -99,22 +99,11 @@ func runWorkers(c workersConfig) error {
 	if c.python < 1 {
 		return fmt.Errorf("-python %d: want at least 1 worker process", c.python)
 	}
-	sdk, err := filepath.Abs(filepath.Join("sdk", "python"))
-	if err == nil {
-		_, err = os.Stat(filepath.Join(sdk, "settleflow", "_worker.py"))
-	}
-	if err != nil {
-		return fmt.Errorf("the Python SDK (run from the repository root): %w", err)
-	}
-	work, err := os.MkdirTemp("", "settleflow-workers-")
+	sdk, work, script, err := pythonWorkDir("settleflow-workers-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	script := filepath.Join(work, "workers.py")
-	if err := os.WriteFile(script, workerScript, 0o600); err != nil {
-		return err
-	}
 	products, err := declared.Parse("noop.json", []byte(noopProducts))
 	if err != nil {
 		return err
@@ -506,4 +495,27 @@ func pyCPU(ps []*pyWorker) time.Duration {
 		total += time.Duration(u+k) * 10 * time.Millisecond
 	}
 	return total
+}
+
+// pythonWorkDir checks that the Python SDK is at sdk/python (the bench
+// runs from the repository root) and makes a directory, prefix*, holding
+// the worker script: the SDK's path, the directory (the caller removes it)
+// and the script's path.
+func pythonWorkDir(prefix string) (sdk, work, script string, err error) {
+	sdk, err = filepath.Abs(filepath.Join("sdk", "python"))
+	if err == nil {
+		_, err = os.Stat(filepath.Join(sdk, "settleflow", "_worker.py"))
+	}
+	if err != nil {
+		return "", "", "", fmt.Errorf("the Python SDK (run from the repository root): %w", err)
+	}
+	if work, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", "", err
+	}
+	script = filepath.Join(work, "workers.py")
+	if err := os.WriteFile(script, workerScript, 0o600); err != nil {
+		os.RemoveAll(work)
+		return "", "", "", err
+	}
+	return sdk, work, script, nil
 }
