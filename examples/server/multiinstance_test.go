@@ -634,35 +634,7 @@ func TestRemoteWorkOnThreeInstances(t *testing.T) {
 // charge.
 func listMIWorkflows(t *testing.T, s *processServer, key string) map[string]miWorkflow {
 	t.Helper()
-	all := map[string]miWorkflow{}
-	for after := ""; ; {
-		path := "/v1/workflows?limit=100"
-		if after != "" {
-			path += "&startingAfter=" + after
-		}
-		req, _ := http.NewRequest("GET", s.url+path, nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := s.client.Do(req)
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		var page struct {
-			Data    []miWorkflow `json:"data"`
-			HasMore bool         `json:"hasMore"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&page)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: HTTP %d %v", path, resp.StatusCode, err)
-		}
-		for _, w := range page.Data {
-			all[w.ID] = w
-		}
-		if !page.HasMore || len(page.Data) == 0 {
-			return all
-		}
-		after = page.Data[len(page.Data)-1].ID
-	}
+	return listWorkflowsAs(t, s, key, func(w miWorkflow) string { return w.ID })
 }
 
 // A worker holding a task when the instance that handed it out is

@@ -703,9 +703,15 @@ type wireWorkflow struct {
 // listWorkflows reads every workflow of the key's environment, page by page.
 func listWorkflows(t *testing.T, s *processServer, key string) map[string]wireWorkflow {
 	t.Helper()
-	all := map[string]wireWorkflow{}
-	after := ""
-	for {
+	return listWorkflowsAs(t, s, key, func(w wireWorkflow) string { return w.ID })
+}
+
+// listWorkflowsAs reads every workflow of the key's environment, page by
+// page, decoded as W and keyed by id.
+func listWorkflowsAs[W any](t *testing.T, s *processServer, key string, id func(W) string) map[string]W {
+	t.Helper()
+	all := map[string]W{}
+	for after := ""; ; {
 		path := "/v1/workflows?limit=100"
 		if after != "" {
 			path += "&startingAfter=" + after
@@ -717,8 +723,8 @@ func listWorkflows(t *testing.T, s *processServer, key string) map[string]wireWo
 			t.Fatalf("GET %s: %v", path, err)
 		}
 		var page struct {
-			Data    []wireWorkflow `json:"data"`
-			HasMore bool           `json:"hasMore"`
+			Data    []W  `json:"data"`
+			HasMore bool `json:"hasMore"`
 		}
 		err = json.NewDecoder(resp.Body).Decode(&page)
 		resp.Body.Close()
@@ -726,12 +732,12 @@ func listWorkflows(t *testing.T, s *processServer, key string) map[string]wireWo
 			t.Fatalf("GET %s: HTTP %d %v", path, resp.StatusCode, err)
 		}
 		for _, w := range page.Data {
-			all[w.ID] = w
+			all[id(w)] = w
 		}
 		if !page.HasMore || len(page.Data) == 0 {
 			return all
 		}
-		after = page.Data[len(page.Data)-1].ID
+		after = id(page.Data[len(page.Data)-1])
 	}
 }
 
