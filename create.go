@@ -37,7 +37,20 @@ type CreateParams struct {
 	// the same parameters within 24 h returns the first workflow, as created,
 	// instead of a new one; with other parameters it is an error.
 	IdempotencyKey string
+	// Authorization, optional, is a payment authorization that pays the
+	// workflow's charge instead of its customer's balance (an x402 buyer's
+	// signed permit of at most the quote; JSON, at most 4 KiB). The
+	// workflow is then admitted without reserving the balance, keeps the
+	// authorization with its terms, and hands it to the settler with its
+	// charge (Charge.Authorization), which must take such charges (see
+	// x402.FundingSettler): the caller checks the authorization covers the
+	// quote before it creates. Only where the settler charges customer
+	// balances.
+	Authorization json.RawMessage
 }
+
+// maxAuthorization bounds CreateParams.Authorization.
+const maxAuthorization = 4 << 10
 
 // validate checks what a create (or a quote) asks for, before any product
 // sees it: the one place that does, for the engine's callers and the HTTP
@@ -58,6 +71,9 @@ func (p CreateParams) validate() error {
 	}
 	if p.MarginFloor < 0 || p.MarginFloor >= 10000 {
 		return &InvalidError{Code: CodeParameterInvalid, Param: "marginFloor", Message: "marginFloor must be at least 0 and below 1"}
+	}
+	if len(p.Authorization) > maxAuthorization || (len(p.Authorization) > 0 && !json.Valid(p.Authorization)) {
+		return &InvalidError{Code: CodeParameterInvalid, Param: "authorization", Message: fmt.Sprintf("authorization must be JSON of at most %d bytes", maxAuthorization)}
 	}
 	if p.IdempotencyKey != "" {
 		return CheckIdempotencyKey(p.IdempotencyKey)
@@ -226,7 +242,7 @@ func (e *Engine) Create(ctx context.Context, p CreateParams) (wf *Workflow, repl
 		CreatedAt:  now,
 		UpdatedAt:  now,
 	}
-	wf.SetTerms(Terms{Pricing: q.Pricing, SuccessCriteria: q.SuccessCriteria, MarginFloor: q.MarginFloor})
+	wf.SetTerms(Terms{Pricing: q.Pricing, SuccessCriteria: q.SuccessCriteria, MarginFloor: q.MarginFloor, Authorization: p.Authorization})
 	ins := Insert{Workflow: wf}
 	if p.IdempotencyKey != "" {
 		ins.IdempotencyKey = p.IdempotencyKey

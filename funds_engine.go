@@ -75,11 +75,22 @@ func envIndex(env Environment) int {
 func (e *Engine) reserve(ctx context.Context, ins *Insert, env Environment) error {
 	f, ok := e.funds(env)
 	if !ok {
+		if len(ins.Workflow.Authorization) > 0 {
+			return &InvalidError{Code: CodeParameterInvalid, Param: "authorization",
+				Message: fmt.Sprintf("a payment authorization pays into a customer balance, and %s charges none", env)}
+		}
 		return nil
 	}
 	ref, err := f.CustomerRef(env, ins.Workflow.CustomerID)
 	if err != nil {
 		return fmt.Errorf("settleflow: customer reference: %w", err)
+	}
+	if len(ins.Workflow.Authorization) > 0 {
+		// Paid by its authorization, not the balance: nothing to reserve,
+		// but the charge is the account's (the ledger counts it when
+		// Settled).
+		ins.Workflow.AccountRef = ref
+		return nil
 	}
 	ins.Reserve, ins.Ref = true, ref
 	if env == Test && e.opts.TestFaucet > 0 && ins.Workflow.CustomerID != TestCustomerInsufficientFunds {

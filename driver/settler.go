@@ -23,9 +23,15 @@ type Charge struct {
 	Sequence    uint64
 	Environment wire.Environment
 	CustomerID  string
-	// Amount is the quoted amount in minor units of Currency.
+	// Amount is the amount charged, in minor units of Currency.
 	Amount   int64
 	Currency string
+	// Authorization is the workflow's payment authorization
+	// (wire.Workflow.Authorization), empty for a charge paid from the
+	// customer's balance as reserved at creation. A settler that takes such
+	// charges moves the authorized funds into the customer's balance before
+	// it charges it (x402.FundingSettler).
+	Authorization []byte
 }
 
 // SettlementLease says which of several engines sharing a Store settles

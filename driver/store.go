@@ -376,11 +376,13 @@ type Update struct {
 	UpdatedAt  time.Time
 	// Event is written to the outbox if and only if the update applies.
 	Event *wire.Event
-	// A workflow with a reservation (Workflow.Reserved > 0) that reaches a
-	// terminal status gives it back to its customer's account in the same
-	// transaction (Account.Reserved −= Workflow.Reserved); reaching Settled
-	// also adds its charge (Workflow.ChargeAmount: Charged, or the quoted
-	// amount when Charged was never set) to Account.Charged.
+	// A workflow with an account (Workflow.AccountRef: a reservation, or a
+	// charge paid by an Authorization) that reaches a terminal status gives
+	// its reservation back to its customer's account in the same
+	// transaction (Account.Reserved −= Workflow.Reserved, 0 for an
+	// authorization); reaching Settled also adds its charge
+	// (Workflow.ChargeAmount: Charged, or the quoted amount when Charged was
+	// never set) to Account.Charged.
 	// CancelWorkflow does the same for Canceled.
 	//
 	// Sequence, if not nil, asks for the workflow's Sequence, for the

@@ -36,6 +36,10 @@ type chainState struct {
 	// Deployed is false until the deployment finished: a chain whose first
 	// start died in the middle of it is deployed again.
 	Deployed bool `json:"deployed"`
+	// PaymentContracts is true for a chain whose genesis holds Permit2 and
+	// the x402 upto proxy (PaymentContractsAlloc); a chain kept by an
+	// earlier settleflow has neither, and its genesis cannot change.
+	PaymentContracts bool `json:"paymentContracts"`
 }
 
 // simKeys are a simulated chain's keys and secret.
@@ -65,7 +69,7 @@ func loadChainState(dir string) (st chainState, k simKeys, err error) {
 			return st, k, err
 		}
 		st = chainState{OperatorKey: common.Bytes2Hex(crypto.FromECDSA(k.operator)), PayeeKey: common.Bytes2Hex(crypto.FromECDSA(k.payee)),
-			FaucetKey: common.Bytes2Hex(crypto.FromECDSA(k.faucet)), CustomerRefSecret: common.Bytes2Hex(k.secret)}
+			FaucetKey: common.Bytes2Hex(crypto.FromECDSA(k.faucet)), CustomerRefSecret: common.Bytes2Hex(k.secret), PaymentContracts: true}
 		return st, k, saveChainState(dir, st)
 	case err != nil:
 		return st, k, err

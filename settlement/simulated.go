@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"fmt"
+	"maps"
 	"math/big"
 	"path/filepath"
 	"sync"
@@ -109,6 +110,9 @@ func NewSimulated(ctx context.Context, opts SimulatedOptions) (_ *Simulated, err
 	faucet := crypto.PubkeyToAddress(keys.faucet.PublicKey)
 	eth := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
 	alloc := types.GenesisAlloc{op: {Balance: eth}, payee: {Balance: eth}, faucet: {Balance: eth}}
+	if opts.DataDir == "" || st.PaymentContracts {
+		maps.Copy(alloc, PaymentContractsAlloc())
+	}
 	var backend ChainBackend
 	if opts.DataDir != "" {
 		backend, err = openDiskChain(filepath.Join(opts.DataDir, "geth"), alloc, backendOptions)

@@ -161,8 +161,15 @@ type Workflow struct {
 	// counted it).
 	Reserved int64 `json:"-"`
 	// AccountRef is the customer's settleflow.Account.Ref the reservation was made
-	// against; empty without one.
+	// against (or, for a workflow paid by an Authorization, the account its
+	// charge is credited to and debited from); empty without one.
 	AccountRef string `json:"-"`
+	// Authorization, when not empty, is the payment authorization that
+	// pays the workflow's charge instead of a reservation of its customer's
+	// balance (an x402 buyer's signed permit): opaque to the engine, kept
+	// with the workflow's terms and handed to the settler with its charge
+	// (settleflow.Charge.Authorization).
+	Authorization json.RawMessage `json:"-"`
 }
 
 // Environment returns the environment the workflow belongs to.
@@ -185,7 +192,7 @@ func (w *Workflow) ChargeAmount() int64 {
 // Terms returns w's pricing, success criteria and margin floor as one
 // value, for a Store to keep.
 func (w *Workflow) Terms() Terms {
-	t := Terms{Pricing: w.Pricing, SuccessCriteria: w.SuccessCriteria}
+	t := Terms{Pricing: w.Pricing, SuccessCriteria: w.SuccessCriteria, Authorization: w.Authorization}
 	if w.MarginFloor != nil {
 		t.MarginFloor = *w.MarginFloor
 	}
@@ -200,6 +207,7 @@ func (w *Workflow) SetTerms(t Terms) {
 		w.Pricing.Model = PricingFixed
 	}
 	w.SuccessCriteria = t.SuccessCriteria
+	w.Authorization = t.Authorization
 	w.MarginFloor = nil
 	if t.MarginFloor > 0 {
 		f := t.MarginFloor
@@ -214,4 +222,6 @@ type Terms struct {
 	Pricing         Pricing         `json:"pricing"`
 	SuccessCriteria json.RawMessage `json:"successCriteria,omitempty"`
 	MarginFloor     BasisPoints     `json:"marginFloor,omitempty"`
+	// Authorization is Workflow.Authorization.
+	Authorization json.RawMessage `json:"authorization,omitempty"`
 }

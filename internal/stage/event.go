@@ -76,11 +76,12 @@ func FailureOf(err error, code wire.ErrorCode) *wire.Failure {
 // chargeOf is the charge of a Settling workflow.
 func chargeOf(w *wire.Workflow) driver.Charge {
 	return driver.Charge{
-		WorkflowID:  w.ID,
-		Sequence:    w.Sequence,
-		Environment: w.Environment(),
-		CustomerID:  w.CustomerID,
-		Amount:      w.ChargeAmount(),
-		Currency:    w.Quoted.Currency,
+		WorkflowID:    w.ID,
+		Sequence:      w.Sequence,
+		Environment:   w.Environment(),
+		CustomerID:    w.CustomerID,
+		Amount:        w.ChargeAmount(),
+		Currency:      w.Quoted.Currency,
+		Authorization: w.Authorization,
 	}
 }

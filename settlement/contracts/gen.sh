@@ -13,7 +13,7 @@ fi
 node compile.mjs
 
 mkdir -p bindings
-for c in SettleflowSettlement:settlement_contract.go TestUSD:test_usd.go; do
+for c in SettleflowSettlement:settlement_contract.go TestUSD:test_usd.go UptoPermit2Proxy:upto_permit2_proxy.go; do
 	name=${c%%:*}
 	out=${c#*:}
 	go run github.com/ethereum/go-ethereum/cmd/abigen --v2 \

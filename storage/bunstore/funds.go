@@ -717,7 +717,7 @@ func ledgerSQL(n int) string {
 	FROM (SELECT livemode, account_ref, sum(reserved) AS reserved,
 			sum(CASE WHEN status = 'Settled' THEN coalesce(charged, quoted_amount) ELSE 0 END) AS charged, max(updated_at) AS at
 		FROM settleflow_workflows
-		WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) AND reserved > 0
+		WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + `) AND account_ref IS NOT NULL
 			AND status IN ('Settled', 'Failed', 'Canceled')
 		GROUP BY livemode, account_ref) AS d
 	WHERE settleflow_accounts.livemode = d.livemode AND settleflow_accounts.ref = d.account_ref`

@@ -221,7 +221,7 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 		-- taking the same accounts in different orders deadlock.
 		SELECT acc.ref FROM settleflow_accounts acc
 		WHERE (acc.livemode, acc.ref) IN (SELECT u.livemode, u.account_ref FROM u
-			WHERE u.reserved > 0 AND u.status IN ('Settled', 'Failed', 'Canceled'))
+			WHERE u.account_ref IS NOT NULL AND u.status IN ('Settled', 'Failed', 'Canceled'))
 		ORDER BY acc.livemode, acc.ref FOR UPDATE),
 	a AS (
 		-- A workflow that ends gives its reservation back to its customer's
@@ -230,7 +230,7 @@ var pgUpdateWorkflowsSQL = `WITH v AS (
 			updated_at = d.at
 		FROM (SELECT u.livemode, u.account_ref, sum(u.reserved) AS reserved,
 				sum(CASE WHEN u.status = 'Settled' THEN u.charge ELSE 0 END) AS charged, max(u.updated_at) AS at
-			FROM u WHERE u.reserved > 0 AND u.status IN ('Settled', 'Failed', 'Canceled')
+			FROM u WHERE u.account_ref IS NOT NULL AND u.status IN ('Settled', 'Failed', 'Canceled')
 			GROUP BY u.livemode, u.account_ref) d, (SELECT count(*) AS locked FROM l) lk
 		WHERE acc.livemode = d.livemode AND acc.ref = d.account_ref AND lk.locked >= 0),
 	e AS (

@@ -386,7 +386,7 @@ func (r *workflowRow) workflow() (*settleflow.Workflow, error) {
 // that then costs no encoding.
 func termsText(w *settleflow.Workflow) *string {
 	t := w.Terms()
-	if (t.Pricing == settleflow.Pricing{Model: settleflow.PricingFixed}) && len(t.SuccessCriteria) == 0 && t.MarginFloor == 0 {
+	if (t.Pricing == settleflow.Pricing{Model: settleflow.PricingFixed}) && len(t.SuccessCriteria) == 0 && t.MarginFloor == 0 && len(t.Authorization) == 0 {
 		return nil
 	}
 	return jsonText(&t)
