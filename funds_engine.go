@@ -704,3 +704,15 @@ func (e *Engine) fundedEnvs() []Environment {
 	}
 	return envs
 }
+
+// FundsBlock is the chain block up to which the engine's view of env's
+// customer funds has followed the chain (0 before it first did): a deposit
+// mined at or before it is in the balances the engine admits against and
+// charges. See SyncFunds.
+func (e *Engine) FundsBlock(ctx context.Context, env Environment) (uint64, error) {
+	c, err := e.store.FundsCursor(ctx, env)
+	if err != nil {
+		return 0, err
+	}
+	return c.Block, nil
+}

@@ -49,6 +49,15 @@ const (
 	CodeNonceUsed = "invalid_exact_evm_nonce_already_used"
 	// CodeInsufficientFunds: the wallet holds less than the amount.
 	CodeInsufficientFunds = "insufficient_funds"
+	// CodeUptoSpender: an upto permit whose spender is not the scheme's
+	// proxy.
+	CodeUptoSpender = "invalid_permit2_spender"
+	// CodeUptoFacilitator: an upto permit that names another facilitator
+	// than this server's collector (only it could settle it).
+	CodeUptoFacilitator = "invalid_upto_evm_facilitator_mismatch"
+	// CodePermit2Allowance: the payer has not approved Permit2 for the
+	// amount (412: a one-time approval, then the same request again).
+	CodePermit2Allowance = "permit2_allowance_required"
 	// CodeSettlement: the chain refused the transfer (simulation or
 	// transaction failed); nothing moved.
 	CodeSettlement = "invalid_exact_evm_transaction_failed"

@@ -33,9 +33,22 @@ type Config struct {
 	Facilitator *Facilitator
 	// Environment is where the workflows sold run and are charged.
 	Environment settleflow.Environment
-	// Products are the products for sale over x402, each priced fixed
-	// (the exact scheme pays one amount, known before the work).
+	// Products are the products for sale over x402. A fixed-price product
+	// is paid by the exact scheme (one amount, known before the work, paid
+	// before the workflow is created); an outcome-priced one (capped,
+	// success fee, hybrid) by the upto scheme: the buyer signs a Permit2
+	// permit of at most the quote, and the workflow's charge, once known,
+	// is all that is taken (nothing when it is 0). Upto needs Funding.
 	Products []string
+	// Funding is the engine's settler, which takes the upto permits when
+	// their workflows' charges settle (required when a product is sold by
+	// upto; its engine must be Engine: FundingSettler.Attach).
+	Funding *FundingSettler
+	// UptoTimeout is the maxTimeoutSeconds of an upto offer: how long a
+	// permit signed for it stays valid, time for the workflow to run and its
+	// charge to settle (default 30 minutes, at most 12 hours). It should
+	// exceed the products' execution timeout by the settling time.
+	UptoTimeout time.Duration
 	// BaseURL is the public URL the handler is mounted at
 	// ("https://api.example.com/x402"): resources are named after it.
 	BaseURL string
@@ -71,7 +84,7 @@ type Config struct {
 type Handler struct {
 	cfg      Config
 	log      *zap.Logger
-	products map[string]bool
+	products map[string]string // product → the scheme it is sold by
 	mux      *http.ServeMux
 	locks    keyedMutex
 }
@@ -89,16 +102,38 @@ func New(cfg Config) (*Handler, error) {
 	case !cfg.Engine.Settles(cfg.Environment):
 		return nil, fmt.Errorf("x402: the engine does not settle %s", cfg.Environment)
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, products: map[string]bool{}}
+	h := &Handler{cfg: cfg, log: cfg.Logger, products: map[string]string{}}
+	upto := false
 	for _, name := range cfg.Products {
 		p, ok := cfg.Engine.Product(name)
 		if !ok {
 			return nil, fmt.Errorf("x402: no product %q", name)
 		}
-		if p.Pricing.Model != wire.PricingFixed {
-			return nil, fmt.Errorf("x402: product %q is priced %s; the exact scheme sells fixed prices only", name, p.Pricing.Model)
+		h.products[name] = SchemeExact
+		if p.Pricing.Model != "" && p.Pricing.Model != wire.PricingFixed {
+			h.products[name], upto = SchemeUpto, true
 		}
-		h.products[name] = true
+	}
+	if h.cfg.UptoTimeout <= 0 {
+		h.cfg.UptoTimeout = 30 * time.Minute
+	}
+	if h.cfg.UptoTimeout > 12*time.Hour {
+		return nil, fmt.Errorf("x402: Config.UptoTimeout %s is more than 12 hours", h.cfg.UptoTimeout)
+	}
+	if upto {
+		switch {
+		case cfg.Funding == nil:
+			return nil, errors.New("x402: an outcome-priced product is sold by the upto scheme, which needs Config.Funding (the engine's FundingSettler)")
+		case cfg.Funding.engine.Load() != cfg.Engine:
+			return nil, errors.New("x402: Config.Funding is not the settler of Config.Engine (build the engine with it, then Attach the engine)")
+		case cfg.Funding.fac != cfg.Facilitator:
+			return nil, errors.New("x402: Config.Funding takes payments with another Facilitator than Config.Facilitator")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := cfg.Facilitator.UptoReady(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if h.cfg.MaxTimeout <= 0 {
 		h.cfg.MaxTimeout = 5 * time.Minute
@@ -185,7 +220,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		h.engineError(w, err)
 		return
 	}
-	offer, err := h.offer(in.Product, quote.Quoted.Amount)
+	offer, err := h.offer(in.Product, h.products[in.Product], quote.Quoted.Amount)
 	if err != nil {
 		h.log.Error("x402 offer", zap.Error(err))
 		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the payment requirements could not be made")
@@ -205,12 +240,85 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, offer, err)
 		return
 	}
+	if offer.Requirements.Scheme == SchemeUpto {
+		permit, err := offer.VerifyUpto(payment, h.cfg.Now())
+		if err != nil {
+			h.refuse(w, offer, err)
+			return
+		}
+		h.payUpto(ctx, w, offer, in, permit, payment.Payload)
+		return
+	}
 	auth, err := offer.Verify(payment, h.cfg.Now())
 	if err != nil {
 		h.refuse(w, offer, err)
 		return
 	}
 	h.pay(ctx, w, offer, in, auth)
+}
+
+// payUpto creates the workflow an upto permit pays for, once per permit:
+// the permit is checked on chain for its whole maximum (nonce, Permit2
+// allowance, funds, a simulated settle) and kept with the workflow; its
+// charge is taken when it settles (FundingSettler), nothing before.
+func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Offer, in *createBody, a *UptoAuthorization, payload json.RawMessage) {
+	env := h.cfg.Environment
+	unlock := h.locks.lock(a.From)
+	defer unlock()
+	err := h.cfg.Facilitator.CheckUpto(ctx, a)
+	used := errors.Is(err, ErrUsed)
+	if err != nil && !used {
+		h.refuse(w, offer, err)
+		return
+	}
+	stored, err := json.Marshal(storedAuthorization{Scheme: SchemeUpto, Network: offer.Requirements.Network, Payload: payload})
+	if err != nil {
+		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the permit could not be kept")
+		return
+	}
+	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: CustomerID(a.From), Payload: in.Payload,
+		IdempotencyKey: "x402_" + a.Key().Hex()[2:], Authorization: stored}
+	wf, replayed, err := h.cfg.Engine.Create(ctx, params)
+	switch {
+	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
+		h.paymentRequired(w, offer, CodeNonceUsed, "this permit has paid for another workflow (another product or payload); sign a new one")
+		return
+	case err != nil:
+		h.engineError(w, err)
+		return
+	case used && !replayed:
+		// Only this server's collector settles its permits, and only for
+		// the workflow created with them: a used permit without one is
+		// not this server's doing.
+		h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()), zap.String("workflow", wf.ID))
+	}
+	wf = h.await(ctx, wf)
+	if wf.Status.Terminal() {
+		resp := SettlementResponse{Success: true, Network: offer.Requirements.Network, Payer: a.From.Hex(), Amount: "0"}
+		if wf.Charged != nil {
+			if units, err := settlement.BaseUnits(wf.Charged.Amount, 6); err == nil {
+				resp.Amount = units.String()
+			}
+		}
+		if wf.Settlement != nil {
+			resp.Transaction = wf.Settlement.TxHash
+		}
+		if hdr, err := EncodeHeader(resp); err == nil {
+			w.Header().Set(HeaderPaymentResponse, hdr)
+		}
+	}
+	h.created(w, wf, replayed)
+}
+
+// created answers a paid create: 201 with the workflow and its access
+// token.
+func (h *Handler) created(w http.ResponseWriter, wf *settleflow.Workflow, replayed bool) {
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.Header().Set("Location", h.cfg.BaseURL+"/workflows/"+wf.ID)
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusCreated, Purchase{Object: "x402_purchase", Workflow: wf, AccessToken: h.accessToken(h.cfg.Environment, wf.ID)})
 }
 
 // pay settles a verified authorization and creates its workflow, one
@@ -283,12 +391,7 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 	if hdr, err := EncodeHeader(resp); err == nil {
 		w.Header().Set(HeaderPaymentResponse, hdr)
 	}
-	if replayed {
-		w.Header().Set("Idempotent-Replayed", "true")
-	}
-	w.Header().Set("Location", h.cfg.BaseURL+"/workflows/"+wf.ID)
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, Purchase{Object: "x402_purchase", Workflow: wf, AccessToken: h.accessToken(env, wf.ID)})
+	h.created(w, wf, replayed)
 }
 
 // createPaid creates the workflow; when the payment was just deposited it
@@ -334,14 +437,25 @@ func (h *Handler) await(ctx context.Context, wf *settleflow.Workflow) *settleflo
 }
 
 // offer is what this request pays: the product's quote in the token's
-// base units to the collector.
-func (h *Handler) offer(product string, cents int64) (*Offer, error) {
+// base units to the collector, exactly (exact) or at most (upto).
+func (h *Handler) offer(product, scheme string, cents int64) (*Offer, error) {
 	f := h.cfg.Facilitator
 	amount, err := settlement.BaseUnits(cents, 6)
 	if err != nil {
 		return nil, err
 	}
 	d := f.Domain()
+	if scheme == SchemeUpto {
+		return &Offer{
+			Resource: ResourceInfo{URL: h.cfg.BaseURL + "/workflows", Description: "a workflow of " + product + ", charged by its outcome, at most this", MimeType: "application/json"},
+			Requirements: PaymentRequirements{
+				Scheme: SchemeUpto, Network: f.Network(), Amount: amount.String(), Asset: d.Contract.Hex(),
+				PayTo: f.Collector().Hex(), MaxTimeoutSeconds: int64(h.cfg.UptoTimeout / time.Second),
+				Extra: map[string]string{"name": d.Name, "version": d.Version, "facilitatorAddress": f.Collector().Hex(), "product": product},
+			},
+			Domain: d,
+		}, nil
+	}
 	return &Offer{
 		Resource: ResourceInfo{URL: h.cfg.BaseURL + "/workflows", Description: "a workflow of " + product, MimeType: "application/json"},
 		Requirements: PaymentRequirements{
@@ -401,7 +515,7 @@ func (h *Handler) readCreate(w http.ResponseWriter, r *http.Request) (*createBod
 	if err := strictJSON(body, &in); err != nil {
 		return nil, &Error{Status: 400, Code: string(wire.CodeParameterInvalid), Message: "the body must be {\"product\": ..., \"payload\": {...}}: " + err.Error()}
 	}
-	if !h.products[in.Product] {
+	if h.products[in.Product] == "" {
 		return nil, &Error{Status: 404, Code: string(wire.CodeProductNotFound), Message: fmt.Sprintf("product %q is not for sale over x402", in.Product)}
 	}
 	if len(bytes.TrimSpace(in.Payload)) == 0 {

@@ -61,6 +61,7 @@ type rig struct {
 	buyer     *ecdsa.PrivateKey
 	collector common.Address
 	backend   settlement.Backend
+	funding   *x402.FundingSettler // with rigOptions.upto
 }
 
 func newRig(t *testing.T) *rig { return newRigOn(t, true) }
@@ -107,6 +108,20 @@ func startBlocks(t *testing.T, sim *settlement.Simulated) {
 }
 
 func finishRig(t *testing.T, sim *settlement.Simulated) (*rig, error) {
+	return finishRigWith(t, sim, rigOptions{})
+}
+
+// rigOptions adds to the reference rig: more products for sale (each
+// registered by its function), sold through a FundingSettler (upto), and a
+// bound on how long a paid create waits for its outcome.
+type rigOptions struct {
+	products []func(*settleflow.Products) error
+	forSale  []string
+	upto     bool
+	wait     time.Duration
+}
+
+func finishRigWith(t *testing.T, sim *settlement.Simulated, o rigOptions) (*rig, error) {
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "settleflow.db"), sqlite.OpenOptions{})
 	if err != nil {
@@ -127,38 +142,53 @@ func finishRig(t *testing.T, sim *settlement.Simulated) (*rig, error) {
 			t.Fatal(err)
 		}
 	}
-	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: sim, Products: products, Logger: zaptest.NewLogger(t),
+	for _, register := range o.products {
+		if err := register(products); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &rig{t: t, sim: sim, backend: sim.Backend.Client()}
+	collectorKey, _ := crypto.GenerateKey()
+	r.collector = crypto.PubkeyToAddress(collectorKey.PublicKey)
+	r.buyer, _ = crypto.GenerateKey()
+	r.fac, err = x402.NewFacilitator(ctx, x402.FacilitatorConfig{Backend: r.backend, Collector: collectorKey,
+		Token: sim.Addresses.Token, Contract: sim.Addresses.Contract, Mine: sim.Commit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settler settleflow.Settler = sim
+	if o.upto {
+		r.funding = x402.NewFundingSettler(sim.Settler, r.fac, zaptest.NewLogger(t))
+		settler = r.funding
+	}
+	engine, err := settleflow.New(settleflow.Options{Store: store, Settler: settler, Products: products, Logger: zaptest.NewLogger(t),
 		FundsPollInterval: 20 * time.Millisecond, PollInterval: 20 * time.Millisecond, TestFaucet: -1,
 		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r.funding != nil {
+		r.funding.Attach(engine)
+	}
 	if err := engine.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { engine.Stop(context.Background()) })
+	r.engine = engine
 
-	r := &rig{t: t, sim: sim, engine: engine, backend: sim.Backend.Client()}
-	collectorKey, _ := crypto.GenerateKey()
-	r.collector = crypto.PubkeyToAddress(collectorKey.PublicKey)
-	r.buyer, _ = crypto.GenerateKey()
 	faucet := settlement.Transactor{Backend: r.backend, Key: sim.FaucetKey, Mine: sim.Commit}
 	if _, err := faucet.SendValue(ctx, &r.collector, big.NewInt(1e18), nil); err != nil {
 		t.Fatal(err)
 	}
 	r.fund(crypto.PubkeyToAddress(r.buyer.PublicKey), buyerFunds)
 
-	r.fac, err = x402.NewFacilitator(ctx, x402.FacilitatorConfig{Backend: r.backend, Collector: collectorKey,
-		Token: sim.Addresses.Token, Contract: sim.Addresses.Contract, Mine: sim.Commit})
-	if err != nil {
-		t.Fatal(err)
-	}
 	mux := http.NewServeMux()
 	r.srv = httptest.NewServer(mux)
 	t.Cleanup(r.srv.Close)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	h, err := x402.New(x402.Config{Engine: engine, Facilitator: r.fac, Environment: settleflow.Test, Products: []string{product},
+	h, err := x402.New(x402.Config{Engine: engine, Facilitator: r.fac, Funding: r.funding, Environment: settleflow.Test,
+		Products: append([]string{product}, o.forSale...), Wait: o.wait,
 		BaseURL: r.srv.URL + "/x402", AccessSecret: secret, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -41,32 +41,58 @@ func (o *Offer) PaymentRequired(reason string) *PaymentRequired {
 // does not pay this offer. The nonce, the payer's funds and the token's own
 // checks are the chain's ([Facilitator]).
 func (o *Offer) Verify(p *PaymentPayload, now time.Time) (*ExactAuthorization, error) {
+	if err := o.checkAccepted(p); err != nil {
+		return nil, err
+	}
+	return o.verifyExact(p, now)
+}
+
+// VerifyUpto is Verify for an upto offer: the accepted requirements
+// against the offer, then the permit (its spender, recipient,
+// facilitator, token, maximum, window and signature). The nonce, the
+// payer's allowance and funds are the chain's ([Facilitator.CheckUpto]).
+func (o *Offer) VerifyUpto(p *PaymentPayload, now time.Time) (*UptoAuthorization, error) {
+	if err := o.checkAccepted(p); err != nil {
+		return nil, err
+	}
+	return o.verifyUpto(p.Payload, now)
+}
+
+// checkAccepted checks the payment's version, accepted requirements and
+// resource against the offer.
+func (o *Offer) checkAccepted(p *PaymentPayload) error {
 	want, got := o.Requirements, p.Accepted
 	if p.X402Version != Version {
-		return nil, &Error{Status: 400, Code: CodeVersion, Message: "x402Version must be 2"}
+		return &Error{Status: 400, Code: CodeVersion, Message: "x402Version must be 2"}
 	}
 	if got == nil {
-		return nil, malformed("the payment names no accepted requirements (accepted is required)")
+		return malformed("the payment names no accepted requirements (accepted is required)")
 	}
 	switch {
 	case got.Scheme != want.Scheme:
-		return nil, refused(CodeScheme, "the payment uses scheme %q; this resource accepts %q", got.Scheme, want.Scheme)
+		return refused(CodeScheme, "the payment uses scheme %q; this resource accepts %q", got.Scheme, want.Scheme)
 	case got.Network != want.Network:
-		return nil, refused(CodeNetwork, "the payment is for network %q; this resource is paid on %q", got.Network, want.Network)
+		return refused(CodeNetwork, "the payment is for network %q; this resource is paid on %q", got.Network, want.Network)
 	case !strings.EqualFold(got.Asset, want.Asset):
-		return nil, refused(CodeAsset, "the payment is in asset %s; this resource is paid in %s", got.Asset, want.Asset)
+		return refused(CodeAsset, "the payment is in asset %s; this resource is paid in %s", got.Asset, want.Asset)
 	case got.Amount != want.Amount:
-		return nil, refused(CodeAmount, "the payment is for amount %s; this resource costs %s", got.Amount, want.Amount)
+		return refused(CodeAmount, "the payment is for amount %s; this resource costs %s", got.Amount, want.Amount)
 	case !strings.EqualFold(got.PayTo, want.PayTo):
-		return nil, refused(CodeRecipient, "the payment is to %s; this resource is paid to %s", got.PayTo, want.PayTo)
+		return refused(CodeRecipient, "the payment is to %s; this resource is paid to %s", got.PayTo, want.PayTo)
 	case got.Extra["product"] != want.Extra["product"]:
-		return nil, refused(CodeResource, "the payment is for product %q; this request is for %q", got.Extra["product"], want.Extra["product"])
+		return refused(CodeResource, "the payment is for product %q; this request is for %q", got.Extra["product"], want.Extra["product"])
 	case got.MaxTimeoutSeconds != want.MaxTimeoutSeconds || !sameExtra(got.Extra, want.Extra):
-		return nil, refused(CodeRequirements, "the accepted requirements differ from the ones offered (maxTimeoutSeconds or extra)")
+		return refused(CodeRequirements, "the accepted requirements differ from the ones offered (maxTimeoutSeconds or extra)")
 	}
 	if p.Resource != nil && p.Resource.URL != o.Resource.URL {
-		return nil, refused(CodeResource, "the payment is for resource %q; this request is %q", p.Resource.URL, o.Resource.URL)
+		return refused(CodeResource, "the payment is for resource %q; this request is %q", p.Resource.URL, o.Resource.URL)
 	}
+	return nil
+}
+
+// verifyExact checks an exact payload against the offer at now.
+func (o *Offer) verifyExact(p *PaymentPayload, now time.Time) (*ExactAuthorization, error) {
+	want := o.Requirements
 	a, err := ParseExact(p.Payload)
 	if err != nil {
 		return nil, err
