@@ -32,4 +32,3 @@ func GethDevGenesis() ([]byte, error) {
 	g.Alloc = alloc
 	return json.Marshal(g)
 }
-
