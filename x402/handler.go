@@ -293,8 +293,12 @@ func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Off
 		h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()), zap.String("workflow", wf.ID))
 	}
 	wf = h.await(ctx, wf)
-	if wf.Status.Terminal() {
-		resp := SettlementResponse{Success: true, Network: offer.Requirements.Network, Payer: a.From.Hex(), Amount: "0"}
+	// The outcome, when the wait saw it: Settled is the charge taken (0:
+	// nothing), Failed nothing taken and why.
+	resp := SettlementResponse{Network: offer.Requirements.Network, Payer: a.From.Hex(), Amount: "0"}
+	switch wf.Status {
+	case settleflow.Settled:
+		resp.Success = true
 		if wf.Charged != nil {
 			if units, err := settlement.BaseUnits(wf.Charged.Amount, 6); err == nil {
 				resp.Amount = units.String()
@@ -303,6 +307,13 @@ func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Off
 		if wf.Settlement != nil {
 			resp.Transaction = wf.Settlement.TxHash
 		}
+	case settleflow.Failed:
+		resp.ErrorReason = "workflow_failed"
+		if wf.Failure != nil {
+			resp.ErrorReason = string(wf.Failure.Code)
+		}
+	}
+	if wf.Status.Terminal() && wf.Status != settleflow.Canceled {
 		if hdr, err := EncodeHeader(resp); err == nil {
 			w.Header().Set(HeaderPaymentResponse, hdr)
 		}

@@ -48,9 +48,21 @@ const (
 	uptoCost      = 400
 )
 
-// uptoProducts registers the outcome-priced products sold by upto.
-func uptoProducts(ps *settleflow.Products) error {
-	execute := func(_ context.Context, j job) (settleflow.Execution, error) {
+// uptoProducts registers the outcome-priced products sold by upto; a job
+// whose text is "wait" runs until gate is closed.
+func uptoProducts(gate <-chan struct{}) func(*settleflow.Products) error {
+	return func(ps *settleflow.Products) error { return registerUpto(ps, gate) }
+}
+
+func registerUpto(ps *settleflow.Products, gate <-chan struct{}) error {
+	execute := func(ctx context.Context, j job) (settleflow.Execution, error) {
+		if j.Text == "wait" {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return settleflow.Execution{}, ctx.Err()
+			}
+		}
 		status := "open"
 		if j.Resolve {
 			status = "resolved"
@@ -70,7 +82,10 @@ func uptoProducts(ps *settleflow.Products) error {
 // newUptoRig is the reference rig selling the outcome-priced products by
 // upto as well, its paid creates waiting for the outcome, with a buyer
 // that has approved Permit2 (the scheme's one-time setup).
-func newUptoRig(t *testing.T, blocks bool) *rig {
+func newUptoRig(t *testing.T, blocks bool) *rig { return newUptoRigGated(t, blocks, nil) }
+
+// newUptoRigGated is newUptoRig whose "wait" jobs run until gate closes.
+func newUptoRigGated(t *testing.T, blocks bool, gate <-chan struct{}) *rig {
 	t.Helper()
 	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{})
 	if err != nil {
@@ -80,7 +95,7 @@ func newUptoRig(t *testing.T, blocks bool) *rig {
 	if blocks {
 		startBlocks(t, sim)
 	}
-	r, err := finishRigWith(t, sim, rigOptions{products: []func(*settleflow.Products) error{uptoProducts},
+	r, err := finishRigWith(t, sim, rigOptions{products: []func(*settleflow.Products) error{uptoProducts(gate)},
 		forSale: []string{cappedProduct, feeProduct}, upto: true, wait: time.Minute})
 	if err != nil {
 		t.Fatal(err)
