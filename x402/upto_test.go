@@ -125,6 +125,13 @@ func (r *rig) approvePermit2(k *ecdsa.PrivateKey) {
 // allowing it to pay at most max base units.
 func officialPay(t *testing.T, r *rig, body string, max int64) (status int, resp *x402.SettlementResponse, p x402.Purchase) {
 	t.Helper()
+	return officialPayAt(t, r.url, r.buyer, r.sim.Addresses.Token.Hex(), body, max)
+}
+
+// officialPayAt is officialPay of a create at url by the wallet of key,
+// paying in token.
+func officialPayAt(t *testing.T, url string, key *ecdsa.PrivateKey, token, body string, max int64) (status int, resp *x402.SettlementResponse, p x402.Purchase) {
+	t.Helper()
 	dir, _ := filepath.Abs(filepath.Join("testdata", "node"))
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
 		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test")
@@ -136,10 +143,10 @@ func officialPay(t *testing.T, r *rig, body string, max int64) (status int, resp
 	cmd := exec.Command(node, "pay.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
-		"X402_URL="+r.url,
-		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(r.buyer)),
+		"X402_URL="+url,
+		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(key)),
 		"X402_NETWORK=eip155:1337",
-		"X402_ASSET="+r.sim.Addresses.Token.Hex(),
+		"X402_ASSET="+token,
 		"X402_MAX="+strconv.FormatInt(max, 10),
 		"X402_BODY="+body,
 	)
