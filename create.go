@@ -314,6 +314,22 @@ func compactJSON(raw []byte) (json.RawMessage, error) {
 	return b.Bytes(), nil
 }
 
+// Replay answers a create from the record of its idempotency key alone,
+// creating nothing: the workflow an earlier Create with p's key made, when
+// p is the same request; ErrIdempotencyKeyReused when it was another;
+// nil, nil when the key names none (or the Store keeps no readable
+// record). For callers that must not create unless something else holds
+// (an x402 payment whose authorization is spent).
+func (e *Engine) Replay(ctx context.Context, p CreateParams) (*Workflow, error) {
+	if p.IdempotencyKey == "" {
+		return nil, nil
+	}
+	if payload, err := compactJSON(p.Payload); err == nil {
+		p.Payload = payload
+	}
+	return e.replayUnquotable(ctx, p)
+}
+
 // replayUnquotable answers a create that could not be quoted, or not
 // admitted for want of a current view of funds, from the record of its
 // idempotency key: the workflow it created (the same

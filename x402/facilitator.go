@@ -183,41 +183,24 @@ func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]by
 		return Payment{}, &SendError{Err: err}
 	}
 	p := Payment{Transfer: rcpt.TxHash}
-	if p.Deposit, err = f.deposit(ctx, ref, owner, a.Value); err != nil {
+	dep, err := f.depositOnce(ctx, ref, owner, a.Value, exactSalt(a))
+	if err != nil {
 		return p, &DepositError{Transfer: p.Transfer, Err: err}
 	}
+	p.Deposit = dep.hash
 	return p, nil
+}
+
+// exactSalt names an exact payment's deposit (depositOnce): one per
+// authorization.
+func exactSalt(a *ExactAuthorization) common.Hash {
+	return crypto.Keccak256Hash([]byte("settleflow x402 exact deposit"), a.From[:], a.Nonce[:])
 }
 
 // Payment is what Pay sent: the transfer to the collector and the deposit
 // into the customer's balance.
 type Payment struct {
 	Transfer, Deposit common.Hash
-}
-
-// deposit credits ref with value from the collector, approving the
-// contract first if its allowance is short.
-func (f *Facilitator) deposit(ctx context.Context, ref [32]byte, owner common.Address, value *big.Int) (common.Hash, error) {
-	collector := f.Collector()
-	out, err := f.backend.CallContract(ctx, ethereum.CallMsg{To: &f.token, Data: erc20ABI.PackAllowance(collector, f.contract)}, nil)
-	if err != nil {
-		return common.Hash{}, err
-	}
-	allowance, err := erc20ABI.UnpackAllowance(out)
-	if err != nil {
-		return common.Hash{}, err
-	}
-	if allowance.Cmp(value) < 0 {
-		maxUint := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
-		if _, err := f.tx.Send(ctx, &f.token, erc20ABI.PackApprove(f.contract, maxUint)); err != nil {
-			return common.Hash{}, fmt.Errorf("approve: %w", err)
-		}
-	}
-	rcpt, err := f.tx.Send(ctx, &f.contract, contractABI.PackDeposit(ref, owner, value))
-	if err != nil {
-		return common.Hash{}, fmt.Errorf("deposit: %w", err)
-	}
-	return rcpt.TxHash, nil
 }
 
 // revertReason names a reverted call's custom error (the token's), or

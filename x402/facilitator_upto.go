@@ -154,22 +154,41 @@ func (f *Facilitator) FundUpto(ctx context.Context, a *UptoAuthorization, amount
 		out.Transfer = rcpt.TxHash
 	}
 	salt := crypto.Keccak256Hash([]byte("settleflow x402 upto deposit"), a.From[:], word(a.Nonce))
+	dep, err := f.depositOnce(ctx, ref, owner, amount, salt)
+	if err != nil {
+		return out, &DepositError{Transfer: out.Transfer, Err: err}
+	}
+	out.Deposit, out.Block = dep.hash, dep.block
+	return out, nil
+}
+
+// deposited is what depositOnce sent: nothing (zero hash) when an earlier
+// call made the deposit.
+type deposited struct {
+	hash  common.Hash
+	block uint64
+}
+
+// depositOnce credits ref with amount from the collector's tokens, once per
+// salt however often it is called: the collector signs an EIP-3009
+// ReceiveWithAuthorization to the contract whose nonce is the one the
+// contract's depositWithAuthorization derives from (ref, owner, salt), so
+// the token refuses a second use, and this skips it once the token marks
+// it used.
+func (f *Facilitator) depositOnce(ctx context.Context, ref [32]byte, owner common.Address, amount *big.Int, salt common.Hash) (deposited, error) {
 	packed, err := abi.Arguments{{Type: bytes32Type}, {Type: addressType}, {Type: bytes32Type}}.Pack(ref, owner, salt)
 	if err != nil {
-		return out, err
+		return deposited{}, err
 	}
 	nonce := crypto.Keccak256Hash(packed)
 	collector := f.Collector()
 	res, err := f.backend.CallContract(ctx, ethereum.CallMsg{To: &f.token, Data: erc20ABI.PackAuthorizationState(collector, nonce)}, nil)
 	if err != nil {
-		return out, fmt.Errorf("x402: authorizationState: %w", err)
+		return deposited{}, fmt.Errorf("authorizationState: %w", err)
 	}
 	done, err := erc20ABI.UnpackAuthorizationState(res)
-	if err != nil {
-		return out, err
-	}
-	if done {
-		return out, nil
+	if err != nil || done {
+		return deposited{}, err
 	}
 	validBefore := new(big.Int).Set(maxUint256)
 	structHash := crypto.Keccak256(receiveWithAuthorizationTypeHash[:], common.LeftPadBytes(collector[:], 32),
@@ -178,18 +197,140 @@ func (f *Facilitator) FundUpto(ctx context.Context, a *UptoAuthorization, amount
 	digest := crypto.Keccak256([]byte{0x19, 0x01}, sep[:], structHash)
 	sig, err := crypto.Sign(digest, f.tx.Key)
 	if err != nil {
-		return out, err
+		return deposited{}, err
 	}
 	var r, s [32]byte
 	copy(r[:], sig[:32])
 	copy(s[:], sig[32:64])
 	rcpt, err := f.tx.Send(ctx, &f.contract, contractABI.PackDepositWithAuthorization(ref, owner, collector, amount, common.Big0, validBefore, salt, sig[64]+27, r, s))
 	if err != nil {
-		return out, &DepositError{Transfer: out.Transfer, Err: err}
+		return deposited{}, fmt.Errorf("depositWithAuthorization: %w", err)
 	}
-	out.Deposit, out.Block = rcpt.TxHash, rcpt.BlockNumber.Uint64()
-	return out, nil
+	return deposited{hash: rcpt.TxHash, block: rcpt.BlockNumber.Uint64()}, nil
 }
 
 // errNotUpto is a stored authorization that is not an upto payment.
 var errNotUpto = errors.New("x402: the workflow's authorization is not an upto payment")
+
+var (
+	transferTopic          = crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+	authorizationUsedTopic = crypto.Keccak256Hash([]byte("AuthorizationUsed(address,bytes32)"))
+)
+
+// RecoverWindow is how many blocks back Recover looks for the transfer of
+// a used authorization (about a week at 12 s a block; a day on a 2 s L2).
+const RecoverWindow = 50_000
+
+// receivedIn reports how much a transaction's token Transfer logs moved
+// from payer to the collector.
+func (f *Facilitator) receivedIn(ctx context.Context, tx common.Hash, payer common.Address) (*big.Int, error) {
+	rcpt, err := f.backend.TransactionReceipt(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	sum := new(big.Int)
+	collector := f.Collector()
+	for _, l := range rcpt.Logs {
+		if l.Address == f.token && len(l.Topics) == 3 && l.Topics[0] == transferTopic &&
+			common.BytesToAddress(l.Topics[1][:]) == payer && common.BytesToAddress(l.Topics[2][:]) == collector {
+			sum.Add(sum, new(big.Int).SetBytes(l.Data))
+		}
+	}
+	return sum, nil
+}
+
+// Recover is Pay for an exact authorization whose nonce the token marks
+// used (ErrUsed): if the transaction that used it paid the collector the
+// authorization's value (this server's earlier transfer, or a front-runner
+// who submitted the authorization itself), it makes the deposit into the
+// payer's balance unless an earlier call made it (once per authorization,
+// depositOnce), and reports paid. An authorization used otherwise (the
+// wallet spent the nonce on another transfer) is not paid: nothing is
+// deposited.
+func (f *Facilitator) Recover(ctx context.Context, a *ExactAuthorization, ref [32]byte, owner common.Address) (paid bool, deposit common.Hash, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	head, err := f.backend.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return false, common.Hash{}, err
+	}
+	from := new(big.Int)
+	if n := head.Number.Uint64(); n > RecoverWindow {
+		from.SetUint64(n - RecoverWindow)
+	}
+	logs, err := f.backend.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: from, Addresses: []common.Address{f.token},
+		Topics: [][]common.Hash{{authorizationUsedTopic}, {common.BytesToHash(a.From[:])}, {common.Hash(a.Nonce)}}})
+	if err != nil {
+		return false, common.Hash{}, fmt.Errorf("x402: reading the token's AuthorizationUsed logs: %w", err)
+	}
+	for _, l := range logs {
+		got, err := f.receivedIn(ctx, l.TxHash, a.From)
+		if err != nil {
+			return false, common.Hash{}, err
+		}
+		if got.Cmp(a.Value) != 0 {
+			continue
+		}
+		dep, err := f.depositOnce(ctx, ref, owner, a.Value, exactSalt(a))
+		if err != nil {
+			return true, common.Hash{}, &DepositError{Transfer: l.TxHash, Err: err}
+		}
+		return true, dep.hash, nil
+	}
+	return false, common.Hash{}, nil
+}
+
+// Swept is a payment Sweep credited.
+type Swept struct {
+	Payer             common.Address
+	Amount            *big.Int
+	Transfer, Deposit common.Hash
+}
+
+// Sweep credits every exact payment to the collector since block from
+// whose deposit was never made (the server crashed between the transfer
+// and the deposit, the deposit failed, or a front-runner submitted the
+// authorization and its buyer never came back) to its payer's customer
+// balance, once each (depositOnce), and returns what it credited. account
+// names a payer's customer balance (its reference and the owner the
+// contract records). Run it periodically; the collector holds no tokens
+// between payments, so anything it holds is such a payment.
+func (f *Facilitator) Sweep(ctx context.Context, from uint64, account func(context.Context, common.Address) ([32]byte, common.Address, error)) ([]Swept, error) {
+	logs, err := f.backend.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: new(big.Int).SetUint64(from), Addresses: []common.Address{f.token},
+		Topics: [][]common.Hash{{authorizationUsedTopic}}})
+	if err != nil {
+		return nil, fmt.Errorf("x402: reading the token's AuthorizationUsed logs: %w", err)
+	}
+	var out []Swept
+	for _, l := range logs {
+		if len(l.Topics) != 3 {
+			continue
+		}
+		payer := common.BytesToAddress(l.Topics[1][:])
+		if payer == f.Collector() {
+			continue // the collector's own deposits
+		}
+		got, err := f.receivedIn(ctx, l.TxHash, payer)
+		if err != nil {
+			return out, err
+		}
+		if got.Sign() == 0 {
+			continue
+		}
+		ref, owner, err := account(ctx, payer)
+		if err != nil {
+			return out, err
+		}
+		a := &ExactAuthorization{From: payer, Nonce: l.Topics[2]}
+		f.mu.Lock()
+		dep, err := f.depositOnce(ctx, ref, owner, got, exactSalt(a))
+		f.mu.Unlock()
+		if err != nil {
+			return out, &DepositError{Transfer: l.TxHash, Err: err}
+		}
+		if dep.hash != (common.Hash{}) {
+			out = append(out, Swept{Payer: payer, Amount: got, Transfer: l.TxHash, Deposit: dep.hash})
+		}
+	}
+	return out, nil
+}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"go.uber.org/zap"
 
 	"github.com/settleflow/settleflow"
@@ -141,19 +140,11 @@ func (fs *FundingSettler) fund(ctx context.Context, c settleflow.Charge) error {
 	if err != nil {
 		return refused(CodeAmount, "charge %d: %v", c.Amount, err)
 	}
-	cust, err := e.Customer(ctx, c.Environment, c.CustomerID)
-	if err != nil || cust.Deposit == nil {
-		return fmt.Errorf("x402: customer %s: %v", c.CustomerID, err)
+	ref, owner, err := accountOf(ctx, e, c.Environment, c.CustomerID)
+	if err != nil {
+		return err
 	}
-	ref, err := hexutil.Decode(cust.Deposit.CustomerRef)
-	if err != nil || len(ref) != 32 {
-		return fmt.Errorf("x402: customer %s: unreadable reference", c.CustomerID)
-	}
-	var owner common.Address
-	if cust.Owner != nil {
-		owner = common.HexToAddress(*cust.Owner)
-	}
-	got, err := fs.fac.FundUpto(ctx, a, amount, [32]byte(ref), owner)
+	got, err := fs.fac.FundUpto(ctx, a, amount, ref, owner)
 	if err != nil {
 		return err
 	}

@@ -340,44 +340,65 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 	customer := CustomerID(auth.From)
 	unlock := h.locks.lock(auth.From)
 	defer unlock()
-	c, err := h.cfg.Engine.Customer(ctx, env, customer)
-	if err != nil || c.Deposit == nil {
+	ref, owner, err := accountOf(ctx, h.cfg.Engine, env, customer)
+	if err != nil {
 		h.log.Error("x402 customer", zap.String("customer", customer), zap.Error(err))
 		writeErr(w, 503, wire.ErrorTypeAPI, "funds_unavailable", "", "the wallet's customer balance cannot be read now; nothing was charged, retry")
 		return
 	}
-	ref, err := hexutil.Decode(c.Deposit.CustomerRef)
-	if err != nil || len(ref) != 32 {
-		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the customer's reference is unreadable")
-		return
-	}
-	var owner common.Address
-	if c.Owner != nil {
-		owner = common.HexToAddress(*c.Owner)
-	}
 	key := "x402_" + auth.Key().Hex()[2:]
 	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: customer, Payload: in.Payload, IdempotencyKey: key}
-	paid, err := h.cfg.Facilitator.Pay(ctx, auth, [32]byte(ref), owner)
+	paid, err := h.cfg.Facilitator.Pay(ctx, auth, ref, owner)
 	used := errors.Is(err, ErrUsed)
+	wait := err == nil
+	if used {
+		// Used before: by this server (the same request again finds its
+		// workflow), by a front-runner who submitted it to the token, or
+		// cut off by a crash before its deposit. If it paid the collector,
+		// its deposit is made now unless it was (once per authorization).
+		var dep common.Hash
+		wait, dep, err = h.cfg.Facilitator.Recover(ctx, auth, ref, owner)
+		if dep != (common.Hash{}) {
+			h.log.Warn("x402 payment recovered: its deposit was made on its retry", zap.String("customer", customer), zap.String("deposit", dep.Hex()))
+		}
+	}
 	var depErr *DepositError
 	var sendErr *SendError
 	switch {
-	case used:
-		// Paid before: the same request again finds its workflow by the
-		// authorization's key; another request is refused below.
+	case used && err == nil && !wait:
+		// Spent, and not on paying this collector (the wallet used the
+		// nonce elsewhere), or paid and credited before: only the
+		// workflow this authorization created answers it.
+		wf, rerr := h.cfg.Engine.Replay(ctx, params)
+		switch {
+		case rerr != nil && !errors.Is(rerr, settleflow.ErrIdempotencyKeyReused):
+			h.engineError(w, rerr)
+		case wf == nil:
+			h.paymentRequired(w, offer, CodeNonceUsed, "this authorization was used already, and no workflow of this request was paid with it; sign a new one")
+		default:
+			h.answerExact(w, offer, auth, wf, true, "")
+		}
+		return
+	case used && err == nil:
+		// Paid the collector and credited now (a front-run, or a crash
+		// before the deposit): the workflow is created from it.
 	case errors.As(err, &depErr):
 		h.log.Error("x402 payment received, deposit failed", zap.String("customer", customer), zap.String("transfer", depErr.Transfer.Hex()), zap.Error(err))
-		writeErr(w, 500, wire.ErrorTypeAPI, "deposit_failed", "", fmt.Sprintf("the payment %s was received but could not be credited to the wallet's balance; the operator has been told", depErr.Transfer.Hex()))
+		writeErr(w, 500, wire.ErrorTypeAPI, "deposit_failed", "", fmt.Sprintf("the payment %s was received but could not be credited to the wallet's balance yet; send the same request with the same PAYMENT-SIGNATURE again (it is credited once), the operator has been told", depErr.Transfer.Hex()))
 		return
 	case errors.As(err, &sendErr):
 		h.log.Error("x402 transfer not confirmed", zap.String("customer", customer), zap.Error(err))
 		writeErr(w, 502, wire.ErrorTypeAPI, "transfer_unconfirmed", "", "the payment's transfer was sent but not confirmed; retry with the same PAYMENT-SIGNATURE: it is charged at most once")
 		return
+	case used:
+		h.log.Error("x402 recovering a used authorization", zap.String("customer", customer), zap.Error(err))
+		writeErr(w, 503, wire.ErrorTypeAPI, "chain_unavailable", "", "the payment's use could not be read on chain now; nothing was charged twice, retry")
+		return
 	case err != nil:
 		h.refuse(w, offer, err)
 		return
 	}
-	wf, replayed, err := h.createPaid(ctx, params, !used)
+	wf, replayed, err := h.createPaid(ctx, params, wait)
 	if err != nil {
 		var ife *settleflow.InsufficientFundsError
 		switch {
@@ -394,11 +415,18 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 		}
 		return
 	}
-	wf = h.await(ctx, wf)
-	resp := SettlementResponse{Success: true, Network: offer.Requirements.Network, Payer: auth.From.Hex(), Amount: auth.Value.String()}
+	tx := ""
 	if !used {
-		resp.Transaction = paid.Transfer.Hex()
+		tx = paid.Transfer.Hex()
 	}
+	h.answerExact(w, offer, auth, h.await(ctx, wf), replayed, tx)
+}
+
+// answerExact answers a create paid by an exact authorization: 201,
+// PAYMENT-RESPONSE naming the transfer (tx, "" when this request sent
+// none).
+func (h *Handler) answerExact(w http.ResponseWriter, offer *Offer, auth *ExactAuthorization, wf *settleflow.Workflow, replayed bool, tx string) {
+	resp := SettlementResponse{Success: true, Network: offer.Requirements.Network, Payer: auth.From.Hex(), Amount: auth.Value.String(), Transaction: tx}
 	if hdr, err := EncodeHeader(resp); err == nil {
 		w.Header().Set(HeaderPaymentResponse, hdr)
 	}
@@ -564,6 +592,37 @@ func (h *Handler) fetch(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, 200, wf)
+}
+
+// accountOf is a customer's balance in the settlement contract: its
+// reference and the owner the contract records (zero for none).
+func accountOf(ctx context.Context, e *settleflow.Engine, env settleflow.Environment, customer string) ([32]byte, common.Address, error) {
+	c, err := e.Customer(ctx, env, customer)
+	if err != nil {
+		return [32]byte{}, common.Address{}, err
+	}
+	if c.Deposit == nil {
+		return [32]byte{}, common.Address{}, fmt.Errorf("x402: %s does not charge customer balances", env)
+	}
+	ref, err := hexutil.Decode(c.Deposit.CustomerRef)
+	if err != nil || len(ref) != 32 {
+		return [32]byte{}, common.Address{}, fmt.Errorf("x402: customer %s: unreadable reference %q", customer, c.Deposit.CustomerRef)
+	}
+	var owner common.Address
+	if c.Owner != nil {
+		owner = common.HexToAddress(*c.Owner)
+	}
+	return [32]byte(ref), owner, nil
+}
+
+// Sweep credits the exact payments to the collector since block from whose
+// deposit was never made to their wallets' balances, once each
+// ([Facilitator.Sweep]). The reference server runs it at start and every
+// few minutes.
+func (h *Handler) Sweep(ctx context.Context, from uint64) ([]Swept, error) {
+	return h.cfg.Facilitator.Sweep(ctx, from, func(ctx context.Context, payer common.Address) ([32]byte, common.Address, error) {
+		return accountOf(ctx, h.cfg.Engine, h.cfg.Environment, CustomerID(payer))
+	})
 }
 
 // keyedMutex serializes per wallet.

@@ -62,6 +62,7 @@ type rig struct {
 	collector common.Address
 	backend   settlement.Backend
 	funding   *x402.FundingSettler // with rigOptions.upto
+	handler   *x402.Handler
 }
 
 func newRig(t *testing.T) *rig { return newRigOn(t, true) }
@@ -194,6 +195,7 @@ func finishRigWith(t *testing.T, sim *settlement.Simulated, o rigOptions) (*rig,
 		t.Fatal(err)
 	}
 	mux.Handle("/x402/", http.StripPrefix("/x402", h))
+	r.handler = h
 	r.url = r.srv.URL + "/x402/workflows"
 	return r, nil
 }
