@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/x402"
+)
+
+var (
+	tokenLine     = regexp.MustCompile(`test settlement: chain 1337 \(\S+\), contract (0x[0-9a-fA-F]{40}), token (0x[0-9a-fA-F]{40})`)
+	collectorLine = regexp.MustCompile(`x402: selling ticket-triage \(test, eip155:1337\) at (\S+); payments to collector (0x[0-9a-fA-F]{40})`)
+	walletLine    = regexp.MustCompile(`x402: test buyer wallet (0x[0-9a-fA-F]{40}) holds 1000(\.0+)? test USD \(its key: (\S+)\)`)
+)
+
+// The reference server sells ticket-triage (priced fixed) over x402 on
+// its embedded test chain (-x402-products), and the official x402 client
+// packages from npm (@x402/fetch with @x402/evm's exact scheme, pinned in
+// x402/testdata/node/package-lock.json) pay it over real HTTPS on loopback
+// with the test buyer wallet the server made and funded: a create without
+// payment is answered 402 with the price, the client's paid retry 201 with
+// PAYMENT-RESPONSE naming the transfer, the workflow belongs to the
+// wallet's customer and is charged the price, which the transfer read back
+// from the chain moved from the wallet to the collector, and nothing more.
+func TestX402OfficialClientPaysTheReferenceServer(t *testing.T) {
+	nodeDir, _ := filepath.Abs(filepath.Join("..", "..", "x402", "testdata", "node"))
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@x402", "fetch")); err != nil {
+		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node_modules is installed but node is not on PATH")
+	}
+	dir := t.TempDir()
+	s := startServerWith(t, dir, "-x402-products", "ticket-triage", "-x402-wait", "10s", "-test-faucet", "0")
+	out := s.stdoutBuf.String()
+	tm, cm, wm := tokenLine.FindStringSubmatch(out), collectorLine.FindStringSubmatch(out), walletLine.FindStringSubmatch(out)
+	if tm == nil || cm == nil || wm == nil {
+		t.Fatalf("the start does not name the chain, the x402 collector and the test wallet:\n%s", out)
+	}
+	token, collector, wallet := common.HexToAddress(tm[2]), common.HexToAddress(cm[2]), common.HexToAddress(wm[1])
+	url := cm[1]
+	if url != "https://"+s.https+"/x402/workflows" {
+		t.Fatalf("x402 is announced at %s, want https://%s/x402/workflows", url, s.https)
+	}
+	key, err := crypto.LoadECDSA(wm[3])
+	if err != nil || crypto.PubkeyToAddress(key.PublicKey) != wallet {
+		t.Fatalf("the test wallet's key %s: %v", wm[3], err)
+	}
+	const body = `{"product": "ticket-triage", "payload": {"ticketId": "T-402", "subject": "Refund for invoice 7"}}`
+
+	// Without payment: 402, the price to the collector in the token.
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	pr, err := x402.DecodePaymentRequired(res.Header.Get(x402.HeaderPaymentRequired))
+	if res.StatusCode != http.StatusPaymentRequired || err != nil || len(pr.Accepts) != 1 {
+		t.Fatalf("a create without payment: %d, PAYMENT-REQUIRED %v; want 402 with one offer", res.StatusCode, err)
+	}
+	offer := pr.Accepts[0]
+	price, ok := new(big.Int).SetString(offer.Amount, 10)
+	if !ok || price.Sign() <= 0 || offer.Network != "eip155:1337" || common.HexToAddress(offer.Asset) != token ||
+		common.HexToAddress(offer.PayTo) != collector || pr.Resource.URL != url {
+		t.Fatalf("the offer %+v of %+v", offer, pr.Resource)
+	}
+
+	// The official client pays.
+	cmd := exec.Command(node, "pay.mjs")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(),
+		"NODE_EXTRA_CA_CERTS="+filepath.Join(dir, "tls", "cert.pem"),
+		"X402_URL="+url,
+		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(key)),
+		"X402_NETWORK=eip155:1337",
+		"X402_ASSET="+token.Hex(),
+		"X402_MAX="+offer.Amount,
+		"X402_BODY="+body,
+	)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node pay.mjs: %v\n%s\n%s", err, stdout, stderr.String())
+	}
+	var got struct {
+		Status          int                      `json:"status"`
+		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
+		Body            x402.Purchase            `json:"body"`
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	pay := got.PaymentResponse
+	if got.Status != http.StatusCreated || pay == nil || !pay.Success || got.Body.Workflow == nil || got.Body.AccessToken == "" {
+		t.Fatalf("the official client got %s", stdout)
+	}
+	if !regexp.MustCompile(`^0x[0-9a-f]{64}$`).MatchString(pay.Transaction) || common.HexToAddress(pay.Payer) != wallet ||
+		pay.Amount != offer.Amount || pay.Network != "eip155:1337" {
+		t.Fatalf("PAYMENT-RESPONSE %+v", pay)
+	}
+	wf := got.Body.Workflow
+	if wf.CustomerID != x402.CustomerID(wallet) || wf.Product != "ticket-triage" || wf.Environment() != settleflow.Test {
+		t.Fatalf("workflow %+v", wf)
+	}
+
+	// The workflow's charge, read with the access token and with the
+	// operator's key: the price, settled on the chain.
+	settled := x402Settled(t, s, wf.ID, got.Body.AccessToken)
+	units := new(big.Int).Mul(big.NewInt(settled.Charged.Amount), big.NewInt(10_000))
+	if units.Cmp(price) != 0 {
+		t.Fatalf("charged %d cents; the payment was %s base units", settled.Charged.Amount, price)
+	}
+	status, _, m := s.do("GET", "/v1/workflows/"+wf.ID, s.firstKey, "")
+	if status != 200 || m["customerId"] != x402.CustomerID(wallet) || m["status"] != "Settled" {
+		t.Fatalf("GET /v1/workflows/%s with the operator's key: %d %v", wf.ID, status, m)
+	}
+
+	// The transfer read back from the chain (the server stopped, its
+	// embedded chain opened from the data directory).
+	if err := s.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{DataDir: filepath.Join(dir, "chain"), ManualCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	b := sim.Backend.Client()
+	rcpt, err := b.TransactionReceipt(context.Background(), common.HexToHash(pay.Transaction))
+	if err != nil || rcpt.Status != 1 {
+		t.Fatalf("the payment's transaction %s: %v", pay.Transaction, err)
+	}
+	moved := new(big.Int)
+	topic := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
+	for _, l := range rcpt.Logs {
+		if l.Address == token && len(l.Topics) == 3 && l.Topics[0] == topic &&
+			common.BytesToAddress(l.Topics[1][:]) == wallet && common.BytesToAddress(l.Topics[2][:]) == collector {
+			moved.Add(moved, new(big.Int).SetBytes(l.Data))
+		}
+	}
+	if moved.Cmp(units) != 0 {
+		t.Fatalf("the payment moved %s base units from the wallet to the collector; the workflow's charge is %s", moved, units)
+	}
+	t.Logf("paid %s base units in %s for workflow %s, charged %d cents", moved, pay.Transaction, wf.ID, settled.Charged.Amount)
+	holds, err := settlement.TokenBalance(context.Background(), b, token, wallet)
+	if want := new(big.Int).Sub(big.NewInt(1000_000_000), units); err != nil || holds.Cmp(want) != 0 {
+		t.Fatalf("the wallet holds %s, want %s (1,000.00 less the charge): %v", holds, want, err)
+	}
+}
+
+// x402Settled reads workflow id with an x402 access token until it is
+// Settled.
+func x402Settled(t *testing.T, s *server, id, token string) *settleflow.Workflow {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		req, _ := http.NewRequest("GET", "https://"+s.https+"/x402/workflows/"+id, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := s.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var wf settleflow.Workflow
+		if res.StatusCode != 200 || json.Unmarshal(b, &wf) != nil {
+			t.Fatalf("GET with the access token: %d %s", res.StatusCode, b)
+		}
+		if wf.Status == settleflow.Settled && wf.Charged != nil {
+			return &wf
+		}
+		if wf.Status.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("workflow %s: %s, want Settled: %s", id, wf.Status, b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
