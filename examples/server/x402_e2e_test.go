@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/big"
 	"net/http"
@@ -195,5 +196,36 @@ func x402Settled(t *testing.T, s *server, id, token string) *settleflow.Workflow
 			t.Fatalf("workflow %s: %s, want Settled: %s", id, wf.Status, b)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The -x402-* flags a server would refuse are usage errors naming the
+// flag, before anything is opened; a product not in the catalogue is
+// refused at start, before anything is served.
+func TestX402FlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		want  string
+		usage bool
+	}{
+		{"env without products", []string{"-x402-env", "live"}, "the -x402-* flags need -x402-products", true},
+		{"wait without products", []string{"-x402-wait", "1s"}, "the -x402-* flags need -x402-products", true},
+		{"an environment of neither", []string{"-x402-products", "ticket-triage", "-x402-env", "prod"}, `-x402-env "prod": want test or live`, true},
+		{"an empty product", []string{"-x402-products", "ticket-triage,"}, "an empty product name", true},
+		{"a wait past the request timeout", []string{"-x402-products", "ticket-triage", "-x402-wait", "30s"}, "-x402-wait 30s: want less than -request-timeout (30s)", true},
+		{"live without a live chain", []string{"-x402-products", "ticket-triage", "-x402-env", "live"}, "-x402-env live needs live settlement", true},
+		{"a product not in the catalogue", []string{"-x402-products", "ticket-triage,nope"}, `x402: no product "nope"`, false},
+	} {
+		var out syncBuffer
+		dir := filepath.Join(t.TempDir(), "data")
+		args := append([]string{"-data", dir, "-https", "127.0.0.1:0", "-http", "", "-log-level", "error"}, c.args...)
+		err := run(t.Context(), args, &out, &syncBuffer{})
+		if err == nil || !strings.Contains(err.Error(), c.want) || isUsage(err) != c.usage || strings.Contains(out.String(), "listening") {
+			t.Errorf("%s: %v (usage %v; stdout %q); want refused, saying %q", c.name, err, isUsage(err), out.String(), c.want)
+		}
+		if _, serr := os.Stat(dir); c.usage && !errors.Is(serr, os.ErrNotExist) {
+			t.Errorf("%s: refused as usage, but the data directory was made", c.name)
+		}
 	}
 }
