@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,9 +20,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 	"github.com/settleflow/settleflow/x402"
 )
 
@@ -41,29 +44,143 @@ var (
 // wallet's customer and is charged the price, which the transfer read back
 // from the chain moved from the wallet to the collector, and nothing more.
 func TestX402OfficialClientPaysTheReferenceServer(t *testing.T) {
-	nodeDir, _ := filepath.Abs(filepath.Join("..", "..", "x402", "testdata", "node"))
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "@x402", "fetch")); err != nil {
-		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node_modules is installed but node is not on PATH")
-	}
+	nodeDir := x402NodeDir(t)
 	dir := t.TempDir()
 	s := startServerWith(t, dir, "-x402-products", "ticket-triage", "-x402-wait", "10s", "-test-faucet", "0")
-	out := s.stdoutBuf.String()
-	tm, cm, wm := tokenLine.FindStringSubmatch(out), collectorLine.FindStringSubmatch(out), walletLine.FindStringSubmatch(out)
-	if tm == nil || cm == nil || wm == nil {
-		t.Fatalf("the start does not name the chain, the x402 collector and the test wallet:\n%s", out)
+	wm := walletLine.FindStringSubmatch(s.stdoutBuf.String())
+	if wm == nil {
+		t.Fatalf("the start does not name the test wallet:\n%s", s.stdoutBuf.String())
 	}
-	token, collector, wallet := common.HexToAddress(tm[2]), common.HexToAddress(cm[2]), common.HexToAddress(wm[1])
+	key, err := crypto.LoadECDSA(wm[3])
+	if err != nil || crypto.PubkeyToAddress(key.PublicKey).Hex() != wm[1] {
+		t.Fatalf("the test wallet's key %s: %v", wm[3], err)
+	}
+	p := x402PayOnce(t, s, nodeDir, key)
+
+	// The transfer read back from the chain (the server stopped, its
+	// embedded chain opened from the data directory).
+	if err := s.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{DataDir: filepath.Join(dir, "chain"), ManualCommit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	p.checkChain(t, sim.Backend.Client(), big.NewInt(1000_000_000))
+}
+
+// The same on a `geth --dev` node (a block a second) standing in for a
+// testnet, the chain over RPC: `chain deploy` puts the contract and the
+// test token there, the collector is a key of the operator's given gas by
+// hand, the wallet is funded from the test faucet; the server refuses to
+// start without a collector key, or with the settlement operator's. Gated
+// by SETTLEFLOW_TEST_X402_GETH=1 (and SETTLEFLOW_GETH): examples/server's
+// run is long already.
+func TestX402OfficialClientPaysOnGethDev(t *testing.T) {
+	if os.Getenv("SETTLEFLOW_TEST_X402_GETH") == "" {
+		t.Skip("set SETTLEFLOW_TEST_X402_GETH=1 (and SETTLEFLOW_GETH) to run the official x402 client against the reference server on geth --dev (.ci/run does)")
+	}
+	nodeDir := x402NodeDir(t)
+	url, devKey := startGethDev(t)
+	dir := t.TempDir()
+	opKeyFile := filepath.Join(t.TempDir(), "operator.key")
+	if err := os.WriteFile(opKeyFile, []byte(common.Bytes2Hex(devKey)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd(t, dir, "chain", "deploy", "--env", "test", "--rpc", url, "--chain-id", "1337",
+		"--key-file", opKeyFile, "--payee", crypto.PubkeyToAddress(mustKey(t).PublicKey).Hex(), "--confirmations", "2")
+	if code != 0 || !strings.HasPrefix(out, "-test-rpc ") {
+		t.Fatalf("chain deploy: exit %d\n%s%s", code, out, errOut)
+	}
+	flags := strings.Fields(out)
+	ctx := context.Background()
+	client, err := ethclient.Dial(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	token := common.HexToAddress(flagValue(flags, "-test-token"))
+	// The collector: a key of its own, given gas by the dev account; the
+	// wallet: 100.00 of the test token from the faucet.
+	collectorKey := mustKey(t)
+	collectorFile := filepath.Join(t.TempDir(), "collector.key")
+	if err := crypto.SaveECDSA(collectorFile, collectorKey); err != nil {
+		t.Fatal(err)
+	}
+	op, _ := crypto.ToECDSA(devKey)
+	collector := crypto.PubkeyToAddress(collectorKey.PublicKey)
+	if _, err := (settlement.Transactor{Backend: client, Key: op}).SendValue(ctx, &collector, big.NewInt(1e18), nil); err != nil {
+		t.Fatal(err)
+	}
+	faucet, err := crypto.LoadECDSA(flagValue(flags, "-test-faucet-key-file"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wallet := mustKey(t)
+	funds := big.NewInt(100_000_000)
+	if _, err := (settlement.Transactor{Backend: client, Key: faucet}).Send(ctx, &token,
+		bindings.NewTestUSD().PackTransfer(crypto.PubkeyToAddress(wallet.PublicKey), funds)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, want string }{
+		{"", "CollectorKey or CollectorKeyFile is required on a chain over RPC"},
+		{opKeyFile, "is the settlement operator's account: give the collector a key of its own"},
+	} {
+		args := append(append([]string{"-https", "127.0.0.1:0", "-http", "", "-log-level", "error"}, flags...), "-x402-products", "ticket-triage")
+		if c.name != "" {
+			args = append(args, "-x402-collector-key-file", c.name)
+		}
+		if out, errOut, code := runCmd(t, dir, args...); code == 0 || !strings.Contains(errOut, c.want) || strings.Contains(out, "listening") {
+			t.Fatalf("x402 with collector key file %q: exit %d, %s%s; want refused, saying %q", c.name, code, out, errOut, c.want)
+		}
+	}
+	s := startServerWith(t, dir, append(flags, "-x402-products", "ticket-triage", "-x402-collector-key-file", collectorFile, "-test-faucet", "0")...)
+	p := x402PayOnce(t, s, nodeDir, wallet)
+	if p.collector != collector {
+		t.Fatalf("payments go to %s, want the collector %s", p.collector, collector)
+	}
+	p.checkChain(t, client, funds)
+}
+
+// x402NodeDir is x402/testdata/node, whose node_modules hold the official
+// x402 client packages; the test is skipped if they are not installed.
+func x402NodeDir(t *testing.T) string {
+	t.Helper()
+	dir, _ := filepath.Abs(filepath.Join("..", "..", "x402", "testdata", "node"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
+		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node_modules is installed but node is not on PATH")
+	}
+	return dir
+}
+
+// x402Paid is one payment by the official client, as the server answered.
+type x402Paid struct {
+	token, collector, wallet common.Address
+	pay                      *x402.SettlementResponse
+	// units is the workflow's charge in the token's base units.
+	units *big.Int
+}
+
+// x402PayOnce sells ticket-triage to wallet through s: a create without
+// payment is answered 402 with the price, to the collector, in the token;
+// the official client (x402/testdata/node/pay.mjs) pays it and is answered
+// 201 with PAYMENT-RESPONSE naming the transfer; the workflow is the
+// wallet's customer's and settles, charged the price.
+func x402PayOnce(t *testing.T, s *server, nodeDir string, wallet *ecdsa.PrivateKey) *x402Paid {
+	t.Helper()
+	out := s.stdoutBuf.String()
+	tm, cm := tokenLine.FindStringSubmatch(out), collectorLine.FindStringSubmatch(out)
+	if tm == nil || cm == nil {
+		t.Fatalf("the start does not name the chain and the x402 collector:\n%s", out)
+	}
+	p := &x402Paid{token: common.HexToAddress(tm[2]), collector: common.HexToAddress(cm[2]), wallet: crypto.PubkeyToAddress(wallet.PublicKey)}
 	url := cm[1]
 	if url != "https://"+s.https+"/x402/workflows" {
 		t.Fatalf("x402 is announced at %s, want https://%s/x402/workflows", url, s.https)
-	}
-	key, err := crypto.LoadECDSA(wm[3])
-	if err != nil || crypto.PubkeyToAddress(key.PublicKey) != wallet {
-		t.Fatalf("the test wallet's key %s: %v", wm[3], err)
 	}
 	const body = `{"product": "ticket-triage", "payload": {"ticketId": "T-402", "subject": "Refund for invoice 7"}}`
 
@@ -82,20 +199,20 @@ func TestX402OfficialClientPaysTheReferenceServer(t *testing.T) {
 	}
 	offer := pr.Accepts[0]
 	price, ok := new(big.Int).SetString(offer.Amount, 10)
-	if !ok || price.Sign() <= 0 || offer.Network != "eip155:1337" || common.HexToAddress(offer.Asset) != token ||
-		common.HexToAddress(offer.PayTo) != collector || pr.Resource.URL != url {
+	if !ok || price.Sign() <= 0 || offer.Network != "eip155:1337" || common.HexToAddress(offer.Asset) != p.token ||
+		common.HexToAddress(offer.PayTo) != p.collector || pr.Resource.URL != url {
 		t.Fatalf("the offer %+v of %+v", offer, pr.Resource)
 	}
 
 	// The official client pays.
-	cmd := exec.Command(node, "pay.mjs")
+	cmd := exec.Command("node", "pay.mjs")
 	cmd.Dir = nodeDir
 	cmd.Env = append(os.Environ(),
-		"NODE_EXTRA_CA_CERTS="+filepath.Join(dir, "tls", "cert.pem"),
+		"NODE_EXTRA_CA_CERTS="+filepath.Join(s.dir, "tls", "cert.pem"),
 		"X402_URL="+url,
-		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(key)),
+		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(wallet)),
 		"X402_NETWORK=eip155:1337",
-		"X402_ASSET="+token.Hex(),
+		"X402_ASSET="+p.token.Hex(),
 		"X402_MAX="+offer.Amount,
 		"X402_BODY="+body,
 	)
@@ -113,61 +230,58 @@ func TestX402OfficialClientPaysTheReferenceServer(t *testing.T) {
 	if err := json.Unmarshal(stdout, &got); err != nil {
 		t.Fatalf("%v: %s", err, stdout)
 	}
-	pay := got.PaymentResponse
-	if got.Status != http.StatusCreated || pay == nil || !pay.Success || got.Body.Workflow == nil || got.Body.AccessToken == "" {
+	p.pay = got.PaymentResponse
+	if got.Status != http.StatusCreated || p.pay == nil || !p.pay.Success || got.Body.Workflow == nil || got.Body.AccessToken == "" {
 		t.Fatalf("the official client got %s", stdout)
 	}
-	if !regexp.MustCompile(`^0x[0-9a-f]{64}$`).MatchString(pay.Transaction) || common.HexToAddress(pay.Payer) != wallet ||
-		pay.Amount != offer.Amount || pay.Network != "eip155:1337" {
-		t.Fatalf("PAYMENT-RESPONSE %+v", pay)
+	if !regexp.MustCompile(`^0x[0-9a-f]{64}$`).MatchString(p.pay.Transaction) || common.HexToAddress(p.pay.Payer) != p.wallet ||
+		p.pay.Amount != offer.Amount || p.pay.Network != "eip155:1337" {
+		t.Fatalf("PAYMENT-RESPONSE %+v", p.pay)
 	}
 	wf := got.Body.Workflow
-	if wf.CustomerID != x402.CustomerID(wallet) || wf.Product != "ticket-triage" || wf.Environment() != settleflow.Test {
+	if wf.CustomerID != x402.CustomerID(p.wallet) || wf.Product != "ticket-triage" || wf.Environment() != settleflow.Test {
 		t.Fatalf("workflow %+v", wf)
 	}
 
 	// The workflow's charge, read with the access token and with the
 	// operator's key: the price, settled on the chain.
 	settled := x402Settled(t, s, wf.ID, got.Body.AccessToken)
-	units := new(big.Int).Mul(big.NewInt(settled.Charged.Amount), big.NewInt(10_000))
-	if units.Cmp(price) != 0 {
+	p.units = new(big.Int).Mul(big.NewInt(settled.Charged.Amount), big.NewInt(10_000))
+	if p.units.Cmp(price) != 0 {
 		t.Fatalf("charged %d cents; the payment was %s base units", settled.Charged.Amount, price)
 	}
 	status, _, m := s.do("GET", "/v1/workflows/"+wf.ID, s.firstKey, "")
-	if status != 200 || m["customerId"] != x402.CustomerID(wallet) || m["status"] != "Settled" {
+	if s.firstKey != "" && (status != 200 || m["customerId"] != x402.CustomerID(p.wallet) || m["status"] != "Settled") {
 		t.Fatalf("GET /v1/workflows/%s with the operator's key: %d %v", wf.ID, status, m)
 	}
+	t.Logf("paid %s base units in %s for workflow %s, charged %d cents", price, p.pay.Transaction, wf.ID, settled.Charged.Amount)
+	return p
+}
 
-	// The transfer read back from the chain (the server stopped, its
-	// embedded chain opened from the data directory).
-	if err := s.shutdown(); err != nil {
-		t.Fatal(err)
-	}
-	sim, err := settlement.NewSimulated(context.Background(), settlement.SimulatedOptions{DataDir: filepath.Join(dir, "chain"), ManualCommit: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
-	b := sim.Backend.Client()
-	rcpt, err := b.TransactionReceipt(context.Background(), common.HexToHash(pay.Transaction))
+// checkChain reads the payment's transfer back from the chain: it moved
+// the workflow's charge from the wallet to the collector, and the wallet,
+// which held funds before, holds funds less the charge.
+func (p *x402Paid) checkChain(t *testing.T, b settlement.Backend, funds *big.Int) {
+	t.Helper()
+	ctx := context.Background()
+	rcpt, err := b.TransactionReceipt(ctx, common.HexToHash(p.pay.Transaction))
 	if err != nil || rcpt.Status != 1 {
-		t.Fatalf("the payment's transaction %s: %v", pay.Transaction, err)
+		t.Fatalf("the payment's transaction %s: %v", p.pay.Transaction, err)
 	}
 	moved := new(big.Int)
 	topic := crypto.Keccak256Hash([]byte("Transfer(address,address,uint256)"))
 	for _, l := range rcpt.Logs {
-		if l.Address == token && len(l.Topics) == 3 && l.Topics[0] == topic &&
-			common.BytesToAddress(l.Topics[1][:]) == wallet && common.BytesToAddress(l.Topics[2][:]) == collector {
+		if l.Address == p.token && len(l.Topics) == 3 && l.Topics[0] == topic &&
+			common.BytesToAddress(l.Topics[1][:]) == p.wallet && common.BytesToAddress(l.Topics[2][:]) == p.collector {
 			moved.Add(moved, new(big.Int).SetBytes(l.Data))
 		}
 	}
-	if moved.Cmp(units) != 0 {
-		t.Fatalf("the payment moved %s base units from the wallet to the collector; the workflow's charge is %s", moved, units)
+	if moved.Cmp(p.units) != 0 {
+		t.Fatalf("the payment moved %s base units from the wallet to the collector; the workflow's charge is %s", moved, p.units)
 	}
-	t.Logf("paid %s base units in %s for workflow %s, charged %d cents", moved, pay.Transaction, wf.ID, settled.Charged.Amount)
-	holds, err := settlement.TokenBalance(context.Background(), b, token, wallet)
-	if want := new(big.Int).Sub(big.NewInt(1000_000_000), units); err != nil || holds.Cmp(want) != 0 {
-		t.Fatalf("the wallet holds %s, want %s (1,000.00 less the charge): %v", holds, want, err)
+	holds, err := settlement.TokenBalance(ctx, b, p.token, p.wallet)
+	if want := new(big.Int).Sub(funds, p.units); err != nil || holds.Cmp(want) != 0 {
+		t.Fatalf("the wallet holds %s, want %s (its funds less the charge): %v", holds, want, err)
 	}
 }
 
