@@ -343,6 +343,10 @@ func (s *Server) fundTestWallet(ctx context.Context, b settlement.Backend, fauce
 	return w, nil
 }
 
+// X402ProductsError begins the error of [Server.Start] for a product of
+// X402Config.Products that x402 refuses (x402.New's error follows).
+const X402ProductsError = "Config.X402.Products: "
+
 // startX402 makes the x402 handler for the server's URL, now known: it
 // checks the products (x402.New's errors).
 func (s *Server) startX402() error {
@@ -361,7 +365,9 @@ func (s *Server) startX402() error {
 		FundsWait: c.RequestTimeout - x.Wait, Now: c.Clock.Now, Logger: s.log.Named("x402"),
 	})
 	if err != nil {
-		return fmt.Errorf("server: Config.X402: %w", err)
+		// With the server's own checks done, what x402.New refuses is a
+		// product: not in the catalogue, or priced as no scheme sells.
+		return fmt.Errorf("%s%w", X402ProductsError, err)
 	}
 	sale.handler.Store(h)
 	return nil

@@ -92,7 +92,7 @@ func TestX402StartErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(t.Context()); err == nil || err.Error() != `server: Config.X402: x402: no product "nope"` {
+	if err := s.Start(t.Context()); err == nil || err.Error() != server.X402ProductsError+`x402: no product "nope"` {
 		t.Fatalf("Start selling a product not in the catalogue: %v", err)
 	}
 	s.Stop(t.Context()) //nolint:errcheck // not started

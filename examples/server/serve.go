@@ -48,7 +48,12 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	followed := make(chan struct{})
 	go func() { defer close(followed); follow(fctx, log.Named("products")) }()
 	defer func() { cancel(); <-followed }()
-	return srv.Run(ctx)
+	err = srv.Run(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), sfserver.X402ProductsError) {
+		// Said as the flag that named the product.
+		return errors.New("-x402-products: " + strings.TrimPrefix(err.Error(), sfserver.X402ProductsError))
+	}
+	return err
 }
 
 // timeouts are the listeners' bounds: sfserver.Config's RequestTimeout,

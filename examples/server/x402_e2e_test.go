@@ -329,7 +329,7 @@ func TestX402FlagErrors(t *testing.T) {
 		{"an empty product", []string{"-x402-products", "ticket-triage,"}, "an empty product name", true},
 		{"a wait past the request timeout", []string{"-x402-products", "ticket-triage", "-x402-wait", "30s"}, "-x402-wait 30s: want less than -request-timeout (30s)", true},
 		{"live without a live chain", []string{"-x402-products", "ticket-triage", "-x402-env", "live"}, "-x402-env live needs live settlement", true},
-		{"a product not in the catalogue", []string{"-x402-products", "ticket-triage,nope"}, `x402: no product "nope"`, false},
+		{"a product not in the catalogue", []string{"-x402-products", "ticket-triage,nope"}, `-x402-products: x402: no product "nope"`, false},
 	} {
 		var out syncBuffer
 		dir := filepath.Join(t.TempDir(), "data")
