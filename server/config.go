@@ -135,6 +135,10 @@ type Config struct {
 	// wait before GET /readyz answers 503. Default 30 s.
 	ReadyMaxLag time.Duration
 
+	// X402, set, sells products to agents that pay over HTTP 402, at
+	// /x402/ of the server's URL (see [X402Config]). Default: none.
+	X402 *X402Config
+
 	// Clock is the one clock of the server's engine, webhook deliverer, API
 	// keys, API (request ids, rate-limit windows), dashboard (sessions) and
 	// health checks; waits and durations stay on the monotonic clock.
@@ -235,6 +239,9 @@ func (c Config) check() error {
 		if d.d < 0 {
 			return bad(d.field, "%v: want a positive duration (0: the default)", d.d)
 		}
+	}
+	if err := c.checkX402(); err != nil {
+		return err
 	}
 	for _, env := range slices.Sorted(maps.Keys(c.Explorers)) {
 		u := c.Explorers[env]

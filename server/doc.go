@@ -1,7 +1,8 @@
 // Package server is the whole settleflow server in one value: the engine
 // and its stages, the signed webhook deliverer, the HTTP API over HTTPS
 // with health checks, Prometheus metrics and the dashboard, rate limits,
-// settlement on a chain, and TLS — built from a [Config] by [New], run by
+// settlement on a chain, TLS, and optionally sales to agents that pay over
+// HTTP 402 ([X402Config], at /x402/) — built from a [Config] by [New], run by
 // [Server.Start] and [Server.Stop], or by [Server.Run] until a context
 // ends. It is the composition root of the reference server
 // (go run ./examples/server), which is the flags and subcommands around

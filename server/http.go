@@ -92,12 +92,15 @@ func methodLabel(r *http.Request) string {
 	return "other"
 }
 
-// routeLabel is the API route pattern the path matches, else "other".
+// routeLabel is the API route pattern (or the x402 handler's) the path
+// matches, else "other".
 func routeLabel(r *http.Request) string {
 	switch p := r.URL.Path; {
 	case p == "/v1/workflows", p == "/v1/quotes", p == "/v1/products", p == "/v1/events", p == "/v1/refunds", p == "/v1/margins", p == "/v1/openapi.json",
-		p == "/v1/tasks/claim":
+		p == "/v1/tasks/claim", p == "/x402/workflows":
 		return p
+	case oneSegment(p, "/x402/workflows/", ""):
+		return "/x402/workflows/{id}"
 	case oneSegment(p, "/v1/tasks/", "/heartbeat"):
 		return "/v1/tasks/{id}/heartbeat"
 	case oneSegment(p, "/v1/tasks/", "/complete"):

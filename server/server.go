@@ -56,11 +56,15 @@ type Server struct {
 	cfg Config
 	log *zap.Logger
 
-	store    *bunstore.Store
-	limiter  ratelimit.Limiter
-	keys     *apikey.Manager
-	lease    *storage.Lease
-	chain    settler
+	store   *bunstore.Store
+	limiter ratelimit.Limiter
+	keys    *apikey.Manager
+	lease   *storage.Lease
+	chain   settler
+	// sim is the embedded test chain (nil when test mode is over RPC).
+	sim *settlement.Simulated
+	// x402 is the sale over x402 (nil without Config.X402).
+	x402     *x402Sale
 	hooks    *webhook.Service
 	engine   *settleflow.Engine
 	dash     *dashboard.Handler
@@ -127,6 +131,9 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if err := s.openChain(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.openX402(ctx); err != nil {
 		return nil, err
 	}
 	if err := s.build(ctx); err != nil {
@@ -231,7 +238,7 @@ func (s *Server) openChain(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("settlement: %w", err)
 	}
-	s.chain = sim
+	s.chain, s.sim = sim, sim
 	s.onClose(func() { sim.Close() })
 	return nil
 }
@@ -291,7 +298,7 @@ func (s *Server) build(ctx context.Context) error {
 		Name: "settleflow_connections_refused_total", Help: "Connections closed at accept: over the per-address cap.",
 	})
 	s.reg.MustRegister(s.refused)
-	s.handler = withHealth(hl, withDashboard(s.dash, withPortal(s.portal, instrument(s.reg, api))))
+	s.handler = withHealth(hl, withDashboard(s.dash, withPortal(s.portal, instrument(s.reg, withX402(s.x402, api)))))
 	return nil
 }
 
@@ -324,7 +331,12 @@ func (s *Server) Start(ctx context.Context) error {
 		s.closeListeners()
 		return err
 	}
-	link, err := s.signInLink(ctx)
+	// The x402 handler names its resources after the URL, known now.
+	err := s.startX402()
+	var link string
+	if err == nil {
+		link, err = s.signInLink(ctx)
+	}
 	if err == nil {
 		err = s.engine.Start(ctx) // and the webhook deliverer, first
 	}
@@ -444,6 +456,7 @@ func (s *Server) announce(link string) {
 		// Beside the first test key: the way into the dashboard.
 		fmt.Fprintf(out, "dashboard: sign in at %s\n  (one use, within 15 minutes; `server dashboard link` prints another)\n", link)
 	}
+	s.announceX402()
 	if s.redirect != nil {
 		fmt.Fprintf(out, "redirecting http://%s to HTTPS\n", s.redirect.Addr())
 	}

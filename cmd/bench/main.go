@@ -10,6 +10,13 @@
 //	go run ./cmd/bench -suite fairness [-n 20000] [-rounds 3] [-duration 20s] [-work 100ms] [-fair-workers 100] [-sync FULL|NORMAL]
 //	go run ./cmd/bench -suite workers [-python 4] [-python-concurrency 8] [-n 20000] [-rounds 3] [-probes 50] [-connections 32]
 //	go run ./cmd/bench -suite workers -postgres DSN [-instances 3] [-geth PATH] [-python 4] [-n 2000] [-probes 50] ...
+//	go run ./cmd/bench -suite x402 [-n 200] [-rounds 3] [-connections 8]
+//
+// -suite x402: paid creates (POST /x402/workflows with an x402 exact
+// payment, signed in Go) beside keyed creates (POST /v1/workflows with an
+// API key) of one fixed-price product, on one engine, HTTPS server and
+// simulated chain, in alternating turns of the same rounds: creates per
+// second of each and their ratio; see x402.go.
 //
 // -suite workers: a no-op declared product in process beside the same
 // product served by -python Python worker processes, verified webhooks per
@@ -73,7 +80,7 @@ func main() {
 	n := flag.Int("n", 20000, "operations per measurement")
 	rounds := flag.Int("rounds", 3, "rounds; the median is reported")
 	sync := flag.String("sync", "FULL", "SQLite synchronous setting for every side: FULL or NORMAL")
-	suite := flag.String("suite", "engine", "engine, http, pipeline, postgres, sqlite, fairness or workers")
+	suite := flag.String("suite", "engine", "engine, http, pipeline, postgres, sqlite, fairness, workers or x402")
 	workers := flag.Int("workers", 1000, "postgres: River's MaxWorkers and the engine's Options.Workers")
 	goroutines := flag.Int("goroutines", 16, "postgres: creating (inserting) goroutines of every side")
 	riverConns := flag.Int("river-conns", 0, "postgres: River's pgxpool MaxConns (0: pgxpool's default)")
@@ -97,6 +104,22 @@ func main() {
 	probes := flag.Int("probes", 50, "workers: workflows created one at a time on idle workers, per round and side, for the create→handler latency")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to `file` (http: one per target, of its last turn, to file.noop, file.create, file.fetch, file.settled; workers: one per side, of its burst, to file.inprocess, file.remote)")
 	flag.Parse()
+	if *suite == "x402" {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		c := x402Config{n: 200, rounds: *rounds, connections: 8}
+		if set["n"] {
+			c.n = *n
+		}
+		if set["connections"] {
+			c.connections = *connections
+		}
+		if err := runX402(c); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *suite == "fairness" {
 		if err := runFairness(fairConfig{n: *n, rounds: *rounds, sync: sqlite.Synchronous(*sync), duration: *duration, cpuprofile: *cpuprofile}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

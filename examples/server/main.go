@@ -88,6 +88,8 @@ type config struct {
 	testExplorer, liveExplorer string
 	// portalName and portalLogo are the customer portal's header.
 	portalName, portalLogo string
+	// x402 is the sale over x402 (-x402-*): off without -x402-products.
+	x402 x402Flags
 	// testFaucet is what the test faucet deposits for a test customer's
 	// first workflow, in minor units; 0 turns the faucet off.
 	testFaucet int64
@@ -176,6 +178,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&c.testFaucet, "test-faucet", settleflow.DefaultTestFaucet, "what the test faucet deposits for a test customer seen for the first time, in minor `units` (100000 is 1,000.00); 0 turns it off. cus_insufficient_funds is never funded")
 	fs.DurationVar(&c.readyMaxLag, "ready-max-lag", 30*time.Second, "GET /readyz answers 503 when the oldest due item of a pipeline stage has waited longer")
 	fs.DurationVar(&c.fundsMaxAge, "funds-max-age", 10*time.Minute, "creates that need customer funds answer 503 funds_unavailable, and GET /readyz 503, while the funds follower has not been current with the chain for longer; 0: no bound")
+	c.x402.register(fs)
 	c.live.register(fs, "live", "mainnet")
 	c.test.register(fs, "test", "testnet")
 	showVersion := fs.Bool("version", false, "print the version and exit")

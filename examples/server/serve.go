@@ -48,7 +48,12 @@ func serve(ctx context.Context, c config, stdout io.Writer) error {
 	followed := make(chan struct{})
 	go func() { defer close(followed); follow(fctx, log.Named("products")) }()
 	defer func() { cancel(); <-followed }()
-	return srv.Run(ctx)
+	err = srv.Run(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), sfserver.X402ProductsError) {
+		// Said as the flag that named the product.
+		return errors.New("-x402-products: " + strings.TrimPrefix(err.Error(), sfserver.X402ProductsError))
+	}
+	return err
 }
 
 // timeouts are the listeners' bounds: sfserver.Config's RequestTimeout,
@@ -99,8 +104,18 @@ func (c config) serverConfig() (sfserver.Config, error) {
 			return sfserver.Config{}, err
 		}
 	}
+	x402, err := c.x402.config()
+	if err != nil {
+		return sfserver.Config{}, err
+	}
+	if x402 != nil && c.x402.wait >= c.timeouts.request {
+		return sfserver.Config{}, usageError{fmt.Errorf("-x402-wait %v: want less than -request-timeout (%v): the paid request is answered within it", c.x402.wait, c.timeouts.request)}
+	}
+	if x402 != nil && x402.Environment == settleflow.Live && live == nil {
+		return sfserver.Config{}, usageError{errors.New("-x402-env live needs live settlement: -live-rpc, -live-chain-id, -live-contract, ... (see -h)")}
+	}
 	return sfserver.Config{
-		Products: products, DataDir: c.dataDir, Postgres: c.postgres,
+		Products: products, X402: x402, DataDir: c.dataDir, Postgres: c.postgres,
 		Addr: c.httpsAddr, RedirectAddr: c.httpAddr, PublicAddr: c.publicHTTPS, MetricsAddr: c.metricsAddr,
 		TLSCert: c.tlsCert, TLSKey: c.tlsKey, Test: test, Live: live, TestFaucet: zeroIsOff(c.testFaucet),
 		Workers: c.workers, ExecutionTimeout: c.executionTimeout, TaskLease: c.taskLease,
