@@ -255,8 +255,12 @@ func (s *Server) build(ctx context.Context) error {
 		StrictTestURLs: c.WebhookStrictTestURLs, Owner: workerID, Retry: c.WebhookRetry, Clock: c.Clock}); err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
+	var engineSettler settleflow.Settler = s.chain
+	if s.x402 != nil && s.x402.funding != nil {
+		engineSettler = s.x402.funding
+	}
 	if s.engine, err = settleflow.New(settleflow.Options{
-		Store: s.store, Settler: s.chain, Notifier: s.hooks, Products: c.Products, Logger: s.log.Named("engine"),
+		Store: s.store, Settler: engineSettler, Notifier: s.hooks, Products: c.Products, Logger: s.log.Named("engine"),
 		WorkerID: workerID, Workers: c.Workers, ExecutionTimeout: c.ExecutionTimeout, TaskLease: c.TaskLease, SettlementLease: s.lease,
 		TestFaucet: c.TestFaucet, Clock: c.Clock, FundsMaxAge: c.FundsMaxAge,
 		// The webhook deliverer starts before the engine's stages and

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -129,6 +130,9 @@ type x402Sale struct {
 	handler atomic.Pointer[x402.Handler]
 	// wallet is the embedded chain's test buyer wallet (nil elsewhere).
 	wallet *testWallet
+	// funding is the engine's settler: the server's, taking the charges
+	// of workflows paid by an upto permit from their wallets first.
+	funding *x402.FundingSettler
 }
 
 // testWallet is the embedded test chain's buyer wallet, funded with test
@@ -212,6 +216,14 @@ func (s *Server) openX402(ctx context.Context) error {
 	sale.fac, err = x402.NewFacilitator(ctx, x402.FacilitatorConfig{Backend: backend, Collector: key, Token: info.Token, Contract: info.Contract, Mine: mine})
 	if err != nil {
 		return err
+	}
+	// Outcome-priced products are sold by upto: their charges are taken
+	// from the wallets as they settle, by the engine's settler.
+	switch ch := s.chain.(type) {
+	case *settlement.Settler:
+		sale.funding = x402.NewFundingSettler(ch, sale.fac, s.log.Named("x402"))
+	case *settlement.Simulated:
+		sale.funding = x402.NewFundingSettler(ch.Settler, sale.fac, s.log.Named("x402"))
 	}
 	secretFile := x.AccessSecretFile
 	if secretFile == "" {
@@ -326,6 +338,9 @@ func (s *Server) fundTestWallet(ctx context.Context, b settlement.Backend, fauce
 	if w.holds, err = settlement.TokenBalance(ctx, b, info.Token, w.address); err != nil {
 		return nil, err
 	}
+	if err := approvePermit2(ctx, b, faucet, key, info.Token, mine); err != nil {
+		return nil, err
+	}
 	low, err := settlement.BaseUnits(testWalletMin, info.Decimals)
 	if err != nil || w.holds.Cmp(low) >= 0 {
 		return w, err
@@ -343,6 +358,29 @@ func (s *Server) fundTestWallet(ctx context.Context, b settlement.Backend, fauce
 	return w, nil
 }
 
+// approvePermit2 has the test buyer wallet approve Permit2 for the test
+// token once (what an agent does before it pays by upto), giving it gas
+// for that from the faucet.
+func approvePermit2(ctx context.Context, b settlement.Backend, faucet, wallet *ecdsa.PrivateKey, token common.Address, mine func()) error {
+	usd := bindings.NewTestUSD()
+	addr := crypto.PubkeyToAddress(wallet.PublicKey)
+	out, err := b.CallContract(ctx, ethereum.CallMsg{To: &token, Data: usd.PackAllowance(addr, settlement.Permit2Address)}, nil)
+	if err != nil {
+		return err
+	}
+	half := new(big.Int).Lsh(big.NewInt(1), 255)
+	if allowance, err := usd.UnpackAllowance(out); err != nil || allowance.Cmp(half) >= 0 {
+		return err
+	}
+	gas := new(big.Int).Div(big.NewInt(params.Ether), big.NewInt(10))
+	if _, err := (settlement.Transactor{Backend: b, Key: faucet, Mine: mine}).SendValue(ctx, &addr, gas, nil); err != nil {
+		return err
+	}
+	maxUint := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
+	_, err = settlement.Transactor{Backend: b, Key: wallet, Mine: mine}.Send(ctx, &token, usd.PackApprove(settlement.Permit2Address, maxUint))
+	return err
+}
+
 // X402ProductsError begins the error of [Server.Start] for a product of
 // X402Config.Products that x402 refuses (x402.New's error follows).
 const X402ProductsError = "Config.X402.Products: "
@@ -357,7 +395,7 @@ func (s *Server) startX402() error {
 	c := s.cfg
 	x := c.X402
 	h, err := x402.New(x402.Config{
-		Engine: s.engine, Facilitator: sale.fac, Environment: sale.env, Products: x.Products,
+		Engine: s.engine, Facilitator: sale.fac, Funding: sale.funding, Environment: sale.env, Products: x.Products,
 		BaseURL: s.URL() + "/x402", AccessSecret: sale.secret, Wait: x.Wait,
 		// What the request's deadline leaves after the wait for the
 		// outcome: past it the agent is told to send the same payment
