@@ -437,7 +437,7 @@ func TestAttackerInvariant(t *testing.T) {
 	gas(crypto.PubkeyToAddress(attackerKey.PublicKey))
 	sinkKey, _ := crypto.GenerateKey()
 	sink := crypto.PubkeyToAddress(sinkKey.PublicKey) // where drained tokens go
-	const startFunds = 3 * priceUnits
+	const startFunds = 5 * priceUnits
 	wallets := make([]*attackWallet, 3)
 	for i := range wallets {
 		key, _ := crypto.GenerateKey()
@@ -579,40 +579,87 @@ func TestAttackerInvariant(t *testing.T) {
 	}
 	tms, mss := tampers(), mistakes(r)
 
+	// The operations and their weights: the first steps run each once,
+	// in a random order; the rest are drawn by weight.
+	ops := []struct {
+		name   string
+		weight int
+	}{
+		{"pay", 8}, {"replay, same request", 2}, {"replay, another payload", 1}, {"replay, another product", 1},
+		{"tampered", 6}, {"signed wrong", 2}, {"concurrent, same request", 1}, {"concurrent, different payloads", 1},
+		{"drained before the retry", 2}, {"drained in the server's block", 2}, {"front-run, mined before", 2},
+		{"front-run, same block", 2}, {"refill", 2},
+	}
+	first, total, ran := rng.Perm(len(ops)), 0, map[string]int{}
+	for _, o := range ops {
+		total += o.weight
+	}
+	pick := func(step int) string {
+		if step < len(ops) {
+			return ops[first[step]].name
+		}
+		n := rng.IntN(total)
+		for _, o := range ops {
+			if n < o.weight {
+				return o.name
+			}
+			n -= o.weight
+		}
+		panic("unreachable")
+	}
+
 	check("start")
+	// Every tampering and every wrong signature once; later steps draw
+	// them at random.
+	for i, tm := range tms {
+		w, body := wallets[i%len(wallets)], bodyOf(-1, i)
+		_, h := sign(w, body)
+		refused("tampered: "+tm.name, post(body, tampered(t, h, tm)), tm.status, tm.code)
+	}
+	for i, m := range mss {
+		w, body := wallets[i%len(wallets)], bodyOf(-2, i)
+		req := r.offer(body)
+		a := longAuthorization(req)
+		auths = append(auths, a)
+		refused("signed wrong: "+m.name, post(body, m.sign(t, w.key, req, a)), http.StatusPaymentRequired, m.code)
+	}
+	check("every tampering and every wrong signature")
 	for step := range steps {
 		w := wallets[rng.IntN(len(wallets))]
 		body := bodyOf(step, 0)
-		var what string
-		switch k := rng.IntN(16); {
-		case k < 4: // a valid paid create
-			what = "pay"
+		op := pick(step)
+		what := op
+		switch op {
+		case "pay": // a valid paid create
 			a, h := sign(w, body)
 			pay("a paid create", w, a, h, body)
-		case k < 6: // a replay of an earlier payment: the same request
-			// answers its workflow; another payload or product is refused
+		case "replay, same request", "replay, another payload", "replay, another product":
+			// a replay of an earlier payment: the same request answers its
+			// workflow; another payload or product is refused
 			if len(paid) == 0 {
-				continue
+				a, h := sign(w, body)
+				pay("a paid create to replay", w, a, h, body)
+				if len(paid) == 0 {
+					continue
+				}
+				body = bodyOf(step, 1)
 			}
 			p := paid[rng.IntN(len(paid))]
-			switch rng.IntN(3) {
-			case 0:
-				what = "replay, same request"
+			switch op {
+			case "replay, same request":
 				got := post(p.body, p.header)
 				if got.status != http.StatusCreated || got.purchase.Workflow.ID != p.purchase.Workflow.ID || got.header.Get("Idempotent-Replayed") != "true" {
 					t.Fatalf("step %d: a replay of %s's payment answered %d %s", step, p.purchase.Workflow.ID, got.status, got.body)
 				}
 				created(what, p.w, p.auth, p.header, p.body, got)
-			case 1:
-				what = "replay, another payload"
+			case "replay, another payload":
 				refused(what, post(body, p.header), http.StatusPaymentRequired, x402.CodeNonceUsed)
 			default:
-				what = "replay, another product"
 				other := fmt.Sprintf(`{"product": %q, "payload": {"text": "step %d"}}`, notForSale, step)
 				refused(what, post(other, p.header), http.StatusNotFound, "product_not_found")
 			}
-		case k < 9: // a valid payment altered after signing; the original
-			// still pays afterwards
+		case "tampered": // a valid payment altered after signing; the
+			// original still pays afterwards
 			tm := tms[rng.IntN(len(tms))]
 			what = "tampered: " + tm.name
 			a, h := sign(w, body)
@@ -621,20 +668,17 @@ func TestAttackerInvariant(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				pay("the original after "+what, w, a, h, body)
 			}
-		case k < 10: // the wallet signs a payment that does not pay
+		case "signed wrong": // the wallet signs a payment that does not pay
 			m := mss[rng.IntN(len(mss))]
 			what = "signed wrong: " + m.name
 			req := r.offer(body)
 			a := longAuthorization(req)
 			auths = append(auths, a)
 			refused(what, post(body, m.sign(t, w.key, req, a)), http.StatusPaymentRequired, m.code)
-		case k < 11: // one payment sent by several goroutines at once
+		case "concurrent, same request", "concurrent, different payloads":
+			// one payment sent by several goroutines at once
 			n := 2 + rng.IntN(4)
-			same := rng.IntN(2) == 0
-			what = "concurrent, same request"
-			if !same {
-				what = "concurrent, different payloads"
-			}
+			same := op == "concurrent, same request"
 			a, h := sign(w, body)
 			answers := make([]*answer, n)
 			errs := make([]error, n)
@@ -680,24 +724,23 @@ func TestAttackerInvariant(t *testing.T) {
 				}
 			}
 			counts[fmt.Sprintf("concurrent x%d", n)]++
-		case k < 13: // the wallet drains its tokens between the 402 and the
-			// retry: mined before it, or in the same block as the
-			// server's transfer, ahead of it
+		case "drained before the retry", "drained in the server's block":
+			// the wallet drains its tokens between the 402 and the retry:
+			// mined before it, or in the same block as the server's
+			// transfer, ahead of it
 			if w.tokens < priceUnits {
 				refill(w, priceUnits)
 			}
 			a, h := sign(w, body)
 			amount := w.tokens
 			data := bindings.NewTestUSD().PackTransfer(sink, big.NewInt(amount))
-			if rng.IntN(2) == 0 {
-				what = "drained before the retry"
+			if op == "drained before the retry" {
 				if _, err := (settlement.Transactor{Backend: r.backend, Key: w.key, Mine: r.sim.Commit}).Send(ctx, &r.sim.Addresses.Token, data); err != nil {
 					t.Fatal(err)
 				}
 				w.tokens, drained = 0, drained+amount
 				refused(what, post(body, h), http.StatusPaymentRequired, x402.CodeInsufficientFunds)
 			} else {
-				what = "drained in the server's block"
 				hold.Lock()
 				tx := r.sendPooled(w.key, r.sim.Addresses.Token, data)
 				got := post(body, h)
@@ -716,25 +759,24 @@ func TestAttackerInvariant(t *testing.T) {
 			}
 			check(fmt.Sprintf("step %d (%s)", step, what))
 			// Funded again, the same payment pays: it was never used.
-			refill(w, priceUnits+int64(rng.IntN(3))*priceUnits)
+			refill(w, int64(2+rng.IntN(3))*priceUnits)
 			if rng.IntN(2) == 0 {
 				pay("the payment after the drain, funded again", w, a, h, body)
 			}
-		case k < 15: // the attacker submits the wallet's authorization to
-			// the token before the server does
+		case "front-run, mined before", "front-run, same block":
+			// the attacker submits the wallet's authorization to the token
+			// before the server does
 			if w.tokens < priceUnits {
 				refill(w, priceUnits)
 			}
 			a, h := sign(w, body)
-			if rng.IntN(2) == 0 {
-				what = "front-run, mined before"
+			if op == "front-run, mined before" {
 				if _, err := attacker.Send(ctx, &r.sim.Addresses.Token, frontRun(a)); err != nil {
 					t.Fatalf("the attacker's front-run: %v", err)
 				}
 				got := post(body, h)
 				refused(what, got, http.StatusPaymentRequired, x402.CodeNonceUsed)
 			} else {
-				what = "front-run, same block"
 				hold.Lock()
 				tx := r.sendPooled(attackerKey, r.sim.Addresses.Token, frontRun(a))
 				got := post(body, h)
@@ -754,11 +796,11 @@ func TestAttackerInvariant(t *testing.T) {
 			if rng.IntN(2) == 0 { // and again: still refused
 				refused(what+", again", post(body, h), http.StatusPaymentRequired, x402.CodeNonceUsed)
 			}
-		default:
-			what = "refill"
+		default: // refill
 			refill(w, int64(1+rng.IntN(3))*priceUnits)
 		}
 		counts[what]++
+		ran[op]++
 		check(fmt.Sprintf("step %d (%s)", step, what))
 		t.Logf("step %d: %s, wallet %s", step, what, w.addr)
 	}
@@ -794,6 +836,11 @@ func TestAttackerInvariant(t *testing.T) {
 		slices.Sort(ids)
 		if len(ids) != len(w.paid) {
 			t.Fatalf("wallet %s has workflows %v, its payments created %d", w.addr, ids, len(w.paid))
+		}
+	}
+	for _, o := range ops {
+		if steps >= len(ops) && ran[o.name] == 0 {
+			t.Errorf("the sequence never ran %q", o.name)
 		}
 	}
 	if owed := r.payeeOwed(); owed != int64(len(paid))*priceUnits {
