@@ -1,0 +1,442 @@
+package x402_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/accounts/keystore"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/settlement"
+	"github.com/settleflow/settleflow/settlement/contracts/bindings"
+	"github.com/settleflow/settleflow/x402"
+)
+
+// gethChain is a [settlement.ChainBackend] over a geth --dev node: geth
+// seals its own blocks (--dev.period 1), so Commit does nothing, and the
+// rig's transactors and facilitator wait for geth's blocks instead of
+// mining.
+type gethChain struct{ client *ethclient.Client }
+
+func (g gethChain) Client() simulated.Client { return g.client }
+func (g gethChain) Commit() common.Hash      { return common.Hash{} }
+func (g gethChain) Rollback()                {}
+func (g gethChain) Fork(common.Hash) error   { return errors.New("geth --dev: no forks") }
+func (g gethChain) AdjustTime(time.Duration) error {
+	return errors.New("geth --dev: its clock is the wall clock")
+}
+func (g gethChain) Close() error { return nil }
+
+// gethNode is a running geth --dev node on loopback.
+type gethNode struct {
+	client  *ethclient.Client
+	url     string
+	keyfile string // the dev account's keystore file (empty password)
+	devKey  *ecdsa.PrivateKey
+}
+
+// startGeth starts `geth --dev --dev.period 1` (SETTLEFLOW_GETH; the test
+// is skipped without it) on loopback ports, stopped when the test ends, and
+// waits for it to answer.
+func startGeth(t *testing.T) *gethNode {
+	t.Helper()
+	bin := os.Getenv("SETTLEFLOW_GETH")
+	if bin == "" {
+		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the x402 geth --dev test")
+	}
+	dir := t.TempDir()
+	datadir := filepath.Join(dir, "data")
+	httpPort, authPort := freePort(t), freePort(t)
+	logPath := filepath.Join(dir, "geth.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", datadir,
+		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(httpPort), "--http.api", "eth,net,web3",
+		"--authrpc.addr", "127.0.0.1", "--authrpc.port", fmt.Sprint(authPort),
+		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--netrestrict", "127.0.0.0/8",
+		"--verbosity", "2")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start geth: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(logPath); err == nil {
+				if len(b) > 4000 {
+					b = b[len(b)-4000:]
+				}
+				t.Logf("geth log tail:\n%s", b)
+			}
+		}
+	})
+	ctx := context.Background()
+	u := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	var client *ethclient.Client
+	for deadline := time.Now().Add(60 * time.Second); client == nil; time.Sleep(100 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("geth exited early: %v", err)
+		default:
+		}
+		if c, err := ethclient.DialContext(ctx, u); err == nil {
+			if _, err := c.ChainID(ctx); err == nil {
+				client = c
+				break
+			}
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("geth did not answer on", u)
+		}
+	}
+	t.Cleanup(client.Close)
+	files, err := filepath.Glob(filepath.Join(datadir, "keystore", "*"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("dev keystore: %v %v", files, err)
+	}
+	blob, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := keystore.DecryptKey(blob, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gethNode{client: client, url: u, keyfile: files[0], devKey: key.PrivateKey}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// newGethRig is the tests' rig (harness_test.go) on a geth --dev node: the
+// test stablecoin and the settlement contract deployed by the dev account
+// (the operator), the engine's settler following the node at depth 2, the
+// collector and the buyer funded from a faucet. The rig's Simulated holds
+// the deployment and the settler over geth (gethChain: no mining).
+func newGethRig(t *testing.T) *rig {
+	t.Helper()
+	g := startGeth(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	faucetKey, _ := crypto.GenerateKey()
+	payeeKey, _ := crypto.GenerateKey()
+	op := settlement.Transactor{Backend: g.client, Key: g.devKey}
+	funds, _ := settlement.BaseUnits(1_000_000, 6)
+	addrs, err := op.DeployDev(ctx, settlement.DevDeployment{Payee: crypto.PubkeyToAddress(payeeKey.PublicKey), Faucet: faucetKey, Funds: funds})
+	if err != nil {
+		t.Fatalf("deploy: %v", err)
+	}
+	// The faucet gives the collector gas money (the rig sends it 1 ETH).
+	faucetAddr := crypto.PubkeyToAddress(faucetKey.PublicKey)
+	eth := new(big.Int).Mul(big.NewInt(100), big.NewInt(1e18))
+	if _, err := op.SendValue(ctx, &faucetAddr, eth, nil); err != nil {
+		t.Fatal(err)
+	}
+	secret := []byte("x402-geth-dev-customer-ref-secret")
+	s, err := settlement.New(ctx, settlement.Config{Test: &settlement.ChainConfig{RPCURL: g.url, ChainID: 1337, Contract: addrs.Contract,
+		Token: addrs.Token, Payee: addrs.Payee, KeystoreFile: g.keyfile, Confirmations: 2, FlushInterval: 100 * time.Millisecond,
+		PollInterval: 200 * time.Millisecond, CustomerRefSecret: secret}, Logger: zaptest.NewLogger(t).Named("settlement")})
+	if err != nil {
+		t.Fatalf("settlement.New: %v", err)
+	}
+	t.Cleanup(func() { s.Close() }) // after the engine's stop (cleanups run last first)
+	sim := &settlement.Simulated{Settler: s, Backend: gethChain{g.client}, Addresses: addrs, OperatorKey: g.devKey, PayeeKey: payeeKey,
+		FaucetKey: faucetKey, CustomerRefSecret: secret}
+	r, err := finishRig(t, sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// recorder is a reverse proxy in front of the rig's server that keeps
+// every PAYMENT-SIGNATURE it forwards: the official client's payment, to
+// replay.
+type recorder struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	seen []string
+}
+
+func newRecorder(t *testing.T, target string) *recorder {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if h := req.Header.Get(x402.HeaderPaymentSignature); h != "" {
+			rec.mu.Lock()
+			rec.seen = append(rec.seen, h)
+			rec.mu.Unlock()
+		}
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(rec.srv.Close)
+	return rec
+}
+
+func (rec *recorder) payments() []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]string(nil), rec.seen...)
+}
+
+// payeeOwed is what the settlement contract owes its payee, in base units.
+func (r *rig) payeeOwed() int64 {
+	r.t.Helper()
+	abi := bindings.NewSettleflowSettlement()
+	out, err := r.backend.CallContract(context.Background(), ethereum.CallMsg{To: &r.sim.Addresses.Contract, Data: abi.PackPayeeOwed()}, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	v, err := abi.UnpackPayeeOwed(out)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return v.Int64()
+}
+
+// settledCents is the charge the contract settled for workflow wf, read
+// from the chain: the charge word tagged with wf's tag in its settlement's
+// settle transaction (whose customer must be customer's reference), whose
+// sequence the contract marks settled and not declined; in cents.
+func (r *rig) settledCents(wf *settleflow.Workflow, customer string) int64 {
+	r.t.Helper()
+	ctx := context.Background()
+	if wf.Settlement == nil {
+		r.t.Fatalf("workflow %s has no settlement", wf.ID)
+	}
+	tx, _, err := r.backend.TransactionByHash(ctx, common.HexToHash(wf.Settlement.TxHash))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	parsed, err := bindings.SettleflowSettlementMetaData.ParseABI()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	m := parsed.Methods["settle"]
+	if len(tx.Data()) < 4 || !bytes.Equal(tx.Data()[:4], m.ID) || *tx.To() != r.sim.Addresses.Contract {
+		r.t.Fatalf("the settlement %s of %s is not a settle of the contract", wf.Settlement.TxHash, wf.ID)
+	}
+	args, err := m.Inputs.Unpack(tx.Data()[4:])
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	customers, words := args[0].([][32]byte), args[1].([]*big.Int)
+	c, err := r.engine.Customer(ctx, settleflow.Test, customer)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ref := common.HexToHash(c.Deposit.CustomerRef)
+	tag := settlement.WorkflowTag(wf.ID)
+	var found []settlement.PackedCharge
+	for _, w := range words {
+		pc, err := settlement.UnpackCharge(w)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if pc.Tag == tag {
+			found = append(found, pc)
+		}
+	}
+	if len(found) != 1 {
+		r.t.Fatalf("the settlement %s holds %d charges tagged with %s, want 1", wf.Settlement.TxHash, len(found), wf.ID)
+	}
+	pc := found[0]
+	if int(pc.Customer) >= len(customers) || customers[pc.Customer] != ref {
+		r.t.Fatalf("the charge of %s in %s is not to %s's balance", wf.ID, wf.Settlement.TxHash, customer)
+	}
+	abi := bindings.NewSettleflowSettlement()
+	seq := new(big.Int).SetUint64(pc.Sequence)
+	for _, q := range []struct {
+		data []byte
+		want bool
+	}{{abi.PackSettled(seq), true}, {abi.PackDeclined(seq), false}} {
+		out, err := r.backend.CallContract(ctx, ethereum.CallMsg{To: &r.sim.Addresses.Contract, Data: q.data}, nil)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if got := new(big.Int).SetBytes(out).Sign() != 0; got != q.want {
+			r.t.Fatalf("the contract's settled/declined of sequence %d (%s): %v, want %v", pc.Sequence, wf.ID, got, q.want)
+		}
+	}
+	return int64(pc.Cents)
+}
+
+// The official x402 client (node pay.mjs: @x402/fetch with @x402/evm,
+// pinned) pays a fixed-price product by exact through the handler on a
+// geth --dev node making a block a second, with the engine settling there
+// at depth 2: the payment's transfer moved exactly the price from the
+// wallet to the collector, the collector deposited it into the wallet's
+// customer balance, the workflow ran and settled, and the charge the
+// contract recorded (its WordSettled word), the customer's balance
+// movement (the deposit less the charge: 0) and the payee's credit all
+// equal the workflow's charge. The same PAYMENT-SIGNATURE again answers
+// the same workflow and moves nothing; for another payload it is refused
+// (402 invalid_exact_evm_nonce_already_used).
+func TestGethDevOfficialClientPaysExact(t *testing.T) {
+	start := time.Now()
+	dir, _ := filepath.Abs(filepath.Join("testdata", "node"))
+	if os.Getenv("SETTLEFLOW_GETH") == "" {
+		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the x402 geth --dev test")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
+		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test on geth --dev")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node_modules is installed but node is not on PATH")
+	}
+	t.Parallel() // mostly waiting for geth's blocks
+	r := newGethRig(t)
+	ready := time.Since(start)
+	wallet := crypto.PubkeyToAddress(r.buyer.PublicKey)
+	customer := x402.CustomerID(wallet)
+	rec := newRecorder(t, r.srv.URL)
+
+	paidAt := time.Now()
+	cmd := exec.Command(node, "pay.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"X402_URL="+rec.srv.URL+"/x402/workflows",
+		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(r.buyer)),
+		"X402_NETWORK=eip155:1337",
+		"X402_ASSET="+r.sim.Addresses.Token.Hex(),
+		"X402_MAX="+strconv.Itoa(priceUnits),
+		"X402_BODY="+body,
+	)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node pay.mjs: %v\n%s\n%s", err, out, stderr)
+	}
+	paid := time.Since(paidAt)
+	var got struct {
+		Status          int                      `json:"status"`
+		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
+		Body            x402.Purchase            `json:"body"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Status != http.StatusCreated || got.PaymentResponse == nil || !got.PaymentResponse.Success || got.Body.Workflow == nil ||
+		got.PaymentResponse.Network != "eip155:1337" || got.PaymentResponse.Payer != wallet.Hex() {
+		t.Fatalf("the official client got %s", out)
+	}
+	pays := rec.payments()
+	if len(pays) != 1 {
+		t.Fatalf("the official client sent %d PAYMENT-SIGNATUREs, want 1", len(pays))
+	}
+	wf := got.Body.Workflow
+	if wf.CustomerID != customer || wf.Product != product || wf.Quoted.Amount != price {
+		t.Fatalf("workflow %+v", wf)
+	}
+	if moved := r.transferred(got.PaymentResponse.Transaction, wallet, r.collector); moved != priceUnits {
+		t.Fatalf("the payment's transfer moved %d base units from the wallet to the collector, want %d", moved, priceUnits)
+	}
+
+	settled := r.waitSettled(got.Body)
+	charged := settled.Charged.Amount
+	if charged != price {
+		t.Fatalf("the workflow was charged %d, want the price %d", charged, price)
+	}
+	if settled.Settlement.ChainID != 1337 || settled.Settlement.Confirmations < 2 {
+		t.Fatalf("settlement %+v", settled.Settlement)
+	}
+	// The chain's view: the contract recorded the workflow's charge, the
+	// customer's balance was credited the price and debited the charge, the
+	// payee is owed the charge, and the contract holds exactly that.
+	if cents := r.settledCents(settled, customer); cents != charged {
+		t.Fatalf("the contract settled %d cents for %s; the workflow's charge is %d", cents, wf.ID, charged)
+	}
+	if b := r.contractBalance(customer); b != priceUnits-charged*10_000 {
+		t.Fatalf("the customer's balance is %d after the deposit of %d and the charge of %d cents", b, priceUnits, charged)
+	}
+	if owed := r.payeeOwed(); owed != charged*10_000 {
+		t.Fatalf("the payee is owed %d base units, want the charge %d cents", owed, charged)
+	}
+	if held := r.balance(r.sim.Addresses.Contract); held != r.payeeOwed()+r.contractBalance(customer) {
+		t.Fatalf("the contract holds %d, owes %d", held, r.payeeOwed()+r.contractBalance(customer))
+	}
+	if b := r.balance(wallet); b != buyerFunds-priceUnits {
+		t.Fatalf("the wallet holds %d, want %d: its start less exactly the price", b, buyerFunds-priceUnits)
+	}
+	if b := r.balance(r.collector); b != 0 {
+		t.Fatalf("the collector kept %d", b)
+	}
+
+	// The same PAYMENT-SIGNATURE again, straight to the server: the same
+	// workflow, nothing moves.
+	again := r.post(body, pays[0])
+	if again.status != http.StatusCreated || again.purchase.Workflow.ID != wf.ID || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the replay answered %d %s", again.status, again.body)
+	}
+	other := r.post(`{"product": "summary", "payload": {"text": "another workflow"}}`, pays[0])
+	if other.status != http.StatusPaymentRequired || !strings.Contains(string(other.body), x402.CodeNonceUsed) {
+		t.Fatalf("the payment replayed for another payload answered %d %s", other.status, other.body)
+	}
+	if b := r.balance(wallet); b != buyerFunds-priceUnits {
+		t.Fatalf("a replay moved money: the wallet holds %d", b)
+	}
+	if n := r.workflows(customer); n != 1 {
+		t.Fatalf("%d workflows after the replays, want 1", n)
+	}
+	if b := r.balance(r.collector); b != 0 {
+		t.Fatalf("the collector holds %d after the replays", b)
+	}
+	if owed := r.payeeOwed(); owed != charged*10_000 {
+		t.Fatalf("the payee is owed %d after the replays", owed)
+	}
+	t.Logf("geth --dev: deployed and funded in %s; the official client's paid create answered in %s; settled at depth 2 %s after it; %s in all",
+		ready.Round(time.Millisecond), paid.Round(time.Millisecond), time.Since(paidAt).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+}
