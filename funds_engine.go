@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,11 @@ import (
 // so a 402 can be tried in test mode (as a card test number lets one try a
 // decline).
 const TestCustomerInsufficientFunds = "cus_insufficient_funds"
+
+// x402CustomerPrefix begins the id of a customer that is a wallet paying
+// over x402 (x402.CustomerID): the test faucet never funds one, which pays
+// for each workflow itself.
+const x402CustomerPrefix = "cus_x402_"
 
 // DefaultTestFaucet is what the test faucet deposits for a test customer
 // seen for the first time: 1,000.00.
@@ -93,7 +99,8 @@ func (e *Engine) reserve(ctx context.Context, ins *Insert, env Environment) erro
 		return nil
 	}
 	ins.Reserve, ins.Ref = true, ref
-	if env == Test && e.opts.TestFaucet > 0 && ins.Workflow.CustomerID != TestCustomerInsufficientFunds {
+	if env == Test && e.opts.TestFaucet > 0 && ins.Workflow.CustomerID != TestCustomerInsufficientFunds &&
+		!strings.HasPrefix(ins.Workflow.CustomerID, x402CustomerPrefix) {
 		if err := e.faucet(ctx, f, ins.Workflow.CustomerID, ref); err != nil {
 			// The admission below says whether the customer can pay; a
 			// faucet that failed is logged, not the caller's error. One

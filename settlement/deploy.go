@@ -43,6 +43,11 @@ type Transactor struct {
 	Mine func()
 	// TipCap, if set, fixes the priority fee; nil asks the node.
 	TipCap *big.Int
+	// ExtraGas is added to every transaction's gas limit (its estimate and
+	// a fifth): for one whose gas depends on state another transaction of
+	// its block may change first (a storage slot emptied before it writes
+	// it). Unused gas is not paid for.
+	ExtraGas uint64
 }
 
 // Send signs and sends a transaction to (nil: contract creation) with data,
@@ -70,7 +75,7 @@ func (tr Transactor) SendValue(ctx context.Context, to *common.Address, value *b
 	if err != nil {
 		return nil, fmt.Errorf("settlement: estimate gas: %w", err)
 	}
-	gas = min(gas+gas/5, params.MaxTxGas)
+	gas = min(gas+gas/5+tr.ExtraGas, params.MaxTxGas)
 	tip, feeCap, err := fees(ctx, tr.Backend, head, tr.TipCap, nil)
 	if err != nil {
 		return nil, err

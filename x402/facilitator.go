@@ -54,6 +54,10 @@ type FacilitatorConfig struct {
 	Mine func()
 }
 
+// collectorExtraGas is the room every collector transaction has beyond its
+// estimate and a fifth.
+const collectorExtraGas = 150_000
+
 var (
 	erc20ABI    = bindings.NewTestUSD()
 	contractABI = bindings.NewSettleflowSettlement()
@@ -65,8 +69,13 @@ func NewFacilitator(ctx context.Context, c FacilitatorConfig) (*Facilitator, err
 	if c.Backend == nil || c.Collector == nil {
 		return nil, errors.New("x402: FacilitatorConfig.Backend and Collector are required")
 	}
+	// The collector's deposits write its customers' balances, which a
+	// settle earlier in the same block can empty: a write to an empty slot
+	// costs far more than the estimate made against a full one
+	// (TestDepositInTheBlockOfASettle), so every collector transaction
+	// carries room for it.
 	f := &Facilitator{backend: c.Backend, token: c.Token, contract: c.Contract, mine: c.Mine,
-		tx: settlement.Transactor{Backend: c.Backend, Key: c.Collector, Mine: c.Mine}}
+		tx: settlement.Transactor{Backend: c.Backend, Key: c.Collector, Mine: c.Mine, ExtraGas: collectorExtraGas}}
 	id, err := c.Backend.ChainID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("x402: chain id: %w", err)
@@ -180,7 +189,19 @@ func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]by
 	}
 	rcpt, err := f.tx.Send(ctx, &f.token, data)
 	if err != nil {
-		return Payment{}, &SendError{Err: err}
+		if rcpt == nil {
+			return Payment{}, &SendError{Err: err}
+		}
+		// Mined and reverted: nothing moved. A transaction ahead of it in
+		// its block used the nonce (a front-run: ErrUsed, and the retry
+		// recovers it) or took the funds.
+		if used, uerr := f.Used(ctx, a); uerr == nil && used {
+			return Payment{}, ErrUsed
+		}
+		if bal, berr := f.BalanceOf(ctx, a.From); berr == nil && bal.Cmp(a.Value) < 0 {
+			return Payment{}, refused(CodeInsufficientFunds, "the wallet %s holds %s base units of %s, less than the %s this costs", a.From.Hex(), bal, f.token.Hex(), a.Value)
+		}
+		return Payment{}, refused(CodeSettlement, "the transfer %s reverted; nothing moved", rcpt.TxHash.Hex())
 	}
 	p := Payment{Transfer: rcpt.TxHash}
 	dep, err := f.depositOnce(ctx, ref, owner, a.Value, exactSalt(a))

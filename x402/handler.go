@@ -271,13 +271,32 @@ func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Off
 		h.refuse(w, offer, err)
 		return
 	}
+	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: CustomerID(a.From), Payload: in.Payload,
+		IdempotencyKey: "x402_" + a.Key().Hex()[2:]}
+	if used {
+		// Only this server's collector settles its permits, and only for
+		// the workflow created with one: a used permit answers that
+		// workflow and creates nothing.
+		wf, rerr := h.cfg.Engine.Replay(ctx, params)
+		switch {
+		case errors.Is(rerr, settleflow.ErrIdempotencyKeyReused):
+			h.paymentRequired(w, offer, CodeNonceUsed, "this permit has paid for another workflow (another product or payload); sign a new one")
+		case rerr != nil:
+			h.engineError(w, rerr)
+		case wf == nil:
+			h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()))
+			h.paymentRequired(w, offer, CodeNonceUsed, "this permit was used already, and no workflow of this request was paid with it; sign a new one")
+		default:
+			h.uptoAnswer(w, offer, a, h.await(ctx, wf), true)
+		}
+		return
+	}
 	stored, err := json.Marshal(storedAuthorization{Scheme: SchemeUpto, Network: offer.Requirements.Network, Payload: payload})
 	if err != nil {
 		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the permit could not be kept")
 		return
 	}
-	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: CustomerID(a.From), Payload: in.Payload,
-		IdempotencyKey: "x402_" + a.Key().Hex()[2:], Authorization: stored}
+	params.Authorization = stored
 	wf, replayed, err := h.cfg.Engine.Create(ctx, params)
 	switch {
 	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
@@ -286,13 +305,13 @@ func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Off
 	case err != nil:
 		h.engineError(w, err)
 		return
-	case used && !replayed:
-		// Only this server's collector settles its permits, and only for
-		// the workflow created with them: a used permit without one is
-		// not this server's doing.
-		h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()), zap.String("workflow", wf.ID))
 	}
-	wf = h.await(ctx, wf)
+	h.uptoAnswer(w, offer, a, h.await(ctx, wf), replayed)
+}
+
+// uptoAnswer answers a create paid by an upto permit: 201, and
+// PAYMENT-RESPONSE once the outcome is known.
+func (h *Handler) uptoAnswer(w http.ResponseWriter, offer *Offer, a *UptoAuthorization, wf *settleflow.Workflow, replayed bool) {
 	// The outcome, when the wait saw it: Settled is the charge taken (0:
 	// nothing), Failed nothing taken and why.
 	resp := SettlementResponse{Network: offer.Requirements.Network, Payer: a.From.Hex(), Amount: "0"}

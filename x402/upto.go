@@ -253,6 +253,8 @@ func (o *Offer) verifyUpto(raw json.RawMessage, now time.Time) (*UptoAuthorizati
 		return nil, refused(CodeAmount, "the permit's maximum is %s; this request's quote, the most it can cost, is %s", a.Max, max)
 	case a.Deadline.Cmp(big.NewInt(need)) < 0:
 		return nil, refused(CodeValidBefore, "the permit's deadline %s (unix) is before %d: the workflow must be able to run and be charged before it expires (maxTimeoutSeconds %d, less %s)", a.Deadline, need, want.MaxTimeoutSeconds, UptoMargin)
+	case a.Deadline.Cmp(big.NewInt(unix+int64(MaxValidity/time.Second))) > 0:
+		return nil, refused(CodeValidBefore, "the permit's deadline %s (unix) is more than %s from now: a permit is answered by its workflow for 24 hours, so it may not outlive that", a.Deadline, MaxValidity)
 	case a.ValidAfter.Cmp(big.NewInt(unix)) > 0:
 		return nil, refused(CodeValidAfter, "the permit is valid only from %s (unix); it is %d", a.ValidAfter, unix)
 	}

@@ -14,6 +14,12 @@ import (
 // expired before anything is sent.
 const ValidBeforeMargin = 6 * time.Second
 
+// MaxValidity bounds how long an authorization (exact) or permit (upto)
+// may stay valid: one valid longer is refused. The engine remembers which
+// workflow an authorization paid for 24 hours (its idempotency key); an
+// authorization that expires well before cannot be replayed after.
+const MaxValidity = 12 * time.Hour
+
 // Offer is what the server asks of one request: the requirements it lists
 // in accepts, the resource, and the token's EIP-712 domain.
 type Offer struct {
@@ -108,6 +114,9 @@ func (o *Offer) verifyExact(p *PaymentPayload, now time.Time) (*ExactAuthorizati
 	unix := now.Unix()
 	if a.ValidBefore.Cmp(big.NewInt(unix+int64(ValidBeforeMargin/time.Second))) < 0 {
 		return nil, refused(CodeValidBefore, "the authorization expires at %s (unix), before %d: now plus the %s it takes to settle", a.ValidBefore, unix+int64(ValidBeforeMargin/time.Second), ValidBeforeMargin)
+	}
+	if a.ValidBefore.Cmp(big.NewInt(unix+int64(MaxValidity/time.Second))) > 0 {
+		return nil, refused(CodeValidBefore, "the authorization is valid until %s (unix), more than %s from now: an authorization is answered by its workflow for 24 hours, so it may not outlive that", a.ValidBefore, MaxValidity)
 	}
 	if a.ValidAfter.Cmp(big.NewInt(unix)) >= 0 {
 		return nil, refused(CodeValidAfter, "the authorization is valid only after %s (unix); it is %d", a.ValidAfter, unix)

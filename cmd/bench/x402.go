@@ -306,7 +306,7 @@ func (rig *x402Rig) post(url, body string, h map[string]string) (*http.Response,
 }
 
 // paymentHeader is a PAYMENT-SIGNATURE of wallet for the offer: a fresh
-// EIP-3009 authorization, valid from a minute ago for a day. (Not for the
+// EIP-3009 authorization, valid from a minute ago for six hours (x402.MaxValidity allows twelve). (Not for the
 // offer's timeout, as the official client signs: the simulated chain seals
 // each block at least a second after the one before, so while it makes
 // more than a block a second, as under this load, its clock runs ahead of
@@ -320,7 +320,7 @@ func (rig *x402Rig) paymentHeader(wallet *ecdsa.PrivateKey) (string, error) {
 	id, _ := new(big.Int).SetString(strings.TrimPrefix(o.Network, "eip155:"), 10)
 	now := time.Now().Unix()
 	a := &x402.ExactAuthorization{To: common.HexToAddress(o.PayTo), Value: v, Nonce: nonce,
-		ValidAfter: big.NewInt(now - 60), ValidBefore: big.NewInt(now + 24*3600)}
+		ValidAfter: big.NewInt(now - 60), ValidBefore: big.NewInt(now + 6*3600)}
 	if err := a.Sign(wallet, x402.Domain{Name: o.Extra["name"], Version: o.Extra["version"], ChainID: id, Contract: common.HexToAddress(o.Asset)}); err != nil {
 		return "", err
 	}
