@@ -269,6 +269,9 @@ func (s *Server) build(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	if engineSettler != s.chain {
+		s.x402.funding.Attach(s.engine)
+	}
 	if s.portal, err = portal.New(ctx, portal.Options{Engine: s.engine, DB: s.store.DB(), Chain: portalChain(s.chain), BaseURL: s.URL,
 		Explorers: c.Explorers, OperatorName: c.PortalOperatorName, OperatorLogo: c.PortalOperatorLogo, Logger: s.log.Named("portal"), Clock: c.Clock}); err != nil {
 		return err

@@ -13,10 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -30,7 +32,7 @@ import (
 
 var (
 	tokenLine     = regexp.MustCompile(`test settlement: chain 1337 \(\S+\), contract (0x[0-9a-fA-F]{40}), token (0x[0-9a-fA-F]{40})`)
-	collectorLine = regexp.MustCompile(`x402: selling ticket-triage \(test, eip155:1337\) at (\S+); payments to collector (0x[0-9a-fA-F]{40})`)
+	collectorLine = regexp.MustCompile(`x402: selling [^(]*\(test, eip155:1337\) at (\S+); payments to collector (0x[0-9a-fA-F]{40})`)
 	walletLine    = regexp.MustCompile(`x402: test buyer wallet (0x[0-9a-fA-F]{40}) holds 1000(\.0+)? test USD \(its key: (\S+)\)`)
 )
 
@@ -46,7 +48,7 @@ var (
 func TestX402OfficialClientPaysTheReferenceServer(t *testing.T) {
 	nodeDir := x402NodeDir(t)
 	dir := t.TempDir()
-	s := startServerWith(t, dir, "-x402-products", "ticket-triage", "-x402-wait", "10s", "-test-faucet", "0")
+	s := startServerWith(t, dir, "-x402-products", "ticket-triage,document-extraction,ticket-resolution", "-x402-wait", "10s", "-test-faucet", "0")
 	wm := walletLine.FindStringSubmatch(s.stdoutBuf.String())
 	if wm == nil {
 		t.Fatalf("the start does not name the test wallet:\n%s", s.stdoutBuf.String())
@@ -57,8 +59,23 @@ func TestX402OfficialClientPaysTheReferenceServer(t *testing.T) {
 	}
 	p := x402PayOnce(t, s, nodeDir, key)
 
-	// The transfer read back from the chain (the server stopped, its
-	// embedded chain opened from the data directory).
+	// Outcome-priced products, by upto (the test wallet approved Permit2
+	// at the server's start): the charge, and only the charge, is taken.
+	var upto []uptoPaid
+	for _, c := range []struct{ name, body string }{
+		{"capped", `{"product": "document-extraction", "payload": {"documentId": "INV-402", "pages": 3, "quality": "clean"}}`},
+		{"success fee, escalated", `{"product": "ticket-resolution", "payload": {"ticketId": "T-1", "question": "Why is the sky blue?"}}`},
+		{"success fee, resolved", `{"product": "ticket-resolution", "payload": {"ticketId": "T-2", "question": "How do I reset my password?"}}`},
+	} {
+		upto = append(upto, x402PayUpto(t, s, nodeDir, key, p, c.name, c.body))
+	}
+	if upto[0].charged <= 0 || upto[0].charged >= upto[0].quote || upto[1].charged != 0 || upto[2].charged != upto[2].quote {
+		t.Fatalf("upto charges %+v: want the capped one below its quote, the escalated ticket 0, the resolved one its quote", upto)
+	}
+
+	// Read back from the chain (the server stopped, its embedded chain
+	// opened from the data directory): the exact payment's transfer, and
+	// the wallet holding its funds less every charge.
 	if err := s.shutdown(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +84,114 @@ func TestX402OfficialClientPaysTheReferenceServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	p.checkChain(t, sim.Backend.Client(), big.NewInt(1000_000_000))
+	funds := big.NewInt(1000_000_000)
+	for _, u := range upto {
+		funds.Sub(funds, big.NewInt(u.charged*10_000))
+	}
+	p.checkChain(t, sim.Backend.Client(), funds)
+	for _, u := range upto {
+		if u.charged == 0 {
+			continue
+		}
+		if got := chargedOnChainTo(t, sim.Backend.Client(), u); got != u.charged*10_000 {
+			t.Fatalf("%s: the settle charged %d base units on chain; the workflow's charge is %d cents", u.name, got, u.charged)
+		}
+	}
+}
+
+// uptoPaid is an outcome-priced purchase: its quote and charge in cents.
+type uptoPaid struct {
+	name           string
+	quote, charged int64
+	settleTx       string
+}
+
+// x402PayUpto has the official client buy body by upto from s with
+// wallet: the 402 offers upto with the quote as the most it can cost and
+// the collector as facilitator; the paid create, waiting for the outcome,
+// answers 201 with PAYMENT-RESPONSE naming the amount taken (the
+// workflow's charge) and its settle.
+func x402PayUpto(t *testing.T, s *server, nodeDir string, wallet *ecdsa.PrivateKey, p *x402Paid, name, body string) uptoPaid {
+	t.Helper()
+	url := "https://" + s.https + "/x402/workflows"
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	pr, err := x402.DecodePaymentRequired(res.Header.Get(x402.HeaderPaymentRequired))
+	if res.StatusCode != http.StatusPaymentRequired || err != nil || len(pr.Accepts) != 1 {
+		t.Fatalf("%s: a create without payment: %d, PAYMENT-REQUIRED %v", name, res.StatusCode, err)
+	}
+	offer := pr.Accepts[0]
+	if offer.Scheme != x402.SchemeUpto || common.HexToAddress(offer.Extra["facilitatorAddress"]) != p.collector || common.HexToAddress(offer.PayTo) != p.collector {
+		t.Fatalf("%s: the offer %+v", name, offer)
+	}
+	cmd := exec.Command("node", "pay.mjs")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(),
+		"NODE_EXTRA_CA_CERTS="+filepath.Join(s.dir, "tls", "cert.pem"),
+		"X402_URL="+url, "X402_KEY="+hexutil.Encode(crypto.FromECDSA(wallet)), "X402_NETWORK=eip155:1337",
+		"X402_ASSET="+p.token.Hex(), "X402_MAX="+offer.Amount, "X402_BODY="+body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: node pay.mjs: %v\n%s\n%s", name, err, stdout, stderr.String())
+	}
+	var got struct {
+		Status          int                      `json:"status"`
+		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
+		Body            x402.Purchase            `json:"body"`
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil || got.Status != http.StatusCreated || got.Body.Workflow == nil {
+		t.Fatalf("%s: the official client got %s (%v)", name, stdout, err)
+	}
+	wf := x402Settled(t, s, got.Body.Workflow.ID, got.Body.AccessToken)
+	u := uptoPaid{name: name, quote: wf.Quoted.Amount, charged: wf.Charged.Amount}
+	if wf.Settlement != nil {
+		u.settleTx = wf.Settlement.TxHash
+	}
+	if pay := got.PaymentResponse; pay == nil || !pay.Success || pay.Amount != strconv.FormatInt(u.charged*10_000, 10) ||
+		!strings.EqualFold(pay.Transaction, u.settleTx) || common.HexToAddress(pay.Payer) != p.wallet {
+		t.Fatalf("%s: PAYMENT-RESPONSE %+v for a charge of %d (settle %s)", name, got.PaymentResponse, u.charged, u.settleTx)
+	}
+	offerMax, _ := new(big.Int).SetString(offer.Amount, 10)
+	if offerMax.Int64() != u.quote*10_000 {
+		t.Fatalf("%s: offered at most %s base units for a quote of %d cents", name, offer.Amount, u.quote)
+	}
+	t.Logf("%s: quoted %d cents, charged %d (settle %s)", name, u.quote, u.charged, u.settleTx)
+	return u
+}
+
+// chargedOnChainTo is what u's settle transaction took from the contract's
+// customers, read from the chain: the payee's due before the transaction's
+// block and at it (the wallet's charge alone settles there: the test
+// sends one purchase at a time).
+func chargedOnChainTo(t *testing.T, b settlement.Backend, u uptoPaid) int64 {
+	t.Helper()
+	ctx := context.Background()
+	rcpt, err := b.TransactionReceipt(ctx, common.HexToHash(u.settleTx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, _, err := b.TransactionByHash(ctx, common.HexToHash(u.settleTx))
+	if err != nil || tx.To() == nil {
+		t.Fatalf("the settle %s: %v", u.settleTx, err)
+	}
+	abi := bindings.NewSettleflowSettlement()
+	owed := func(block *big.Int) int64 {
+		out, err := b.CallContract(ctx, ethereum.CallMsg{To: tx.To(), Data: abi.PackPayeeOwed()}, block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := abi.UnpackPayeeOwed(out)
+		return v.Int64()
+	}
+	return owed(rcpt.BlockNumber) - owed(new(big.Int).Sub(rcpt.BlockNumber, big.NewInt(1)))
 }
 
 // The same on a `geth --dev` node (a block a second) standing in for a
