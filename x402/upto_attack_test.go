@@ -74,7 +74,7 @@ func TestUptoAttackerInvariant(t *testing.T) {
 		body, header, key string
 	}
 	var sent []purchase
-	charged := map[string]int64{}     // workflow id → cents charged (Settled)
+	charged := map[string]int64{} // workflow id → cents charged (Settled)
 
 	check := func(step string) {
 		t.Helper()
