@@ -58,16 +58,36 @@ func (tr Transactor) Send(ctx context.Context, to *common.Address, data []byte) 
 
 // SendValue is Send with value wei attached.
 func (tr Transactor) SendValue(ctx context.Context, to *common.Address, value *big.Int, data []byte) (*types.Receipt, error) {
+	tx, err := tr.Submit(ctx, to, value, data)
+	if err != nil {
+		return nil, err
+	}
+	return tr.Wait(ctx, tx.Hash())
+}
+
+// Submit signs and sends a transaction as SendValue does, and returns it
+// without waiting for its receipt (Wait does). Its nonce is the node's
+// pending nonce of the key: callers sending from one key concurrently
+// serialize their Submits (and only those), so that each sees the one
+// before in the node's pool.
+func (tr Transactor) Submit(ctx context.Context, to *common.Address, value *big.Int, data []byte) (*types.Transaction, error) {
+	nonce, err := tr.Backend.PendingNonceAt(ctx, crypto.PubkeyToAddress(tr.Key.PublicKey))
+	if err != nil {
+		return nil, err
+	}
+	return tr.SubmitAt(ctx, nonce, to, value, data)
+}
+
+// SubmitAt is Submit with the nonce given: for a sender that keeps its
+// own count (a node's pending nonce can lag a transaction just sent, while
+// its pool promotes it).
+func (tr Transactor) SubmitAt(ctx context.Context, nonce uint64, to *common.Address, value *big.Int, data []byte) (*types.Transaction, error) {
 	from := crypto.PubkeyToAddress(tr.Key.PublicKey)
 	id, err := tr.Backend.ChainID(ctx)
 	if err != nil {
 		return nil, err
 	}
 	head, err := tr.Backend.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	nonce, err := tr.Backend.PendingNonceAt(ctx, from)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +109,7 @@ func (tr Transactor) SendValue(ctx context.Context, to *common.Address, value *b
 	if err := tr.Backend.SendTransaction(ctx, tx); err != nil {
 		return nil, fmt.Errorf("settlement: send: %w", err)
 	}
-	return tr.Wait(ctx, tx.Hash())
+	return tx, nil
 }
 
 // Wait waits for a transaction's receipt and fails if it reverted.

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/rpc"
 
@@ -33,7 +34,15 @@ type Facilitator struct {
 	contract common.Address
 	domain   Domain
 	mine     func()
-	mu       sync.Mutex
+	// sendMu serializes the collector's sends (each takes the node's
+	// pending nonce); receipts are waited for outside it, so payments of
+	// different wallets share blocks. locks serializes the work on one
+	// authorization (its transfer and its deposit).
+	sendMu sync.Mutex
+	// next is the collector's next nonce as this process counts it (0:
+	// ask the node), under sendMu.
+	next  uint64
+	locks keyedMutex[common.Hash]
 }
 
 // FacilitatorConfig configures [NewFacilitator].
@@ -107,6 +116,31 @@ func (f *Facilitator) callString(ctx context.Context, data []byte, unpack func([
 	return unpack(out)
 }
 
+// send sends a collector transaction and waits for its receipt, holding
+// sendMu only while it is sent.
+func (f *Facilitator) send(ctx context.Context, to *common.Address, data []byte) (*types.Receipt, error) {
+	f.sendMu.Lock()
+	pending, err := f.backend.PendingNonceAt(ctx, f.Collector())
+	if err != nil {
+		f.sendMu.Unlock()
+		return nil, err
+	}
+	// The node's pending nonce can lag a transaction just sent (its pool
+	// promotes it asynchronously): count our own.
+	nonce := max(pending, f.next)
+	tx, err := f.tx.SubmitAt(ctx, nonce, to, nil, data)
+	if err != nil {
+		f.next = 0 // not sent: ask the node next time
+	} else {
+		f.next = nonce + 1
+	}
+	f.sendMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return f.tx.Wait(ctx, tx.Hash())
+}
+
 // Domain is the token's EIP-712 domain.
 func (f *Facilitator) Domain() Domain { return f.domain }
 
@@ -165,8 +199,7 @@ func (e *DepositError) Unwrap() error { return e.Err }
 // authorization the token would revert (its simulation); an authorization
 // whose nonce is used is ErrUsed. It returns the transactions' hashes.
 func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]byte, owner common.Address) (Payment, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.locks.lock(a.Key())()
 	used, err := f.Used(ctx, a)
 	if err != nil {
 		return Payment{}, err
@@ -187,7 +220,7 @@ func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]by
 	if _, err := f.backend.CallContract(ctx, ethereum.CallMsg{From: collector, To: &f.token, Data: data}, nil); err != nil {
 		return Payment{}, refused(CodeSettlement, "the token refuses the transfer: %s", revertReason(err))
 	}
-	rcpt, err := f.tx.Send(ctx, &f.token, data)
+	rcpt, err := f.send(ctx, &f.token, data)
 	if err != nil {
 		if rcpt == nil {
 			return Payment{}, &SendError{Err: err}
@@ -208,7 +241,7 @@ func (f *Facilitator) Pay(ctx context.Context, a *ExactAuthorization, ref [32]by
 	if err != nil {
 		return p, &DepositError{Transfer: p.Transfer, Err: err}
 	}
-	p.Deposit = dep.hash
+	p.Deposit, p.Block = dep.hash, dep.block
 	return p, nil
 }
 
@@ -222,6 +255,8 @@ func exactSalt(a *ExactAuthorization) common.Hash {
 // into the customer's balance.
 type Payment struct {
 	Transfer, Deposit common.Hash
+	// Block is the deposit's block (0 when an earlier call made it).
+	Block uint64
 }
 
 // revertReason names a reverted call's custom error (the token's), or

@@ -135,8 +135,7 @@ func (f *Facilitator) FundUpto(ctx context.Context, a *UptoAuthorization, amount
 	if a.Facilitator != f.Collector() {
 		return out, refused(CodeUptoFacilitator, "the permit names facilitator %s; this server settles as %s", a.Facilitator.Hex(), f.Collector().Hex())
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.locks.lock(a.Key())()
 	used, err := f.Permit2NonceUsed(ctx, a.From, a.Nonce)
 	if err != nil {
 		return out, err
@@ -147,7 +146,7 @@ func (f *Facilitator) FundUpto(ctx context.Context, a *UptoAuthorization, amount
 		if _, err := f.backend.CallContract(ctx, ethereum.CallMsg{From: f.Collector(), To: &proxy, Data: data}, nil); err != nil {
 			return out, refused(CodeSettlement, "the permit cannot be settled: %s", revertReason(err))
 		}
-		rcpt, err := f.tx.Send(ctx, &proxy, data)
+		rcpt, err := f.send(ctx, &proxy, data)
 		if err != nil {
 			return out, &SendError{Err: err}
 		}
@@ -202,7 +201,7 @@ func (f *Facilitator) depositOnce(ctx context.Context, ref [32]byte, owner commo
 	var r, s [32]byte
 	copy(r[:], sig[:32])
 	copy(s[:], sig[32:64])
-	rcpt, err := f.tx.Send(ctx, &f.contract, contractABI.PackDepositWithAuthorization(ref, owner, collector, amount, common.Big0, validBefore, salt, sig[64]+27, r, s))
+	rcpt, err := f.send(ctx, &f.contract, contractABI.PackDepositWithAuthorization(ref, owner, collector, amount, common.Big0, validBefore, salt, sig[64]+27, r, s))
 	if err != nil {
 		return deposited{}, fmt.Errorf("depositWithAuthorization: %w", err)
 	}
@@ -248,8 +247,7 @@ func (f *Facilitator) receivedIn(ctx context.Context, tx common.Hash, payer comm
 // wallet spent the nonce on another transfer) is not paid: nothing is
 // deposited.
 func (f *Facilitator) Recover(ctx context.Context, a *ExactAuthorization, ref [32]byte, owner common.Address) (paid bool, deposit common.Hash, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	defer f.locks.lock(a.Key())()
 	head, err := f.backend.HeaderByNumber(ctx, nil)
 	if err != nil {
 		return false, common.Hash{}, err
@@ -322,9 +320,9 @@ func (f *Facilitator) Sweep(ctx context.Context, from uint64, account func(conte
 			return out, err
 		}
 		a := &ExactAuthorization{From: payer, Nonce: l.Topics[2]}
-		f.mu.Lock()
+		unlock := f.locks.lock(a.Key())
 		dep, err := f.depositOnce(ctx, ref, owner, got, exactSalt(a))
-		f.mu.Unlock()
+		unlock()
 		if err != nil {
 			return out, &DepositError{Transfer: l.TxHash, Err: err}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/wire"
 )
+
+// fundConcurrency bounds the permits a Submit takes at once.
+const fundConcurrency = 16
 
 // storedAuthorization is what a workflow paid by an upto permit keeps
 // (settleflow.CreateParams.Authorization): the scheme, the network and the
@@ -70,13 +74,30 @@ func (fs *FundingSettler) Submit(ctx context.Context, cs []settleflow.Charge) er
 		take     = make([]settleflow.Charge, 0, len(cs))
 		refused  map[string]*wire.Failure
 		retryErr error
+		errs     = make([]error, len(cs))
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, fundConcurrency)
 	)
-	for _, c := range cs {
+	// The permits are taken concurrently: each is two of the collector's
+	// transactions, sent one at a time (their nonces) and mined together.
+	for i, c := range cs {
+		if len(c.Authorization) == 0 {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = fs.fund(ctx, c)
+		}()
+	}
+	wg.Wait()
+	for i, c := range cs {
 		if len(c.Authorization) == 0 {
 			take = append(take, c)
 			continue
 		}
-		err := fs.fund(ctx, c)
+		err := errs[i]
 		var xe *Error
 		switch {
 		case err == nil:
@@ -158,23 +179,5 @@ func (fs *FundingSettler) fund(ctx context.Context, c settleflow.Charge) error {
 	}
 	// The ledger counts the charge against the customer's account when it
 	// is Settled: the account must hold the deposit by then.
-	wait, cancel := context.WithTimeout(ctx, fs.FundsWait)
-	defer cancel()
-	for {
-		if fs.fac.mine != nil {
-			fs.fac.mine()
-		}
-		if err := e.SyncFunds(wait, c.Environment); err != nil && wait.Err() == nil {
-			fs.log.Warn("x402 funds sync", zap.Error(err))
-		}
-		at, err := e.FundsBlock(wait, c.Environment)
-		if err == nil && at >= got.Block {
-			return nil
-		}
-		select {
-		case <-wait.Done():
-			return fmt.Errorf("x402: the deposit in block %d was not followed within %s", got.Block, fs.FundsWait)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return awaitFunds(ctx, e, c.Environment, got.Block, fs.FundsWait, fs.fac.mine, fs.log)
 }

@@ -86,7 +86,7 @@ type Handler struct {
 	log      *zap.Logger
 	products map[string]string // product → the scheme it is sold by
 	mux      *http.ServeMux
-	locks    keyedMutex
+	locks    keyedMutex[common.Address]
 }
 
 // New checks cfg: every product registered and priced fixed, the
@@ -417,7 +417,7 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 		h.refuse(w, offer, err)
 		return
 	}
-	wf, replayed, err := h.createPaid(ctx, params, wait)
+	wf, replayed, err := h.createPaid(ctx, params, wait, paid.Block)
 	if err != nil {
 		var ife *settleflow.InsufficientFundsError
 		switch {
@@ -454,8 +454,15 @@ func (h *Handler) answerExact(w http.ResponseWriter, offer *Offer, auth *ExactAu
 
 // createPaid creates the workflow; when the payment was just deposited it
 // waits, at most FundsWait, for the deposit to be confirmed and applied.
-func (h *Handler) createPaid(ctx context.Context, p settleflow.CreateParams, wait bool) (*settleflow.Workflow, bool, error) {
+func (h *Handler) createPaid(ctx context.Context, p settleflow.CreateParams, wait bool, block uint64) (*settleflow.Workflow, bool, error) {
 	deadline := time.Now().Add(h.cfg.FundsWait)
+	if block > 0 {
+		// The deposit just made: follow the chain until the engine's view
+		// of funds has it, then create once.
+		if err := awaitFunds(ctx, h.cfg.Engine, p.Environment, block, h.cfg.FundsWait, h.cfg.Facilitator.mine, h.log); err != nil {
+			h.log.Warn("x402 deposit not yet followed", zap.Error(err))
+		}
+	}
 	for {
 		wf, replayed, err := h.cfg.Engine.Create(ctx, p)
 		var ife *settleflow.InsufficientFundsError
@@ -471,7 +478,31 @@ func (h *Handler) createPaid(ctx context.Context, p settleflow.CreateParams, wai
 		select {
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// awaitFunds follows env's chain (mining on a chain that mines on demand)
+// until the engine's view of funds has passed block, for at most wait.
+func awaitFunds(ctx context.Context, e *settleflow.Engine, env settleflow.Environment, block uint64, wait time.Duration, mine func(), log *zap.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		if mine != nil {
+			mine()
+		}
+		if err := e.SyncFunds(ctx, env); err != nil && ctx.Err() == nil {
+			log.Warn("x402 funds sync", zap.Error(err))
+		}
+		at, err := e.FundsBlock(ctx, env)
+		if err == nil && at >= block {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("x402: the deposit in block %d was not followed within %s", block, wait)
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }
@@ -644,10 +675,10 @@ func (h *Handler) Sweep(ctx context.Context, from uint64) ([]Swept, error) {
 	})
 }
 
-// keyedMutex serializes per wallet.
-type keyedMutex struct {
+// keyedMutex serializes per key (a wallet, an authorization).
+type keyedMutex[K comparable] struct {
 	mu sync.Mutex
-	m  map[common.Address]*keyedEntry
+	m  map[K]*keyedEntry
 }
 
 type keyedEntry struct {
@@ -655,10 +686,10 @@ type keyedEntry struct {
 	refs int
 }
 
-func (k *keyedMutex) lock(a common.Address) func() {
+func (k *keyedMutex[K]) lock(a K) func() {
 	k.mu.Lock()
 	if k.m == nil {
-		k.m = map[common.Address]*keyedEntry{}
+		k.m = map[K]*keyedEntry{}
 	}
 	e := k.m[a]
 	if e == nil {

@@ -73,11 +73,15 @@ type x402Rig struct {
 	engine   *settleflow.Engine
 	offer    x402.PaymentRequirements
 	resource x402.ResourceInfo
+	upto     x402.PaymentRequirements // the capped product's offer
 	wallets  []*ecdsa.PrivateKey
 	close    func()
 }
 
-const x402Body = `{"product": "bench-fixed", "payload": {"text": "hello"}}`
+const (
+	x402Body     = `{"product": "bench-fixed", "payload": {"text": "hello"}}`
+	x402UptoBody = `{"product": "bench-capped", "payload": {"text": "hello"}}`
+)
 
 func runX402(c x402Config) error {
 	if c.n < c.connections {
@@ -97,13 +101,14 @@ func runX402(c x402Config) error {
 	}
 	defer rig.close()
 	fmt.Printf("%-6s %-40s %12s %10s %10s\n", "round", "side", "creates/s", "p50", "p99")
-	type row struct{ keyed, paid loadResult }
+	type row struct{ keyed, paid, upto loadResult }
 	var rows []row
 	for r := 0; r < c.rounds; r++ {
 		var res row
 		sides := []func() error{
 			func() (err error) { res.keyed, err = rig.keyedLoad(ctx, c.n, c.connections, r); return err },
 			func() (err error) { res.paid, err = rig.paidLoad(ctx, c.n, c.connections); return err },
+			func() (err error) { res.upto, err = rig.uptoLoad(ctx, c.n, c.connections); return err },
 		}
 		if r%2 == 1 {
 			slices.Reverse(sides)
@@ -116,12 +121,16 @@ func runX402(c x402Config) error {
 		fmt.Printf("%-6d %-40s %12.1f %10s %10s\n", r+1, "keyed: POST /v1/workflows, API key", res.keyed.perSecond(), res.keyed.p50.Round(time.Microsecond), res.keyed.p99.Round(time.Microsecond))
 		fmt.Printf("%-6d %-40s %12.1f %10s %10s   %.4fx\n", r+1, "paid: POST /x402/workflows, exact", res.paid.perSecond(), res.paid.p50.Round(time.Microsecond), res.paid.p99.Round(time.Microsecond),
 			res.paid.perSecond()/res.keyed.perSecond())
+		fmt.Printf("%-6d %-40s %12.1f %10s %10s   %.4fx\n", r+1, "paid: POST /x402/workflows, upto", res.upto.perSecond(), res.upto.p50.Round(time.Microsecond), res.upto.p99.Round(time.Microsecond),
+			res.upto.perSecond()/res.keyed.perSecond())
 		rows = append(rows, res)
 	}
-	fmt.Printf("median: keyed %.1f creates/s, paid %.1f creates/s; paid / keyed %.4fx (median of the rounds' ratios)\n",
+	fmt.Printf("median: keyed %.1f creates/s, exact %.1f creates/s, upto %.1f creates/s; exact / keyed %.4fx, upto / keyed %.4fx (medians of the rounds' ratios)\n",
 		medianOf(rows, func(r row) float64 { return r.keyed.perSecond() }), medianOf(rows, func(r row) float64 { return r.paid.perSecond() }),
-		medianOf(rows, func(r row) float64 { return r.paid.perSecond() / r.keyed.perSecond() }))
-	fmt.Printf("gas per x402 payment (transferWithAuthorization + deposit): 326,427 beside an ERC-20 transfer's 146,502 (2.23x): go test -count=1 -v -run TestPaymentGas ./x402\n")
+		medianOf(rows, func(r row) float64 { return r.upto.perSecond() }),
+		medianOf(rows, func(r row) float64 { return r.paid.perSecond() / r.keyed.perSecond() }),
+		medianOf(rows, func(r row) float64 { return r.upto.perSecond() / r.keyed.perSecond() }))
+	fmt.Printf("gas: go test -count=1 -v -run 'TestPaymentGas|TestUptoChargeGas' ./x402\n")
 	return nil
 }
 
@@ -160,11 +169,30 @@ func startX402Rig(ctx context.Context, dir string, c x402Config) (_ *x402Rig, er
 	}); err != nil {
 		return nil, err
 	}
-	rig.engine, err = settleflow.New(settleflow.Options{Store: store, Settler: sim, Products: products, TestFaucet: -1,
+	// Sold by upto: quoted 143, charged its cost plus 20 %: 96.
+	if err := settleflow.Register(products, settleflow.Product[x402Payload]{
+		Name: "bench-capped", Price: settleflow.Price{Model: settleflow.PricingCapped, TargetMargin: 3000, Markup: 2000},
+		Estimate: func(x402Payload) (int64, error) { return 100, nil },
+		Execute: func(context.Context, x402Payload) (settleflow.Execution, error) {
+			return settleflow.Execution{ActualCost: 80}, nil
+		},
+	}); err != nil {
+		return nil, err
+	}
+	b := sim.Backend.Client()
+	collectorKey, _ := crypto.GenerateKey()
+	fac, err := x402.NewFacilitator(ctx, x402.FacilitatorConfig{Backend: b, Collector: collectorKey, Token: sim.Addresses.Token,
+		Contract: sim.Addresses.Contract, Mine: sim.Commit})
+	if err != nil {
+		return nil, err
+	}
+	funding := x402.NewFundingSettler(sim.Settler, fac, errorLogger())
+	rig.engine, err = settleflow.New(settleflow.Options{Store: store, Settler: funding, Products: products, TestFaucet: -1,
 		Notifier: settleflow.NotifierFunc(func(context.Context, []settleflow.Event) error { return nil })})
 	if err != nil {
 		return nil, err
 	}
+	funding.Attach(rig.engine)
 	if err := rig.engine.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -187,27 +215,29 @@ func startX402Rig(ctx context.Context, dir string, c x402Config) (_ *x402Rig, er
 	}
 
 	// The collector, with gas; the wallets, with test tokens for every
-	// round and the warm-up.
-	b := sim.Backend.Client()
+	// round and the warm-up, and Permit2 approved (with gas for that).
 	faucet := settlement.Transactor{Backend: b, Key: sim.FaucetKey, Mine: sim.Commit}
-	collectorKey, _ := crypto.GenerateKey()
 	collector := crypto.PubkeyToAddress(collectorKey.PublicKey)
 	if _, err := faucet.SendValue(ctx, &collector, new(big.Int).Mul(big.NewInt(100), big.NewInt(params.Ether)), nil); err != nil {
 		return nil, err
 	}
-	perWallet := big.NewInt(int64(c.rounds*(c.n/c.connections+2)+2) * x402MaxPrice * 10_000)
+	perWallet := big.NewInt(int64(c.rounds*(c.n/c.connections+2)+2) * 2 * x402MaxPrice * 10_000)
 	token := bindings.NewTestUSD()
+	maxUint := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))
 	for range c.connections {
 		k, _ := crypto.GenerateKey()
 		rig.wallets = append(rig.wallets, k)
-		if _, err := faucet.Send(ctx, &sim.Addresses.Token, token.PackTransfer(crypto.PubkeyToAddress(k.PublicKey), perWallet)); err != nil {
+		addr := crypto.PubkeyToAddress(k.PublicKey)
+		if _, err := faucet.Send(ctx, &sim.Addresses.Token, token.PackTransfer(addr, perWallet)); err != nil {
 			return nil, err
 		}
-	}
-	fac, err := x402.NewFacilitator(ctx, x402.FacilitatorConfig{Backend: b, Collector: collectorKey, Token: sim.Addresses.Token,
-		Contract: sim.Addresses.Contract, Mine: sim.Commit})
-	if err != nil {
-		return nil, err
+		if _, err := faucet.SendValue(ctx, &addr, big.NewInt(params.Ether), nil); err != nil {
+			return nil, err
+		}
+		w := settlement.Transactor{Backend: b, Key: k, Mine: sim.Commit}
+		if _, err := w.Send(ctx, &sim.Addresses.Token, token.PackApprove(settlement.Permit2Address, maxUint)); err != nil {
+			return nil, err
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
@@ -217,7 +247,8 @@ func startX402Rig(ctx context.Context, dir string, c x402Config) (_ *x402Rig, er
 	closers = append(closers, srv.Close)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	h, err := x402.New(x402.Config{Engine: rig.engine, Facilitator: fac, Environment: settleflow.Test, Products: []string{x402Product},
+	h, err := x402.New(x402.Config{Engine: rig.engine, Facilitator: fac, Funding: funding, Environment: settleflow.Test,
+		Products: []string{x402Product, "bench-capped"}, UptoTimeout: 6 * time.Hour,
 		BaseURL: srv.URL + "/x402", AccessSecret: secret, Logger: errorLogger()})
 	if err != nil {
 		return nil, err
@@ -235,18 +266,6 @@ func startX402Rig(ctx context.Context, dir string, c x402Config) (_ *x402Rig, er
 			return nil, err
 		}
 	}
-	// Each wallet's customer balance holds a cent beforehand, never
-	// charged (every payment deposits exactly its charge): a settlement
-	// emptying the balance in the block before a payment's deposit makes
-	// that deposit's storage write dearer than x402's gas estimate allowed
-	// for, and it reverts (reported to the facilitator's owner; see
-	// BENCHMARKS.md, issue 44). A paid create still waits for its own
-	// deposit, the cent being less than the price.
-	for _, w := range rig.wallets {
-		if _, err := rig.engine.FundTestCustomer(ctx, x402.CustomerID(crypto.PubkeyToAddress(w.PublicKey)), 1); err != nil {
-			return nil, err
-		}
-	}
 	// The offer, from a create without payment.
 	resp, err := rig.post(rig.url+"/x402/workflows", x402Body, nil)
 	if err != nil {
@@ -257,12 +276,23 @@ func startX402Rig(ctx context.Context, dir string, c x402Config) (_ *x402Rig, er
 		return nil, fmt.Errorf("a create without payment answered %d: %v", resp.StatusCode, err)
 	}
 	rig.offer, rig.resource = pr.Accepts[0], pr.Resource
+	resp, err = rig.post(rig.url+"/x402/workflows", x402UptoBody, nil)
+	if err != nil {
+		return nil, err
+	}
+	if pr, err = x402.DecodePaymentRequired(resp.Header.Get(x402.HeaderPaymentRequired)); err != nil || len(pr.Accepts) != 1 || pr.Accepts[0].Scheme != x402.SchemeUpto {
+		return nil, fmt.Errorf("the capped product's offer: %v %+v", err, pr)
+	}
+	rig.upto = pr.Accepts[0]
 	// Warm-up, not timed: a create of each side per client (the first
 	// payment also makes the collector's approval of the contract).
 	if _, err := rig.keyedLoad(ctx, c.connections, c.connections, -1); err != nil {
 		return nil, err
 	}
 	if _, err := rig.paidLoad(ctx, c.connections, c.connections); err != nil {
+		return nil, err
+	}
+	if _, err := rig.uptoLoad(ctx, c.connections, c.connections); err != nil {
 		return nil, err
 	}
 	return rig, nil
@@ -415,6 +445,44 @@ func (rig *x402Rig) paidLoad(_ context.Context, n, c int) (loadResult, error) {
 				}
 			}
 			return resp, err
+		}, nil
+	})
+}
+
+// uptoHeader is a PAYMENT-SIGNATURE of wallet for the capped product's
+// upto offer: a fresh Permit2 permit of at most the quote (valid for the
+// offer's timeout, six hours here for the reason paymentHeader gives).
+func (rig *x402Rig) uptoHeader(wallet *ecdsa.PrivateKey) (string, error) {
+	o := rig.upto
+	max, _ := new(big.Int).SetString(o.Amount, 10)
+	id, _ := new(big.Int).SetString(strings.TrimPrefix(o.Network, "eip155:"), 10)
+	n := make([]byte, 32)
+	_, _ = rand.Read(n)
+	a := &x402.UptoAuthorization{Token: common.HexToAddress(o.Asset), Max: max, Spender: settlement.UptoProxyAddress,
+		Nonce: new(big.Int).SetBytes(n), Deadline: big.NewInt(time.Now().Unix() + o.MaxTimeoutSeconds),
+		To: common.HexToAddress(o.PayTo), Facilitator: common.HexToAddress(o.Extra["facilitatorAddress"]), ValidAfter: big.NewInt(0)}
+	if err := a.Sign(wallet, id); err != nil {
+		return "", err
+	}
+	raw, err := json.Marshal(a.Wire())
+	if err != nil {
+		return "", err
+	}
+	return x402.EncodeHeader(x402.PaymentPayload{X402Version: 2, Accepted: &o, Payload: raw})
+}
+
+// uptoLoad: n creates of the capped product paid by upto permits from c
+// clients, client i with wallet i. Nothing is sent to the chain at the
+// create (the permit is checked by calls); each charge is taken when it
+// settles, after the answer.
+func (rig *x402Rig) uptoLoad(_ context.Context, n, c int) (loadResult, error) {
+	return runLoad(n, c, func(i, _ int) (func() (*http.Response, error), error) {
+		hdr, err := rig.uptoHeader(rig.wallets[i])
+		if err != nil {
+			return nil, err
+		}
+		return func() (*http.Response, error) {
+			return rig.post(rig.url+"/x402/workflows", x402UptoBody, map[string]string{x402.HeaderPaymentSignature: hdr})
 		}, nil
 	})
 }
