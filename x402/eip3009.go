@@ -65,21 +65,34 @@ var errBadSignature = errors.New("not a valid secp256k1 signature (v 27/28 or 0/
 // the token refuses: a v other than 27/28 (or 0/1), an s in the upper half
 // of the curve order, an r or s out of range.
 func (a *ExactAuthorization) Signer(d Domain) (common.Address, error) {
-	if len(a.Signature) != 65 {
+	return recoverEOA(a.Signature, a.Digest(d))
+}
+
+// recoverEOA recovers the address whose 65-byte signature (r, s, v) sig
+// is over digest, refusing what the token and Permit2 refuse from an EOA: a
+// v other than 27/28 (or 0/1), an s in the upper half of the curve order,
+// an r or s out of range.
+func recoverEOA(sig []byte, digest common.Hash) (common.Address, error) {
+	if len(sig) != 65 {
 		return common.Address{}, errBadSignature
 	}
-	v, r, s := a.VRS()
+	var r, s [32]byte
+	copy(r[:], sig[:32])
+	copy(s[:], sig[32:64])
+	v := sig[64]
+	if v < 27 {
+		v += 27
+	}
 	if v != 27 && v != 28 {
 		return common.Address{}, errBadSignature
 	}
 	if !crypto.ValidateSignatureValues(v-27, new(big.Int).SetBytes(r[:]), new(big.Int).SetBytes(s[:]), true) {
 		return common.Address{}, errBadSignature
 	}
-	sig := make([]byte, 65)
-	copy(sig, a.Signature[:64])
-	sig[64] = v - 27
-	digest := a.Digest(d)
-	pub, err := crypto.SigToPub(digest[:], sig)
+	rs := make([]byte, 65)
+	copy(rs, sig[:64])
+	rs[64] = v - 27
+	pub, err := crypto.SigToPub(digest[:], rs)
 	if err != nil {
 		return common.Address{}, errBadSignature
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -16,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,7 +24,6 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
@@ -63,8 +60,11 @@ type gethNode struct {
 
 // startGeth starts `geth --dev --dev.period 1` (SETTLEFLOW_GETH; the test
 // is skipped without it) on loopback ports, stopped when the test ends, and
-// waits for it to answer.
-func startGeth(t *testing.T) *gethNode {
+// waits for it to answer. With a genesis (settlement.GethDevGenesis) the
+// data directory is initialized with it first (`geth init`): --dev keeps
+// the chain it finds, and its developer account is then geth's developer
+// key.
+func startGeth(t *testing.T, genesis []byte) *gethNode {
 	t.Helper()
 	bin := os.Getenv("SETTLEFLOW_GETH")
 	if bin == "" {
@@ -72,6 +72,15 @@ func startGeth(t *testing.T) *gethNode {
 	}
 	dir := t.TempDir()
 	datadir := filepath.Join(dir, "data")
+	if genesis != nil {
+		gfile := filepath.Join(dir, "genesis.json")
+		if err := os.WriteFile(gfile, genesis, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(bin, "--datadir", datadir, "init", gfile).CombinedOutput(); err != nil {
+			t.Fatalf("geth init: %v\n%s", err, out)
+		}
+	}
 	httpPort, authPort := freePort(t), freePort(t)
 	logPath := filepath.Join(dir, "geth.log")
 	logFile, err := os.Create(logPath)
@@ -160,7 +169,7 @@ func freePort(t *testing.T) int {
 // the deployment and the settler over geth (gethChain: no mining).
 func newGethRig(t *testing.T) *rig {
 	t.Helper()
-	g := startGeth(t)
+	g := startGeth(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	faucetKey, _ := crypto.GenerateKey()
@@ -323,17 +332,10 @@ func (r *rig) settledCents(wf *settleflow.Workflow, customer string) int64 {
 // (402 invalid_exact_evm_nonce_already_used).
 func TestGethDevOfficialClientPaysExact(t *testing.T) {
 	start := time.Now()
-	dir, _ := filepath.Abs(filepath.Join("testdata", "node"))
 	if os.Getenv("SETTLEFLOW_GETH") == "" {
 		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the x402 geth --dev test")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
-		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test on geth --dev")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node_modules is installed but node is not on PATH")
-	}
+	officialClientDir(t)
 	t.Parallel() // mostly waiting for geth's blocks
 	r := newGethRig(t)
 	ready := time.Since(start)
@@ -342,36 +344,16 @@ func TestGethDevOfficialClientPaysExact(t *testing.T) {
 	rec := newRecorder(t, r.srv.URL)
 
 	paidAt := time.Now()
-	cmd := exec.Command(node, "pay.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"X402_URL="+rec.srv.URL+"/x402/workflows",
-		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(r.buyer)),
-		"X402_NETWORK=eip155:1337",
-		"X402_ASSET="+r.sim.Addresses.Token.Hex(),
-		"X402_MAX="+strconv.Itoa(priceUnits),
-		"X402_BODY="+body,
-	)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node pay.mjs: %v\n%s\n%s", err, out, stderr)
-	}
+	status, resp, purchase := officialPayAt(t, rec.srv.URL+"/x402/workflows", r.buyer, r.sim.Addresses.Token.Hex(), body, priceUnits)
 	paid := time.Since(paidAt)
-	var got struct {
-		Status          int                      `json:"status"`
-		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
-		Body            x402.Purchase            `json:"body"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	got := struct {
+		Status          int
+		PaymentResponse *x402.SettlementResponse
+		Body            x402.Purchase
+	}{status, resp, purchase}
 	if got.Status != http.StatusCreated || got.PaymentResponse == nil || !got.PaymentResponse.Success || got.Body.Workflow == nil ||
 		got.PaymentResponse.Network != "eip155:1337" || got.PaymentResponse.Payer != wallet.Hex() {
-		t.Fatalf("the official client got %s", out)
+		t.Fatalf("the official client got %d %+v", got.Status, got.PaymentResponse)
 	}
 	pays := rec.payments()
 	if len(pays) != 1 {

@@ -1,15 +1,9 @@
 package x402_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 
-	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/settleflow/settleflow/x402"
@@ -23,46 +17,19 @@ import (
 // the wallet's customer, the transfer read back from the chain moved the
 // workflow's charge, and the charge settles from the deposit.
 func TestOfficialClientPaysExact(t *testing.T) {
-	dir, _ := filepath.Abs(filepath.Join("testdata", "node"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
-		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node_modules is installed but node is not on PATH")
-	}
 	// A chain that mines only on demand, as the reference server's
 	// embedded one: the facilitator's Mine brings the deposit to its depth.
+	officialClientDir(t)
 	r := newRigOn(t, false)
 	wallet := crypto.PubkeyToAddress(r.buyer.PublicKey)
-	cmd := exec.Command(node, "pay.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"X402_URL="+r.url,
-		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(r.buyer)),
-		"X402_NETWORK=eip155:1337",
-		"X402_ASSET="+r.sim.Addresses.Token.Hex(),
-		"X402_MAX="+strconv.Itoa(priceUnits),
-		"X402_BODY="+body,
-	)
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("node pay.mjs: %v\n%s\n%s", err, out, stderr)
-	}
-	var got struct {
-		Status          int                      `json:"status"`
-		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
-		Body            x402.Purchase            `json:"body"`
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	status, resp, purchase := officialPay(t, r, body, priceUnits)
+	got := struct {
+		Status          int
+		PaymentResponse *x402.SettlementResponse
+		Body            x402.Purchase
+	}{status, resp, purchase}
 	if got.Status != http.StatusCreated || got.PaymentResponse == nil || !got.PaymentResponse.Success || got.Body.Workflow == nil {
-		t.Fatalf("the official client got %s", out)
+		t.Fatalf("the official client got %d %+v", got.Status, got.PaymentResponse)
 	}
 	wf := got.Body.Workflow
 	if wf.CustomerID != x402.CustomerID(wallet) || wf.Product != product {

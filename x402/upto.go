@@ -110,26 +110,7 @@ func (a *UptoAuthorization) Key() common.Hash {
 // signature Permit2 would not take from an EOA (v other than 27/28 or 0/1,
 // s in the upper half).
 func (a *UptoAuthorization) Signer(chainID *big.Int) (common.Address, error) {
-	e := ExactAuthorization{Signature: a.Signature}
-	if len(a.Signature) != 65 {
-		return common.Address{}, errBadSignature
-	}
-	v, r, s := e.VRS()
-	if v != 27 && v != 28 {
-		return common.Address{}, errBadSignature
-	}
-	if !crypto.ValidateSignatureValues(v-27, new(big.Int).SetBytes(r[:]), new(big.Int).SetBytes(s[:]), true) {
-		return common.Address{}, errBadSignature
-	}
-	sig := make([]byte, 65)
-	copy(sig, a.Signature[:64])
-	sig[64] = v - 27
-	digest := a.Digest(chainID)
-	pub, err := crypto.SigToPub(digest[:], sig)
-	if err != nil {
-		return common.Address{}, errBadSignature
-	}
-	return crypto.PubkeyToAddress(*pub), nil
+	return recoverEOA(a.Signature, a.Digest(chainID))
 }
 
 // Sign signs a with key on chainID, setting a.From and a.Signature (v 27

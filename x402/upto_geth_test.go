@@ -2,25 +2,18 @@ package x402_test
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"crypto/rand"
-	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
@@ -30,94 +23,6 @@ import (
 	"github.com/settleflow/settleflow/x402"
 )
 
-// startGethWithPayments starts `geth --dev --dev.period 1` on loopback on a
-// genesis that holds Permit2 and the upto proxy (settlement.GethDevGenesis:
-// `geth init`, then --dev keeps the chain it finds), and returns its
-// client, URL and the developer account's key. Skipped without
-// SETTLEFLOW_GETH.
-func startGethWithPayments(t *testing.T) (*ethclient.Client, string, *ecdsa.PrivateKey) {
-	t.Helper()
-	bin := os.Getenv("SETTLEFLOW_GETH")
-	if bin == "" {
-		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the geth --dev x402 test")
-	}
-	dir := t.TempDir()
-	genesis, err := settlement.GethDevGenesis()
-	if err != nil {
-		t.Fatal(err)
-	}
-	gfile := filepath.Join(dir, "genesis.json")
-	if err := os.WriteFile(gfile, genesis, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	datadir := filepath.Join(dir, "data")
-	if out, err := exec.Command(bin, "--datadir", datadir, "init", gfile).CombinedOutput(); err != nil {
-		t.Fatalf("geth init: %v\n%s", err, out)
-	}
-	port := func() int {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		return l.Addr().(*net.TCPAddr).Port
-	}
-	httpPort, authPort := port(), port()
-	logPath := filepath.Join(dir, "geth.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", datadir,
-		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(httpPort), "--http.api", "eth,net,web3",
-		"--authrpc.addr", "127.0.0.1", "--authrpc.port", fmt.Sprint(authPort),
-		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--verbosity", "3")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		logFile.Close()
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("geth log tail:\n%s", b)
-			}
-		}
-	})
-	url := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	ctx := context.Background()
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		select {
-		case err := <-exited:
-			t.Fatalf("geth exited early: %v", err)
-		default:
-		}
-		if c, err := ethclient.DialContext(ctx, url); err == nil {
-			if _, err := c.ChainID(ctx); err == nil {
-				t.Cleanup(c.Close)
-				return c, url, settlement.GethDevKey
-			}
-			c.Close()
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("geth did not answer on", url)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // The upto flow on geth --dev: the official client pays a capped product
 // and a success fee (failing, then passing) through the x402 handler of an
 // engine settling on a geth --dev node whose genesis holds Permit2 and the
@@ -125,7 +30,12 @@ func startGethWithPayments(t *testing.T) (*ethclient.Client, string, *ecdsa.Priv
 // of each permit stays with the wallet, the collector keeps nothing, and
 // the settlement contract holds what it owes.
 func TestUptoOnGethDev(t *testing.T) {
-	client, url, devKey := startGethWithPayments(t)
+	genesis, err := settlement.GethDevGenesis()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startGeth(t, genesis)
+	client, url, devKey := g.client, g.url, g.devKey
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	payeeKey, _ := crypto.GenerateKey()

@@ -121,6 +121,21 @@ func (r *rig) approvePermit2(k *ecdsa.PrivateKey) {
 	}
 }
 
+// officialClientDir is testdata/node, where the official client packages
+// are installed, and node; the test is skipped without the packages.
+func officialClientDir(t *testing.T) (dir, node string) {
+	t.Helper()
+	dir, _ = filepath.Abs(filepath.Join("testdata", "node"))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
+		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client tests")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node_modules is installed but node is not on PATH")
+	}
+	return dir, node
+}
+
 // officialPay runs the official client (testdata/node/pay.mjs) for body,
 // allowing it to pay at most max base units.
 func officialPay(t *testing.T, r *rig, body string, max int64) (status int, resp *x402.SettlementResponse, p x402.Purchase) {
@@ -132,14 +147,7 @@ func officialPay(t *testing.T, r *rig, body string, max int64) (status int, resp
 // paying in token.
 func officialPayAt(t *testing.T, url string, key *ecdsa.PrivateKey, token, body string, max int64) (status int, resp *x402.SettlementResponse, p x402.Purchase) {
 	t.Helper()
-	dir, _ := filepath.Abs(filepath.Join("testdata", "node"))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
-		t.Skip("skipping: x402/testdata/node/node_modules is absent; run `npm ci` in x402/testdata/node (.ci/run does) to enable the official client test")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node_modules is installed but node is not on PATH")
-	}
+	dir, node := officialClientDir(t)
 	cmd := exec.Command(node, "pay.mjs")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),

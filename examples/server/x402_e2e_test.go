@@ -114,42 +114,19 @@ type uptoPaid struct {
 func x402PayUpto(t *testing.T, s *server, nodeDir string, wallet *ecdsa.PrivateKey, p *x402Paid, name, body string) uptoPaid {
 	t.Helper()
 	url := "https://" + s.https + "/x402/workflows"
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	res, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	pr, err := x402.DecodePaymentRequired(res.Header.Get(x402.HeaderPaymentRequired))
-	if res.StatusCode != http.StatusPaymentRequired || err != nil || len(pr.Accepts) != 1 {
-		t.Fatalf("%s: a create without payment: %d, PAYMENT-REQUIRED %v", name, res.StatusCode, err)
-	}
+	pr := x402Offer(t, s, url, body)
 	offer := pr.Accepts[0]
 	if offer.Scheme != x402.SchemeUpto || common.HexToAddress(offer.Extra["facilitatorAddress"]) != p.collector || common.HexToAddress(offer.PayTo) != p.collector {
 		t.Fatalf("%s: the offer %+v", name, offer)
 	}
-	cmd := exec.Command("node", "pay.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(),
-		"NODE_EXTRA_CA_CERTS="+filepath.Join(s.dir, "tls", "cert.pem"),
-		"X402_URL="+url, "X402_KEY="+hexutil.Encode(crypto.FromECDSA(wallet)), "X402_NETWORK=eip155:1337",
-		"X402_ASSET="+p.token.Hex(), "X402_MAX="+offer.Amount, "X402_BODY="+body)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: node pay.mjs: %v\n%s\n%s", name, err, stdout, stderr.String())
+	stdout, status, pay, purchase := x402Official(t, s, nodeDir, wallet, p.token, url, offer.Amount, body)
+	if status != http.StatusCreated || purchase.Workflow == nil {
+		t.Fatalf("%s: the official client got %s", name, stdout)
 	}
-	var got struct {
-		Status          int                      `json:"status"`
-		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
-		Body            x402.Purchase            `json:"body"`
-	}
-	if err := json.Unmarshal(stdout, &got); err != nil || got.Status != http.StatusCreated || got.Body.Workflow == nil {
-		t.Fatalf("%s: the official client got %s (%v)", name, stdout, err)
-	}
+	got := struct {
+		PaymentResponse *x402.SettlementResponse
+		Body            x402.Purchase
+	}{pay, purchase}
 	wf := x402Settled(t, s, got.Body.Workflow.ID, got.Body.AccessToken)
 	u := uptoPaid{name: name, quote: wf.Quoted.Amount, charged: wf.Charged.Amount}
 	if wf.Settlement != nil {
@@ -309,18 +286,7 @@ func x402PayOnce(t *testing.T, s *server, nodeDir string, wallet *ecdsa.PrivateK
 	const body = `{"product": "ticket-triage", "payload": {"ticketId": "T-402", "subject": "Refund for invoice 7"}}`
 
 	// Without payment: 402, the price to the collector in the token.
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	res, err := s.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	pr, err := x402.DecodePaymentRequired(res.Header.Get(x402.HeaderPaymentRequired))
-	if res.StatusCode != http.StatusPaymentRequired || err != nil || len(pr.Accepts) != 1 {
-		t.Fatalf("a create without payment: %d, PAYMENT-REQUIRED %v; want 402 with one offer", res.StatusCode, err)
-	}
+	pr := x402Offer(t, s, url, body)
 	offer := pr.Accepts[0]
 	price, ok := new(big.Int).SetString(offer.Amount, 10)
 	if !ok || price.Sign() <= 0 || offer.Network != "eip155:1337" || common.HexToAddress(offer.Asset) != p.token ||
@@ -329,31 +295,12 @@ func x402PayOnce(t *testing.T, s *server, nodeDir string, wallet *ecdsa.PrivateK
 	}
 
 	// The official client pays.
-	cmd := exec.Command("node", "pay.mjs")
-	cmd.Dir = nodeDir
-	cmd.Env = append(os.Environ(),
-		"NODE_EXTRA_CA_CERTS="+filepath.Join(s.dir, "tls", "cert.pem"),
-		"X402_URL="+url,
-		"X402_KEY="+hexutil.Encode(crypto.FromECDSA(wallet)),
-		"X402_NETWORK=eip155:1337",
-		"X402_ASSET="+p.token.Hex(),
-		"X402_MAX="+offer.Amount,
-		"X402_BODY="+body,
-	)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node pay.mjs: %v\n%s\n%s", err, stdout, stderr.String())
-	}
-	var got struct {
-		Status          int                      `json:"status"`
-		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
-		Body            x402.Purchase            `json:"body"`
-	}
-	if err := json.Unmarshal(stdout, &got); err != nil {
-		t.Fatalf("%v: %s", err, stdout)
-	}
+	stdout, status, pay, purchase := x402Official(t, s, nodeDir, wallet, p.token, url, offer.Amount, body)
+	got := struct {
+		Status          int
+		PaymentResponse *x402.SettlementResponse
+		Body            x402.Purchase
+	}{status, pay, purchase}
 	p.pay = got.PaymentResponse
 	if got.Status != http.StatusCreated || p.pay == nil || !p.pay.Success || got.Body.Workflow == nil || got.Body.AccessToken == "" {
 		t.Fatalf("the official client got %s", stdout)
@@ -466,4 +413,51 @@ func TestX402FlagErrors(t *testing.T) {
 			t.Errorf("%s: refused as usage, but the data directory was made", c.name)
 		}
 	}
+}
+
+// x402Offer posts body to url without payment and reads the 402's one
+// offer.
+func x402Offer(t *testing.T, s *server, url, body string) *x402.PaymentRequired {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	pr, err := x402.DecodePaymentRequired(res.Header.Get(x402.HeaderPaymentRequired))
+	if res.StatusCode != http.StatusPaymentRequired || err != nil || len(pr.Accepts) != 1 {
+		t.Fatalf("a create without payment: %d, PAYMENT-REQUIRED %v; want 402 with one offer", res.StatusCode, err)
+	}
+	return pr
+}
+
+// x402Official has the official client (x402/testdata/node/pay.mjs) pay
+// body at url with wallet, in token, at most max base units, trusting s's
+// certificate; it returns the client's printed answer.
+func x402Official(t *testing.T, s *server, nodeDir string, wallet *ecdsa.PrivateKey, token common.Address, url, max, body string) (out []byte, status int, pay *x402.SettlementResponse, p x402.Purchase) {
+	t.Helper()
+	cmd := exec.Command("node", "pay.mjs")
+	cmd.Dir = nodeDir
+	cmd.Env = append(os.Environ(),
+		"NODE_EXTRA_CA_CERTS="+filepath.Join(s.dir, "tls", "cert.pem"),
+		"X402_URL="+url, "X402_KEY="+hexutil.Encode(crypto.FromECDSA(wallet)), "X402_NETWORK=eip155:1337",
+		"X402_ASSET="+token.Hex(), "X402_MAX="+max, "X402_BODY="+body)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node pay.mjs: %v\n%s\n%s", err, stdout, stderr.String())
+	}
+	var got struct {
+		Status          int                      `json:"status"`
+		PaymentResponse *x402.SettlementResponse `json:"paymentResponse"`
+		Body            x402.Purchase            `json:"body"`
+	}
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	return stdout, got.Status, got.PaymentResponse, got.Body
 }
