@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -277,6 +278,13 @@ func TestEngineCreateValidation(t *testing.T) {
 		{"payload unknown field", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x", "color": 1}`)}, "parameter_unknown", "payload.color"},
 		{"payload negative", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x", "attachments": -1}`)}, "parameter_invalid", "payload.attachments"},
 		{"payload float", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x", "attachments": 1.5}`)}, "parameter_invalid", "payload.attachments"},
+		{"authorization not JSON", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x"}`), Authorization: json.RawMessage(`{"scheme":`)}, "parameter_invalid", "authorization"},
+		{"authorization too large", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x"}`),
+			Authorization: json.RawMessage(`"` + strings.Repeat("a", 5000) + `"`)}, "parameter_invalid", "authorization"},
+		// This fixture's settler charges no customer balances: an
+		// authorization has no balance to pay into.
+		{"authorization where no balance is charged", settleflow.CreateParams{Product: "ticket-triage", CustomerID: "cus_1", Payload: json.RawMessage(`{"ticketId": "x"}`),
+			Authorization: json.RawMessage(`{"scheme": "upto"}`)}, "parameter_invalid", "authorization"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
