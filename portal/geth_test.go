@@ -2,24 +2,17 @@ package portal
 
 import (
 	"context"
-	"fmt"
 	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/ethclient"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/gethdev"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 )
@@ -71,72 +64,14 @@ func TestDepositPathOnSimulatedChain(t *testing.T) {
 // node, its own blocks every second, the operator's relayed transaction
 // mined and followed at depth 2.
 func TestDepositPathOnGethDev(t *testing.T) {
-	gethBin := os.Getenv("SETTLEFLOW_GETH")
-	if gethBin == "" {
-		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the geth --dev test")
-	}
+	g := gethdev.Start(t, gethdev.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	datadir := filepath.Join(dir, "data")
-	httpPort, authPort := freePort(t), freePort(t)
-	logFile, err := os.Create(filepath.Join(dir, "geth.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(gethBin, "--dev", "--dev.period", "1", "--datadir", datadir,
-		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(httpPort), "--http.api", "eth,net,web3",
-		"--authrpc.addr", "127.0.0.1", "--authrpc.port", fmt.Sprint(authPort),
-		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--netrestrict", "127.0.0.0/8", "--verbosity", "2")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start geth: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	url := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	var client *ethclient.Client
-	for deadline := time.Now().Add(60 * time.Second); client == nil; {
-		select {
-		case err := <-exited:
-			t.Fatalf("geth exited early: %v", err)
-		default:
-		}
-		if c, err := ethclient.DialContext(ctx, url); err == nil {
-			if _, err := c.ChainID(ctx); err == nil {
-				client = c
-				break
-			}
-			c.Close()
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("geth did not answer on", url)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	defer client.Close()
-	files, err := filepath.Glob(filepath.Join(datadir, "keystore", "*"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("dev keystore: %v %v", files, err)
-	}
-	blob, _ := os.ReadFile(files[0])
-	devKey, err := keystore.DecryptKey(blob, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, url := g.Client, g.URL
+	files := []string{g.KeyFile}
 	payeeKey, _ := crypto.GenerateKey()
 	faucetKey, _ := crypto.GenerateKey()
-	tr := settlement.Transactor{Backend: client, Key: devKey.PrivateKey}
+	tr := settlement.Transactor{Backend: client, Key: g.DevKey}
 	funds, _ := settlement.BaseUnits(1_000_000, 6)
 	addrs, err := tr.DeployDev(ctx, settlement.DevDeployment{Payee: crypto.PubkeyToAddress(payeeKey.PublicKey), Faucet: faucetKey, Funds: funds})
 	if err != nil {
@@ -168,15 +103,4 @@ func TestDepositPathOnGethDev(t *testing.T) {
 	}
 	t.Logf("geth --dev: states %v; the operator paid %s wei for the connect and the relay; relay gas %v",
 		states, new(big.Int).Sub(operatorBefore, operatorAfter), f.metric("gasUsed", "test"))
-}
-
-// freePort returns a free TCP port on loopback.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

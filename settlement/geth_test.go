@@ -4,18 +4,11 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/rand"
-	"fmt"
 	"math/big"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -23,17 +16,10 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/gethdev"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return gethdev.FreePort(t) }
 
 // gethDev is a geth --dev node on loopback, stopped when the test ends.
 type gethDev struct {
@@ -43,92 +29,12 @@ type gethDev struct {
 	devKey  *ecdsa.PrivateKey
 }
 
-// startGeth starts `geth --dev` (SETTLEFLOW_GETH; the test is skipped
-// without it), mining a block a second, and waits for it to answer.
+// startGeth starts `geth --dev` (gethdev.Start; the test is skipped
+// without SETTLEFLOW_GETH), mining a block a second.
 func startGeth(t *testing.T) *gethDev {
 	t.Helper()
-	gethBin := os.Getenv("SETTLEFLOW_GETH")
-	if gethBin == "" {
-		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the geth --dev integration test")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
-	datadir := filepath.Join(dir, "data")
-	httpPort, authPort := freePort(t), freePort(t)
-	logPath := filepath.Join(dir, "geth.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logFile.Close() })
-	cmd := exec.Command(gethBin, "--dev", "--dev.period", "1", "--datadir", datadir,
-		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(httpPort), "--http.api", "eth,net,web3",
-		"--authrpc.addr", "127.0.0.1", "--authrpc.port", fmt.Sprint(authPort),
-		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--netrestrict", "127.0.0.0/8",
-		"--verbosity", "3")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start geth: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("geth log tail:\n%s", b)
-			}
-		}
-	})
-
-	url := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	var client *ethclient.Client
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		select {
-		case err := <-exited:
-			t.Fatalf("geth exited early: %v", err)
-		default:
-		}
-		if c, err := ethclient.DialContext(ctx, url); err == nil {
-			if _, err := c.ChainID(ctx); err == nil {
-				client = c
-				break
-			}
-			c.Close()
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("geth did not answer on", url)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Cleanup(client.Close)
-
-	// The dev account geth funds at genesis lives in its keystore, with an
-	// empty password: it becomes the operator, read the way production reads
-	// a keystore.
-	files, err := filepath.Glob(filepath.Join(datadir, "keystore", "*"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("dev keystore: %v %v", files, err)
-	}
-	blob, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	devKey, err := keystore.DecryptKey(blob, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &gethDev{client: client, url: url, keyfile: files[0], devKey: devKey.PrivateKey}
+	n := gethdev.Start(t, gethdev.Options{Verbosity: 3})
+	return &gethDev{client: n.Client, url: n.URL, keyfile: n.KeyFile, devKey: n.DevKey}
 }
 
 // TestGethDev settles against a real `geth --dev` node on loopback. It needs

@@ -5,24 +5,18 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"errors"
-	"fmt"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum"
-	"github.com/ethereum/go-ethereum/accounts/keystore"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
@@ -30,6 +24,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/settleflow/settleflow"
+	"github.com/settleflow/settleflow/internal/gethdev"
 	"github.com/settleflow/settleflow/settlement"
 	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 	"github.com/settleflow/settleflow/x402"
@@ -58,108 +53,11 @@ type gethNode struct {
 	devKey  *ecdsa.PrivateKey
 }
 
-// startGeth starts `geth --dev --dev.period 1` (SETTLEFLOW_GETH; the test
-// is skipped without it) on loopback ports, stopped when the test ends, and
-// waits for it to answer. With a genesis (settlement.GethDevGenesis) the
-// data directory is initialized with it first (`geth init`): --dev keeps
-// the chain it finds, and its developer account is then geth's developer
-// key.
+// startGeth starts a geth --dev node (gethdev.Start), on genesis if set.
 func startGeth(t *testing.T, genesis []byte) *gethNode {
 	t.Helper()
-	bin := os.Getenv("SETTLEFLOW_GETH")
-	if bin == "" {
-		t.Skip("SETTLEFLOW_GETH is not set: build geth with settlement/scripts/install-geth.sh DIR and set SETTLEFLOW_GETH=DIR/geth to run the x402 geth --dev test")
-	}
-	dir := t.TempDir()
-	datadir := filepath.Join(dir, "data")
-	if genesis != nil {
-		gfile := filepath.Join(dir, "genesis.json")
-		if err := os.WriteFile(gfile, genesis, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if out, err := exec.Command(bin, "--datadir", datadir, "init", gfile).CombinedOutput(); err != nil {
-			t.Fatalf("geth init: %v\n%s", err, out)
-		}
-	}
-	httpPort, authPort := freePort(t), freePort(t)
-	logPath := filepath.Join(dir, "geth.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logFile.Close() })
-	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", datadir,
-		"--http", "--http.addr", "127.0.0.1", "--http.port", fmt.Sprint(httpPort), "--http.api", "eth,net,web3",
-		"--authrpc.addr", "127.0.0.1", "--authrpc.port", fmt.Sprint(authPort),
-		"--ipcdisable", "--nodiscover", "--maxpeers", "0", "--port", "0", "--nat", "none", "--netrestrict", "127.0.0.0/8",
-		"--verbosity", "2")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start geth: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			if b, err := os.ReadFile(logPath); err == nil {
-				if len(b) > 4000 {
-					b = b[len(b)-4000:]
-				}
-				t.Logf("geth log tail:\n%s", b)
-			}
-		}
-	})
-	ctx := context.Background()
-	u := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
-	var client *ethclient.Client
-	for deadline := time.Now().Add(60 * time.Second); client == nil; time.Sleep(100 * time.Millisecond) {
-		select {
-		case err := <-exited:
-			t.Fatalf("geth exited early: %v", err)
-		default:
-		}
-		if c, err := ethclient.DialContext(ctx, u); err == nil {
-			if _, err := c.ChainID(ctx); err == nil {
-				client = c
-				break
-			}
-			c.Close()
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("geth did not answer on", u)
-		}
-	}
-	t.Cleanup(client.Close)
-	files, err := filepath.Glob(filepath.Join(datadir, "keystore", "*"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("dev keystore: %v %v", files, err)
-	}
-	blob, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := keystore.DecryptKey(blob, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &gethNode{client: client, url: u, keyfile: files[0], devKey: key.PrivateKey}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	n := gethdev.Start(t, gethdev.Options{Genesis: genesis})
+	return &gethNode{client: n.Client, url: n.URL, keyfile: n.KeyFile, devKey: n.DevKey}
 }
 
 // newGethRig is the tests' rig (harness_test.go) on a geth --dev node: the
