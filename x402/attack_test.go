@@ -44,23 +44,7 @@ func newAttackRig(t *testing.T) (*rig, *sync.Mutex) {
 	}
 	t.Cleanup(func() { sim.Close() })
 	hold := &sync.Mutex{}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(150 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				hold.Lock()
-				sim.Commit()
-				hold.Unlock()
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-done })
+	startBlocks(t, sim, hold)
 	r, err := finishRig(t, sim)
 	if err != nil {
 		t.Fatal(err)

@@ -104,14 +104,19 @@ func recoverEOA(sig []byte, digest common.Hash) (common.Address, error) {
 // Go agents and tests.
 func (a *ExactAuthorization) Sign(key *ecdsa.PrivateKey, d Domain) error {
 	a.From = crypto.PubkeyToAddress(key.PublicKey)
-	digest := a.Digest(d)
+	sig, err := signEOA(key, a.Digest(d))
+	a.Signature = sig
+	return err
+}
+
+// signEOA signs digest with key as a wallet does: r, s, v with v 27 or 28.
+func signEOA(key *ecdsa.PrivateKey, digest common.Hash) ([]byte, error) {
 	sig, err := crypto.Sign(digest[:], key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sig[64] += 27
-	a.Signature = sig
-	return nil
+	return sig, nil
 }
 
 // Wire is a's form in an exact payload.

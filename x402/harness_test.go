@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,7 +80,7 @@ func newRigOn(t *testing.T, blocks bool) *rig {
 	}
 	t.Cleanup(func() { sim.Close() })
 	if blocks {
-		startBlocks(t, sim)
+		startBlocks(t, sim, nil)
 	}
 	r, err := finishRig(t, sim)
 	if err != nil {
@@ -88,8 +89,9 @@ func newRigOn(t *testing.T, blocks bool) *rig {
 	return r
 }
 
-// startBlocks makes a block every 150 ms until the test ends.
-func startBlocks(t *testing.T, sim *settlement.Simulated) {
+// startBlocks makes a block every 150 ms until the test ends, except
+// while hold (if not nil) is held.
+func startBlocks(t *testing.T, sim *settlement.Simulated, hold *sync.Mutex) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -101,7 +103,13 @@ func startBlocks(t *testing.T, sim *settlement.Simulated) {
 			case <-stop:
 				return
 			case <-tick.C:
+				if hold != nil {
+					hold.Lock()
+				}
 				sim.Commit()
+				if hold != nil {
+					hold.Unlock()
+				}
 			}
 		}
 	}()

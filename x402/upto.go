@@ -117,14 +117,9 @@ func (a *UptoAuthorization) Signer(chainID *big.Int) (common.Address, error) {
 // or 28): what a wallet does for the upto scheme. For Go agents and tests.
 func (a *UptoAuthorization) Sign(key *ecdsa.PrivateKey, chainID *big.Int) error {
 	a.From = crypto.PubkeyToAddress(key.PublicKey)
-	digest := a.Digest(chainID)
-	sig, err := crypto.Sign(digest[:], key)
-	if err != nil {
-		return err
-	}
-	sig[64] += 27
+	sig, err := signEOA(key, a.Digest(chainID))
 	a.Signature = sig
-	return nil
+	return err
 }
 
 // Wire is a's form in an upto payload (numbers in decimal, as the

@@ -93,7 +93,7 @@ func newUptoRigGated(t *testing.T, blocks bool, gate <-chan struct{}) *rig {
 	}
 	t.Cleanup(func() { sim.Close() })
 	if blocks {
-		startBlocks(t, sim)
+		startBlocks(t, sim, nil)
 	}
 	r, err := finishRigWith(t, sim, rigOptions{products: []func(*settleflow.Products) error{uptoProducts(gate)},
 		forSale: []string{cappedProduct, feeProduct}, upto: true, wait: time.Minute})
