@@ -131,7 +131,13 @@ test('a completion answered 502 is retried and counted once', async () => {
     await settled(id);
     const tasks = attempts.get(id);
     assert.equal(tasks.length, 1);
-    const got = seen(`/v1/tasks/${tasks[0].id}/complete`);
+    // The workflow can settle on the first completion before the
+    // worker's retry of it (after the 502 and its backoff) is answered.
+    const path = `/v1/tasks/${tasks[0].id}/complete`;
+    for (let i = 0; i < 200 && !(seen(path).length >= 2 && seen(path).every((r) => r.upstreamStatus !== undefined)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const got = seen(path);
     assert.deepEqual(got.map((r) => r.upstreamStatus), [200, 200], 'want 2 completions, each answered 200 by the server');
   } finally {
     hook = null;
