@@ -118,16 +118,7 @@ func TestUptoOnGethDev(t *testing.T) {
 		return b.Int64()
 	}
 	spent := int64(0)
-	for _, c := range []struct {
-		name    string
-		product string
-		resolve bool
-		charged int64
-	}{
-		{"capped", cappedProduct, true, cappedCharge},
-		{"success fee, outcome fails", feeProduct, false, 0},
-		{"success fee, outcome passes", feeProduct, true, uptoQuote},
-	} {
+	for _, c := range uptoCases {
 		body := uptoBody(c.product, c.name, c.resolve)
 		status, resp, p := officialPayAt(t, srv.URL+"/x402/workflows", buyerKey, addrs.Token.Hex(), body, uptoQuote*10_000)
 		if status != http.StatusCreated || p.Workflow == nil {

@@ -40,6 +40,20 @@ func (j job) Validate() error {
 	return nil
 }
 
+// uptoCases are the outcome-priced purchases the official client makes:
+// a capped product, a success fee whose outcome fails and one whose
+// outcome passes, each with the charge it must be taken.
+var uptoCases = []struct {
+	name    string
+	product string
+	resolve bool
+	charged int64
+}{
+	{"capped", cappedProduct, true, cappedCharge},
+	{"success fee, outcome fails", feeProduct, false, 0},
+	{"success fee, outcome passes", feeProduct, true, uptoQuote},
+}
+
 const (
 	cappedProduct = "report"  // capped: cost 400 × 1.2 = 480 of a 1000 quote
 	feeProduct    = "verdict" // success fee: 1000 when resolved, else 0
@@ -196,18 +210,9 @@ func TestOfficialClientPaysUpto(t *testing.T) {
 	r := newUptoRig(t, false)
 	wallet := crypto.PubkeyToAddress(r.buyer.PublicKey)
 	spent := int64(0)
-	for _, c := range []struct {
-		name    string
-		product string
-		resolve bool
-		charged int64
-	}{
-		{"capped", cappedProduct, true, cappedCharge},
-		{"success fee, outcome fails", feeProduct, false, 0},
-		{"success fee, outcome passes", feeProduct, true, uptoQuote},
-	} {
+	for _, c := range uptoCases {
 		t.Run(c.name, func(t *testing.T) {
-			body := `{"product":"` + c.product + `","payload":{"text":"` + c.name + `","resolve":` + strconv.FormatBool(c.resolve) + `}}`
+			body := uptoBody(c.product, c.name, c.resolve)
 			req := r.offer(body)
 			if req.Scheme != x402.SchemeUpto || req.Amount != strconv.Itoa(uptoQuote*10_000) || req.Extra["facilitatorAddress"] != r.collector.Hex() {
 				t.Fatalf("offer %+v", req)
