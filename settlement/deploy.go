@@ -50,6 +50,13 @@ type Transactor struct {
 	ExtraGas uint64
 }
 
+// DepositGasRoom is the gas a deposit carries beyond its estimate and a
+// fifth: a settle mined before it in its block can empty the balance it
+// writes, and writing an empty slot costs far more than the estimate,
+// made against a full one, allowed (x402's TestDepositInTheBlockOfASettle
+// ran out of gas without it). Unused gas is not paid for.
+const DepositGasRoom = 150_000
+
 // Send signs and sends a transaction to (nil: contract creation) with data,
 // waits for its receipt and fails if it reverted.
 func (tr Transactor) Send(ctx context.Context, to *common.Address, data []byte) (*types.Receipt, error) {

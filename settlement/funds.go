@@ -366,7 +366,7 @@ func (c *chain) fund(ctx context.Context, customerID string, cents int64) (strin
 			return "", fmt.Errorf("settlement: %s: faucet nonce: %w", c.env, err)
 		}
 		tx, err := types.SignNewTx(c.faucet, c.signer, &types.DynamicFeeTx{
-			ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas + gas/5, To: &c.contract, Data: data,
+			ChainID: c.chainID, Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: gas + gas/5 + DepositGasRoom, To: &c.contract, Data: data,
 		})
 		if err != nil {
 			return "", err

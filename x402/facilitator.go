@@ -63,10 +63,6 @@ type FacilitatorConfig struct {
 	Mine func()
 }
 
-// collectorExtraGas is the room every collector transaction has beyond its
-// estimate and a fifth.
-const collectorExtraGas = 150_000
-
 var (
 	erc20ABI    = bindings.NewTestUSD()
 	contractABI = bindings.NewSettleflowSettlement()
@@ -79,12 +75,10 @@ func NewFacilitator(ctx context.Context, c FacilitatorConfig) (*Facilitator, err
 		return nil, errors.New("x402: FacilitatorConfig.Backend and Collector are required")
 	}
 	// The collector's deposits write its customers' balances, which a
-	// settle earlier in the same block can empty: a write to an empty slot
-	// costs far more than the estimate made against a full one
-	// (TestDepositInTheBlockOfASettle), so every collector transaction
-	// carries room for it.
+	// settle earlier in the same block can empty (settlement.DepositGasRoom),
+	// so every collector transaction carries room for it.
 	f := &Facilitator{backend: c.Backend, token: c.Token, contract: c.Contract, mine: c.Mine,
-		tx: settlement.Transactor{Backend: c.Backend, Key: c.Collector, Mine: c.Mine, ExtraGas: collectorExtraGas}}
+		tx: settlement.Transactor{Backend: c.Backend, Key: c.Collector, Mine: c.Mine, ExtraGas: settlement.DepositGasRoom}}
 	id, err := c.Backend.ChainID(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("x402: chain id: %w", err)
