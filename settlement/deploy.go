@@ -75,21 +75,14 @@ func (tr Transactor) SendValue(ctx context.Context, to *common.Address, value *b
 // Submit signs and sends a transaction as SendValue does, and returns it
 // without waiting for its receipt (Wait does). Its nonce is the node's
 // pending nonce of the key: callers sending from one key concurrently
-// serialize their Submits (and only those), so that each sees the one
-// before in the node's pool.
+// serialize their Submits, each followed by AwaitPendingNonce (and only
+// those), so that each sees the one before.
 func (tr Transactor) Submit(ctx context.Context, to *common.Address, value *big.Int, data []byte) (*types.Transaction, error) {
-	nonce, err := tr.Backend.PendingNonceAt(ctx, crypto.PubkeyToAddress(tr.Key.PublicKey))
+	from := crypto.PubkeyToAddress(tr.Key.PublicKey)
+	nonce, err := tr.Backend.PendingNonceAt(ctx, from)
 	if err != nil {
 		return nil, err
 	}
-	return tr.SubmitAt(ctx, nonce, to, value, data)
-}
-
-// SubmitAt is Submit with the nonce given: for a sender that keeps its
-// own count (a node's pending nonce can lag a transaction just sent, while
-// its pool promotes it).
-func (tr Transactor) SubmitAt(ctx context.Context, nonce uint64, to *common.Address, value *big.Int, data []byte) (*types.Transaction, error) {
-	from := crypto.PubkeyToAddress(tr.Key.PublicKey)
 	id, err := tr.Backend.ChainID(ctx)
 	if err != nil {
 		return nil, err

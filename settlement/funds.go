@@ -415,9 +415,19 @@ func (c *chain) ownerOf(ctx context.Context, ref [32]byte) (common.Address, erro
 // nonce of from has passed nonce (the transaction sent with it is counted).
 // It gives up quietly: the next deposit then retries on a reused nonce.
 func (c *chain) awaitPendingNonce(ctx context.Context, from common.Address, nonce uint64) {
+	AwaitPendingNonce(ctx, c.b, from, nonce)
+}
+
+// AwaitPendingNonce waits, at most a second, until b counts from's
+// transaction of nonce in from's pending nonce: a node may take a moment
+// to (geth promotes a sent transaction from its pool in the background),
+// and a sender that reads the pending nonce for its next transaction
+// before then would reuse this one. Callers sending from one account
+// concurrently call it before they let the next send read the nonce.
+func AwaitPendingNonce(ctx context.Context, b Backend, from common.Address, nonce uint64) {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
-		if n, err := c.b.PendingNonceAt(ctx, from); err != nil || n > nonce {
+		if n, err := b.PendingNonceAt(ctx, from); err != nil || n > nonce {
 			return
 		}
 		select {

@@ -39,10 +39,7 @@ type Facilitator struct {
 	// different wallets share blocks. locks serializes the work on one
 	// authorization (its transfer and its deposit).
 	sendMu sync.Mutex
-	// next is the collector's next nonce as this process counts it (0:
-	// ask the node), under sendMu.
-	next  uint64
-	locks keyedMutex[common.Hash]
+	locks  keyedMutex[common.Hash]
 }
 
 // FacilitatorConfig configures [NewFacilitator].
@@ -114,19 +111,11 @@ func (f *Facilitator) callString(ctx context.Context, data []byte, unpack func([
 // sendMu only while it is sent.
 func (f *Facilitator) send(ctx context.Context, to *common.Address, data []byte) (*types.Receipt, error) {
 	f.sendMu.Lock()
-	pending, err := f.backend.PendingNonceAt(ctx, f.Collector())
-	if err != nil {
-		f.sendMu.Unlock()
-		return nil, err
-	}
-	// The node's pending nonce can lag a transaction just sent (its pool
-	// promotes it asynchronously): count our own.
-	nonce := max(pending, f.next)
-	tx, err := f.tx.SubmitAt(ctx, nonce, to, nil, data)
-	if err != nil {
-		f.next = 0 // not sent: ask the node next time
-	} else {
-		f.next = nonce + 1
+	tx, err := f.tx.Submit(ctx, to, nil, data)
+	if err == nil {
+		// The next send reads the node's pending nonce: not before the
+		// node counts this one.
+		settlement.AwaitPendingNonce(ctx, f.backend, f.Collector(), tx.Nonce())
 	}
 	f.sendMu.Unlock()
 	if err != nil {

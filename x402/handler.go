@@ -246,7 +246,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 			h.refuse(w, offer, err)
 			return
 		}
-		h.payUpto(ctx, w, offer, in, permit, payment.Payload)
+		h.payUpto(ctx, w, offer, in, permit)
 		return
 	}
 	auth, err := offer.Verify(payment, h.cfg.Now())
@@ -261,7 +261,7 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 // the permit is checked on chain for its whole maximum (nonce, Permit2
 // allowance, funds, a simulated settle) and kept with the workflow; its
 // charge is taken when it settles (FundingSettler), nothing before.
-func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Offer, in *createBody, a *UptoAuthorization, payload json.RawMessage) {
+func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Offer, in *createBody, a *UptoAuthorization) {
 	env := h.cfg.Environment
 	unlock := h.locks.lock(a.From)
 	defer unlock()
@@ -289,6 +289,13 @@ func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Off
 		default:
 			h.uptoAnswer(w, offer, a, h.await(ctx, wf), true)
 		}
+		return
+	}
+	// The permit as parsed, re-encoded: canonical and small, whatever
+	// spacing the header carried.
+	payload, err := json.Marshal(a.Wire())
+	if err != nil {
+		writeErr(w, 500, wire.ErrorTypeAPI, "api_error", "", "the permit could not be kept")
 		return
 	}
 	stored, err := json.Marshal(storedAuthorization{Scheme: SchemeUpto, Network: offer.Requirements.Network, Payload: payload})
