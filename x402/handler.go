@@ -265,30 +265,33 @@ func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Off
 	env := h.cfg.Environment
 	unlock := h.locks.lock(a.From)
 	defer unlock()
-	err := h.cfg.Facilitator.CheckUpto(ctx, a)
-	used := errors.Is(err, ErrUsed)
-	if err != nil && !used {
-		h.refuse(w, offer, err)
-		return
-	}
 	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: CustomerID(a.From), Payload: in.Payload,
 		IdempotencyKey: "x402_" + a.Key().Hex()[2:]}
-	if used {
+	// A permit that made a workflow answers that workflow, whatever the
+	// chain says now: its charge may be taken (the nonce burned), still
+	// ahead, or 0 (never taken, the wallet since spent below the
+	// maximum). Only a permit that made none is checked on chain.
+	wf, err := h.cfg.Engine.Replay(ctx, params)
+	switch {
+	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
+		h.paymentRequired(w, offer, CodeNonceUsed, "this permit has paid for another workflow (another product or payload); sign a new one")
+		return
+	case err != nil:
+		h.engineError(w, err)
+		return
+	case wf != nil:
+		h.uptoAnswer(w, offer, a, h.await(ctx, wf), true)
+		return
+	}
+	if err := h.cfg.Facilitator.CheckUpto(ctx, a); errors.Is(err, ErrUsed) {
 		// Only this server's collector settles its permits, and only for
-		// the workflow created with one: a used permit answers that
-		// workflow and creates nothing.
-		wf, rerr := h.cfg.Engine.Replay(ctx, params)
-		switch {
-		case errors.Is(rerr, settleflow.ErrIdempotencyKeyReused):
-			h.paymentRequired(w, offer, CodeNonceUsed, "this permit has paid for another workflow (another product or payload); sign a new one")
-		case rerr != nil:
-			h.engineError(w, rerr)
-		case wf == nil:
-			h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()))
-			h.paymentRequired(w, offer, CodeNonceUsed, "this permit was used already, and no workflow of this request was paid with it; sign a new one")
-		default:
-			h.uptoAnswer(w, offer, a, h.await(ctx, wf), true)
-		}
+		// the workflow created with one: a used permit that made none
+		// was spent elsewhere.
+		h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()))
+		h.paymentRequired(w, offer, CodeNonceUsed, "this permit was used already, and no workflow of this request was paid with it; sign a new one")
+		return
+	} else if err != nil {
+		h.refuse(w, offer, err)
 		return
 	}
 	// The permit as parsed, re-encoded: canonical and small, whatever

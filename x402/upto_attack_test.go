@@ -125,6 +125,13 @@ func TestUptoAttackerInvariant(t *testing.T) {
 		}
 		body := uptoBody(product, "attack "+strconv.Itoa(rnd.IntN(1000)), rnd.IntN(2) == 0)
 		req := r.offer(body)
+		// A wallet its purchases ran low is topped up: a permit's maximum
+		// must be held for the paid create to be taken (that refusal is
+		// TestUptoRefusals').
+		if most, _ := strconv.ParseInt(req.Amount, 10, 64); w.expected < 2*most {
+			r.fund(w.addr, buyerFunds)
+			w.expected += buyerFunds
+		}
 		a := permit(req)
 		return body, req, a, uptoHeader(t, w.key, req, a)
 	}

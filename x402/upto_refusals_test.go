@@ -322,4 +322,10 @@ func TestUptoWalletDrainedBeforeTheCharge(t *testing.T) {
 	if b := r.contractBalance(wf.CustomerID); b != 0 {
 		t.Fatalf("the customer's balance is %d", b)
 	}
+	// The same request again, the wallet still empty and the permit
+	// unused: its workflow answers, not a 402 for funds it no longer owes.
+	again := r.post(b, h)
+	if again.status != http.StatusCreated || again.purchase.Workflow.ID != wf.ID || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the request again: %d %s, want its workflow %s replayed", again.status, again.body, wf.ID)
+	}
 }
