@@ -389,23 +389,7 @@ type paidCreate struct {
 // at the price, read back from the chain, the balances are 0 and the
 // payee is owed the price of each.
 func TestAttackerInvariant(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("X402_ATTACK_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("X402_ATTACK_SEED=%q: %v", s, err)
-		}
-		seed = v
-	}
-	steps := 40
-	if s := os.Getenv("X402_ATTACK_STEPS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("X402_ATTACK_STEPS=%q: want a positive integer", s)
-		}
-		steps = v
-	}
-	t.Logf("seed %d (X402_ATTACK_SEED=%d replays it), %d steps", seed, seed, steps)
+	seed, steps := attackRun(t)
 	rng := mrand.New(mrand.NewPCG(seed, 44))
 	start := time.Now()
 	ctx := context.Background()
@@ -839,4 +823,28 @@ func TestAttackerInvariant(t *testing.T) {
 	}
 	t.Logf("seed %d: %d steps in %s: %d workflows paid and settled, %d authorizations signed, %d base units stranded with the collector by front-runs, %d drained; steps and refusals:%s",
 		seed, steps, time.Since(start).Round(time.Millisecond), len(paid), len(auths), stranded, drained, b.String())
+}
+
+// attackRun is a randomized attacker test's seed and number of steps: a
+// new seed each run, logged; X402_ATTACK_SEED replays one,
+// X402_ATTACK_STEPS sets the steps (40).
+func attackRun(t *testing.T) (seed uint64, steps int) {
+	t.Helper()
+	seed, steps = uint64(time.Now().UnixNano()), 40
+	if s := os.Getenv("X402_ATTACK_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("X402_ATTACK_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	if s := os.Getenv("X402_ATTACK_STEPS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("X402_ATTACK_STEPS=%q: want a positive integer", s)
+		}
+		steps = v
+	}
+	t.Logf("seed %d (X402_ATTACK_SEED=%d replays it), %d steps", seed, seed, steps)
+	return seed, steps
 }

@@ -6,7 +6,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -23,26 +22,21 @@ import (
 )
 
 // An attacker and three wallets buy outcome-priced work by upto in a
-// random order (seeded: SETTLEFLOW_X402_SEED replays a run): valid
-// purchases of both products with passing and failing outcomes, replays
-// of a permit for the same and for another request, permits with a field
-// altered, concurrent double use of one permit, a wallet that empties
-// itself between the 402 and the paid request, and the attacker calling
-// the proxy and Permit2 directly with a victim's permit. After every step:
+// random order (seeded: X402_ATTACK_SEED replays a run, X402_ATTACK_STEPS
+// sets its steps): valid purchases of both products with passing and
+// failing outcomes, replays of a permit for the same and for another
+// request (also once its wallet was spent below the permit's maximum),
+// permits with a field altered, concurrent double use of one permit, a
+// wallet that empties itself between the 402 and the paid request, and
+// the attacker calling the proxy and Permit2 directly with a victim's
+// permit. After every step:
 // the settlement contract holds exactly what it owes (the wallets'
 // balances and the payee's due), Permit2, the proxy and the collector
 // hold nothing, every wallet holds what it started with less what its
 // settled workflows were charged (and what it gave away), and no permit
 // paid for two workflows.
 func TestUptoAttackerInvariant(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("SETTLEFLOW_X402_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("seed %d (SETTLEFLOW_X402_SEED=%d replays this run)", seed, seed)
+	seed, steps := attackRun(t)
 	rnd := rand.New(rand.NewPCG(seed, seed^0x402))
 	r := newUptoRig(t, true)
 	ctx := context.Background()
@@ -72,8 +66,10 @@ func TestUptoAttackerInvariant(t *testing.T) {
 	type purchase struct {
 		w                 *wallet
 		body, header, key string
+		most              int64 // the permit's maximum, in base units
 	}
 	var sent []purchase
+	belowMost := 0                // replays made once the wallet held less than the permit's maximum
 	charged := map[string]int64{} // workflow id → cents charged (Settled)
 
 	check := func(step string) {
@@ -125,10 +121,11 @@ func TestUptoAttackerInvariant(t *testing.T) {
 		}
 		body := uptoBody(product, "attack "+strconv.Itoa(rnd.IntN(1000)), rnd.IntN(2) == 0)
 		req := r.offer(body)
-		// A wallet its purchases ran low is topped up: a permit's maximum
-		// must be held for the paid create to be taken (that refusal is
-		// TestUptoRefusals').
-		if most, _ := strconv.ParseInt(req.Amount, 10, 64); w.expected < 2*most {
+		// A wallet its purchases spent below the maximum is topped up
+		// before a new permit: the paid create needs the maximum held (that
+		// refusal is TestUptoRefusals'). Earlier permits may still be
+		// replayed from below it.
+		if most, _ := strconv.ParseInt(req.Amount, 10, 64); w.expected < most {
 			r.fund(w.addr, buyerFunds)
 			w.expected += buyerFunds
 		}
@@ -136,7 +133,6 @@ func TestUptoAttackerInvariant(t *testing.T) {
 		return body, req, a, uptoHeader(t, w.key, req, a)
 	}
 
-	const steps = 40
 	for i := range steps {
 		w := wallets[rnd.IntN(len(wallets))]
 		switch op := rnd.IntN(7); op {
@@ -145,7 +141,7 @@ func TestUptoAttackerInvariant(t *testing.T) {
 			if got := buy(w, body, h, a.Key().Hex()); got.status != http.StatusCreated {
 				t.Fatalf("step %d: purchase: %d %s", i, got.status, got.body)
 			}
-			sent = append(sent, purchase{w, body, h, a.Key().Hex()})
+			sent = append(sent, purchase{w, body, h, a.Key().Hex(), a.Max.Int64()})
 			if rnd.IntN(2) == 0 {
 				if got := buy(w, body, h, a.Key().Hex()); got.status != http.StatusCreated || got.header.Get("Idempotent-Replayed") != "true" {
 					t.Fatalf("step %d: replay: %d %s", i, got.status, got.body)
@@ -241,6 +237,17 @@ func TestUptoAttackerInvariant(t *testing.T) {
 			}
 			p := sent[rnd.IntN(len(sent))]
 			before := len(workflowOf)
+			if rnd.IntN(2) == 0 && p.w.expected >= p.most { // the wallet spends itself below the permit's maximum first
+				spend := p.w.expected - p.most + 1
+				tr := settlement.Transactor{Backend: r.backend, Key: p.w.key, Mine: r.sim.Commit}
+				if _, err := tr.Send(ctx, &token, usd.PackTransfer(sink, big.NewInt(spend))); err != nil {
+					t.Fatal(err)
+				}
+				p.w.expected -= spend
+			}
+			if p.w.expected < p.most {
+				belowMost++
+			}
 			if got := buy(p.w, p.body, p.header, p.key); got.status != http.StatusCreated || got.purchase.Workflow.ID != workflowOf[p.key] {
 				t.Fatalf("step %d: an earlier purchase again: %d %s", i, got.status, got.body)
 			}
@@ -256,7 +263,7 @@ func TestUptoAttackerInvariant(t *testing.T) {
 	if len(workflowOf) == 0 {
 		t.Fatal("no purchase was made: the run proves nothing")
 	}
-	t.Logf("%d steps, %d workflows paid by permits, %d charged more than 0", steps, len(workflowOf), func() int {
+	t.Logf("%d steps, %d workflows paid by permits, %d charged more than 0, %d replays from below a permit's maximum", steps, len(workflowOf), func() int {
 		n := 0
 		for _, c := range charged {
 			if c > 0 {
@@ -264,5 +271,5 @@ func TestUptoAttackerInvariant(t *testing.T) {
 			}
 		}
 		return n
-	}())
+	}(), belowMost)
 }
