@@ -222,6 +222,17 @@ func (r *rig) fundGas(to common.Address, units int64) uint64 {
 	return rcpt.GasUsed
 }
 
+// spend has a wallet send units of its tokens away (to an address nobody
+// holds): a buyer emptying itself between steps.
+func (r *rig) spend(wallet *ecdsa.PrivateKey, units int64) {
+	r.t.Helper()
+	tr := settlement.Transactor{Backend: r.backend, Key: wallet, Mine: r.sim.Commit}
+	sink := common.HexToAddress("0x000000000000000000000000000000000000bEEF")
+	if _, err := tr.Send(context.Background(), &r.sim.Addresses.Token, bindings.NewTestUSD().PackTransfer(sink, big.NewInt(units))); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
 // balance is an account's token balance in base units.
 func (r *rig) balance(a common.Address) int64 {
 	r.t.Helper()

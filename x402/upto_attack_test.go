@@ -40,8 +40,6 @@ func TestUptoAttackerInvariant(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(seed, seed^0x402))
 	r := newUptoRig(t, true)
 	ctx := context.Background()
-	token := r.sim.Addresses.Token
-	usd := bindings.NewTestUSD()
 
 	type wallet struct {
 		key      *ecdsa.PrivateKey
@@ -61,7 +59,6 @@ func TestUptoAttackerInvariant(t *testing.T) {
 	if _, err := faucet.SendValue(ctx, &attacker, big.NewInt(1e17), nil); err != nil {
 		t.Fatal(err)
 	}
-	sink := common.HexToAddress("0x000000000000000000000000000000000000bEEF")
 	workflowOf := map[string]string{} // permit key → workflow id
 	type purchase struct {
 		w                 *wallet
@@ -202,10 +199,7 @@ func TestUptoAttackerInvariant(t *testing.T) {
 		case 4: // the wallet empties itself between the 402 and the paid request
 			body, _, _, h := newPermit(w)
 			all := r.balance(w.addr)
-			tr := settlement.Transactor{Backend: r.backend, Key: w.key, Mine: r.sim.Commit}
-			if _, err := tr.Send(ctx, &token, usd.PackTransfer(sink, big.NewInt(all))); err != nil {
-				t.Fatal(err)
-			}
+			r.spend(w.key, all)
 			w.expected -= all
 			if got := r.post(body, h); got.status != http.StatusPaymentRequired {
 				t.Fatalf("step %d: a drained wallet's purchase: %d %s", i, got.status, got.body)
@@ -239,10 +233,7 @@ func TestUptoAttackerInvariant(t *testing.T) {
 			before := len(workflowOf)
 			if rnd.IntN(2) == 0 && p.w.expected >= p.most { // the wallet spends itself below the permit's maximum first
 				spend := p.w.expected - p.most + 1
-				tr := settlement.Transactor{Backend: r.backend, Key: p.w.key, Mine: r.sim.Commit}
-				if _, err := tr.Send(ctx, &token, usd.PackTransfer(sink, big.NewInt(spend))); err != nil {
-					t.Fatal(err)
-				}
+				r.spend(p.w.key, spend)
 				p.w.expected -= spend
 			}
 			if p.w.expected < p.most {

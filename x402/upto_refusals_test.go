@@ -17,7 +17,6 @@ import (
 
 	"github.com/settleflow/settleflow"
 	"github.com/settleflow/settleflow/settlement"
-	"github.com/settleflow/settleflow/settlement/contracts/bindings"
 	"github.com/settleflow/settleflow/x402"
 )
 
@@ -73,37 +72,37 @@ func TestUptoRefusals(t *testing.T) {
 	poor, _ := crypto.GenerateKey()
 	r.approvePermit2(poor)
 
+	type maker = func(t *testing.T) (string, *x402.UptoAuthorization)
+	// signed is this offer's permit with one field changed, then signed
+	// by the buyer; alteredAfterSigning changes it after.
+	signed := func(change func(a *x402.UptoAuthorization)) maker {
+		return func(t *testing.T) (string, *x402.UptoAuthorization) {
+			a := permit(req)
+			change(a)
+			return uptoHeader(t, r.buyer, req, a), a
+		}
+	}
+	alteredAfterSigning := func(change func(a *x402.UptoAuthorization)) maker {
+		return func(t *testing.T) (string, *x402.UptoAuthorization) {
+			a := permit(req)
+			if err := a.Sign(r.buyer, big.NewInt(1337)); err != nil {
+				t.Fatal(err)
+			}
+			change(a)
+			return uptoHeaderOf(t, req, a), a
+		}
+	}
 	cases := []struct {
 		name   string
 		status int
 		code   string
-		make   func(t *testing.T) (string, *x402.UptoAuthorization)
+		make   maker
 	}{
-		{"a maximum below the quote", 402, x402.CodeAmount, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.Max = big.NewInt(1)
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
-		{"another token", 402, x402.CodeAsset, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.Token = attacker
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
-		{"another recipient", 402, x402.CodeRecipient, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.To = attacker
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
-		{"another facilitator", 402, x402.CodeUptoFacilitator, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.Facilitator = attacker
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
-		{"another spender", 402, x402.CodeUptoSpender, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.Spender = attacker
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
+		{"a maximum below the quote", 402, x402.CodeAmount, signed(func(a *x402.UptoAuthorization) { a.Max = big.NewInt(1) })},
+		{"another token", 402, x402.CodeAsset, signed(func(a *x402.UptoAuthorization) { a.Token = attacker })},
+		{"another recipient", 402, x402.CodeRecipient, signed(func(a *x402.UptoAuthorization) { a.To = attacker })},
+		{"another facilitator", 402, x402.CodeUptoFacilitator, signed(func(a *x402.UptoAuthorization) { a.Facilitator = attacker })},
+		{"another spender", 402, x402.CodeUptoSpender, signed(func(a *x402.UptoAuthorization) { a.Spender = attacker })},
 		{"another network in the requirements", 402, x402.CodeNetwork, func(t *testing.T) (string, *x402.UptoAuthorization) {
 			acc := req
 			acc.Network = "eip155:1"
@@ -124,37 +123,11 @@ func TestUptoRefusals(t *testing.T) {
 			a.From = wallet
 			return uptoHeaderOf(t, req, a), a
 		}},
-		{"a nonce altered after signing", 402, x402.CodeSignature, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			if err := a.Sign(r.buyer, big.NewInt(1337)); err != nil {
-				t.Fatal(err)
-			}
-			a.Nonce = new(big.Int).Add(a.Nonce, big.NewInt(1))
-			return uptoHeaderOf(t, req, a), a
-		}},
-		{"a deadline extended after signing", 402, x402.CodeSignature, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			if err := a.Sign(r.buyer, big.NewInt(1337)); err != nil {
-				t.Fatal(err)
-			}
-			a.Deadline = new(big.Int).Add(a.Deadline, big.NewInt(3600))
-			return uptoHeaderOf(t, req, a), a
-		}},
-		{"an expired permit", 402, x402.CodeValidBefore, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.Deadline = big.NewInt(time.Now().Unix() - 1)
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
-		{"a deadline too soon for the work", 402, x402.CodeValidBefore, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.Deadline = big.NewInt(time.Now().Unix() + 60)
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
-		{"a permit not yet valid", 402, x402.CodeValidAfter, func(t *testing.T) (string, *x402.UptoAuthorization) {
-			a := permit(req)
-			a.ValidAfter = big.NewInt(time.Now().Unix() + 3600)
-			return uptoHeader(t, r.buyer, req, a), a
-		}},
+		{"a nonce altered after signing", 402, x402.CodeSignature, alteredAfterSigning(func(a *x402.UptoAuthorization) { a.Nonce = new(big.Int).Add(a.Nonce, big.NewInt(1)) })},
+		{"a deadline extended after signing", 402, x402.CodeSignature, alteredAfterSigning(func(a *x402.UptoAuthorization) { a.Deadline = new(big.Int).Add(a.Deadline, big.NewInt(3600)) })},
+		{"an expired permit", 402, x402.CodeValidBefore, signed(func(a *x402.UptoAuthorization) { a.Deadline = big.NewInt(time.Now().Unix() - 1) })},
+		{"a deadline too soon for the work", 402, x402.CodeValidBefore, signed(func(a *x402.UptoAuthorization) { a.Deadline = big.NewInt(time.Now().Unix() + 60) })},
+		{"a permit not yet valid", 402, x402.CodeValidAfter, signed(func(a *x402.UptoAuthorization) { a.ValidAfter = big.NewInt(time.Now().Unix() + 3600) })},
 		{"a wallet that has not approved Permit2", 412, x402.CodePermit2Allowance, func(t *testing.T) (string, *x402.UptoAuthorization) {
 			a := permit(req)
 			return uptoHeader(t, unapproved, req, a), a
@@ -296,11 +269,7 @@ func TestUptoWalletDrainedBeforeTheCharge(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	sink := common.HexToAddress("0x000000000000000000000000000000000000bEEF")
-	buyer := settlement.Transactor{Backend: r.backend, Key: r.buyer, Mine: r.sim.Commit}
-	if _, err := buyer.Send(context.Background(), &r.sim.Addresses.Token, bindings.NewTestUSD().PackTransfer(sink, big.NewInt(buyerFunds))); err != nil {
-		t.Fatal(err)
-	}
+	r.spend(r.buyer, buyerFunds)
 	close(gate)
 	got := <-answered
 	if got.status != http.StatusCreated {
