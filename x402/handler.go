@@ -243,7 +243,9 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	if offer.Requirements.Scheme == SchemeUpto {
 		permit, err := offer.VerifyUpto(payment, h.cfg.Now())
 		if err != nil {
-			h.refuse(w, offer, err)
+			if !h.replay(ctx, w, offer, in, payment) {
+				h.refuse(w, offer, err)
+			}
 			return
 		}
 		h.payUpto(ctx, w, offer, in, permit)
@@ -251,11 +253,58 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request) {
 	}
 	auth, err := offer.Verify(payment, h.cfg.Now())
 	if err != nil {
-		h.refuse(w, offer, err)
+		if !h.replay(ctx, w, offer, in, payment) {
+			h.refuse(w, offer, err)
+		}
 		return
 	}
 	h.pay(ctx, w, offer, in, auth)
 }
+
+// replay answers a payment that today's offer refuses (its window since
+// closed, the quote since changed) with the workflow it paid for earlier
+// with this request, and reports whether it did: a client that lost its
+// answer and sends the same request and payment again gets its workflow,
+// not a 402 inviting it to pay a second time. Only a genuine payment is
+// answered (signed by its payer on this chain, for the exact scheme this
+// token); its agreement with today's offer is not asked again.
+func (h *Handler) replay(ctx context.Context, w http.ResponseWriter, offer *Offer, in *createBody, p *PaymentPayload) bool {
+	var from common.Address
+	var key common.Hash
+	var answer func(wf *settleflow.Workflow)
+	if offer.Requirements.Scheme == SchemeUpto {
+		a, err := ParseUpto(p.Payload)
+		if err != nil {
+			return false
+		}
+		if signer, err := a.Signer(offer.Domain.ChainID); err != nil || signer != a.From {
+			return false
+		}
+		from, key = a.From, a.Key()
+		answer = func(wf *settleflow.Workflow) { h.uptoAnswer(w, offer, a, h.await(ctx, wf), true) }
+	} else {
+		a, err := ParseExact(p.Payload)
+		if err != nil {
+			return false
+		}
+		if signer, err := a.Signer(offer.Domain); err != nil || signer != a.From {
+			return false
+		}
+		from, key = a.From, a.Key()
+		answer = func(wf *settleflow.Workflow) { h.answerExact(w, offer, a, wf, true, "") }
+	}
+	wf, err := h.cfg.Engine.Replay(ctx, settleflow.CreateParams{Environment: h.cfg.Environment, Product: in.Product,
+		CustomerID: CustomerID(from), Payload: in.Payload, IdempotencyKey: idempotencyKey(key)})
+	if err != nil || wf == nil {
+		return false
+	}
+	answer(wf)
+	return true
+}
+
+// idempotencyKey is the engine's idempotency key of the workflow a
+// payment (its key: payer and nonce) creates.
+func idempotencyKey(payment common.Hash) string { return "x402_" + payment.Hex()[2:] }
 
 // payUpto creates the workflow an upto permit pays for, once per permit:
 // the permit is checked on chain for its whole maximum (nonce, Permit2
@@ -266,32 +315,30 @@ func (h *Handler) payUpto(ctx context.Context, w http.ResponseWriter, offer *Off
 	unlock := h.locks.lock(a.From)
 	defer unlock()
 	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: CustomerID(a.From), Payload: in.Payload,
-		IdempotencyKey: "x402_" + a.Key().Hex()[2:]}
-	// A permit that made a workflow answers that workflow, whatever the
-	// chain says now: its charge may be taken (the nonce burned), still
-	// ahead, or 0 (never taken, the wallet since spent below the
-	// maximum). Only a permit that made none is checked on chain.
-	wf, err := h.cfg.Engine.Replay(ctx, params)
-	switch {
-	case errors.Is(err, settleflow.ErrIdempotencyKeyReused):
-		h.paymentRequired(w, offer, CodeNonceUsed, "this permit has paid for another workflow (another product or payload); sign a new one")
-		return
-	case err != nil:
-		h.engineError(w, err)
-		return
-	case wf != nil:
-		h.uptoAnswer(w, offer, a, h.await(ctx, wf), true)
-		return
-	}
-	if err := h.cfg.Facilitator.CheckUpto(ctx, a); errors.Is(err, ErrUsed) {
-		// Only this server's collector settles its permits, and only for
-		// the workflow created with one: a used permit that made none
-		// was spent elsewhere.
-		h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()))
-		h.paymentRequired(w, offer, CodeNonceUsed, "this permit was used already, and no workflow of this request was paid with it; sign a new one")
-		return
-	} else if err != nil {
-		h.refuse(w, offer, err)
+		IdempotencyKey: idempotencyKey(a.Key())}
+	if err := h.cfg.Facilitator.CheckUpto(ctx, a); err != nil {
+		// A permit that made a workflow answers it, whatever the chain
+		// says now: its charge taken (the nonce used), or 0 (the permit
+		// never used, the wallet since spent below the maximum). A valid
+		// permit's replay is Create's, below: the lookup is made here
+		// only for a refusal.
+		wf, rerr := h.cfg.Engine.Replay(ctx, params)
+		switch {
+		case errors.Is(rerr, settleflow.ErrIdempotencyKeyReused):
+			h.paymentRequired(w, offer, CodeNonceUsed, "this permit has paid for another workflow (another product or payload); sign a new one")
+		case rerr != nil:
+			h.engineError(w, rerr)
+		case wf != nil:
+			h.uptoAnswer(w, offer, a, h.await(ctx, wf), true)
+		case errors.Is(err, ErrUsed):
+			// Only this server's collector settles its permits, and only
+			// for the workflow created with one: a used permit that made
+			// none was spent elsewhere.
+			h.log.Error("x402 upto permit used on chain with no workflow of this server", zap.String("payer", a.From.Hex()))
+			h.paymentRequired(w, offer, CodeNonceUsed, "this permit was used already, and no workflow of this request was paid with it; sign a new one")
+		default:
+			h.refuse(w, offer, err)
+		}
 		return
 	}
 	// The permit as parsed, re-encoded: canonical and small, whatever
@@ -375,7 +422,7 @@ func (h *Handler) pay(ctx context.Context, w http.ResponseWriter, offer *Offer, 
 		writeErr(w, 503, wire.ErrorTypeAPI, "funds_unavailable", "", "the wallet's customer balance cannot be read now; nothing was charged, retry")
 		return
 	}
-	key := "x402_" + auth.Key().Hex()[2:]
+	key := idempotencyKey(auth.Key())
 	params := settleflow.CreateParams{Environment: env, Product: in.Product, CustomerID: customer, Payload: in.Payload, IdempotencyKey: key}
 	paid, err := h.cfg.Facilitator.Pay(ctx, auth, ref, owner)
 	used := errors.Is(err, ErrUsed)

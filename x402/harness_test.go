@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,6 +65,7 @@ type rig struct {
 	backend   settlement.Backend
 	funding   *x402.FundingSettler // with rigOptions.upto
 	handler   *x402.Handler
+	skew      atomic.Int64 // added to the handler's clock (Config.Now), in nanoseconds
 }
 
 func newRig(t *testing.T) *rig { return newRigOn(t, true) }
@@ -198,7 +200,8 @@ func finishRigWith(t *testing.T, sim *settlement.Simulated, o rigOptions) (*rig,
 	_, _ = rand.Read(secret)
 	h, err := x402.New(x402.Config{Engine: engine, Facilitator: r.fac, Funding: r.funding, Environment: settleflow.Test,
 		Products: append([]string{product}, o.forSale...), Wait: o.wait,
-		BaseURL: r.srv.URL + "/x402", AccessSecret: secret, Logger: zaptest.NewLogger(t)})
+		BaseURL: r.srv.URL + "/x402", AccessSecret: secret, Logger: zaptest.NewLogger(t),
+		Now: func() time.Time { return time.Now().Add(time.Duration(r.skew.Load())) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -223,6 +223,25 @@ func TestReplayAndFunds(t *testing.T) {
 		t.Fatalf("%d workflows after the replay, want 1", n)
 	}
 
+	// The same payment again once its window closed (13 hours on): its
+	// workflow, not a 402 inviting a second payment; a new payment valid
+	// then is still refused at once, and another request with this one
+	// too.
+	r.skew.Store(int64(13 * time.Hour))
+	if a := r.post(body, pay); a.status != http.StatusCreated || !ids[a.purchase.Workflow.ID] || a.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the payment again after its window: %d %s, want its workflow replayed", a.status, a.body)
+	}
+	if a := r.post(body, header(t, r.buyer, req, authorization(req), r.url)); a.status != http.StatusPaymentRequired || !strings.Contains(string(a.body), x402.CodeValidBefore) {
+		t.Fatalf("a new payment out of its window: %d %s", a.status, a.body)
+	}
+	if a := r.post(other, pay); a.status != http.StatusPaymentRequired {
+		t.Fatalf("the payment for another workflow after its window: %d %s", a.status, a.body)
+	}
+	r.skew.Store(0)
+	if got := r.balance(wallet); got != buyerFunds-priceUnits {
+		t.Fatalf("the replays moved money: the wallet holds %d", got)
+	}
+
 	// A wallet without the funds.
 	poor, _ := crypto.GenerateKey()
 	poorWallet := crypto.PubkeyToAddress(poor.PublicKey)

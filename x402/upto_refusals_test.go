@@ -244,6 +244,19 @@ func TestUptoReplayAndDrain(t *testing.T) {
 	if got := r.post(uptoBody(feeProduct, "again", true), h); got.status != 402 {
 		t.Fatalf("a used permit for another request: %d %s", got.status, got.body)
 	}
+	// The same request again once the permit's deadline leaves too little
+	// room (13 hours on): its workflow, not a 402 inviting a new permit.
+	r.skew.Store(int64(13 * time.Hour))
+	if got := r.post(b, h); got.status != http.StatusCreated || got.purchase.Workflow.ID != ids[0] || got.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("the permit again after its deadline: %d %s, want workflow %s replayed", got.status, got.body, ids[0])
+	}
+	if got := r.post(uptoBody(feeProduct, "later", true), h); got.status != 402 {
+		t.Fatalf("the permit for another request after its deadline: %d %s", got.status, got.body)
+	}
+	r.skew.Store(0)
+	if n := r.workflows(x402.CustomerID(wallet)); n != 1 {
+		t.Fatalf("%d workflows, want 1", n)
+	}
 
 }
 
